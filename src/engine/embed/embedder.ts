@@ -1,0 +1,55 @@
+/**
+ * Turns text into vectors. Two kinds: a static Model2Vec table (microseconds per text, runs in
+ * every parse worker) and a transformer through transformers.js (runs once, on the engine thread).
+ */
+export interface Embedder {
+  /** Stable identity stored in the manifest; a different id means the vectors must be rebuilt. */
+  readonly id: string;
+  readonly dimensions: number;
+  readonly kind: 'static' | 'transformer';
+  embed(texts: readonly string[]): Promise<Float32Array[]>;
+  dispose(): void;
+}
+
+/** What the index knows about its vectors, shown by `stats` and the status bar. */
+export interface EmbeddingStatus {
+  readonly available: boolean;
+  readonly modelId: string | null;
+  readonly dimensions: number;
+  /** Why the index is lexical-only, when it is. */
+  readonly reason: string | null;
+}
+
+/** The model a workspace asks for: a local folder, a hub repository, or none at all. */
+export type ModelRequest =
+  | { readonly kind: 'directory'; readonly path: string }
+  | { readonly kind: 'hub'; readonly repo: string }
+  | { readonly kind: 'none' };
+
+export const DEFAULT_MODEL_REPO = 'minishlab/potion-code-16M';
+
+/** The text embedded for a chunk: where it lives and what it is named, then its content. */
+export function embeddingText(chunk: { filePath: string | null; directoryPath: string; className: string | null; functionName: string | null; content: string }): string {
+  const name = [chunk.className, chunk.functionName].filter(Boolean).join('.');
+  return `${chunk.filePath ?? chunk.directoryPath}${name ? ` ${name}` : ''}\n${chunk.content}`;
+}
+
+export function l2Normalize(vector: Float32Array): Float32Array {
+  let norm = 0;
+  for (let i = 0; i < vector.length; i++) norm += vector[i]! * vector[i]!;
+  norm = Math.sqrt(norm);
+  if (norm > 0) for (let i = 0; i < vector.length; i++) vector[i]! /= norm;
+  return vector;
+}
+
+export function cosine(a: Float32Array, b: Float32Array): number {
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  for (let i = 0; i < a.length; i++) {
+    dot += a[i]! * b[i]!;
+    na += a[i]! * a[i]!;
+    nb += b[i]! * b[i]!;
+  }
+  return na && nb ? dot / Math.sqrt(na * nb) : 0;
+}

@@ -1,0 +1,187 @@
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import { z } from 'zod';
+import { l2Normalize, type Embedder } from './embedder';
+import { readSafetensors } from './safetensors';
+
+/**
+ * A Model2Vec static embedding model in the hub layout (config.json, tokenizer.json,
+ * model.safetensors). Inference: tokenize without special tokens, drop unknown tokens, keep
+ * the first 512, average their rows, L2-normalise when the config says so.
+ */
+const Config = z.looseObject({
+  model_type: z.string().optional(),
+  normalize: z.boolean().optional(),
+  hidden_dim: z.number().optional(),
+});
+
+/** Everything a worker thread needs to rebuild the model; the table is shared memory, not copied. */
+export interface StaticModelPayload {
+  readonly id: string;
+  readonly tokenizerJson: string;
+  readonly tokenizerConfig: Record<string, unknown>;
+  readonly table: Float32Array;
+  readonly dimensions: number;
+  readonly normalize: boolean;
+  /** Per-token weights and id remapping of vocabulary-quantised models, when present. */
+  readonly weights: Float32Array | null;
+  readonly mapping: Float32Array | null;
+}
+
+const MAX_TOKENS = 512;
+/** Tokens rarely exceed this many characters, so text past MAX_TOKENS * this is never reached. */
+const CHARACTERS_PER_TOKEN_BOUND = 8;
+const WORD_CACHE_LIMIT = 200_000;
+
+/** Character classes for the piece scanner: 0 word, 1 whitespace, 2 ASCII punctuation. */
+const WORD = 0;
+const SPACE = 1;
+const PUNCT = 2;
+const ASCII_CLASS = new Uint8Array(128).map((_, code) => {
+  if (code <= 32 || code === 127) return SPACE;
+  const isPunctuation = (code >= 33 && code <= 47) || (code >= 58 && code <= 64) || (code >= 91 && code <= 96) || (code >= 123 && code <= 126);
+  return isPunctuation ? PUNCT : WORD;
+});
+
+function charClass(code: number): number {
+  if (code < 128) return ASCII_CLASS[code]!;
+  // Unicode spaces; every other non-ASCII character is left for the tokenizer to split.
+  return code === 0xa0 || code === 0x2028 || code === 0x2029 || code === 0x3000 || (code >= 0x2000 && code <= 0x200a) ? SPACE : WORD;
+}
+
+interface Tokenizer {
+  encode(text: string, options: { add_special_tokens: boolean }): number[];
+  model?: { unk_token_id?: number; tokens_to_ids?: Map<string, number> };
+  unk_token_id?: number;
+}
+
+export class StaticModel implements Embedder {
+  readonly kind = 'static' as const;
+  readonly dimensions: number;
+  readonly id: string;
+  private readonly wordCache = new Map<string, readonly number[]>();
+  private readonly unknownId: number | undefined;
+
+  private constructor(
+    private readonly payload: StaticModelPayload,
+    private readonly tokenizer: Tokenizer,
+  ) {
+    this.id = payload.id;
+    this.dimensions = payload.dimensions;
+    this.unknownId = tokenizer.unk_token_id ?? tokenizer.model?.unk_token_id ?? tokenizer.model?.tokens_to_ids?.get('[UNK]');
+  }
+
+  static async loadPayload(directory: string, id: string): Promise<StaticModelPayload> {
+    const [configText, tokenizerJson, tensorBytes, tokenizerConfigText] = await Promise.all([
+      fs.readFile(path.join(directory, 'config.json'), 'utf8'),
+      fs.readFile(path.join(directory, 'tokenizer.json'), 'utf8'),
+      fs.readFile(path.join(directory, 'model.safetensors')),
+      fs.readFile(path.join(directory, 'tokenizer_config.json'), 'utf8').catch(() => '{}'),
+    ]);
+    const config = Config.parse(JSON.parse(configText));
+    const tensors = readSafetensors(tensorBytes);
+    const embeddings = tensors.get('embeddings') ?? tensors.get('embedding.weight');
+    if (!embeddings || embeddings.shape.length !== 2) throw new Error('model.safetensors has no 2-D "embeddings" tensor');
+    const dimensions = embeddings.shape[1]!;
+    return {
+      id,
+      tokenizerJson,
+      tokenizerConfig: JSON.parse(tokenizerConfigText) as Record<string, unknown>,
+      table: shared(embeddings.data),
+      dimensions,
+      normalize: config.normalize ?? false,
+      weights: tensors.get('weights')?.data ?? null,
+      mapping: tensors.get('mapping')?.data ?? null,
+    };
+  }
+
+  static async fromPayload(payload: StaticModelPayload): Promise<StaticModel> {
+    const { PreTrainedTokenizer } = await import('@huggingface/transformers');
+    const tokenizer = new PreTrainedTokenizer(JSON.parse(payload.tokenizerJson), payload.tokenizerConfig) as unknown as Tokenizer;
+    return new StaticModel(payload, tokenizer);
+  }
+
+  static async load(directory: string, id: string): Promise<StaticModel> {
+    return StaticModel.fromPayload(await StaticModel.loadPayload(directory, id));
+  }
+
+  toPayload(): StaticModelPayload {
+    return this.payload;
+  }
+
+  async embed(texts: readonly string[]): Promise<Float32Array[]> {
+    return texts.map((text) => this.embedOne(text));
+  }
+
+  embedOne(text: string): Float32Array {
+    const { table, dimensions, weights, mapping, normalize } = this.payload;
+    const vector = new Float32Array(dimensions);
+    const ids = this.tokenIds(text);
+    if (!ids.length) return vector;
+    for (const id of ids) {
+      const row = mapping ? mapping[id]! : id;
+      const weight = weights ? weights[id]! : 1;
+      const offset = row * dimensions;
+      for (let d = 0; d < dimensions; d++) vector[d]! += table[offset + d]! * weight;
+    }
+    for (let d = 0; d < dimensions; d++) vector[d]! /= ids.length;
+    return normalize ? l2Normalize(vector) : vector;
+  }
+
+  /**
+   * Token ids of `text`, as the tokenizer gives them for the whole text. BERT-style tokenizers
+   * normalise and split per character class, so encoding whitespace- and punctuation-delimited
+   * pieces separately yields the same ids; caching pieces makes code (which repeats its words) fast.
+   */
+  tokenIds(text: string): number[] {
+    const ids: number[] = [];
+    const end = Math.min(text.length, MAX_TOKENS * CHARACTERS_PER_TOKEN_BOUND);
+    let start = -1;
+    for (let i = 0; i <= end && ids.length < MAX_TOKENS; i++) {
+      const kind = i === end ? SPACE : charClass(text.charCodeAt(i));
+      if (kind === WORD) {
+        if (start < 0) start = i;
+        continue;
+      }
+      if (start >= 0) {
+        this.appendPiece(text.slice(start, i), ids);
+        start = -1;
+      }
+      if (kind === PUNCT) this.appendPiece(text[i]!, ids);
+    }
+    return ids.length > MAX_TOKENS ? ids.slice(0, MAX_TOKENS) : ids;
+  }
+
+  private appendPiece(piece: string, ids: number[]): void {
+    for (const id of this.pieceIds(piece)) if (id !== this.unknownId) ids.push(id);
+  }
+
+  private pieceIds(piece: string): readonly number[] {
+    let ids = this.wordCache.get(piece);
+    if (!ids) {
+      ids = this.tokenizer.encode(piece, { add_special_tokens: false });
+      if (this.wordCache.size >= WORD_CACHE_LIMIT) this.wordCache.clear();
+      this.wordCache.set(piece, ids);
+    }
+    return ids;
+  }
+
+  /** Ids straight from the tokenizer, for checking that the cache changes nothing. */
+  referenceTokenIds(text: string): number[] {
+    return this.tokenizer
+      .encode(text, { add_special_tokens: false })
+      .filter((id) => id !== this.unknownId)
+      .slice(0, MAX_TOKENS);
+  }
+
+  dispose(): void {
+    this.wordCache.clear();
+  }
+}
+
+/** Copies a table into shared memory so worker threads read it without their own copy. */
+function shared(data: Float32Array): Float32Array {
+  const table = new Float32Array(new SharedArrayBuffer(data.byteLength));
+  table.set(data);
+  return table;
+}

@@ -1,0 +1,481 @@
+import { MODULE_QUALIFIED_NAME } from '../index/chunks';
+import type { CallSite, CodeFact, ImportBinding } from '../index/model';
+import { languageById } from '../lang/registry';
+import type { LanguageSpec } from '../lang/spec';
+import { ModuleMap } from './modules';
+
+/**
+ * The code-facts graph: every definition with its calls resolved to definitions, and the inverse
+ * (`calledBy`). Resolution is import-aware: lexical scope, the file itself, its imports (followed
+ * through re-exports), the package, the class hierarchy for `self`/`this`; a name defined exactly
+ * once in the workspace is the last resort. Updates re-resolve only calls that could change.
+ */
+export type Resolution = 'scope' | 'file' | 'import' | 'package' | 'class' | 'module' | 'unique';
+
+export interface ResolvedCall {
+  readonly callerId: string;
+  readonly targetId: string;
+  readonly site: CallSite;
+  readonly how: Resolution;
+}
+
+export interface GraphChange {
+  /** Facts whose incoming calls changed (their `calledBy` must be rewritten). */
+  readonly changedTargets: Set<string>;
+}
+
+/** Method names of built-in types: a call like `x.get()` on an unknown receiver is never guessed. */
+const BUILTIN_METHODS = new Set([
+  'get', 'set', 'pop', 'keys', 'values', 'items', 'update', 'append', 'extend', 'insert', 'remove', 'clear',
+  'copy', 'count', 'index', 'sort', 'reverse', 'join', 'split', 'strip', 'lstrip', 'rstrip', 'replace',
+  'format', 'startswith', 'endswith', 'lower', 'upper', 'encode', 'decode', 'find', 'read', 'write', 'close',
+  'open', 'add', 'discard', 'setdefault', 'popitem', 'push', 'shift', 'unshift', 'slice', 'splice', 'map',
+  'filter', 'reduce', 'forEach', 'indexOf', 'includes', 'toString', 'call', 'apply', 'bind', 'then', 'catch',
+  'finally', 'has', 'delete', 'entries', 'concat', 'trim', 'test', 'exec', 'match', 'toLowerCase',
+  'toUpperCase', 'charCodeAt', 'substring', 'substr', 'startsWith', 'endsWith', 'some', 'every', 'fill',
+  'assign', 'create', 'freeze', 'stringify', 'parse', 'log', 'error', 'warn', 'info', 'debug', 'emit', 'on',
+  'once', 'off', 'send', 'end', 'next', 'resolve', 'reject', 'all', 'race', 'flat', 'flatMap', 'from', 'of',
+  'isArray', 'hasOwnProperty', 'valueOf', 'toJSON', 'length', 'size', 'default', 'run', 'start', 'stop',
+]);
+
+/** Receivers that are language built-ins, never user objects. */
+const BUILTIN_RECEIVERS = new Set([
+  'JSON', 'Math', 'Object', 'Array', 'Promise', 'console', 'Number', 'String', 'Symbol', 'Reflect', 'Date',
+  'process', 'Buffer', 'window', 'document', 'Error', 'Map', 'Set', 'RegExp', 'Boolean', 'BigInt', 'Intl',
+]);
+
+const MAX_BASE_DEPTH = 6;
+const MAX_REEXPORT_DEPTH = 4;
+
+/** Per-file lookups, so resolution never scans a file's definitions. */
+interface FileFacts {
+  readonly facts: CodeFact[];
+  readonly topLevel: Map<string, CodeFact>;
+  readonly members: Map<string, CodeFact>;
+  readonly byQualifiedName: Map<string, CodeFact>;
+  /** Functions nested in another definition, by `parent\0name`. */
+  readonly nested: Map<string, CodeFact>;
+  module: CodeFact | undefined;
+}
+
+export class CodeGraph {
+  private readonly facts = new Map<string, CodeFact>();
+  private readonly byFile = new Map<string, FileFacts>();
+  private readonly filesByFolder = new Map<string, Set<string>>();
+  private readonly byName = new Map<string, Set<string>>();
+  private readonly callersByName = new Map<string, Set<string>>();
+  private readonly outgoing = new Map<string, ResolvedCall[]>();
+  private readonly incoming = new Map<string, ResolvedCall[]>();
+  private readonly modules: ModuleMap;
+
+  constructor(rootPackage: string) {
+    this.modules = new ModuleMap(rootPackage);
+  }
+
+  get size(): number {
+    return this.facts.size;
+  }
+
+  fact(id: string): CodeFact | undefined {
+    return this.facts.get(id);
+  }
+
+  factsInFile(path: string): readonly CodeFact[] {
+    return this.byFile.get(path)?.facts ?? [];
+  }
+
+  factByQualifiedName(path: string, qualifiedName: string): CodeFact | undefined {
+    return this.byFile.get(path)?.byQualifiedName.get(qualifiedName);
+  }
+
+  nestedIn(path: string, parent: string, name: string): CodeFact | undefined {
+    return this.byFile.get(path)?.nested.get(`${parent}\0${name}`);
+  }
+
+  filesInFolder(folder: string): ReadonlySet<string> {
+    return this.filesByFolder.get(folder) ?? new Set();
+  }
+
+  files(): IterableIterator<string> {
+    return this.byFile.keys();
+  }
+
+  allFacts(): IterableIterator<CodeFact> {
+    return this.facts.values();
+  }
+
+  callers(id: string): readonly ResolvedCall[] {
+    return this.incoming.get(id) ?? [];
+  }
+
+  callees(id: string): readonly ResolvedCall[] {
+    return this.outgoing.get(id) ?? [];
+  }
+
+  /** Definitions with this simple name (`ensure_sync`) or qualified name (`Flask.ensure_sync`). */
+  definitionsNamed(name: string): CodeFact[] {
+    const simple = name.slice(name.lastIndexOf('.') + 1);
+    const ids = this.byName.get(simple) ?? new Set<string>();
+    const matches = [...ids].map((id) => this.facts.get(id)!);
+    if (simple === name) return matches;
+    return matches.filter((fact) => fact.qualifiedName === name || fact.qualifiedName.endsWith(`.${name}`));
+  }
+
+  /** Replaces the facts of `removedPaths` with `added` and re-resolves every call that could change. */
+  update(removedPaths: Iterable<string>, added: readonly CodeFact[]): GraphChange {
+    const changedTargets = new Set<string>();
+    const touchedNames = new Set<string>();
+    const affectedCallers = new Set<string>();
+
+    for (const path of removedPaths) {
+      for (const fact of this.byFile.get(path)?.facts ?? []) {
+        touchedNames.add(fact.name);
+        this.unresolveOutgoing(fact.id, changedTargets);
+        for (const call of this.incoming.get(fact.id) ?? []) affectedCallers.add(call.callerId);
+        this.incoming.delete(fact.id);
+        this.removeFact(fact);
+      }
+      this.byFile.delete(path);
+      this.filesByFolder.get(folderOf(path))?.delete(path);
+      this.modules.remove(path);
+    }
+    for (const fact of added) {
+      this.addFact(fact);
+      touchedNames.add(fact.name);
+    }
+    for (const name of touchedNames) for (const callerId of this.callersByName.get(name) ?? []) affectedCallers.add(callerId);
+    for (const fact of added) affectedCallers.add(fact.id);
+
+    for (const callerId of affectedCallers) {
+      if (!this.facts.has(callerId)) continue;
+      this.unresolveOutgoing(callerId, changedTargets);
+      this.resolveOutgoing(this.facts.get(callerId)!, changedTargets);
+    }
+    return { changedTargets };
+  }
+
+  private addFact(fact: CodeFact): void {
+    this.facts.set(fact.id, fact);
+    let file = this.byFile.get(fact.path);
+    if (!file) {
+      file = { facts: [], topLevel: new Map(), members: new Map(), byQualifiedName: new Map(), nested: new Map(), module: undefined };
+      this.byFile.set(fact.path, file);
+      addTo(this.filesByFolder, folderOf(fact.path), fact.path);
+      this.modules.add(fact.path, fact.language);
+    }
+    file.facts.push(fact);
+    // A later definition of a name replaces an earlier one, as it does when the module runs.
+    file.byQualifiedName.set(fact.qualifiedName, fact);
+    if (fact.qualifiedName === MODULE_QUALIFIED_NAME) file.module = fact;
+    else if (fact.kind === 'method' && fact.className) file.members.set(`${fact.className}\0${fact.name}`, fact);
+    else if (fact.parent === null && fact.className === null) file.topLevel.set(fact.name, fact);
+    else if (fact.parent !== null) file.nested.set(`${fact.parent}\0${fact.name}`, fact);
+    if (fact.qualifiedName !== MODULE_QUALIFIED_NAME) addTo(this.byName, fact.name, fact.id);
+    for (const call of fact.calls) addTo(this.callersByName, call.name, fact.id);
+  }
+
+  private removeFact(fact: CodeFact): void {
+    this.facts.delete(fact.id);
+    removeFrom(this.byName, fact.name, fact.id);
+    for (const call of fact.calls) removeFrom(this.callersByName, call.name, fact.id);
+  }
+
+  private unresolveOutgoing(callerId: string, changed: Set<string>): void {
+    for (const call of this.outgoing.get(callerId) ?? []) {
+      const list = this.incoming.get(call.targetId);
+      if (!list) continue;
+      const kept = list.filter((entry) => entry.callerId !== callerId);
+      if (kept.length) this.incoming.set(call.targetId, kept);
+      else this.incoming.delete(call.targetId);
+      changed.add(call.targetId);
+    }
+    this.outgoing.delete(callerId);
+  }
+
+  private resolveOutgoing(caller: CodeFact, changed: Set<string>): void {
+    const resolved: ResolvedCall[] = [];
+    const context = new CallContext(this, caller);
+    for (const site of caller.calls) {
+      const target = context.resolve(site);
+      if (!target) continue;
+      const call: ResolvedCall = { callerId: caller.id, targetId: target.fact.id, site, how: target.how };
+      resolved.push(call);
+      const list = this.incoming.get(call.targetId);
+      if (list) list.push(call);
+      else this.incoming.set(call.targetId, [call]);
+      changed.add(call.targetId);
+    }
+    if (resolved.length) this.outgoing.set(caller.id, resolved);
+  }
+
+  /** Files an import binding's module refers to. */
+  resolveModule(fromPath: string, spec: LanguageSpec, specifier: string): string[] {
+    return this.modules.resolve(fromPath, spec.moduleSystem, specifier);
+  }
+
+  /** The top-level definition named `name` in a file (a function or class). */
+  topLevel(path: string, name: string): CodeFact | undefined {
+    return this.byFile.get(path)?.topLevel.get(name);
+  }
+
+  moduleFact(path: string): CodeFact | undefined {
+    return this.byFile.get(path)?.module;
+  }
+
+  /** The method (or owner-assigned function) `name` of class/owner `className` in `path`. */
+  member(path: string, className: string, name: string): CodeFact | undefined {
+    return this.byFile.get(path)?.members.get(`${className}\0${name}`);
+  }
+
+  uniqueDefinition(name: string, accept: (fact: CodeFact) => boolean): CodeFact | undefined {
+    let found: CodeFact | undefined;
+    for (const id of this.byName.get(name) ?? []) {
+      const fact = this.facts.get(id)!;
+      if (!accept(fact)) continue;
+      if (found) return undefined;
+      found = fact;
+    }
+    return found;
+  }
+
+  /** Resolves an imported name to its definition, following re-exports and wildcard imports. */
+  resolveImported(fromPath: string, binding: ImportBinding, depth = 0): CodeFact | 'module' | undefined {
+    const language = this.byFile.get(fromPath)?.facts[0]?.language;
+    if (!language) return undefined;
+    const spec = languageById(language);
+    const files = this.resolveModule(fromPath, spec, binding.module);
+    if (!files.length) return undefined;
+    if (binding.imported === null) return 'module';
+    const name = binding.imported === 'default' ? null : binding.imported;
+    for (const file of files) {
+      const found = name ? this.exported(file, name, depth) : this.defaultExport(file);
+      if (found) return found;
+    }
+    // `from package import submodule`
+    if (name && spec.moduleSystem === 'python' && this.resolveModule(fromPath, spec, submodule(binding.module, name)).length) {
+      return 'module';
+    }
+    return undefined;
+  }
+
+  /** A name as another module sees it: defined there, or re-exported from somewhere else. */
+  exported(path: string, name: string, depth = 0): CodeFact | undefined {
+    const own = this.topLevel(path, name);
+    if (own) return own;
+    if (depth >= MAX_REEXPORT_DEPTH) return undefined;
+    const module = this.moduleFact(path);
+    for (const binding of module?.imports ?? []) {
+      if (binding.local === name && binding.imported !== null) {
+        const found = this.resolveImported(path, binding, depth + 1);
+        if (found && found !== 'module') return found;
+      }
+      if (binding.kind === 'wildcard') {
+        const spec = languageById(module!.language);
+        for (const file of this.resolveModule(path, spec, binding.module)) {
+          const found = this.exported(file, name, depth + 1);
+          if (found) return found;
+        }
+      }
+    }
+    return undefined;
+  }
+
+  private defaultExport(path: string): CodeFact | undefined {
+    return this.byFile.get(path)?.topLevel.values().next().value;
+  }
+
+  isBuiltinMethod(name: string): boolean {
+    return BUILTIN_METHODS.has(name);
+  }
+}
+
+/** Resolution of the calls of one definition, with its file, scope chain and class in view. */
+class CallContext {
+  private readonly spec: LanguageSpec;
+  private readonly scopeChain: CodeFact[];
+  private readonly classContext: string | null;
+
+  constructor(
+    private readonly graph: CodeGraph,
+    private readonly caller: CodeFact,
+  ) {
+    this.spec = languageById(caller.language);
+    this.scopeChain = this.ancestors();
+    this.classContext = caller.kind === 'class' ? caller.qualifiedName : [caller, ...this.scopeChain].find((fact) => fact.className)?.className ?? null;
+  }
+
+  resolve(site: CallSite): { fact: CodeFact; how: Resolution } | undefined {
+    if (site.receiver === null) return this.resolveBare(site.name);
+    if (this.spec.selfNames.includes(site.receiver) || site.receiver === 'super()') return this.resolveSelf(site);
+    return this.resolveQualified(site);
+  }
+
+  private resolveBare(name: string): { fact: CodeFact; how: Resolution } | undefined {
+    // Functions nested in the caller or its enclosing functions.
+    for (const scope of [this.caller, ...this.scopeChain]) {
+      if (scope.kind === 'class') continue;
+      const nested = this.graph.nestedIn(this.caller.path, scope.qualifiedName, name);
+      if (nested) return { fact: nested, how: 'scope' };
+    }
+    const local = this.graph.topLevel(this.caller.path, name);
+    if (local) return { fact: local, how: 'file' };
+    const imported = this.fromImports(name);
+    if (imported) return { fact: imported, how: 'import' };
+    const samePackage = this.fromPackage(name);
+    if (samePackage) return { fact: samePackage, how: 'package' };
+    if (this.importsName(name)) return undefined; // imported from outside the workspace
+    const unique = this.graph.uniqueDefinition(name, (fact) => fact.parent === null && fact.className === null && fact.kind !== 'module');
+    return unique ? { fact: unique, how: 'unique' } : undefined;
+  }
+
+  private resolveSelf(site: CallSite): { fact: CodeFact; how: Resolution } | undefined {
+    if (this.classContext) {
+      const startAtBases = site.receiver === 'super()';
+      const found = this.methodInHierarchy(this.caller.path, this.classContext, site.name, startAtBases, 0);
+      if (found) return { fact: found, how: 'class' };
+    }
+    return this.uniqueMethod(site.name);
+  }
+
+  private resolveQualified(site: CallSite): { fact: CodeFact; how: Resolution } | undefined {
+    const receiver = site.receiver!;
+    if (BUILTIN_RECEIVERS.has(receiver) || receiver === '<expr>') {
+      return receiver === '<expr>' ? this.uniqueMethod(site.name) : undefined;
+    }
+    const binding = this.binding(receiver);
+    if (binding) {
+      // A module outside the workspace: nothing of ours is called through it.
+      if (!this.graph.resolveModule(this.caller.path, this.spec, binding.module).length) return undefined;
+      const target = this.graph.resolveImported(this.caller.path, binding);
+      if (target === 'module') {
+        const specifier = binding.imported && binding.kind === 'named' ? submodule(binding.module, binding.imported) : binding.module;
+        for (const file of this.graph.resolveModule(this.caller.path, this.spec, specifier)) {
+          const found = this.graph.exported(file, site.name);
+          if (found) return { fact: found, how: 'module' };
+        }
+        return undefined;
+      }
+      if (target && target.kind === 'class') {
+        const method = this.methodInHierarchy(target.path, target.qualifiedName, site.name, false, 0);
+        if (method) return { fact: method, how: 'class' };
+      }
+    }
+    const localClass = this.graph.topLevel(this.caller.path, receiver);
+    if (localClass) {
+      const method = this.graph.member(localClass.path, localClass.qualifiedName, site.name);
+      if (method) return { fact: method, how: 'class' };
+    }
+    const ownerMethod = this.graph.member(this.caller.path, receiver, site.name);
+    if (ownerMethod) return { fact: ownerMethod, how: 'class' };
+    return this.uniqueMethod(site.name);
+  }
+
+  private uniqueMethod(name: string): { fact: CodeFact; how: Resolution } | undefined {
+    if (this.graph.isBuiltinMethod(name)) return undefined;
+    const unique = this.graph.uniqueDefinition(name, (fact) => fact.kind === 'method');
+    return unique ? { fact: unique, how: 'unique' } : undefined;
+  }
+
+  private methodInHierarchy(path: string, className: string, name: string, skipOwn: boolean, depth: number): CodeFact | undefined {
+    if (depth > MAX_BASE_DEPTH) return undefined;
+    if (!skipOwn) {
+      const own = this.graph.member(path, className, name);
+      if (own) return own;
+    }
+    const classFact = this.graph.factByQualifiedName(path, className);
+    for (const base of classFact?.bases ?? []) {
+      const baseClass = this.resolveClassName(path, base);
+      if (!baseClass) continue;
+      const found = this.methodInHierarchy(baseClass.path, baseClass.qualifiedName, name, false, depth + 1);
+      if (found) return found;
+    }
+    return undefined;
+  }
+
+  /** A base-class expression (`Scaffold`, `t.Generic[T]`, `Subject<T>`) as a class definition. */
+  private resolveClassName(fromPath: string, expression: string): CodeFact | undefined {
+    const name = expression.replace(/[[<(][\s\S]*$/, '').trim();
+    const simple = name.slice(name.lastIndexOf('.') + 1);
+    const local = this.graph.topLevel(fromPath, simple);
+    if (local) return local;
+    const module = this.graph.moduleFact(fromPath);
+    for (const binding of module?.imports ?? []) {
+      if (binding.local !== simple) continue;
+      const found = this.graph.resolveImported(fromPath, binding);
+      if (found && found !== 'module') return found;
+    }
+    return this.graph.uniqueDefinition(simple, (fact) => fact.kind === 'class' && fact.parent === null);
+  }
+
+  private fromImports(name: string): CodeFact | undefined {
+    const binding = this.binding(name);
+    if (!binding) return undefined;
+    if (binding.imported === null) {
+      // `const Router = require('./router')`: calling the module calls what it exports.
+      if (this.spec.moduleSystem !== 'ecmascript') return undefined;
+      const [file] = this.graph.resolveModule(this.caller.path, this.spec, binding.module);
+      return file ? this.graph.topLevel(file, name) : undefined;
+    }
+    const found = this.graph.resolveImported(this.caller.path, binding);
+    return found && found !== 'module' ? found : undefined;
+  }
+
+  /** Go and Java see the other files of their package without importing them. */
+  private fromPackage(name: string): CodeFact | undefined {
+    if (this.spec.moduleSystem !== 'go' && this.spec.moduleSystem !== 'java') return undefined;
+    for (const file of this.graph.filesInFolder(folderOf(this.caller.path))) {
+      if (file === this.caller.path) continue;
+      const found = this.graph.topLevel(file, name);
+      if (found) return found;
+    }
+    return undefined;
+  }
+
+  /** The import binding for `local` visible from the caller: its own scopes first, then the module. */
+  private binding(local: string): ImportBinding | undefined {
+    for (const scope of [this.caller, ...this.scopeChain]) {
+      const found = scope.imports.find((binding) => binding.local === local);
+      if (found) return found;
+    }
+    return this.graph.moduleFact(this.caller.path)?.imports.find((binding) => binding.local === local);
+  }
+
+  private importsName(name: string): boolean {
+    return this.binding(name) !== undefined;
+  }
+
+  private ancestors(): CodeFact[] {
+    const chain: CodeFact[] = [];
+    let parent = this.caller.parent;
+    while (parent) {
+      const fact = this.graph.factByQualifiedName(this.caller.path, parent);
+      if (!fact) break;
+      chain.push(fact);
+      parent = fact.parent;
+    }
+    return chain;
+  }
+}
+
+function folderOf(path: string): string {
+  const slash = path.lastIndexOf('/');
+  return slash < 0 ? '' : path.slice(0, slash);
+}
+
+/** `from pkg import sub` names the module `pkg.sub`; `from . import sub` names `.sub`. */
+function submodule(module: string, name: string): string {
+  return module.endsWith('.') ? `${module}${name}` : `${module}.${name}`;
+}
+
+function addTo(map: Map<string, Set<string>>, key: string, value: string): void {
+  let set = map.get(key);
+  if (!set) map.set(key, (set = new Set()));
+  set.add(value);
+}
+
+function removeFrom(map: Map<string, Set<string>>, key: string, value: string): void {
+  const set = map.get(key);
+  if (!set) return;
+  set.delete(value);
+  if (!set.size) map.delete(key);
+}

@@ -1,0 +1,223 @@
+import { parentDir } from '../util/paths';
+import type { Definition, Extraction } from './extract';
+import {
+  SUMMARIZE_MIN_LINES,
+  type Chunk,
+  type CodeFact,
+  type LanguageId,
+  type ParsedFile,
+  type SymbolFacts,
+} from './model';
+
+/**
+ * Builds the file, class and function chunks of one file from its extraction. Chunks follow
+ * the language's own units, never token windows: a function chunk is the whole definition with
+ * its decorators and documentation; class and file chunks hold signatures, not bodies.
+ */
+export interface FileChunks {
+  readonly parsed: ParsedFile;
+  readonly chunks: Chunk[];
+  readonly facts: CodeFact[];
+  /** Chunk ids of functions long enough to be summarised when a model is configured. */
+  readonly flagged: { chunkId: string; functionName: string; lineCount: number }[];
+}
+
+const MAX_FILE_CHUNK_STATEMENTS = 60;
+const NONE = 'None';
+
+export function chunkId(path: string, className: string | null, functionName: string | null, level: string): string {
+  return `${path}::${className ?? NONE}::${functionName ?? NONE}::${level}`;
+}
+
+export function buildFileChunks(path: string, language: LanguageId, source: string, extraction: Extraction): FileChunks {
+  const lines = source.split('\n');
+  const fileId = chunkId(path, null, null, 'file');
+  const chunks: Chunk[] = [];
+  const flagged: FileChunks['flagged'] = [];
+  const usedIds = new Set<string>([fileId]);
+  const chunkOf: (string | null)[] = [];
+  const { definitions } = extraction;
+
+  for (let i = 0; i < definitions.length; i++) {
+    const definition = definitions[i]!;
+    if (definition.insideFunction) {
+      chunkOf[i] = chunkOf[definition.parentIndex] ?? fileId;
+      continue;
+    }
+    const facts = definition.facts;
+    const parentClassId = definition.parentIndex >= 0 ? chunkOf[definition.parentIndex] ?? null : null;
+    if (definition.isContainer) {
+      const id = uniqueId(usedIds, (suffix) => chunkId(path, facts.qualifiedName + suffix, null, 'class'));
+      chunkOf[i] = id;
+      chunks.push(
+        chunk(id, 'class', {
+          className: facts.qualifiedName,
+          functionName: null,
+          startLine: definition.chunkStartLine,
+          endLine: definition.chunkEndLine,
+          parentClassId,
+          content: classContent(definition, definitions, i),
+        }),
+      );
+      continue;
+    }
+    const id = uniqueId(usedIds, (suffix) => chunkId(path, facts.className, facts.name + suffix, 'function'));
+    chunkOf[i] = id;
+    const lineCount = definition.chunkEndLine - definition.chunkStartLine + 1;
+    const flaggedForSummary = lineCount >= SUMMARIZE_MIN_LINES;
+    if (flaggedForSummary) flagged.push({ chunkId: id, functionName: facts.qualifiedName, lineCount });
+    chunks.push(
+      chunk(id, 'function', {
+        className: facts.className,
+        functionName: facts.name,
+        startLine: definition.chunkStartLine,
+        endLine: definition.chunkEndLine,
+        parentClassId: definition.parentIndex >= 0 && definitions[definition.parentIndex]!.isContainer ? parentClassId : null,
+        content: lines.slice(definition.chunkStartLine - 1, definition.chunkEndLine).join('\n'),
+        originalLineCount: flaggedForSummary ? lineCount : null,
+      }),
+    );
+  }
+
+  chunks.unshift(
+    chunk(fileId, 'file', {
+      className: null,
+      functionName: null,
+      startLine: 1,
+      endLine: Math.max(1, extraction.lineCount),
+      parentClassId: null,
+      content: fileContent(path, language, extraction),
+    }),
+  );
+
+  const symbols: SymbolFacts[] = definitions.map((definition, i) => ({ ...definition.facts, chunkId: chunkOf[i] ?? fileId }));
+  const usedFactIds = new Set<string>();
+  const facts: CodeFact[] = symbols.map((symbol) => ({
+    ...symbol,
+    id: uniqueId(usedFactIds, (suffix) => `${path}::${symbol.qualifiedName}${suffix}`),
+    path,
+    language,
+  }));
+  facts.push(moduleFact(path, language, extraction, fileId, usedFactIds));
+
+  const parsed: ParsedFile = {
+    path,
+    language,
+    lineCount: extraction.lineCount,
+    symbols,
+    module: {
+      calls: extraction.moduleScope.calls,
+      imports: extraction.moduleScope.imports,
+      names: [...extraction.moduleScope.declared],
+    },
+    anomalies: extraction.anomalies,
+  };
+  return { parsed, chunks, facts, flagged };
+
+  function chunk(
+    id: string,
+    level: 'file' | 'class' | 'function',
+    fields: Pick<Chunk, 'className' | 'functionName' | 'startLine' | 'endLine' | 'parentClassId' | 'content'> & {
+      originalLineCount?: number | null;
+    },
+  ): Chunk {
+    return {
+      id,
+      level,
+      filePath: path,
+      directoryPath: parentDir(path),
+      language,
+      className: fields.className,
+      functionName: fields.functionName,
+      startLine: fields.startLine,
+      endLine: fields.endLine,
+      parentDirectoryId: null,
+      parentFileId: level === 'file' ? null : fileId,
+      parentClassId: fields.parentClassId,
+      content: fields.content,
+      fullContent: null,
+      isSummarized: false,
+      originalLineCount: fields.originalLineCount ?? null,
+    };
+  }
+}
+
+/** The fact of kind 'module' that carries a file's module-level calls, imports and docstring. */
+export const MODULE_QUALIFIED_NAME = '<module>';
+
+function moduleFact(path: string, language: LanguageId, extraction: Extraction, fileId: string, used: Set<string>): CodeFact {
+  const scope = extraction.moduleScope;
+  return {
+    id: uniqueId(used, (suffix) => `${path}::${MODULE_QUALIFIED_NAME}${suffix}`),
+    path,
+    language,
+    qualifiedName: MODULE_QUALIFIED_NAME,
+    name: path.slice(path.lastIndexOf('/') + 1),
+    kind: 'module',
+    className: null,
+    parent: null,
+    startLine: 1,
+    endLine: Math.max(1, extraction.lineCount),
+    signature: path,
+    docstring: extraction.moduleDoc,
+    calls: scope.calls,
+    raises: [...new Set(scope.raises)],
+    errorStrings: [...new Set(scope.errorStrings)],
+    mutates: [],
+    imports: scope.imports,
+    bases: [],
+    chunkId: fileId,
+  };
+}
+
+function uniqueId(used: Set<string>, make: (suffix: string) => string): string {
+  let id = make('');
+  for (let n = 2; used.has(id); n++) id = make(`#${n}`);
+  used.add(id);
+  return id;
+}
+
+function fileContent(path: string, language: LanguageId, extraction: Extraction): string {
+  const out = [`File: ${path}`, `Language: ${language}`];
+  if (extraction.moduleDoc) out.push(`Docstring: ${extraction.moduleDoc}`);
+  if (extraction.moduleScope.importLines.length) {
+    out.push('Imports:', ...extraction.moduleScope.importLines.map((line) => `  ${line}`));
+  }
+  const signatures: string[] = [];
+  extraction.definitions.forEach((definition) => {
+    if (definition.insideFunction) return;
+    const depth = nestingDepth(extraction.definitions, definition);
+    signatures.push(`${'  '.repeat(depth + 1)}${definition.facts.signature}`);
+  });
+  if (signatures.length) out.push('Definitions:', ...signatures);
+  const statements = extraction.moduleScope.statementLines;
+  if (statements.length) {
+    out.push('Module-level names:', ...statements.slice(0, MAX_FILE_CHUNK_STATEMENTS).map((line) => `  ${line}`));
+    if (statements.length > MAX_FILE_CHUNK_STATEMENTS) out.push(`  … ${statements.length - MAX_FILE_CHUNK_STATEMENTS} more`);
+  }
+  return out.join('\n');
+}
+
+function classContent(definition: Definition, definitions: readonly Definition[], index: number): string {
+  const out = [definition.facts.signature];
+  if (definition.docFull) out.push(indent(`"""${definition.docFull}"""`));
+  for (const line of definition.memberLines) out.push(indent(line));
+  definitions.forEach((member) => {
+    if (member.parentIndex === index && !member.isContainer) out.push(indent(member.facts.signature));
+    if (member.parentIndex === index && member.isContainer) out.push(indent(`${member.facts.signature} …`));
+  });
+  return out.join('\n');
+}
+
+function indent(text: string): string {
+  return text
+    .split('\n')
+    .map((line) => `    ${line}`)
+    .join('\n');
+}
+
+function nestingDepth(definitions: readonly Definition[], definition: Definition): number {
+  let depth = 0;
+  for (let parent = definition.parentIndex; parent >= 0; parent = definitions[parent]!.parentIndex) depth++;
+  return depth;
+}

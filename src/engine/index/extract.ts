@@ -1,0 +1,526 @@
+import type { Node, QueryCapture, Tree } from 'web-tree-sitter';
+import type { LoadedGrammar } from '../lang/grammars';
+import { commentText, firstLine, truncate, type LanguageSpec } from '../lang/spec';
+import type { CallSite, ImportBinding, ParseAnomaly, SymbolFacts, SymbolKind } from './model';
+
+/**
+ * Turns one parsed file into definitions with their facts. A single query pass finds definitions,
+ * calls, raises, mutations and imports; a sweep over positions then gives every item to the
+ * innermost definition that contains it.
+ */
+export interface Extraction {
+  readonly definitions: readonly Definition[];
+  readonly moduleScope: ScopeFacts;
+  readonly anomalies: readonly ParseAnomaly[];
+  readonly lineCount: number;
+  readonly moduleDoc: string | null;
+}
+
+export interface Definition {
+  readonly facts: SymbolFacts;
+  /** Index into `definitions` of the enclosing definition, or -1 at module level. */
+  readonly parentIndex: number;
+  /** Whether some enclosing definition is a function (such code belongs to that function's chunk). */
+  readonly insideFunction: boolean;
+  readonly isContainer: boolean;
+  /** 1-based lines of the whole chunk: decorators, leading comments and overload signatures included. */
+  readonly chunkStartLine: number;
+  readonly chunkEndLine: number;
+  readonly chunkStartIndex: number;
+  readonly endIndex: number;
+  /** First lines of class-body statements that are not definitions (fields, class variables). */
+  readonly memberLines: readonly string[];
+  /** The whole documentation (facts keep the first DOCSTRING_LIMIT characters). */
+  readonly docFull: string | null;
+}
+
+export interface ScopeFacts {
+  readonly calls: CallSite[];
+  readonly raises: string[];
+  readonly errorStrings: string[];
+  readonly mutations: MutationTarget[];
+  readonly imports: ImportBinding[];
+  /** Names declared in this scope (module level: the module's names). */
+  readonly declared: Set<string>;
+  readonly globals: Set<string>;
+  /** First lines of statements that assign at this scope, for file and class chunks. */
+  readonly statementLines: string[];
+  readonly importLines: string[];
+}
+
+interface RawDefinition {
+  readonly node: Node;
+  readonly kind: SymbolKind;
+  readonly name: string;
+  readonly owner: string | null;
+  readonly start: number;
+  readonly end: number;
+}
+
+type ScopedItem =
+  | { readonly at: number; readonly type: 'call'; readonly call: CallSite }
+  | { readonly at: number; readonly type: 'raise'; readonly exception: string | null; readonly message: string | null }
+  | { readonly at: number; readonly type: 'errorString'; readonly message: string }
+  | { readonly at: number; readonly type: 'mutation'; readonly target: MutationTarget; readonly line: string }
+  | { readonly at: number; readonly type: 'binding'; readonly name: string; readonly line: string }
+  | { readonly at: number; readonly type: 'global'; readonly name: string }
+  | { readonly at: number; readonly type: 'import'; readonly bindings: ImportBinding[]; readonly line: string };
+
+interface MutationTarget {
+  /** `self.x` style attribute of the current object. */
+  readonly selfAttribute: string | null;
+  /** A bare name being assigned, subscripted or mutated through a method. */
+  readonly name: string | null;
+  /** True when the assignment also declares the name locally (Python's plain `name = …`). */
+  readonly declares: boolean;
+}
+
+const PRIMARY_CAPTURES = new Set(['call', 'raise', 'errorlog', 'mutation', 'binding', 'global', 'import']);
+
+const MAX_ANOMALIES_PER_FILE = 50;
+const MAX_RECEIVER_LENGTH = 60;
+const MAX_ERROR_STRING = 200;
+const DOCSTRING_LIMIT = 200;
+const FULL_DOC_LIMIT = 2000;
+const MODULE_DOC_LIMIT = 600;
+
+export function extractDefinitions(
+  path: string,
+  source: string,
+  spec: LanguageSpec,
+  grammar: LoadedGrammar,
+): Extraction {
+  const tree = grammar.parser.parse(source);
+  if (!tree) throw new Error(`tree-sitter returned no tree for ${path}`);
+  try {
+    const anomalies = tree.rootNode.hasError ? findAnomalies(tree, source) : [];
+    const { raw, items } = collect(grammar, spec);
+    const moduleDoc = truncateDoc(spec.moduleDocstring(tree.rootNode), MODULE_DOC_LIMIT);
+    return assemble(source, spec, raw, items, anomalies, moduleDoc);
+  } finally {
+    tree.delete();
+  }
+
+  function collect(loaded: LoadedGrammar, language: LanguageSpec) {
+    const rawDefinitions = new Map<number, RawDefinition>();
+    const scoped: ScopedItem[] = [];
+    const seenCalls = new Set<number>();
+    const raises = new Map<number, { at: number; exception: string | null; message: string | null }>();
+    for (const match of loaded.query.matches(tree!.rootNode)) {
+      const captures = byName(match.captures);
+      const primary = match.captures.find((c) => PRIMARY_CAPTURES.has(c.name) || c.name.startsWith('definition.'));
+      if (!primary) continue;
+      const node = primary.node;
+      if (primary.name.startsWith('definition.')) {
+        const definition = readDefinition(primary.name.slice('definition.'.length) as SymbolKind, node, captures);
+        if (definition && !rawDefinitions.has(node.startIndex)) rawDefinitions.set(node.startIndex, definition);
+        continue;
+      }
+      switch (primary.name) {
+        case 'call': {
+          const nameNode = captures.get('call.name');
+          if (!nameNode || seenCalls.has(nameNode.startIndex)) break;
+          seenCalls.add(nameNode.startIndex);
+          scoped.push({ at: node.startIndex, type: 'call', call: callSite(nameNode, captures.get('call.receiver')) });
+          break;
+        }
+        case 'raise': {
+          const previous = raises.get(node.startIndex);
+          const type = captures.get('raise.type');
+          const args = captures.get('raise.args');
+          raises.set(node.startIndex, {
+            at: node.startIndex,
+            exception: previous?.exception ?? (type ? exceptionName(type.text) : null),
+            message: previous?.message ?? (args ? firstArgumentString(args, language) : null),
+          });
+          break;
+        }
+        case 'errorlog': {
+          const args = captures.get('errorlog.args');
+          const message = args ? firstArgumentString(args, language) : null;
+          if (message) scoped.push({ at: node.startIndex, type: 'errorString', message });
+          break;
+        }
+        case 'mutation': {
+          const target = mutationTarget(captures, language);
+          if (target) scoped.push({ at: node.startIndex, type: 'mutation', target, line: statementLine(node) });
+          break;
+        }
+        case 'binding': {
+          const name = captures.get('binding.name');
+          if (name) scoped.push({ at: node.startIndex, type: 'binding', name: name.text, line: statementLine(node) });
+          break;
+        }
+        case 'global':
+          for (const [name, captured] of captures) {
+            if (name === 'global.name') scoped.push({ at: node.startIndex, type: 'global', name: captured.text });
+          }
+          break;
+        case 'import': {
+          const bindings = language.imports(node);
+          scoped.push({ at: node.startIndex, type: 'import', bindings, line: oneLine(node.text, 160) });
+          break;
+        }
+      }
+    }
+    for (const raise of raises.values()) scoped.push({ type: 'raise', ...raise });
+    return { raw: [...rawDefinitions.values()], items: scoped };
+
+    function readDefinition(kind: SymbolKind, node: Node, captures: Map<string, Node>): RawDefinition | null {
+      const nameNode = captures.get('name');
+      const computed = captures.get('name.computed');
+      const name = nameNode ? cleanName(nameNode.text) : computed ? `[${computed.text}]` : null;
+      if (!name) return null;
+      const ownerNode = captures.get('owner');
+      return { node, kind, name, owner: ownerNode ? ownerName(ownerNode.text) : null, start: node.startIndex, end: node.endIndex };
+    }
+
+    function callSite(nameNode: Node, receiverNode: Node | undefined): CallSite {
+      const line = nameNode.startPosition.row + 1;
+      let name = cleanName(nameNode.text);
+      let receiver = receiverNode ? receiverText(receiverNode.text) : null;
+      // `fn.call(this, …)` and `fn.apply(…)` invoke `fn` itself.
+      if ((name === 'call' || name === 'apply') && receiver && /^[A-Za-z_$][\w$]*$/.test(receiver)) {
+        name = receiver;
+        receiver = null;
+      }
+      return { name, receiver, line };
+    }
+
+    function statementLine(node: Node): string {
+      return oneLine(firstLine(node.text), 160);
+    }
+  }
+}
+
+function assemble(
+  source: string,
+  spec: LanguageSpec,
+  raw: RawDefinition[],
+  items: ScopedItem[],
+  anomalies: ParseAnomaly[],
+  moduleDoc: string | null,
+): Extraction {
+  raw.sort((a, b) => a.start - b.start || b.end - a.end);
+  const parentOf = nestDefinitions(raw);
+  const scopes = raw.map(() => emptyScope());
+  const moduleScope = emptyScope();
+  distribute(raw, items, (index) => (index < 0 ? moduleScope : scopes[index]!));
+
+  const qualified: string[] = [];
+  const definitions: Definition[] = [];
+  const classNameOf: (string | null)[] = [];
+  const insideFunction: boolean[] = [];
+  const isContainer = raw.map((definition) => spec.containerKinds.includes(definition.kind));
+  const moduleNames = new Set<string>(moduleScope.declared);
+  for (let i = 0; i < raw.length; i++) if (parentOf[i] === -1) moduleNames.add(raw[i]!.name);
+
+  for (let i = 0; i < raw.length; i++) {
+    const definition = raw[i]!;
+    const parent = parentOf[i]!;
+    const parentIsContainer = parent >= 0 && isContainer[parent]!;
+    insideFunction[i] = parent >= 0 && (insideFunction[parent]! || !isContainer[parent]!);
+    const owner = normalizeOwner(definition.owner);
+    const className = owner ?? (parentIsContainer ? qualified[parent]! : null);
+    const prefix = owner ?? (parent >= 0 ? qualified[parent]! : null);
+    qualified[i] = prefix ? `${prefix}.${definition.name}` : definition.name;
+    classNameOf[i] = isContainer[i] ? qualified[i]! : className;
+    const kind: SymbolKind = definition.kind === 'function' && className && !insideFunction[i] ? 'method' : definition.kind;
+    const scope = scopes[i]!;
+    const { chunkStartIndex, chunkStartRow, leadingComment } = chunkStart(definition.node, spec, definition.name);
+    const documentation = spec.docstring(definition.node) ?? leadingComment;
+    const facts: SymbolFacts = {
+      qualifiedName: qualified[i]!,
+      name: definition.name,
+      kind,
+      className: isContainer[i] ? (parentIsContainer ? qualified[parent]! : null) : className,
+      parent: parent >= 0 ? qualified[parent]! : null,
+      startLine: definition.node.startPosition.row + 1,
+      endLine: definition.node.endPosition.row + 1,
+      signature: spec.signature(definition.node),
+      docstring: truncateDoc(documentation, DOCSTRING_LIMIT),
+      calls: scope.calls,
+      raises: unique(scope.raises),
+      errorStrings: unique(scope.errorStrings),
+      mutates: mutatesOf(scope, moduleNames),
+      imports: scope.imports,
+      bases: isContainer[i] ? spec.bases(definition.node) : [],
+      chunkId: null,
+    };
+    definitions.push({
+      facts,
+      parentIndex: parent,
+      insideFunction: insideFunction[i]!,
+      isContainer: isContainer[i]!,
+      chunkStartLine: chunkStartRow + 1,
+      chunkEndLine: definition.node.endPosition.row + 1,
+      chunkStartIndex,
+      endIndex: definition.end,
+      memberLines: isContainer[i] ? scope.statementLines : [],
+      docFull: truncateDoc(documentation, FULL_DOC_LIMIT),
+    });
+  }
+  return { definitions, moduleScope, anomalies, lineCount: countLines(source), moduleDoc };
+}
+
+/** For each definition, the index of its innermost enclosing definition (-1 at module level). */
+function nestDefinitions(sorted: RawDefinition[]): number[] {
+  const parents: number[] = [];
+  const stack: number[] = [];
+  for (let i = 0; i < sorted.length; i++) {
+    while (stack.length && sorted[stack[stack.length - 1]!]!.end <= sorted[i]!.start) stack.pop();
+    parents.push(stack.length ? stack[stack.length - 1]! : -1);
+    stack.push(i);
+  }
+  return parents;
+}
+
+/** Hands every item to the innermost definition containing its start. */
+function distribute(sorted: RawDefinition[], items: ScopedItem[], scopeOf: (index: number) => ScopeFacts): void {
+  items.sort((a, b) => a.at - b.at);
+  const stack: number[] = [];
+  let next = 0;
+  for (const item of items) {
+    while (next < sorted.length && sorted[next]!.start <= item.at) {
+      while (stack.length && sorted[stack[stack.length - 1]!]!.end <= sorted[next]!.start) stack.pop();
+      stack.push(next++);
+    }
+    while (stack.length && sorted[stack[stack.length - 1]!]!.end <= item.at) stack.pop();
+    apply(scopeOf(stack.length ? stack[stack.length - 1]! : -1), item);
+  }
+}
+
+function apply(scope: ScopeFacts, item: ScopedItem): void {
+  switch (item.type) {
+    case 'call':
+      scope.calls.push(item.call);
+      break;
+    case 'raise':
+      if (item.exception) scope.raises.push(item.exception);
+      if (item.message) scope.errorStrings.push(item.message);
+      break;
+    case 'errorString':
+      scope.errorStrings.push(item.message);
+      break;
+    case 'mutation':
+      scope.mutations.push(item.target);
+      if (item.target.name && item.target.declares) {
+        scope.declared.add(item.target.name);
+        scope.statementLines.push(item.line);
+      }
+      break;
+    case 'binding':
+      scope.declared.add(item.name);
+      scope.statementLines.push(item.line);
+      break;
+    case 'global':
+      scope.globals.add(item.name);
+      break;
+    case 'import':
+      scope.imports.push(...item.bindings);
+      scope.importLines.push(item.line);
+      break;
+  }
+}
+
+/**
+ * What a scope mutates: attributes of the current object, and module-level names it assigns,
+ * subscripts or changes through a mutating method, unless a local of that name shadows them
+ * (in Python a plain assignment declares a local unless the name is declared `global`).
+ */
+function mutatesOf(scope: ScopeFacts, moduleNames: Set<string>): string[] {
+  const result = new Set<string>();
+  for (const target of scope.mutations) {
+    if (target.selfAttribute) {
+      result.add(target.selfAttribute);
+      continue;
+    }
+    const name = target.name;
+    if (!name || !moduleNames.has(name)) continue;
+    if (scope.declared.has(name) && !scope.globals.has(name)) continue;
+    result.add(name);
+  }
+  return [...result];
+}
+
+function mutationTarget(captures: Map<string, Node>, spec: LanguageSpec): MutationTarget | null {
+  const method = captures.get('mutation.method');
+  if (method && !spec.mutatingMethods.has(method.text)) return null;
+  const object = captures.get('mutation.object');
+  const attribute = captures.get('mutation.attribute');
+  if (object && attribute) {
+    if (spec.selfNames.includes(object.text)) {
+      return { selfAttribute: `${object.text}.${cleanName(attribute.text)}`, name: null, declares: false };
+    }
+    return object.type === 'identifier' ? { selfAttribute: null, name: object.text, declares: false } : null;
+  }
+  const declared = captures.get('mutation.declares');
+  if (declared) return { selfAttribute: null, name: declared.text, declares: true };
+  const name = captures.get('mutation.name');
+  return name ? { selfAttribute: null, name: name.text, declares: false } : null;
+}
+
+/** Where a definition's chunk starts: wrappers (decorators, export), attached comments, overload signatures. */
+function chunkStart(
+  node: Node,
+  spec: LanguageSpec,
+  name: string,
+): { chunkStartIndex: number; chunkStartRow: number; leadingComment: string | null } {
+  let outer = node;
+  while (outer.parent && spec.wrapperTypes.includes(outer.parent.type) && !isRoot(outer.parent)) outer = outer.parent;
+  let start = outer.startIndex;
+  // The documentation is the run of comments nearest the definition; comments above overload
+  // signatures document those overloads but still belong to the chunk.
+  const docParts: string[] = [];
+  let collectingDoc = true;
+  let previous = outer.previousNamedSibling;
+  let boundaryRow = outer.startPosition.row;
+  while (previous) {
+    // One blank line between a doc comment and its definition is common (express, many JS styles).
+    const adjacent = previous.endPosition.row >= boundaryRow - 2;
+    if (adjacent && spec.commentTypes.includes(previous.type)) {
+      if (collectingDoc) docParts.unshift(commentText(previous.text));
+    } else if (isOverloadSignature(previous, name)) {
+      collectingDoc = false;
+    } else break;
+    start = previous.startIndex;
+    boundaryRow = previous.startPosition.row;
+    previous = previous.previousNamedSibling;
+  }
+  const comment = docParts.join('\n').trim();
+  return { chunkStartIndex: start, chunkStartRow: boundaryRow, leadingComment: comment || null };
+}
+
+function isOverloadSignature(node: Node, name: string): boolean {
+  const signature = node.type === 'export_statement' ? node.namedChildren.find((c) => c?.type === 'function_signature') : node;
+  return signature?.type === 'function_signature' && signature.childForFieldName('name')?.text === name;
+}
+
+function isRoot(node: Node): boolean {
+  return node.parent === null;
+}
+
+function findAnomalies(tree: Tree, source: string): ParseAnomaly[] {
+  const anomalies: ParseAnomaly[] = [];
+  const cursor = tree.walk();
+  try {
+    let more = true;
+    while (more && anomalies.length < MAX_ANOMALIES_PER_FILE) {
+      const node = cursor.currentNode;
+      if (node.isError || node.isMissing) {
+        const parent = node.parent ?? node;
+        anomalies.push({
+          kind: node.isMissing ? 'missing' : 'error',
+          byteOffset: Buffer.byteLength(source.slice(0, node.startIndex), 'utf8'),
+          line: node.startPosition.row + 1,
+          nodeType: node.type,
+          context: source.slice(parent.startIndex, parent.endIndex).slice(0, 80),
+        });
+      }
+      if (node.hasError && cursor.gotoFirstChild()) continue;
+      while (!cursor.gotoNextSibling()) {
+        if (!cursor.gotoParent()) {
+          more = false;
+          break;
+        }
+      }
+    }
+  } finally {
+    cursor.delete();
+  }
+  return anomalies;
+}
+
+function byName(captures: QueryCapture[]): Map<string, Node> {
+  const map = new Map<string, Node>();
+  for (const capture of captures) if (!map.has(capture.name)) map.set(capture.name, capture.node);
+  return map;
+}
+
+/** The string literals of a call's first argument, joined: the message of a raise or log call. */
+function firstArgumentString(args: Node, spec: LanguageSpec): string | null {
+  let first = args.firstNamedChild;
+  while (first && spec.commentTypes.includes(first.type)) first = first.nextNamedSibling;
+  if (!first) return null;
+  const value = first.childForFieldName('value') ?? first;
+  const direct = spec.stringValue(value);
+  if (direct !== null) return direct ? truncate(direct, MAX_ERROR_STRING) : null;
+  const parts: string[] = [];
+  collectStrings(value, spec, parts, 0);
+  const joined = parts.join(' … ').trim();
+  return joined ? truncate(joined, MAX_ERROR_STRING) : null;
+}
+
+function collectStrings(node: Node, spec: LanguageSpec, out: string[], depth: number): void {
+  if (depth > 4 || out.length >= 4) return;
+  for (const child of node.namedChildren) {
+    if (!child) continue;
+    const value = spec.stringValue(child);
+    if (value !== null) {
+      if (value.trim()) out.push(value);
+    } else collectStrings(child, spec, out, depth + 1);
+  }
+}
+
+function exceptionName(text: string): string {
+  const name = text.replace(/\s+/g, '');
+  const last = name.slice(name.lastIndexOf('.') + 1);
+  return last || name;
+}
+
+function receiverText(text: string): string {
+  const collapsed = text.replace(/\s+/g, '');
+  if (collapsed.length > MAX_RECEIVER_LENGTH || /[()\[\]{}"'`]/.test(collapsed.replace(/^super\(\)/, ''))) {
+    return collapsed === 'super()' ? collapsed : '<expr>';
+  }
+  return collapsed;
+}
+
+function cleanName(text: string): string {
+  return text.replace(/^#/, '').trim();
+}
+
+function ownerName(text: string): string {
+  return text.replace(/\s+/g, '').replace(/\.prototype$/, '');
+}
+
+/** `exports.f = …` and `module.exports.f = …` define module functions, not methods of an object. */
+function normalizeOwner(owner: string | null): string | null {
+  if (!owner || owner === 'exports' || owner === 'module.exports' || owner === 'module') return null;
+  return owner;
+}
+
+function emptyScope(): ScopeFacts {
+  return {
+    calls: [],
+    raises: [],
+    errorStrings: [],
+    mutations: [],
+    imports: [],
+    declared: new Set(),
+    globals: new Set(),
+    statementLines: [],
+    importLines: [],
+  };
+}
+
+function unique(values: string[]): string[] {
+  return [...new Set(values)];
+}
+
+function truncateDoc(doc: string | null, limit: number): string | null {
+  if (!doc) return null;
+  const trimmed = doc.trim();
+  return trimmed ? truncate(trimmed, limit) : null;
+}
+
+function oneLine(text: string, max: number): string {
+  return truncate(text.replace(/\s+/g, ' ').trim(), max);
+}
+
+export function countLines(source: string): number {
+  if (!source) return 0;
+  let lines = 1;
+  for (let i = source.indexOf('\n'); i >= 0; i = source.indexOf('\n', i + 1)) lines++;
+  return source.endsWith('\n') ? lines - 1 : lines;
+}

@@ -1,0 +1,124 @@
+import type { Node } from 'web-tree-sitter';
+import type { ImportBinding } from '../index/model';
+import { headerBefore, type LanguageSpec } from './spec';
+
+const QUERY = `
+(function_definition name: (identifier) @name) @definition.function
+(class_definition name: (identifier) @name) @definition.class
+
+(call function: (identifier) @call.name) @call
+(call function: (attribute object: (_) @call.receiver attribute: (identifier) @call.name)) @call
+
+(raise_statement (call function: (_) @raise.type arguments: (argument_list) @raise.args)) @raise
+(raise_statement . [(identifier) (attribute)] @raise.type) @raise
+
+(call
+  function: (attribute attribute: (identifier) @errorlog.method)
+  arguments: (argument_list) @errorlog.args
+  (#match? @errorlog.method "^(error|exception|critical|fatal|warn|warning)$")) @errorlog
+
+(assignment left: (identifier) @mutation.declares) @mutation
+(assignment left: (pattern_list (identifier) @mutation.declares)) @mutation
+(assignment left: (tuple_pattern (identifier) @mutation.declares)) @mutation
+(augmented_assignment left: (identifier) @mutation.declares) @mutation
+(assignment left: (attribute object: (identifier) @mutation.object attribute: (identifier) @mutation.attribute)) @mutation
+(assignment left: (pattern_list (attribute object: (identifier) @mutation.object attribute: (identifier) @mutation.attribute))) @mutation
+(augmented_assignment left: (attribute object: (identifier) @mutation.object attribute: (identifier) @mutation.attribute)) @mutation
+(assignment left: (subscript value: (identifier) @mutation.name)) @mutation
+(augmented_assignment left: (subscript value: (identifier) @mutation.name)) @mutation
+(assignment left: (subscript value: (attribute object: (identifier) @mutation.object attribute: (identifier) @mutation.attribute))) @mutation
+(delete_statement (subscript value: (identifier) @mutation.name)) @mutation
+(delete_statement (attribute object: (identifier) @mutation.object attribute: (identifier) @mutation.attribute)) @mutation
+(call function: (attribute object: (identifier) @mutation.name attribute: (identifier) @mutation.method)) @mutation
+(call function: (attribute object: (attribute object: (identifier) @mutation.object attribute: (identifier) @mutation.attribute) attribute: (identifier) @mutation.method)) @mutation
+
+(global_statement (identifier) @global.name) @global
+
+(import_statement) @import
+(import_from_statement) @import
+`;
+
+const MUTATING_METHODS = new Set([
+  'append', 'extend', 'insert', 'remove', 'pop', 'popitem', 'clear', 'update', 'setdefault',
+  'add', 'discard', 'sort', 'reverse', 'appendleft', 'popleft', 'extendleft',
+]);
+
+const STRING_LITERAL = /^[rRbBuUfF]{0,2}("""|'''|"|')([\s\S]*)\1$/;
+
+function stringValue(node: Node): string | null {
+  if (node.type === 'string') {
+    const match = STRING_LITERAL.exec(node.text);
+    return match ? match[2]! : node.text;
+  }
+  if (node.type === 'concatenated_string') {
+    return node.namedChildren.map((child) => (child ? stringValue(child) ?? '' : '')).join('');
+  }
+  return null;
+}
+
+function docstring(definition: Node): string | null {
+  const first = definition.childForFieldName('body')?.firstNamedChild;
+  if (first?.type !== 'expression_statement') return null;
+  const literal = first.firstNamedChild;
+  return literal ? stringValue(literal) : null;
+}
+
+function moduleDocstring(root: Node): string | null {
+  const first = root.firstNamedChild;
+  if (first?.type !== 'expression_statement') return null;
+  const literal = first.firstNamedChild;
+  return literal ? stringValue(literal) : null;
+}
+
+function imports(statement: Node): ImportBinding[] {
+  const line = statement.startPosition.row + 1;
+  if (statement.type === 'import_statement') {
+    return statement.childrenForFieldName('name').flatMap((name): ImportBinding[] => {
+      if (!name) return [];
+      if (name.type === 'aliased_import') {
+        const module = name.childForFieldName('name')?.text ?? '';
+        return [{ local: name.childForFieldName('alias')?.text ?? module, module, imported: null, kind: 'module', line }];
+      }
+      return [{ local: name.text, module: name.text, imported: null, kind: 'module', line }];
+    });
+  }
+  const module = statement.childForFieldName('module_name')?.text ?? '';
+  if (statement.namedChildren.some((child) => child?.type === 'wildcard_import')) {
+    return [{ local: '*', module, imported: '*', kind: 'wildcard', line }];
+  }
+  return statement.childrenForFieldName('name').flatMap((name): ImportBinding[] => {
+    if (!name) return [];
+    if (name.type === 'aliased_import') {
+      const imported = name.childForFieldName('name')?.text ?? '';
+      return [{ local: name.childForFieldName('alias')?.text ?? imported, module, imported, kind: 'named', line }];
+    }
+    return [{ local: name.text, module, imported: name.text, kind: 'named', line }];
+  });
+}
+
+function bases(definition: Node): string[] {
+  const superclasses = definition.childForFieldName('superclasses');
+  if (!superclasses) return [];
+  return superclasses.namedChildren
+    .filter((child): child is Node => !!child && (child.type === 'identifier' || child.type === 'attribute'))
+    .map((child) => child.text);
+}
+
+export const python: LanguageSpec = {
+  id: 'python',
+  grammar: 'python',
+  extensions: ['.py', '.pyi', '.pyw'],
+  query: QUERY,
+  selfNames: ['self', 'cls'],
+  wrapperTypes: ['decorated_definition'],
+  commentTypes: ['comment'],
+  containerKinds: ['class'],
+  moduleSystem: 'python',
+  mutatingMethods: MUTATING_METHODS,
+  docstring,
+  moduleDocstring,
+  signature: (definition) => headerBefore(definition, definition.childForFieldName('body')),
+  imports,
+  bases,
+  stringValue,
+};

@@ -1,0 +1,384 @@
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import FlexSearch from 'flexsearch';
+import { z } from 'zod';
+import { CHUNK_LEVELS, type ChunkLevel } from '../index/model';
+import { writeFileAtomic } from '../util/atomic-file';
+
+/**
+ * The lexical segment: one FlexSearch index per chunk level gives the postings (which chunks hold
+ * a term); beside it, per-chunk term frequencies, lengths and per-level document frequencies give
+ * the statistics BM25 needs, which FlexSearch's positional order does not count.
+ *
+ * Updates are cheap: a removed chunk becomes a tombstone (FlexSearch removal is slow), new chunks
+ * are appended, and both are logged to a delta file; a snapshot is written after large batches.
+ */
+export interface LexicalDocument {
+  readonly chunkId: string;
+  readonly path: string;
+  readonly level: ChunkLevel;
+  /** Term counts of the chunk's text. */
+  readonly terms: ReadonlyMap<string, number>;
+  /** Terms of its names (symbol, file stem, folders): boosted at query time. */
+  readonly nameTerms: readonly string[];
+}
+
+export interface DocumentStats {
+  readonly chunkId: string;
+  readonly path: string;
+  readonly level: ChunkLevel;
+  readonly length: number;
+  /** Frequency of `term` in the chunk's text (0 when absent). */
+  termFrequency(term: string): number;
+  hasNameTerm(term: string): boolean;
+}
+
+interface DocRecord {
+  readonly chunkId: string;
+  readonly path: string;
+  readonly level: ChunkLevel;
+  readonly length: number;
+  /** Sorted term ids with their counts, searched by bisection. */
+  readonly termIds: Uint32Array;
+  readonly counts: Uint16Array;
+  readonly nameTermIds: Uint32Array;
+}
+
+type FlexIndex = InstanceType<typeof FlexSearch.Index>;
+
+const SNAPSHOT_VERSION = 1;
+const LEVEL_INDEX = new Map(CHUNK_LEVELS.map((level, index) => [level, index]));
+
+export class LexicalIndex {
+  private readonly flex = new Map<ChunkLevel, FlexIndex>();
+  private readonly docs = new Map<number, DocRecord>();
+  private readonly byPath = new Map<string, number[]>();
+  private readonly termIds = new Map<string, number>();
+  private readonly terms: string[] = [];
+  private readonly documentFrequency = new Map<ChunkLevel, Map<number, number>>();
+  private readonly totalLength = new Map<ChunkLevel, number>();
+  private readonly liveCount = new Map<ChunkLevel, number>();
+  private readonly tombstones = new Set<number>();
+  private nextDocId = 1;
+
+  constructor() {
+    for (const level of CHUNK_LEVELS) {
+      this.flex.set(level, newFlexIndex());
+      this.documentFrequency.set(level, new Map());
+      this.totalLength.set(level, 0);
+      this.liveCount.set(level, 0);
+    }
+  }
+
+  get size(): number {
+    return this.docs.size;
+  }
+
+  get tombstoneCount(): number {
+    return this.tombstones.size;
+  }
+
+  add(documents: readonly LexicalDocument[]): void {
+    for (const document of documents) this.addOne(document);
+  }
+
+  removePaths(paths: Iterable<string>): void {
+    for (const filePath of paths) {
+      const ids = this.byPath.get(filePath);
+      if (!ids) continue;
+      this.byPath.delete(filePath);
+      for (const docId of ids) this.removeDoc(docId);
+    }
+  }
+
+  /** Documents of `level` holding `term` (tombstones excluded). */
+  postings(level: ChunkLevel, term: string, limit = 100_000): number[] {
+    const hits = this.flex.get(level)!.search(term, { limit }) as (number | string)[];
+    const out: number[] = [];
+    for (const hit of hits) {
+      const docId = Number(hit);
+      if (!this.tombstones.has(docId) && this.docs.has(docId)) out.push(docId);
+    }
+    return out;
+  }
+
+  document(docId: number): DocumentStats | undefined {
+    const record = this.docs.get(docId);
+    if (!record) return undefined;
+    return {
+      chunkId: record.chunkId,
+      path: record.path,
+      level: record.level,
+      length: record.length,
+      termFrequency: (term) => {
+        const id = this.termIds.get(term);
+        if (id === undefined) return 0;
+        const at = bisect(record.termIds, id);
+        return at >= 0 ? record.counts[at]! : 0;
+      },
+      hasNameTerm: (term) => {
+        const id = this.termIds.get(term);
+        return id !== undefined && record.nameTermIds.includes(id);
+      },
+    };
+  }
+
+  documentFrequencyOf(level: ChunkLevel, term: string): number {
+    const id = this.termIds.get(term);
+    return id === undefined ? 0 : (this.documentFrequency.get(level)!.get(id) ?? 0);
+  }
+
+  levelStats(level: ChunkLevel): { documents: number; averageLength: number } {
+    const documents = this.liveCount.get(level)!;
+    return { documents, averageLength: documents ? this.totalLength.get(level)! / documents : 0 };
+  }
+
+  /** Every term present in some live chunk: the index vocabulary the technicality scorer uses. */
+  vocabulary(): Set<string> {
+    const out = new Set<string>();
+    for (const frequencies of this.documentFrequency.values()) {
+      for (const [id, count] of frequencies) if (count > 0) out.add(this.terms[id]!);
+    }
+    return out;
+  }
+
+  chunkIdsForPath(filePath: string): string[] {
+    return (this.byPath.get(filePath) ?? []).map((docId) => this.docs.get(docId)!.chunkId);
+  }
+
+  /** Rebuilds FlexSearch without tombstones, when they outgrow a quarter of the live chunks. */
+  compactIfNeeded(): boolean {
+    if (this.tombstones.size === 0 || this.tombstones.size < this.docs.size / 4) return false;
+    for (const level of CHUNK_LEVELS) this.flex.set(level, newFlexIndex());
+    for (const [docId, record] of this.docs) this.flex.get(record.level)!.add(docId, this.flexText(record));
+    this.tombstones.clear();
+    return true;
+  }
+
+  async writeSnapshot(file: string): Promise<void> {
+    const flex: Record<string, Record<string, string>> = {};
+    for (const [level, index] of this.flex) {
+      const parts: Record<string, string> = {};
+      await index.export((key: string, data: string) => {
+        if (data !== undefined && data !== null) parts[key] = data;
+      });
+      flex[level] = parts;
+    }
+    const docs = [...this.docs].map(([docId, record]) => [
+      docId,
+      record.chunkId,
+      record.path,
+      LEVEL_INDEX.get(record.level)!,
+      record.length,
+      Array.from(record.termIds),
+      Array.from(record.counts),
+      Array.from(record.nameTermIds),
+    ]);
+    const snapshot = { version: SNAPSHOT_VERSION, nextDocId: this.nextDocId, terms: this.terms, tombstones: [...this.tombstones], docs, flex };
+    await fs.mkdir(path.dirname(file), { recursive: true });
+    await writeFileAtomic(file, JSON.stringify(snapshot));
+  }
+
+  static async readSnapshot(file: string): Promise<LexicalIndex> {
+    const snapshot = Snapshot.parse(JSON.parse(await fs.readFile(file, 'utf8')));
+    const index = new LexicalIndex();
+    index.nextDocId = snapshot.nextDocId;
+    snapshot.terms.forEach((term, id) => {
+      index.terms.push(term);
+      index.termIds.set(term, id);
+    });
+    for (const [level, parts] of Object.entries(snapshot.flex)) {
+      const flex = index.flex.get(level as ChunkLevel);
+      if (!flex) continue;
+      for (const [key, data] of Object.entries(parts)) flex.import(key, data);
+    }
+    snapshot.tombstones.forEach((docId) => index.tombstones.add(docId));
+    for (const [docId, chunkId, filePath, levelIndex, length, termIds, counts, nameTermIds] of snapshot.docs) {
+      const record: DocRecord = {
+        chunkId,
+        path: filePath,
+        level: CHUNK_LEVELS[levelIndex]!,
+        length,
+        termIds: Uint32Array.from(termIds),
+        counts: Uint16Array.from(counts),
+        nameTermIds: Uint32Array.from(nameTermIds),
+      };
+      index.register(docId, record);
+    }
+    return index;
+  }
+
+  /** Appends one batch of changes to the delta log, flushed before returning. */
+  static async appendDelta(file: string, removedPaths: readonly string[], added: readonly LexicalDocument[]): Promise<void> {
+    const line = JSON.stringify({
+      remove: removedPaths,
+      add: added.map((document) => ({
+        chunkId: document.chunkId,
+        path: document.path,
+        level: document.level,
+        terms: [...document.terms],
+        names: document.nameTerms,
+      })),
+    });
+    await fs.mkdir(path.dirname(file), { recursive: true });
+    const handle = await fs.open(file, 'a');
+    try {
+      await handle.appendFile(`${line}\n`);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  }
+
+  /** Replays a delta log; a torn last line (a crash mid-append) is ignored. Returns lines applied. */
+  async replayDelta(file: string): Promise<number> {
+    const text = await fs.readFile(file, 'utf8').catch((cause: NodeJS.ErrnoException) => {
+      if (cause.code === 'ENOENT') return '';
+      throw cause;
+    });
+    let applied = 0;
+    for (const line of text.split('\n')) {
+      if (!line.trim()) continue;
+      const parsed = DeltaLine.safeParse(safeJson(line));
+      if (!parsed.success) continue;
+      this.removePaths(parsed.data.remove);
+      this.add(
+        parsed.data.add.map((document) => ({
+          chunkId: document.chunkId,
+          path: document.path,
+          level: document.level,
+          terms: new Map(document.terms),
+          nameTerms: document.names,
+        })),
+      );
+      applied++;
+    }
+    return applied;
+  }
+
+  private addOne(document: LexicalDocument): void {
+    const docId = this.nextDocId++;
+    const entries = [...document.terms].map(([term, count]) => [this.intern(term), count] as const).sort((a, b) => a[0] - b[0]);
+    let length = 0;
+    for (const [, count] of entries) length += count;
+    const record: DocRecord = {
+      chunkId: document.chunkId,
+      path: document.path,
+      level: document.level,
+      length,
+      termIds: Uint32Array.from(entries.map(([id]) => id)),
+      counts: Uint16Array.from(entries.map(([, count]) => Math.min(count, 65535))),
+      nameTermIds: Uint32Array.from(new Set(document.nameTerms.map((term) => this.intern(term)))),
+    };
+    this.register(docId, record);
+    this.flex.get(record.level)!.add(docId, this.flexText(record));
+  }
+
+  private register(docId: number, record: DocRecord): void {
+    if (this.tombstones.has(docId)) return;
+    this.docs.set(docId, record);
+    const ids = this.byPath.get(record.path);
+    if (ids) ids.push(docId);
+    else this.byPath.set(record.path, [docId]);
+    const frequencies = this.documentFrequency.get(record.level)!;
+    for (const id of record.termIds) frequencies.set(id, (frequencies.get(id) ?? 0) + 1);
+    for (const id of record.nameTermIds) if (bisect(record.termIds, id) < 0) frequencies.set(id, (frequencies.get(id) ?? 0) + 1);
+    this.totalLength.set(record.level, this.totalLength.get(record.level)! + record.length);
+    this.liveCount.set(record.level, this.liveCount.get(record.level)! + 1);
+  }
+
+  private removeDoc(docId: number): void {
+    const record = this.docs.get(docId);
+    if (!record) return;
+    this.docs.delete(docId);
+    this.tombstones.add(docId);
+    const frequencies = this.documentFrequency.get(record.level)!;
+    const decrement = (id: number) => {
+      const next = (frequencies.get(id) ?? 1) - 1;
+      if (next > 0) frequencies.set(id, next);
+      else frequencies.delete(id);
+    };
+    for (const id of record.termIds) decrement(id);
+    for (const id of record.nameTermIds) if (bisect(record.termIds, id) < 0) decrement(id);
+    this.totalLength.set(record.level, this.totalLength.get(record.level)! - record.length);
+    this.liveCount.set(record.level, this.liveCount.get(record.level)! - 1);
+  }
+
+  private intern(term: string): number {
+    let id = this.termIds.get(term);
+    if (id === undefined) {
+      id = this.terms.length;
+      this.terms.push(term);
+      this.termIds.set(term, id);
+    }
+    return id;
+  }
+
+  /** FlexSearch sees each distinct term once: it only has to answer "which chunks hold t". */
+  private flexText(record: DocRecord): string {
+    const ids = new Set<number>(record.termIds);
+    for (const id of record.nameTermIds) ids.add(id);
+    return [...ids].map((id) => this.terms[id]).join(' ');
+  }
+}
+
+function newFlexIndex(): FlexIndex {
+  const encoder = new FlexSearch.Encoder({ split: ' ', numeric: false, dedupe: false, normalize: false });
+  return new FlexSearch.Index({ encoder, tokenize: 'strict', resolution: 1, fastupdate: false, cache: false });
+}
+
+function bisect(sorted: Uint32Array, value: number): number {
+  let low = 0;
+  let high = sorted.length - 1;
+  while (low <= high) {
+    const middle = (low + high) >>> 1;
+    const current = sorted[middle]!;
+    if (current === value) return middle;
+    if (current < value) low = middle + 1;
+    else high = middle - 1;
+  }
+  return -1;
+}
+
+function safeJson(line: string): unknown {
+  try {
+    return JSON.parse(line);
+  } catch {
+    return null;
+  }
+}
+
+const Level = z.enum(['directory', 'file', 'class', 'function']);
+
+const Snapshot = z.object({
+  version: z.literal(SNAPSHOT_VERSION),
+  nextDocId: z.number().int(),
+  terms: z.array(z.string()),
+  tombstones: z.array(z.number().int()),
+  docs: z.array(
+    z.tuple([
+      z.number().int(),
+      z.string(),
+      z.string(),
+      z.number().int(),
+      z.number(),
+      z.array(z.number().int()),
+      z.array(z.number().int()),
+      z.array(z.number().int()),
+    ]),
+  ),
+  flex: z.record(z.string(), z.record(z.string(), z.string())),
+});
+
+const DeltaLine = z.object({
+  remove: z.array(z.string()),
+  add: z.array(
+    z.object({
+      chunkId: z.string(),
+      path: z.string(),
+      level: Level,
+      terms: z.array(z.tuple([z.string(), z.number().int()])),
+      names: z.array(z.string()),
+    }),
+  ),
+});

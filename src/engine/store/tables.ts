@@ -1,0 +1,254 @@
+import './lance-env';
+import * as lancedb from '@lancedb/lancedb';
+import { Bool, Field, FixedSizeList, Float32, Int32, List, Schema, Utf8 } from 'apache-arrow';
+import type { Chunk, ChunkLevel, CodeFact, LanguageId, SymbolKind } from '../index/model';
+
+/**
+ * The LanceDB side of the store: a `chunks` table (metadata, text and, when a model is loaded,
+ * its vector) and a `facts` table (one row per definition, plus one 'module' row per file).
+ * Rows are replaced per file, so writing the same file twice is harmless.
+ */
+const CHUNKS = 'chunks';
+const FACTS = 'facts';
+const DELETE_BATCH = 400;
+const ADD_BATCH = 4000;
+
+const text = (name: string, nullable = false) => new Field(name, new Utf8(), nullable);
+const int = (name: string, nullable = false) => new Field(name, new Int32(), nullable);
+const strings = (name: string) => new Field(name, new List(new Field('item', new Utf8(), true)), false);
+
+function chunkSchema(dimensions: number | null): Schema {
+  const fields: Field[] = [
+    text('id'),
+    text('level'),
+    text('filePath', true),
+    text('directoryPath'),
+    text('language', true),
+    text('className', true),
+    text('functionName', true),
+    int('startLine'),
+    int('endLine'),
+    text('parentDirectoryId', true),
+    text('parentFileId', true),
+    text('parentClassId', true),
+    text('content'),
+    text('fullContent', true),
+    new Field('isSummarized', new Bool(), false),
+    int('originalLineCount', true),
+  ];
+  if (dimensions) fields.push(new Field('vector', new FixedSizeList(dimensions, new Field('item', new Float32(), true)), false));
+  return new Schema(fields);
+}
+
+const factSchema = new Schema([
+  text('id'),
+  text('path'),
+  text('language'),
+  text('qualifiedName'),
+  text('name'),
+  text('kind'),
+  text('className', true),
+  text('parent', true),
+  int('startLine'),
+  int('endLine'),
+  text('signature'),
+  text('docstring', true),
+  text('chunkId', true),
+  text('calls'),
+  strings('raises'),
+  strings('errorStrings'),
+  strings('mutates'),
+  text('imports'),
+  strings('bases'),
+  text('calledBy'),
+]);
+
+/** Chunk metadata kept in memory for search: everything but text and vector. */
+export type ChunkMeta = Omit<Chunk, 'content' | 'fullContent'>;
+
+const CHUNK_META_COLUMNS = [
+  'id', 'level', 'filePath', 'directoryPath', 'language', 'className', 'functionName', 'startLine', 'endLine',
+  'parentDirectoryId', 'parentFileId', 'parentClassId', 'isSummarized', 'originalLineCount',
+];
+
+export interface CallerRecord {
+  readonly factId: string;
+  readonly path: string;
+  readonly line: number;
+}
+
+export class Tables {
+  private constructor(
+    private readonly db: lancedb.Connection,
+    private readonly chunks: lancedb.Table,
+    private readonly facts: lancedb.Table,
+    readonly dimensions: number | null,
+  ) {}
+
+  /** Opens the tables, creating them with the schema for `dimensions` (null: no vector column). */
+  static async open(directory: string, dimensions: number | null): Promise<Tables> {
+    const db = await lancedb.connect(directory);
+    const names = new Set(await db.tableNames());
+    const chunks = names.has(CHUNKS) ? await db.openTable(CHUNKS) : await db.createEmptyTable(CHUNKS, chunkSchema(dimensions));
+    const facts = names.has(FACTS) ? await db.openTable(FACTS) : await db.createEmptyTable(FACTS, factSchema);
+    const vector = (await chunks.schema()).fields.find((field) => field.name === 'vector');
+    const storedDimensions = vector ? (vector.type as FixedSizeList).listSize : null;
+    if (storedDimensions !== dimensions) throw new Error(`chunks table has ${storedDimensions ?? 'no'} vector dimensions, expected ${dimensions ?? 'none'}`);
+    return new Tables(db, chunks, facts, dimensions);
+  }
+
+  async deleteFiles(paths: readonly string[]): Promise<void> {
+    for (let i = 0; i < paths.length; i += DELETE_BATCH) {
+      const list = sqlList(paths.slice(i, i + DELETE_BATCH));
+      await this.chunks.delete(`filePath IN (${list})`);
+      await this.facts.delete(`path IN (${list})`);
+    }
+  }
+
+  async deleteChunks(ids: readonly string[]): Promise<void> {
+    for (let i = 0; i < ids.length; i += DELETE_BATCH) await this.chunks.delete(`id IN (${sqlList(ids.slice(i, i + DELETE_BATCH))})`);
+  }
+
+  async addChunks(chunks: readonly Chunk[], vectors: ReadonlyMap<string, Float32Array> | null): Promise<void> {
+    for (let i = 0; i < chunks.length; i += ADD_BATCH) {
+      const rows = chunks.slice(i, i + ADD_BATCH).map((chunk) => {
+        const row: Record<string, unknown> = { ...chunk };
+        if (this.dimensions) row.vector = Array.from(vectors?.get(chunk.id) ?? new Float32Array(this.dimensions));
+        return row;
+      });
+      await this.chunks.add(rows);
+    }
+  }
+
+  async addFacts(facts: readonly CodeFact[], calledBy: (factId: string) => readonly CallerRecord[]): Promise<void> {
+    for (let i = 0; i < facts.length; i += ADD_BATCH) {
+      await this.facts.add(facts.slice(i, i + ADD_BATCH).map((fact) => factRow(fact, calledBy(fact.id))));
+    }
+  }
+
+  /** Rewrites the `calledBy` of facts whose callers changed because other files changed. */
+  async updateCalledBy(facts: readonly CodeFact[], calledBy: (factId: string) => readonly CallerRecord[]): Promise<void> {
+    for (let i = 0; i < facts.length; i += ADD_BATCH) {
+      const rows = facts.slice(i, i + ADD_BATCH).map((fact) => factRow(fact, calledBy(fact.id)));
+      await this.facts.mergeInsert('id').whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(rows);
+    }
+  }
+
+  async chunkMetadata(): Promise<ChunkMeta[]> {
+    const rows = await this.chunks.query().select(CHUNK_META_COLUMNS).toArray();
+    return rows.map((row) => ({
+      id: row.id,
+      level: row.level as ChunkLevel,
+      filePath: row.filePath ?? null,
+      directoryPath: row.directoryPath,
+      language: (row.language ?? null) as LanguageId | null,
+      className: row.className ?? null,
+      functionName: row.functionName ?? null,
+      startLine: row.startLine,
+      endLine: row.endLine,
+      parentDirectoryId: row.parentDirectoryId ?? null,
+      parentFileId: row.parentFileId ?? null,
+      parentClassId: row.parentClassId ?? null,
+      isSummarized: row.isSummarized,
+      originalLineCount: row.originalLineCount ?? null,
+    }));
+  }
+
+  async chunkTexts(ids: readonly string[]): Promise<Map<string, { content: string; fullContent: string | null }>> {
+    const out = new Map<string, { content: string; fullContent: string | null }>();
+    for (let i = 0; i < ids.length; i += DELETE_BATCH) {
+      const rows = await this.chunks
+        .query()
+        .where(`id IN (${sqlList(ids.slice(i, i + DELETE_BATCH))})`)
+        .select(['id', 'content', 'fullContent'])
+        .toArray();
+      for (const row of rows) out.set(row.id, { content: row.content, fullContent: row.fullContent ?? null });
+    }
+    return out;
+  }
+
+  async allFacts(): Promise<CodeFact[]> {
+    const rows = await this.facts.query().toArray();
+    return rows.map(factFromRow);
+  }
+
+  /** Nearest chunks to `vector` by cosine distance, optionally restricted to some levels. */
+  async nearest(vector: Float32Array, limit: number, levels?: readonly ChunkLevel[]): Promise<{ id: string; distance: number }[]> {
+    if (!this.dimensions) return [];
+    let query = this.chunks.vectorSearch(Array.from(vector)).distanceType('cosine').select(['id', '_distance']).limit(limit);
+    if (levels && levels.length < 4) query = query.where(`level IN (${sqlList(levels)})`);
+    const rows = await query.toArray();
+    return rows.map((row) => ({ id: row.id as string, distance: row._distance as number }));
+  }
+
+  async counts(): Promise<{ chunks: number; facts: number }> {
+    return { chunks: await this.chunks.countRows(), facts: await this.facts.countRows() };
+  }
+
+  /** Merges small fragments and drops old versions, so disk use and scan time stay flat. */
+  async optimize(): Promise<void> {
+    const olderThan = new Date();
+    await this.chunks.optimize({ cleanupOlderThan: olderThan });
+    await this.facts.optimize({ cleanupOlderThan: olderThan });
+  }
+
+  close(): void {
+    this.chunks.close();
+    this.facts.close();
+    this.db.close();
+  }
+}
+
+function factRow(fact: CodeFact, calledBy: readonly CallerRecord[]): Record<string, unknown> {
+  return {
+    id: fact.id,
+    path: fact.path,
+    language: fact.language,
+    qualifiedName: fact.qualifiedName,
+    name: fact.name,
+    kind: fact.kind,
+    className: fact.className,
+    parent: fact.parent,
+    startLine: fact.startLine,
+    endLine: fact.endLine,
+    signature: fact.signature,
+    docstring: fact.docstring,
+    chunkId: fact.chunkId,
+    calls: JSON.stringify(fact.calls),
+    raises: [...fact.raises],
+    errorStrings: [...fact.errorStrings],
+    mutates: [...fact.mutates],
+    imports: JSON.stringify(fact.imports),
+    bases: [...fact.bases],
+    calledBy: JSON.stringify(calledBy),
+  };
+}
+
+function factFromRow(row: Record<string, unknown>): CodeFact {
+  const list = (value: unknown): string[] => (value ? Array.from(value as Iterable<string>) : []);
+  return {
+    id: row.id as string,
+    path: row.path as string,
+    language: row.language as LanguageId,
+    qualifiedName: row.qualifiedName as string,
+    name: row.name as string,
+    kind: row.kind as SymbolKind,
+    className: (row.className as string | null) ?? null,
+    parent: (row.parent as string | null) ?? null,
+    startLine: row.startLine as number,
+    endLine: row.endLine as number,
+    signature: row.signature as string,
+    docstring: (row.docstring as string | null) ?? null,
+    chunkId: (row.chunkId as string | null) ?? null,
+    calls: JSON.parse(row.calls as string),
+    raises: list(row.raises),
+    errorStrings: list(row.errorStrings),
+    mutates: list(row.mutates),
+    imports: JSON.parse(row.imports as string),
+    bases: list(row.bases),
+  };
+}
+
+function sqlList(values: readonly string[]): string {
+  return values.map((value) => `'${value.replace(/'/g, "''")}'`).join(', ');
+}

@@ -1,0 +1,33 @@
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+
+/**
+ * Writes a file so that a crash leaves either the old or the new content, never a mix:
+ * write a sibling temp file, flush it, rename over the target, flush the directory.
+ */
+export async function writeFileAtomic(target: string, data: string | Uint8Array): Promise<void> {
+  const temp = `${target}.tmp-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+  const handle = await fs.open(temp, 'w');
+  try {
+    await handle.writeFile(data);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  try {
+    await fs.rename(temp, target);
+  } catch (cause) {
+    await fs.rm(temp, { force: true });
+    throw cause;
+  }
+  await syncDirectory(path.dirname(target));
+}
+
+async function syncDirectory(dir: string): Promise<void> {
+  const handle = await fs.open(dir, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
