@@ -44,6 +44,9 @@ const BUILTIN_RECEIVERS = new Set([
   'process', 'Buffer', 'window', 'document', 'Error', 'Map', 'Set', 'RegExp', 'Boolean', 'BigInt', 'Intl',
 ]);
 
+/** `super()` in Python, `super` in JavaScript and TypeScript: start the lookup at the base classes. */
+const SUPER_RECEIVERS = new Set(['super()', 'super']);
+
 const MAX_BASE_DEPTH = 6;
 const MAX_REEXPORT_DEPTH = 4;
 
@@ -306,7 +309,7 @@ class CallContext {
 
   resolve(site: CallSite): { fact: CodeFact; how: Resolution } | undefined {
     if (site.receiver === null) return this.resolveBare(site.name);
-    if (this.spec.selfNames.includes(site.receiver) || site.receiver === 'super()') return this.resolveSelf(site);
+    if (this.spec.selfNames.includes(site.receiver) || SUPER_RECEIVERS.has(site.receiver)) return this.resolveSelf(site);
     return this.resolveQualified(site);
   }
 
@@ -330,7 +333,7 @@ class CallContext {
 
   private resolveSelf(site: CallSite): { fact: CodeFact; how: Resolution } | undefined {
     if (this.classContext) {
-      const startAtBases = site.receiver === 'super()';
+      const startAtBases = SUPER_RECEIVERS.has(site.receiver!);
       const found = this.methodInHierarchy(this.caller.path, this.classContext, site.name, startAtBases, 0);
       if (found) return { fact: found, how: 'class' };
     }

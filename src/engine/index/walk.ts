@@ -229,6 +229,54 @@ class Walk {
   }
 }
 
+/**
+ * The walker's rules for one path at a time, for changes reported by an editor or file watcher:
+ * skip rules, exclusions and every .gitignore from the root down to the file's folder.
+ */
+export class PathFilter {
+  private readonly exclude: Ignore;
+  private readonly layers = new Map<string, IgnoreLayer | null>();
+
+  constructor(
+    private readonly root: string,
+    private readonly options: Pick<WalkOptions, 'exclude' | 'maxFileBytes'>,
+  ) {
+    this.exclude = ignore({ allowRelativePaths: true }).add([...(options.exclude ?? [])]);
+  }
+
+  /** Why `relative` is not indexed, or null when it is a candidate of `language`. */
+  async check(relative: string, size: number): Promise<{ reason: SkipReason } | { language: LanguageId }> {
+    const reason = skipByName(relative, this.exclude);
+    if (reason) return { reason };
+    const segments = relative.split('/');
+    const layers: IgnoreLayer[] = [];
+    for (let depth = 0; depth < segments.length; depth++) {
+      const folder = segments.slice(0, depth).join('/');
+      const layer = await this.layer(folder);
+      if (layer) layers.push(layer);
+      if (depth > 0 && isIgnored(layers, folder, true)) return { reason: 'ignored' };
+    }
+    if (isIgnored(layers, relative, false)) return { reason: 'ignored' };
+    const language = languageForPath(relative);
+    if (!language) return { reason: 'extension' };
+    if (size > this.options.maxFileBytes) return { reason: 'too_large' };
+    return { language: language.id };
+  }
+
+  /** Forgets cached .gitignore files, e.g. after one of them changed. */
+  invalidate(): void {
+    this.layers.clear();
+  }
+
+  private async layer(folder: string): Promise<IgnoreLayer | null> {
+    if (this.layers.has(folder)) return this.layers.get(folder)!;
+    const text = await fs.readFile(path.join(this.root, folder, '.gitignore'), 'utf8').catch(() => null);
+    const layer = text === null ? null : { base: folder, matcher: ignore().add(text) };
+    this.layers.set(folder, layer);
+    return layer;
+  }
+}
+
 interface IgnoreLayer {
   /** Folder of the .gitignore, relative to the root ('' at the root). */
   readonly base: string;

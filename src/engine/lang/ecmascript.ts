@@ -155,9 +155,11 @@ function requireBindings(declarator: Node, line: number): ImportBinding[] {
 /** Where a definition's header starts: the declaration or assignment that names a function value. */
 function headerNode(definition: Node): Node {
   const parent = definition.parent;
-  if (parent && ['variable_declarator', 'assignment_expression', 'pair', 'public_field_definition', 'field_definition'].includes(parent.type)) {
-    return parent;
+  if (parent?.type === 'variable_declarator') {
+    const declaration = parent.parent;
+    return declaration && (declaration.type === 'lexical_declaration' || declaration.type === 'variable_declaration') ? declaration : parent;
   }
+  if (parent && ['assignment_expression', 'pair', 'public_field_definition', 'field_definition'].includes(parent.type)) return parent;
   return definition;
 }
 

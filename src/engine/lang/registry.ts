@@ -1,10 +1,17 @@
 import type { LanguageId } from '../index/model';
+import { cpp } from './cpp';
+import { csharp } from './csharp';
 import { javascript, tsx, typescript } from './ecmascript';
+import { go } from './go';
+import { java } from './java';
+import { php } from './php';
 import { python } from './python';
+import { ruby } from './ruby';
+import { rust } from './rust';
 import type { LanguageSpec } from './spec';
 
 /** Every language the index understands, and which one a file belongs to by its extension. */
-export const LANGUAGES: readonly LanguageSpec[] = [python, javascript, typescript, tsx];
+export const LANGUAGES: readonly LanguageSpec[] = [python, javascript, typescript, tsx, go, java, rust, csharp, cpp, ruby, php];
 
 const byExtension = new Map<string, LanguageSpec>();
 for (const spec of LANGUAGES) for (const extension of spec.extensions) byExtension.set(extension, spec);

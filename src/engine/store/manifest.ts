@@ -30,6 +30,8 @@ const ManifestSchema = z.object({
   embeddingReason: z.string().nullable(),
   /** Paths whose rows were being rewritten when the manifest was last written (crash recovery). */
   pending: z.array(z.string()),
+  /** Which lexical snapshot and delta files are current. */
+  lexicalGeneration: z.number().int(),
   files: z.record(z.string(), FileEntry),
 });
 export type Manifest = z.infer<typeof ManifestSchema>;
@@ -67,5 +69,5 @@ export async function writeManifest(file: string, manifest: Manifest): Promise<v
 
 export function emptyManifest(root: string, parserVersion: string): Manifest {
   const now = new Date().toISOString();
-  return { schemaVersion: SCHEMA_VERSION, parserVersion, root, createdAt: now, updatedAt: now, embedding: null, embeddingReason: null, pending: [], files: {} };
+  return { schemaVersion: SCHEMA_VERSION, parserVersion, root, createdAt: now, updatedAt: now, embedding: null, embeddingReason: null, pending: [], lexicalGeneration: 0, files: {} };
 }

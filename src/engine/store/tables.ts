@@ -120,6 +120,16 @@ export class Tables {
     }
   }
 
+  /** Points file chunks at their directory chunk (or none) without rewriting the rows' text. */
+  async setParentDirectory(ids: readonly string[], parentDirectoryId: string | null): Promise<void> {
+    for (let i = 0; i < ids.length; i += DELETE_BATCH) {
+      await this.chunks.update({
+        where: `id IN (${sqlList(ids.slice(i, i + DELETE_BATCH))})`,
+        valuesSql: { parentDirectoryId: parentDirectoryId === null ? 'NULL' : sqlList([parentDirectoryId]) },
+      });
+    }
+  }
+
   async addFacts(facts: readonly CodeFact[], calledBy: (factId: string) => readonly CallerRecord[]): Promise<void> {
     for (let i = 0; i < facts.length; i += ADD_BATCH) {
       await this.facts.add(facts.slice(i, i + ADD_BATCH).map((fact) => factRow(fact, calledBy(fact.id))));

@@ -1,0 +1,66 @@
+// Builds the CLI, the parse worker (and, as they are added, the extension and its engine worker)
+// into dist/. Native and ESM-only packages stay external; the tree-sitter runtime and grammar wasm
+// files are copied beside the bundle, where src/engine/lang/grammars.ts looks for them.
+import * as esbuild from 'esbuild';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import * as path from 'node:path';
+
+const require = createRequire(import.meta.url);
+const watch = process.argv.includes('--watch');
+const production = process.argv.includes('--production');
+const dist = path.resolve('dist');
+
+const GRAMMARS = ['python', 'javascript', 'typescript', 'tsx', 'go', 'java', 'rust', 'c-sharp', 'cpp', 'ruby', 'php'];
+const EXTERNAL = ['vscode', '@lancedb/lancedb', 'apache-arrow', 'onnxruntime-node', 'sharp', '@huggingface/transformers', 'tsx'];
+
+const entries = [
+  { in: 'src/cli/main.ts', out: 'cli', banner: '#!/usr/bin/env node' },
+  { in: 'src/engine/index/parse-worker.ts', out: 'parse-worker' },
+].filter((entry) => existsSync(entry.in));
+
+function copyWasm() {
+  mkdirSync(path.join(dist, 'grammars'), { recursive: true });
+  copyFileSync(require.resolve('web-tree-sitter/web-tree-sitter.wasm'), path.join(dist, 'web-tree-sitter.wasm'));
+  const grammarDir = path.join(path.dirname(require.resolve('@vscode/tree-sitter-wasm/package.json')), 'wasm');
+  for (const grammar of GRAMMARS) {
+    copyFileSync(path.join(grammarDir, `tree-sitter-${grammar}.wasm`), path.join(dist, 'grammars', `tree-sitter-${grammar}.wasm`));
+  }
+}
+
+const common = {
+  bundle: true,
+  platform: 'node',
+  target: 'node20',
+  format: 'cjs',
+  sourcemap: production ? false : 'linked',
+  minify: production,
+  external: EXTERNAL,
+  // The CommonJS build of web-tree-sitter (the package exports it only to require()).
+  alias: { 'web-tree-sitter': require.resolve('web-tree-sitter') },
+  logLevel: 'warning',
+  logOverride: { 'require-resolve-not-external': 'silent' },
+};
+
+rmSync(dist, { recursive: true, force: true });
+mkdirSync(dist, { recursive: true });
+copyWasm();
+const contexts = await Promise.all(
+  entries.map((entry) =>
+    esbuild.context({
+      ...common,
+      entryPoints: { [entry.out]: entry.in },
+      outdir: dist,
+      ...(entry.banner ? { banner: { js: entry.banner } } : {}),
+    }),
+  ),
+);
+if (watch) {
+  await Promise.all(contexts.map((context) => context.watch()));
+  console.log('esbuild: watching');
+} else {
+  await Promise.all(contexts.map((context) => context.rebuild()));
+  await Promise.all(contexts.map((context) => context.dispose()));
+  if (existsSync(path.join(dist, 'cli.js'))) chmodSync(path.join(dist, 'cli.js'), 0o755);
+  console.log(`esbuild: built ${entries.map((entry) => entry.out).join(', ')} into dist/`);
+}

@@ -1,0 +1,294 @@
+import { availableParallelism, homedir } from 'node:os';
+import { promises as fs, realpathSync } from 'node:fs';
+import * as path from 'node:path';
+import { DEFAULT_MODEL_REPO, type Embedder, type EmbeddingStatus, type ModelRequest } from './embed/embedder';
+import { DEFAULT_HUB_URL } from './embed/hub';
+import { loadEmbedder } from './embed/load';
+import { StaticModel } from './embed/static-model';
+import { ParsePool } from './index/parse-pool';
+import { CodeGraph } from './graph/code-graph';
+import { Indexer, statIfFile, type IndexPlan, type IndexProgress, type IndexSummary } from './index/indexer';
+import { CHUNK_LEVELS, type ChunkLevel, type LanguageId } from './index/model';
+import { PathFilter, walkWorkspace, type SkipReason } from './index/walk';
+import { getLogger } from './log/logger';
+import { withTrace } from './log/trace';
+import { resolveSymbol, traceCallers, type CallerTreeNode, type SymbolAction, type SymbolResult } from './resolve/symbols';
+import { IndexStore } from './store/store';
+import { Emitter, type Disposable, type Event } from './util/event';
+import { shortHash } from './util/hash';
+import { relativePath, toPosix } from './util/paths';
+import { describeError, fail, ok, type Result } from './util/result';
+
+/**
+ * The engine of one workspace folder: it owns the store, the facts graph and the embedding model,
+ * keeps the index current (full runs and per-file updates, one writer at a time) and answers
+ * queries. The CLI, the tests, the benchmarks and the extension's worker all drive this class.
+ */
+export interface EngineOptions {
+  readonly root: string;
+  /** Where this folder's index lives; defaults to a folder under `storageRoot`. */
+  readonly storeDir?: string;
+  /** Where stores and downloaded models live (the extension passes its global storage). */
+  readonly storageRoot?: string;
+  readonly model?: ModelRequest;
+  readonly hubUrl?: string;
+  readonly maxFileBytes?: number;
+  /** Gitignore-style patterns to leave out (the editor's `files.exclude`). */
+  readonly exclude?: readonly string[];
+  readonly useGit?: boolean;
+  readonly workers?: number;
+}
+
+export interface IndexStats {
+  readonly root: string;
+  readonly storeDir: string;
+  readonly files: number;
+  readonly skippedFiles: Record<string, number>;
+  readonly chunks: Record<ChunkLevel, number>;
+  readonly facts: number;
+  readonly languages: Record<string, number>;
+  readonly embedding: EmbeddingStatus;
+  readonly updatedAt: string;
+}
+
+export interface IndexChange {
+  /** Files whose chunks or facts changed in the last run. */
+  readonly paths: readonly string[];
+}
+
+export const DEFAULT_MAX_FILE_BYTES = 1024 * 1024;
+
+const log = getLogger('engine');
+
+export class Engine implements Disposable {
+  private readonly progressEmitter = new Emitter<IndexProgress>();
+  private readonly changeEmitter = new Emitter<IndexChange>();
+  readonly onProgress: Event<IndexProgress> = this.progressEmitter.event;
+  readonly onDidChangeIndex: Event<IndexChange> = this.changeEmitter.event;
+  private readonly indexer: Indexer;
+  private readonly pool: ParsePool;
+  private readonly filter: PathFilter;
+  private writes: Promise<unknown> = Promise.resolve();
+  private disposed = false;
+
+  private constructor(
+    readonly root: string,
+    readonly options: EngineOptions,
+    readonly store: IndexStore,
+    readonly graph: CodeGraph,
+    readonly embedder: Embedder | null,
+    readonly embedding: EmbeddingStatus,
+    /** Messages for the user from opening the store (rebuilt, recovered …). */
+    readonly notices: readonly string[],
+  ) {
+    const maxFileBytes = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
+    this.pool = new ParsePool(options.workers ?? defaultWorkers(), embedder instanceof StaticModel ? embedder : null);
+    // An empty store means a full index is coming: start the workers while the caller gets ready.
+    if (!Object.keys(store.manifest.files).length) this.pool.start();
+    this.indexer = new Indexer({ root, maxFileBytes }, store, graph, embedder, this.pool);
+    this.indexer.onProgress((progress) => this.progressEmitter.fire(progress));
+    this.filter = new PathFilter(root, { exclude: options.exclude ?? [], maxFileBytes });
+  }
+
+  static async open(options: EngineOptions): Promise<Result<Engine>> {
+    const requested = path.resolve(options.root);
+    const stat = await fs.stat(requested).catch(() => null);
+    if (!stat) return fail('not_found', `Folder does not exist: ${requested}`);
+    if (!stat.isDirectory()) return fail('invalid_input', `Not a folder: ${requested}`);
+    const root = realpathSync(requested);
+    const storageRoot = options.storageRoot ?? defaultStorageRoot();
+    const storeDir = options.storeDir ? path.resolve(options.storeDir) : defaultStoreDir(storageRoot, root);
+    const model = options.model ?? { kind: 'hub', repo: DEFAULT_MODEL_REPO };
+
+    const loaded = await loadEmbedder(model, { cacheRoot: storageRoot, hubUrl: options.hubUrl ?? process.env.CODE_ORACLE_HUB_URL ?? DEFAULT_HUB_URL });
+    const embedder = loaded.ok ? loaded.value : null;
+    const reason = loaded.ok ? (embedder ? null : 'no embedding model is configured') : loaded.error.message;
+    if (!loaded.ok) log.warn('embedding_unavailable', { reason });
+    const embedding: EmbeddingStatus = {
+      available: !!embedder,
+      modelId: embedder?.id ?? null,
+      dimensions: embedder?.dimensions ?? 0,
+      reason: embedder ? null : `Lexical search only: ${reason}.`,
+    };
+
+    const opened = await IndexStore.open(storeDir, {
+      root,
+      embedding: embedder ? { modelId: embedder.id, dimensions: embedder.dimensions } : null,
+      embeddingReason: embedding.reason,
+    });
+    if (!opened.ok) return opened;
+    const { store, notices } = opened.value;
+    for (const notice of notices) log.warn('index_notice', { message: notice });
+    const graph = new CodeGraph(path.basename(root));
+    graph.update([], await store.tables.allFacts());
+    return ok(new Engine(root, { ...options, storeDir }, store, graph, embedder, embedding, notices));
+  }
+
+  get storeDir(): string {
+    return this.store.directory;
+  }
+
+  /** Brings the index up to date with the folder: new, changed and deleted files. */
+  index(signal?: AbortSignal): Promise<Result<IndexSummary>> {
+    return this.enqueue(() =>
+      withTrace(async () => {
+        this.progressEmitter.fire({ stage: 'walk', done: 0, total: 1 });
+        const walked = await walkWorkspace({ root: this.root, maxFileBytes: this.maxFileBytes, exclude: this.options.exclude ?? [], ...(this.options.useGit !== undefined ? { useGit: this.options.useGit } : {}) });
+        if (!walked.ok) return walked;
+        this.progressEmitter.fire({ stage: 'walk', done: 1, total: 1 });
+        const files = this.store.manifest.files;
+        const seen = new Set(walked.value.candidates.map((candidate) => candidate.path));
+        const tasks = walked.value.candidates.filter((candidate) => {
+          const entry = files[candidate.path];
+          return !entry || entry.size !== candidate.size || entry.mtimeMs !== candidate.mtimeMs;
+        });
+        const plan: IndexPlan = {
+          tasks,
+          removed: Object.keys(files).filter((file) => !seen.has(file)),
+          skipped: new Map(),
+          walkSkips: walked.value.skipped,
+          filesSeen: walked.value.candidates.length,
+        };
+        return this.runPlan(plan, signal);
+      }),
+    );
+  }
+
+  /** Re-indexes files that were saved, created or changed on disk (paths absolute or relative). */
+  updateFiles(paths: readonly string[], signal?: AbortSignal): Promise<Result<IndexSummary>> {
+    return this.enqueue(() => withTrace(async () => this.runPlan(await this.planFor(paths), signal)));
+  }
+
+  removeFiles(paths: readonly string[]): Promise<Result<IndexSummary>> {
+    return this.updateFiles(paths);
+  }
+
+  renameFile(from: string, to: string): Promise<Result<IndexSummary>> {
+    return this.updateFiles([from, to]);
+  }
+
+  /** Forgets cached .gitignore rules (call when a .gitignore file changes, then `index()`). */
+  invalidateIgnoreRules(): void {
+    this.filter.invalidate();
+  }
+
+  resolveSymbol(name: string, action: SymbolAction): Result<SymbolResult[]> {
+    return resolveSymbol(this.graph, name, action);
+  }
+
+  traceCallers(name: string, depth: number): Result<CallerTreeNode[]> {
+    return traceCallers(this.graph, name, depth);
+  }
+
+  stats(): IndexStats {
+    const manifest = this.store.manifest;
+    const chunks = Object.fromEntries(CHUNK_LEVELS.map((level) => [level, 0])) as Record<ChunkLevel, number>;
+    for (const meta of this.store.catalog.values()) chunks[meta.level]++;
+    const languages: Record<string, number> = {};
+    const skippedFiles: Record<string, number> = {};
+    let files = 0;
+    for (const entry of Object.values(manifest.files)) {
+      if (entry.skipped) skippedFiles[entry.skipped] = (skippedFiles[entry.skipped] ?? 0) + 1;
+      else {
+        files++;
+        if (entry.language) languages[entry.language] = (languages[entry.language] ?? 0) + 1;
+      }
+    }
+    return { root: this.root, storeDir: this.storeDir, files, skippedFiles, chunks, facts: this.graph.size, languages, embedding: this.embedding, updatedAt: manifest.updatedAt };
+  }
+
+  /** Whether the folder has changed since the index was last brought up to date. */
+  async isStale(): Promise<boolean> {
+    if (!Object.keys(this.store.manifest.files).length) return true;
+    const walked = await walkWorkspace({ root: this.root, maxFileBytes: this.maxFileBytes, exclude: this.options.exclude ?? [], ...(this.options.useGit !== undefined ? { useGit: this.options.useGit } : {}) });
+    if (!walked.ok) return true;
+    const files = this.store.manifest.files;
+    if (walked.value.candidates.length !== Object.keys(files).length) return true;
+    return walked.value.candidates.some((candidate) => {
+      const entry = files[candidate.path];
+      return !entry || entry.size !== candidate.size || entry.mtimeMs !== candidate.mtimeMs;
+    });
+  }
+
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    this.progressEmitter.dispose();
+    this.changeEmitter.dispose();
+    this.pool.dispose();
+    this.embedder?.dispose();
+    this.store.close();
+  }
+
+  private get maxFileBytes(): number {
+    return this.options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
+  }
+
+  private async planFor(paths: readonly string[]): Promise<IndexPlan> {
+    const tasks: { path: string; language: LanguageId; size: number; mtimeMs: number }[] = [];
+    const removed: string[] = [];
+    const skipped = new Map<string, SkipReason>();
+    for (const requested of new Set(paths.map((file) => this.relative(file)))) {
+      if (!requested || requested.startsWith('..')) continue;
+      const known = !!this.store.manifest.files[requested];
+      const stat = await statIfFile(this.root, requested);
+      if (!stat) {
+        if (known) removed.push(requested);
+        continue;
+      }
+      const verdict = await this.filter.check(requested, stat.size);
+      if ('reason' in verdict) {
+        if (known) skipped.set(requested, verdict.reason);
+        continue;
+      }
+      tasks.push({ path: requested, language: verdict.language, ...stat });
+    }
+    return { tasks, removed, skipped, walkSkips: new Map(), filesSeen: tasks.length };
+  }
+
+  private relative(file: string): string {
+    return path.isAbsolute(file) ? relativePath(this.root, file) : toPosix(path.normalize(file));
+  }
+
+  private async runPlan(plan: IndexPlan, signal?: AbortSignal): Promise<Result<IndexSummary>> {
+    if (this.disposed) return fail('cancelled', 'The index was closed.');
+    try {
+      const result = await this.indexer.run(plan, signal);
+      if (result.ok) {
+        const paths = [...plan.tasks.map((task) => task.path), ...plan.removed, ...plan.skipped.keys()];
+        if (paths.length) this.changeEmitter.fire({ paths });
+      }
+      return result;
+    } catch (cause) {
+      log.error('indexing_failed', { repo_path: this.root, error: describeError(cause) });
+      return fail('io_error', `Indexing failed: ${describeError(cause)}`);
+    }
+  }
+
+  /** Write operations run one after another; reads never wait for them. */
+  private enqueue<T>(operation: () => Promise<T>): Promise<T> {
+    const next = this.writes.then(operation, operation);
+    this.writes = next.catch(() => undefined);
+    return next;
+  }
+}
+
+export function defaultStorageRoot(): string {
+  if (process.env.CODE_ORACLE_HOME) return path.resolve(process.env.CODE_ORACLE_HOME);
+  const cache =
+    process.platform === 'win32'
+      ? process.env.LOCALAPPDATA ?? path.join(homedir(), 'AppData', 'Local')
+      : process.platform === 'darwin'
+        ? path.join(homedir(), 'Library', 'Caches')
+        : process.env.XDG_CACHE_HOME ?? path.join(homedir(), '.cache');
+  return path.join(cache, 'code-oracle');
+}
+
+/** One store per workspace folder, named after the folder and a hash of its real path. */
+export function defaultStoreDir(storageRoot: string, root: string): string {
+  return path.join(storageRoot, 'stores', `${path.basename(root).replace(/[^\w.-]+/g, '_')}-${shortHash(root)}`);
+}
+
+function defaultWorkers(): number {
+  return Math.max(1, Math.min(4, availableParallelism()));
+}

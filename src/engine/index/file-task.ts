@@ -1,0 +1,95 @@
+import * as path from 'node:path';
+import { embeddingText } from '../embed/embedder';
+import type { StaticModel } from '../embed/static-model';
+import { loadGrammar } from '../lang/grammars';
+import { languageById } from '../lang/registry';
+import { describeError } from '../util/result';
+import { countTerms, indexTerms } from '../text/tokenize';
+import { buildFileChunks } from './chunks';
+import { extractDefinitions } from './extract';
+import type { Chunk, CodeFact, LanguageId, ParseAnomaly } from './model';
+import { readSourceFile } from './read';
+import type { SkipReason } from './walk';
+
+/**
+ * Everything done for one file, in whichever thread runs it: read and classify, parse, extract,
+ * chunk, count terms and (with a static model) embed. The result is plain data.
+ */
+export interface FileTask {
+  readonly root: string;
+  readonly path: string;
+  readonly language: LanguageId;
+  readonly maxFileBytes: number;
+  /** The hash the manifest holds; an equal hash means only the timestamp changed. */
+  readonly previousHash: string | null;
+}
+
+export interface LexicalTerms {
+  readonly chunkId: string;
+  readonly terms: [string, number][];
+  readonly nameTerms: string[];
+}
+
+export type FileOutcome =
+  | {
+      readonly kind: 'indexed';
+      readonly path: string;
+      readonly hash: string;
+      readonly size: number;
+      readonly language: LanguageId;
+      readonly lineCount: number;
+      readonly chunks: Chunk[];
+      readonly facts: CodeFact[];
+      readonly anomalies: readonly ParseAnomaly[];
+      readonly flagged: { chunkId: string; functionName: string; lineCount: number }[];
+      readonly lexical: LexicalTerms[];
+      /** One vector per chunk, in chunk order, when a static model ran in this thread. */
+      readonly vectors: Float32Array[] | null;
+      readonly parseMs: number;
+    }
+  | { readonly kind: 'unchanged'; readonly path: string; readonly hash: string; readonly size: number }
+  | { readonly kind: 'skipped'; readonly path: string; readonly reason: SkipReason; readonly detail?: string; readonly hash?: string; readonly size: number }
+  | { readonly kind: 'failed'; readonly path: string; readonly error: string; readonly size: number };
+
+export async function runFileTask(task: FileTask, embedder: StaticModel | null): Promise<FileOutcome> {
+  const read = await readSourceFile(path.join(task.root, task.path), task.maxFileBytes);
+  if (read.kind === 'skip') {
+    return { kind: 'skipped', path: task.path, reason: read.reason, ...(read.detail ? { detail: read.detail } : {}), ...(read.hash ? { hash: read.hash } : {}), size: 0 };
+  }
+  if (read.hash === task.previousHash) return { kind: 'unchanged', path: task.path, hash: read.hash, size: read.size };
+  try {
+    const started = performance.now();
+    const spec = languageById(task.language);
+    const extraction = extractDefinitions(task.path, read.source, spec, await loadGrammar(spec));
+    const built = buildFileChunks(task.path, task.language, read.source, extraction);
+    const parseMs = performance.now() - started;
+    return {
+      kind: 'indexed',
+      path: task.path,
+      hash: read.hash,
+      size: read.size,
+      language: task.language,
+      lineCount: extraction.lineCount,
+      chunks: built.chunks,
+      facts: built.facts,
+      anomalies: extraction.anomalies,
+      flagged: built.flagged,
+      lexical: built.chunks.map(lexicalTerms),
+      vectors: embedder ? built.chunks.map((chunk) => embedder.embedOne(embeddingText(chunk))) : null,
+      parseMs,
+    };
+  } catch (cause) {
+    return { kind: 'failed', path: task.path, error: describeError(cause), size: read.size };
+  }
+}
+
+/** The terms of a chunk's text, and the terms of its names: symbol, file stem and nearby folders. */
+export function lexicalTerms(chunk: Chunk): LexicalTerms {
+  const location = chunk.filePath ?? chunk.directoryPath;
+  const names = [chunk.className, chunk.functionName, location.split('/').slice(-3).join(' ').replace(/\.[^.\s]+$/, '')].filter(Boolean).join(' ');
+  return {
+    chunkId: chunk.id,
+    terms: [...countTerms(indexTerms(chunk.content))],
+    nameTerms: [...new Set(indexTerms(names))],
+  };
+}

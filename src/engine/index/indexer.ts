@@ -1,0 +1,447 @@
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import { embeddingText, type Embedder } from '../embed/embedder';
+import type { CodeGraph } from '../graph/code-graph';
+import { elapsedMs, getLogger } from '../log/logger';
+import { directoryLexicalKey, type IndexStore } from '../store/store';
+import type { LexicalDocument } from '../store/lexical';
+import type { FileEntry } from '../store/manifest';
+import type { CallerRecord } from '../store/tables';
+import { Emitter, type Event } from '../util/event';
+import { fail, ok, type Result } from '../util/result';
+import { parentDir } from '../util/paths';
+import { buildDirectoryChunk, directoryChunkId, planDirectoryUnits } from './directories';
+import { lexicalTerms, type FileOutcome, type FileTask } from './file-task';
+import { CHUNK_LEVELS, type Chunk, type ChunkLevel, type CodeFact, type LanguageId } from './model';
+import type { ParsePool } from './parse-pool';
+import type { SkipReason } from './walk';
+
+/**
+ * The ingestion pipeline over an open store: parse the files that changed (in worker threads),
+ * write their chunks in batches as they arrive, then update the facts graph, the directory chunks
+ * and `calledBy` where affected, embed, and commit the manifest. Any set of changes, from one
+ * saved file to a branch switch touching thousands, is one run.
+ */
+export type IndexStage = 'walk' | 'parse' | 'facts' | 'embed' | 'write';
+
+export interface IndexProgress {
+  readonly stage: IndexStage;
+  readonly done: number;
+  readonly total: number;
+  readonly path?: string;
+}
+
+export interface IndexPlan {
+  /** Files to (re)read: new, or changed since the manifest's size and timestamp. */
+  readonly tasks: readonly { path: string; language: LanguageId; size: number; mtimeMs: number }[];
+  /** Files the index holds that are gone or no longer indexable. */
+  readonly removed: readonly string[];
+  /** Files newly skipped by name or size (their old rows must go), with the reason. */
+  readonly skipped: ReadonlyMap<string, SkipReason>;
+  /** Skips counted by the walk (ignored folders, extensions …), for the summary. */
+  readonly walkSkips: ReadonlyMap<SkipReason, number>;
+  readonly filesSeen: number;
+}
+
+export interface IndexSummary {
+  readonly files: number;
+  readonly indexed: number;
+  readonly unchanged: number;
+  readonly removed: number;
+  readonly failed: number;
+  readonly skipped: Record<string, number>;
+  readonly chunks: Record<ChunkLevel, number>;
+  readonly chunksWritten: number;
+  readonly facts: number;
+  readonly parseErrors: number;
+  readonly flaggedForSummary: number;
+  readonly durationMs: number;
+}
+
+export interface IndexerOptions {
+  readonly root: string;
+  readonly maxFileBytes: number;
+}
+
+/** Below this many files a run parses inline: starting workers would cost more than it saves. */
+const INLINE_LIMIT = 24;
+/** Chunks buffered before a write to the tables. */
+const FLUSH_CHUNKS = 4000;
+/** Runs touching more files than this end with a new lexical snapshot instead of a delta line. */
+const SNAPSHOT_THRESHOLD = 200;
+const EMBED_BATCH = 64;
+
+const log = getLogger('index.indexer');
+
+export class Indexer {
+  private readonly progressEmitter = new Emitter<IndexProgress>();
+  readonly onProgress: Event<IndexProgress> = this.progressEmitter.event;
+
+  constructor(
+    private readonly options: IndexerOptions,
+    private readonly store: IndexStore,
+    private readonly graph: CodeGraph,
+    private readonly embedder: Embedder | null,
+    private readonly pool: ParsePool,
+  ) {}
+
+  report(progress: IndexProgress): void {
+    this.progressEmitter.fire(progress);
+  }
+
+  async run(plan: IndexPlan, signal?: AbortSignal): Promise<Result<IndexSummary>> {
+    const lock = this.store.lock();
+    if (!lock.ok) return lock;
+    const started = performance.now();
+    log.info('indexing_started', { repo_path: this.options.root, files_to_read: plan.tasks.length, files_removed: plan.removed.length });
+    try {
+      await this.store.recoverPending();
+      const touched = [...plan.tasks.map((task) => task.path), ...plan.removed, ...plan.skipped.keys()];
+      if (touched.length) await this.store.beginWrite(touched);
+      const run = new Run(this, plan, signal);
+      const result = await run.execute();
+      if (!result.ok) return result;
+      const summary = { ...result.value, durationMs: elapsedMs(started) };
+      log.info('indexing_completed', {
+        repo_path: this.options.root,
+        total_chunks: summary.chunks,
+        files: summary.files,
+        files_indexed: summary.indexed,
+        files_unchanged: summary.unchanged,
+        files_removed: summary.removed,
+        skipped: summary.skipped,
+        facts: summary.facts,
+        parse_errors: summary.parseErrors,
+        total_llm_calls: 0,
+        total_embedding_batches: run.embeddingBatches,
+        vocabulary_size: this.store.lexical.vocabulary().size,
+        duration_ms: summary.durationMs,
+      });
+      return ok(summary);
+    } finally {
+      lock.value.dispose();
+    }
+  }
+
+  /** Used by a run: the pieces it works with. */
+  get parts() {
+    return { options: this.options, store: this.store, graph: this.graph, embedder: this.embedder, pool: this.pool };
+  }
+}
+
+/** One execution of a plan. */
+class Run {
+  embeddingBatches = 0;
+  private readonly outcomes: FileOutcome[] = [];
+  private readonly entries = new Map<string, FileEntry | null>();
+  private readonly newFacts: CodeFact[] = [];
+  private readonly writtenLexical: LexicalDocument[] = [];
+  private readonly rewrittenPaths = new Set<string>();
+  private pendingChunks: Chunk[] = [];
+  private pendingVectors = new Map<string, Float32Array>();
+  private pendingLexical: LexicalDocument[] = [];
+  /** Directory unit of each file as planned before parsing, stamped on file chunks as they are written. */
+  private plannedUnitOf = new Map<string, string>();
+  private chunksWritten = 0;
+  private parseErrors = 0;
+  private flagged = 0;
+
+  constructor(
+    private readonly indexer: Indexer,
+    private readonly plan: IndexPlan,
+    private readonly signal: AbortSignal | undefined,
+  ) {}
+
+  async execute(): Promise<Result<Omit<IndexSummary, 'durationMs'>>> {
+    const { store, graph } = this.indexer.parts;
+    this.plannedUnitOf = unitOfFiles(this.expectedFiles());
+    const parsed = await this.parseAll();
+    if (!parsed.ok) return parsed;
+
+    for (const file of this.plan.removed) this.entries.set(file, null);
+    for (const [file, reason] of this.plan.skipped) {
+      this.entries.set(file, null);
+      this.logSkip(file, reason);
+    }
+    const noLongerChunked = this.outcomes.filter((outcome) => outcome.kind === 'skipped' || outcome.kind === 'failed').map((outcome) => outcome.path);
+    const removedPaths = [...this.plan.removed, ...this.plan.skipped.keys(), ...noLongerChunked];
+    await store.removeFiles(removedPaths);
+    removedPaths.forEach((file) => this.rewrittenPaths.add(file));
+    await this.flush();
+
+    this.indexer.report({ stage: 'facts', done: 0, total: 1 });
+    const change = graph.update(this.rewrittenPaths, this.newFacts);
+    const directories = await this.rebuildDirectories();
+    this.indexer.report({ stage: 'facts', done: 1, total: 1 });
+
+    const embedded = await this.embedMissing(directories.chunks);
+    if (!embedded.ok) return embedded;
+
+    this.indexer.report({ stage: 'write', done: 0, total: 1 });
+    await store.replaceDirectoryChunks(directories.removedIds, directories.chunks, embedded.value, directories.lexical);
+    const calledBy = (id: string) => callerRecords(graph, id);
+    await store.addFacts(this.newFacts, calledBy);
+    const staleCallers = [...change.changedTargets].map((id) => graph.fact(id)).filter((fact): fact is CodeFact => !!fact && !this.rewrittenPaths.has(fact.path));
+    await store.updateCalledBy(staleCallers, calledBy);
+    const large = this.rewrittenPaths.size > SNAPSHOT_THRESHOLD;
+    await store.persistLexical([...this.rewrittenPaths, ...directories.lexicalRemoved], [...this.writtenLexical, ...directories.lexical], large);
+    await store.commit(this.entries);
+    if (large) await store.optimize();
+    this.indexer.report({ stage: 'write', done: 1, total: 1 });
+
+    return ok(this.summary(this.plan.removed.length));
+  }
+
+  /** Reads and parses every planned file, flushing chunks to the store as batches fill. */
+  private async parseAll(): Promise<Result<void>> {
+    const { options, store, pool } = this.indexer.parts;
+    const tasks = this.plan.tasks;
+    const inline = tasks.length <= INLINE_LIMIT;
+    let done = 0;
+    {
+      const runs = tasks.map(async (planned) => {
+        const task: FileTask = {
+          root: options.root,
+          path: planned.path,
+          language: planned.language,
+          maxFileBytes: options.maxFileBytes,
+          previousHash: store.manifest.files[planned.path]?.hash ?? null,
+        };
+        if (this.signal?.aborted) return;
+        log.info('file_parse_started', { file_path: planned.path, language: planned.language });
+        const outcome = await pool.run(task, inline);
+        if (this.signal?.aborted) return;
+        await this.accept(outcome, planned);
+        this.indexer.report({ stage: 'parse', done: ++done, total: tasks.length, path: planned.path });
+      });
+      await Promise.all(runs);
+    }
+    if (this.signal?.aborted) return fail('cancelled', 'Indexing was cancelled; the index will finish the remaining files next time.');
+    return ok(undefined);
+  }
+
+  private async accept(outcome: FileOutcome, planned: { size: number; mtimeMs: number }): Promise<void> {
+    this.outcomes.push(outcome);
+    const entry = (fields: Partial<FileEntry>): FileEntry => ({ hash: null, size: planned.size, mtimeMs: planned.mtimeMs, language: null, skipped: null, chunks: 0, ...fields });
+    switch (outcome.kind) {
+      case 'unchanged': {
+        const previous = this.indexer.parts.store.manifest.files[outcome.path]!;
+        this.entries.set(outcome.path, { ...previous, size: planned.size, mtimeMs: planned.mtimeMs });
+        return;
+      }
+      case 'skipped':
+        this.logSkip(outcome.path, outcome.reason, outcome.detail);
+        this.entries.set(outcome.path, entry({ hash: outcome.hash ?? null, skipped: outcome.reason }));
+        this.rewrittenPaths.add(outcome.path);
+        return;
+      case 'failed':
+        log.error('indexing_file_failed', { file_path: outcome.path, phase: 'chunking', error: outcome.error });
+        this.entries.set(outcome.path, entry({ skipped: 'failed' }));
+        this.rewrittenPaths.add(outcome.path);
+        return;
+      case 'indexed':
+        this.logParsed(outcome);
+        this.entries.set(outcome.path, entry({ hash: outcome.hash, language: outcome.language, chunks: outcome.chunks.length }));
+        this.rewrittenPaths.add(outcome.path);
+        this.newFacts.push(...outcome.facts);
+        this.pendingChunks.push(...outcome.chunks);
+        outcome.chunks.forEach((chunk, i) => {
+          const vector = outcome.vectors?.[i];
+          if (vector) this.pendingVectors.set(chunk.id, vector);
+        });
+        for (const terms of outcome.lexical) this.pendingLexical.push(lexicalDocument(terms.chunkId, outcome.path, levelOf(outcome.chunks, terms.chunkId), terms.terms, terms.nameTerms));
+        if (this.pendingChunks.length >= FLUSH_CHUNKS) await this.flush();
+    }
+  }
+
+  /** Writes buffered chunks: the files' old rows go first, so rewriting a file is idempotent. */
+  private async flush(): Promise<void> {
+    const { store, embedder } = this.indexer.parts;
+    const chunks = this.pendingChunks;
+    if (!chunks.length) return;
+    const paths = [...new Set(chunks.map((chunk) => chunk.filePath!))];
+    let vectors: Map<string, Float32Array> | null = this.pendingVectors;
+    if (embedder && embedder.kind === 'transformer') {
+      vectors = await this.embed(chunks);
+      this.embeddingBatches += Math.ceil(chunks.length / EMBED_BATCH);
+    } else if (embedder) {
+      this.embeddingBatches++;
+      log.info('embedding_batch', { batch_number: this.embeddingBatches, batch_size: chunks.length, model: embedder.id, level: 'all' });
+    }
+    this.indexer.report({ stage: 'write', done: this.chunksWritten, total: this.chunksWritten + chunks.length });
+    const linked = chunks.map((chunk) => (chunk.level === 'file' ? { ...chunk, parentDirectoryId: this.plannedUnitOf.get(chunk.filePath!) ?? null } : chunk));
+    await store.removeFiles(paths);
+    await store.addChunks(linked, embedder ? vectors : null, this.pendingLexical);
+    this.writtenLexical.push(...this.pendingLexical);
+    this.chunksWritten += chunks.length;
+    this.pendingChunks = [];
+    this.pendingVectors = new Map();
+    this.pendingLexical = [];
+  }
+
+  /** The files the index will hold after this run, as far as the plan knows before reading them. */
+  private expectedFiles(): string[] {
+    const { store } = this.indexer.parts;
+    const gone = new Set([...this.plan.removed, ...this.plan.skipped.keys()]);
+    const files = new Set(Object.entries(store.manifest.files).filter(([file, entry]) => !entry.skipped && !gone.has(file)).map(([file]) => file));
+    for (const task of this.plan.tasks) files.add(task.path);
+    return [...files];
+  }
+
+  /** Directory chunks of the folders this run touched, and of units that appeared or vanished. */
+  private async rebuildDirectories(): Promise<{ chunks: Chunk[]; removedIds: string[]; lexical: LexicalDocument[]; lexicalRemoved: string[] }> {
+    const { store, graph } = this.indexer.parts;
+    const units = planDirectoryUnits(graph.files());
+    const unitIds = new Set(units.map((unit) => directoryChunkId(unit.directory)));
+    const existing = [...store.catalog.values()].filter((meta) => meta.level === 'directory').map((meta) => meta.id);
+    const removedIds = existing.filter((id) => !unitIds.has(id));
+    const touchedFolders = new Set([...this.rewrittenPaths].flatMap(ancestors));
+    const stale = units.filter((unit) => !store.catalog.has(directoryChunkId(unit.directory)) || touchedFolders.has(unit.directory));
+    const chunks = stale.map((unit) => buildDirectoryChunk(unit, graph, nearestUnit(unit.directory, unitIds)));
+    const lexical = chunks.map((chunk) => {
+      const terms = lexicalTerms(chunk);
+      return lexicalDocument(chunk.id, directoryLexicalKey(chunk.id), 'directory', terms.terms, terms.nameTerms);
+    });
+    await this.relinkFileChunks(unitOfFiles(graph.files()));
+    return { chunks, removedIds, lexical, lexicalRemoved: [...removedIds, ...chunks.map((chunk) => chunk.id)].map(directoryLexicalKey) };
+  }
+
+  /** File chunks whose directory unit differs from the one they carry are pointed at the right one. */
+  private async relinkFileChunks(unitOf: ReadonlyMap<string, string>): Promise<void> {
+    const { store } = this.indexer.parts;
+    const moves = new Map<string | null, string[]>();
+    for (const meta of store.catalog.values()) {
+      if (meta.level !== 'file' || !meta.filePath) continue;
+      const wanted = unitOf.get(meta.filePath) ?? null;
+      if (meta.parentDirectoryId === wanted) continue;
+      const ids = moves.get(wanted) ?? [];
+      ids.push(meta.id);
+      moves.set(wanted, ids);
+    }
+    for (const [parent, ids] of moves) {
+      await store.tables.setParentDirectory(ids, parent);
+      for (const id of ids) store.catalog.set(id, { ...store.catalog.get(id)!, parentDirectoryId: parent });
+    }
+  }
+
+  /** Vectors for chunks that have none yet (directory chunks; everything with a transformer model). */
+  private async embedMissing(chunks: readonly Chunk[]): Promise<Result<Map<string, Float32Array> | null>> {
+    const { embedder } = this.indexer.parts;
+    if (!embedder) return ok(null);
+    this.indexer.report({ stage: 'embed', done: 0, total: chunks.length });
+    const vectors = await this.embed(chunks);
+    this.indexer.report({ stage: 'embed', done: chunks.length, total: chunks.length });
+    return ok(vectors);
+  }
+
+  private async embed(chunks: readonly Chunk[]): Promise<Map<string, Float32Array>> {
+    const { embedder } = this.indexer.parts;
+    const vectors = new Map<string, Float32Array>();
+    if (!embedder) return vectors;
+    for (let i = 0; i < chunks.length; i += EMBED_BATCH) {
+      const batch = chunks.slice(i, i + EMBED_BATCH);
+      const started = performance.now();
+      const embedded = await embedder.embed(batch.map(embeddingText));
+      batch.forEach((chunk, j) => vectors.set(chunk.id, embedded[j]!));
+      if (embedder.kind === 'transformer') {
+        log.info('embedding_batch', { batch_number: ++this.embeddingBatches, batch_size: batch.length, model: embedder.id, latency_ms: elapsedMs(started) });
+        this.indexer.report({ stage: 'embed', done: i + batch.length, total: chunks.length });
+      }
+    }
+    return vectors;
+  }
+
+  private logParsed(outcome: Extract<FileOutcome, { kind: 'indexed' }>): void {
+    const produced: Record<ChunkLevel, number> = { directory: 0, file: 0, class: 0, function: 0 };
+    for (const chunk of outcome.chunks) produced[chunk.level]++;
+    for (const anomaly of outcome.anomalies) {
+      if (anomaly.kind === 'missing') {
+        log.warn('tree_sitter_missing_node', { file_path: outcome.path, byte_offset: anomaly.byteOffset, line: anomaly.line, expected_type: anomaly.nodeType, surrounding_text: anomaly.context });
+      } else {
+        log.warn('tree_sitter_error_node', { file_path: outcome.path, byte_offset: anomaly.byteOffset, line: anomaly.line, node_type: anomaly.nodeType, surrounding_text: anomaly.context });
+      }
+    }
+    for (const flagged of outcome.flagged) {
+      log.info('function_flagged_for_summarization', { file_path: outcome.path, function_name: flagged.functionName, line_count: flagged.lineCount });
+    }
+    this.parseErrors += outcome.anomalies.length;
+    this.flagged += outcome.flagged.length;
+    log.info('file_parse_completed', {
+      file_path: outcome.path,
+      language: outcome.language,
+      chunks_produced: produced,
+      error_node_count: outcome.anomalies.length,
+      duration_ms: Math.round(outcome.parseMs * 100) / 100,
+    });
+  }
+
+  private logSkip(file: string, reason: SkipReason, detail?: string): void {
+    if (reason === 'unreadable') log.warn('file_unreadable', { file_path: file, error: detail ?? null });
+    else log.debug('file_skipped', { file_path: file, reason });
+  }
+
+  private summary(removed: number): Omit<IndexSummary, 'durationMs'> {
+    const { store, graph } = this.indexer.parts;
+    const skipped: Record<string, number> = Object.fromEntries(this.plan.walkSkips);
+    for (const reason of this.plan.skipped.values()) skipped[reason] = (skipped[reason] ?? 0) + 1;
+    for (const outcome of this.outcomes) if (outcome.kind === 'skipped') skipped[outcome.reason] = (skipped[outcome.reason] ?? 0) + 1;
+    const chunks: Record<ChunkLevel, number> = { directory: 0, file: 0, class: 0, function: 0 };
+    for (const meta of store.catalog.values()) chunks[meta.level]++;
+    const count = (kind: FileOutcome['kind']) => this.outcomes.filter((outcome) => outcome.kind === kind).length;
+    return {
+      files: Object.values(store.manifest.files).filter((entry) => !entry.skipped).length,
+      indexed: count('indexed'),
+      unchanged: this.plan.filesSeen - count('indexed') - count('skipped') - count('failed'),
+      removed,
+      failed: count('failed'),
+      skipped,
+      chunks,
+      chunksWritten: this.chunksWritten,
+      facts: graph.size,
+      parseErrors: this.parseErrors,
+      flaggedForSummary: this.flagged,
+    };
+  }
+}
+
+function lexicalDocument(chunkId: string, key: string, level: ChunkLevel, terms: [string, number][], nameTerms: string[]): LexicalDocument {
+  return { chunkId, path: key, level, terms: new Map(terms), nameTerms };
+}
+
+function levelOf(chunks: readonly Chunk[], id: string): ChunkLevel {
+  return chunks.find((chunk) => chunk.id === id)?.level ?? 'function';
+}
+
+export function callerRecords(graph: CodeGraph, id: string): CallerRecord[] {
+  return graph.callers(id).map((call) => ({ factId: call.callerId, path: graph.fact(call.callerId)?.path ?? '', line: call.site.line }));
+}
+
+/** Every folder above a file, the root ('.') included. */
+function ancestors(file: string): string[] {
+  const out: string[] = [];
+  for (let folder = parentDir(file); ; folder = parentDir(folder)) {
+    out.push(folder);
+    if (folder === '.') return out;
+  }
+}
+
+function unitOfFiles(files: Iterable<string>): Map<string, string> {
+  const unitOf = new Map<string, string>();
+  for (const unit of planDirectoryUnits(files)) for (const file of unit.files) unitOf.set(file, directoryChunkId(unit.directory));
+  return unitOf;
+}
+
+function nearestUnit(directory: string, unitIds: ReadonlySet<string>): string | null {
+  if (directory === '.') return null;
+  for (let folder = parentDir(directory); ; folder = parentDir(folder)) {
+    if (unitIds.has(directoryChunkId(folder))) return directoryChunkId(folder);
+    if (folder === '.') return null;
+  }
+}
+
+export async function statIfFile(root: string, relative: string): Promise<{ size: number; mtimeMs: number } | null> {
+  const stat = await fs.stat(path.join(root, relative)).catch(() => null);
+  return stat?.isFile() ? { size: stat.size, mtimeMs: Math.floor(stat.mtimeMs) } : null;
+}
+
+export const LEVELS = CHUNK_LEVELS;

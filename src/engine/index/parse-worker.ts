@@ -1,0 +1,34 @@
+import { parentPort, workerData } from 'node:worker_threads';
+import { StaticModel, type StaticModelPayload } from '../embed/static-model';
+import { runFileTask, type FileOutcome, type FileTask } from './file-task';
+
+/** Worker-thread entry: runs file tasks posted by the pool and posts back their outcomes. */
+interface WorkerInit {
+  readonly model: StaticModelPayload | null;
+}
+
+interface TaskMessage {
+  readonly id: number;
+  readonly task: FileTask;
+}
+
+const port = parentPort;
+if (!port) throw new Error('parse-worker must run in a worker thread');
+
+const init = workerData as WorkerInit;
+const embedder = init.model ? StaticModel.fromPayload(init.model) : Promise.resolve(null);
+
+port.on('message', (message: TaskMessage) => {
+  void handle(message);
+});
+
+async function handle({ id, task }: TaskMessage): Promise<void> {
+  let outcome: FileOutcome;
+  try {
+    outcome = await runFileTask(task, await embedder);
+  } catch (cause) {
+    outcome = { kind: 'failed', path: task.path, error: cause instanceof Error ? cause.message : String(cause), size: 0 };
+  }
+  const transfer = outcome.kind === 'indexed' && outcome.vectors ? outcome.vectors.map((vector) => vector.buffer as ArrayBuffer) : [];
+  port!.postMessage({ id, outcome }, transfer);
+}

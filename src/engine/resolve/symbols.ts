@@ -1,0 +1,160 @@
+import type { CodeGraph, ResolvedCall } from '../graph/code-graph';
+import { MODULE_QUALIFIED_NAME } from '../index/chunks';
+import type { CodeFact, SymbolKind } from '../index/model';
+import { languageById } from '../lang/registry';
+import { fail, ok, type Result } from '../util/result';
+
+/**
+ * Navigation over the facts graph: where a symbol is defined, who references or calls it, what
+ * it calls, and the multi-hop tree of its callers.
+ */
+export type SymbolAction = 'definition' | 'references' | 'callers' | 'callees';
+export const SYMBOL_ACTIONS: readonly SymbolAction[] = ['definition', 'references', 'callers', 'callees'];
+
+export interface SymbolLocation {
+  readonly id: string;
+  readonly name: string;
+  readonly qualifiedName: string;
+  readonly kind: SymbolKind;
+  readonly path: string;
+  readonly startLine: number;
+  readonly endLine: number;
+  readonly signature: string;
+  readonly docstring: string | null;
+}
+
+export interface Reference {
+  readonly path: string;
+  readonly line: number;
+  readonly kind: 'call' | 'import' | 'base';
+  /** The definition the reference sits in (the module for top-level code). */
+  readonly from: SymbolLocation | null;
+}
+
+export interface SymbolResult {
+  readonly symbol: SymbolLocation;
+  readonly references?: readonly Reference[];
+  readonly callers?: readonly Reference[];
+  readonly callees?: readonly { readonly target: SymbolLocation; readonly line: number }[];
+}
+
+export interface CallerTreeNode {
+  readonly symbol: SymbolLocation;
+  /** Where this node's symbol calls its parent in the tree (empty for the root). */
+  readonly callSites: readonly { readonly path: string; readonly line: number }[];
+  readonly callers: readonly CallerTreeNode[];
+  /** Why the tree stops here, when it stops before running out of callers. */
+  readonly truncated?: 'cycle' | 'depth';
+}
+
+export const MAX_TRACE_DEPTH = 8;
+
+/** Definitions matching `query`: `name`, `Class.method`, `path:line`, or a fact id `path::name`. */
+export function findDefinitions(graph: CodeGraph, query: string): CodeFact[] {
+  const trimmed = query.trim();
+  if (!trimmed) return [];
+  const direct = graph.fact(trimmed);
+  if (direct) return [direct];
+  const location = /^(.+):(\d+)$/.exec(trimmed);
+  if (location) {
+    const [, file, line] = location;
+    const facts = graph.factsInFile(file!).filter((fact) => fact.kind !== 'module');
+    const exact = facts.filter((fact) => fact.startLine === Number(line));
+    if (exact.length) return exact;
+    const containing = facts.filter((fact) => fact.startLine <= Number(line) && Number(line) <= fact.endLine);
+    return containing.sort((a, b) => a.endLine - a.startLine - (b.endLine - b.startLine)).slice(0, 1);
+  }
+  return graph.definitionsNamed(trimmed).sort((a, b) => a.path.localeCompare(b.path) || a.startLine - b.startLine);
+}
+
+export function resolveSymbol(graph: CodeGraph, query: string, action: SymbolAction): Result<SymbolResult[]> {
+  if (!query.trim()) return fail('invalid_input', 'Give a symbol name, such as `create_user` or `UserService.create`.');
+  const definitions = findDefinitions(graph, query);
+  if (!definitions.length) return fail('not_found', `No definition named "${query}" is indexed.`);
+  return ok(
+    definitions.map((fact): SymbolResult => {
+      const symbol = location(fact);
+      switch (action) {
+        case 'definition':
+          return { symbol };
+        case 'callers':
+          return { symbol, callers: graph.callers(fact.id).map((call) => callReference(graph, call)) };
+        case 'callees':
+          return { symbol, callees: graph.callees(fact.id).map((call) => ({ target: location(graph.fact(call.targetId)!), line: call.site.line })) };
+        case 'references':
+          return { symbol, references: references(graph, fact) };
+      }
+    }),
+  );
+}
+
+/** The callers of `query`, then their callers, up to `depth` hops; cycles are cut and marked. */
+export function traceCallers(graph: CodeGraph, query: string, depth: number): Result<CallerTreeNode[]> {
+  const definitions = findDefinitions(graph, query);
+  if (!definitions.length) return fail('not_found', `No definition named "${query}" is indexed.`);
+  const limit = Math.max(1, Math.min(MAX_TRACE_DEPTH, Math.floor(depth)));
+  return ok(definitions.map((fact) => callerNode(graph, fact, [], limit, new Set([fact.id]))));
+}
+
+function callerNode(graph: CodeGraph, fact: CodeFact, callSites: CallerTreeNode['callSites'], remaining: number, path: Set<string>): CallerTreeNode {
+  const calls = graph.callers(fact.id);
+  if (remaining === 0) return { symbol: location(fact), callSites, callers: [], ...(calls.length ? { truncated: 'depth' as const } : {}) };
+  const byCaller = new Map<string, { path: string; line: number }[]>();
+  for (const call of calls) {
+    const sites = byCaller.get(call.callerId) ?? [];
+    sites.push({ path: graph.fact(call.callerId)!.path, line: call.site.line });
+    byCaller.set(call.callerId, sites);
+  }
+  const callers: CallerTreeNode[] = [];
+  for (const [callerId, sites] of byCaller) {
+    const caller = graph.fact(callerId)!;
+    if (path.has(callerId)) {
+      callers.push({ symbol: location(caller), callSites: sites, callers: [], truncated: 'cycle' });
+      continue;
+    }
+    path.add(callerId);
+    callers.push(callerNode(graph, caller, sites, remaining - 1, path));
+    path.delete(callerId);
+  }
+  callers.sort((a, b) => a.symbol.path.localeCompare(b.symbol.path) || a.symbol.startLine - b.symbol.startLine);
+  return { symbol: location(fact), callSites, callers };
+}
+
+function references(graph: CodeGraph, fact: CodeFact): Reference[] {
+  const out: Reference[] = graph.callers(fact.id).map((call) => callReference(graph, call));
+  for (const file of graph.files()) {
+    const module = graph.moduleFact(file);
+    if (!module) continue;
+    const spec = languageById(module.language);
+    for (const scope of graph.factsInFile(file)) {
+      for (const binding of scope.imports) {
+        if (binding.imported !== fact.name && binding.local !== fact.name) continue;
+        if (!graph.resolveModule(file, spec, binding.module).includes(fact.path)) continue;
+        out.push({ path: file, line: binding.line, kind: 'import', from: scope.qualifiedName === MODULE_QUALIFIED_NAME ? null : location(scope) });
+      }
+      if (scope.bases.some((base) => base.replace(/[[<(][\s\S]*$/, '').split('.').pop() === fact.name) && fact.kind === 'class') {
+        out.push({ path: file, line: scope.startLine, kind: 'base', from: location(scope) });
+      }
+    }
+  }
+  return out.sort((a, b) => a.path.localeCompare(b.path) || a.line - b.line);
+}
+
+function callReference(graph: CodeGraph, call: ResolvedCall): Reference {
+  const caller = graph.fact(call.callerId)!;
+  return { path: caller.path, line: call.site.line, kind: 'call', from: location(caller) };
+}
+
+export function location(fact: CodeFact): SymbolLocation {
+  return {
+    id: fact.id,
+    name: fact.name,
+    qualifiedName: fact.qualifiedName,
+    kind: fact.kind,
+    path: fact.path,
+    startLine: fact.startLine,
+    endLine: fact.endLine,
+    signature: fact.signature,
+    docstring: fact.docstring,
+  };
+}
