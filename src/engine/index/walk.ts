@@ -287,6 +287,8 @@ interface IgnoreLayer {
 function isIgnored(layers: readonly IgnoreLayer[], relative: string, isDirectory: boolean): boolean {
   for (let i = layers.length - 1; i >= 0; i--) {
     const layer = layers[i]!;
+    // A .gitignore governs what lies below its folder, not the folder itself.
+    if (layer.base && !relative.startsWith(`${layer.base}/`)) continue;
     const local = layer.base ? relative.slice(layer.base.length + 1) : relative;
     const result = layer.matcher.test(isDirectory ? `${local}/` : local);
     if (result.ignored) return true;

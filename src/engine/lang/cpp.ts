@@ -58,7 +58,7 @@ const QUERY = `
   arguments: (argument_list) @errorlog.args
   (#match? @errorlog.method "^(error|critical|fatal|warn)$")) @errorlog
 
-(field_declaration declarator: (_) @binding.name) @binding
+(field_declaration type: (_) . declarator: (_) @binding.name) @binding
 (field_declaration_list (declaration declarator: (function_declarator) @binding.name) @binding)
 (translation_unit (declaration declarator: (function_declarator) @binding.name) @binding)
 (declaration_list (declaration declarator: (function_declarator) @binding.name) @binding)

@@ -36,8 +36,8 @@ const QUERY = `
   arguments: (argument_list) @errorlog.args
   (#match? @errorlog.method "^(LogError|LogCritical|LogWarning|Error|Fatal|Critical|Warn|Warning)$")) @errorlog
 
-(field_declaration (variable_declaration (variable_declarator name: (identifier) @binding.name))) @binding
-(event_field_declaration (variable_declaration (variable_declarator name: (identifier) @binding.name))) @binding
+(field_declaration (variable_declaration type: (_) . (variable_declarator name: (identifier) @binding.name))) @binding
+(event_field_declaration (variable_declaration type: (_) . (variable_declarator name: (identifier) @binding.name))) @binding
 (property_declaration name: (identifier) @binding.name) @binding
 (enum_member_declaration name: (identifier) @binding.name) @binding
 (assignment_expression left: ${THIS_MEMBER}) @mutation

@@ -34,8 +34,8 @@ const QUERY = `
   arguments: (argument_list) @errorlog.args
   (#match? @errorlog.method "^(error|warn|warning|severe|fatal)$")) @errorlog
 
-(field_declaration declarator: (variable_declarator name: (identifier) @binding.name)) @binding
-(constant_declaration declarator: (variable_declarator name: (identifier) @binding.name)) @binding
+(field_declaration type: (_) . declarator: (variable_declarator name: (identifier) @binding.name)) @binding
+(constant_declaration type: (_) . declarator: (variable_declarator name: (identifier) @binding.name)) @binding
 (enum_constant name: (identifier) @binding.name) @binding
 (assignment_expression left: ${THIS_FIELD}) @mutation
 (assignment_expression left: (array_access array: ${THIS_FIELD})) @mutation

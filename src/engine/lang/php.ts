@@ -45,7 +45,7 @@ const QUERY = `
 (property_declaration (property_element name: (variable_name) @binding.name)) @binding
 (const_declaration (const_element (name) @binding.name)) @binding
 (enum_case name: (name) @binding.name) @binding
-(use_declaration (name) @binding.name) @binding
+(use_declaration . (name) @binding.name) @binding
 (global_declaration (variable_name) @global.name) @global
 (assignment_expression left: (variable_name) @mutation.declares) @mutation
 (augmented_assignment_expression left: (variable_name) @mutation.name) @mutation

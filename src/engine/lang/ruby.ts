@@ -20,7 +20,7 @@ const QUERY = `
 (singleton_method name: (_) @name) @definition.function
 
 (call receiver: (_) @call.receiver method: (identifier) @call.name (#not-eq? @call.name "new")) @call
-(call !receiver method: (identifier) @call.name (#not-match? @call.name "^(raise|fail|require|require_relative|load)$")) @call
+(call !receiver method: (identifier) @call.name (#not-match? @call.name "^(raise|fail|require|require_relative)$")) @call
 (call receiver: (constant) @call.name method: (identifier) @call.new (#eq? @call.new "new")) @call
 (call receiver: (scope_resolution scope: (_) @call.receiver name: (constant) @call.name) method: (identifier) @call.new (#eq? @call.new "new")) @call
 

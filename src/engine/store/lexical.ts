@@ -142,6 +142,15 @@ export class LexicalIndex {
     return out;
   }
 
+  /** Every live chunk with its length and term counts, for checks and statistics. */
+  *documents(): IterableIterator<{ chunkId: string; path: string; level: ChunkLevel; length: number; terms: Map<string, number> }> {
+    for (const record of this.docs.values()) {
+      const terms = new Map<string, number>();
+      record.termIds.forEach((id, i) => terms.set(this.terms[id]!, record.counts[i]!));
+      yield { chunkId: record.chunkId, path: record.path, level: record.level, length: record.length, terms };
+    }
+  }
+
   chunkIdsForPath(filePath: string): string[] {
     return (this.byPath.get(filePath) ?? []).map((docId) => this.docs.get(docId)!.chunkId);
   }
@@ -230,17 +239,23 @@ export class LexicalIndex {
     }
   }
 
-  /** Replays a delta log; a torn last line (a crash mid-append) is ignored. Returns lines applied. */
+  /**
+   * Replays a delta log. A torn last line (a crash mid-append, before the manifest committed it)
+   * is ignored; a bad line anywhere else means the log is damaged. Returns the lines applied.
+   */
   async replayDelta(file: string): Promise<number> {
     const text = await fs.readFile(file, 'utf8').catch((cause: NodeJS.ErrnoException) => {
       if (cause.code === 'ENOENT') return '';
       throw cause;
     });
+    const lines = text.split('\n').filter((line) => line.trim());
     let applied = 0;
-    for (const line of text.split('\n')) {
-      if (!line.trim()) continue;
+    for (const [index, line] of lines.entries()) {
       const parsed = DeltaLine.safeParse(safeJson(line));
-      if (!parsed.success) continue;
+      if (!parsed.success) {
+        if (index === lines.length - 1 && !text.endsWith('\n')) break;
+        throw new Error(`line ${index + 1} of the lexical delta log is damaged`);
+      }
       this.removePaths(parsed.data.remove);
       this.add(
         parsed.data.add.map((document) => ({

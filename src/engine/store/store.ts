@@ -89,10 +89,25 @@ export class IndexStore {
     await lexical.replayDelta(lexicalDeltaPath(directory, generation));
     const store = new IndexStore(directory, manifest, tables, lexical, generation);
     for (const meta of await tables.chunkMetadata()) store.catalog.set(meta.id, meta);
+    store.checkConsistency();
     await store.recoverPending();
     await store.removeStrayLexicalFiles();
     log.info('index_store_opened', { directory, files: Object.keys(manifest.files).length, chunks: store.catalog.size, duration_ms: elapsedMs(started) });
     return store;
+  }
+
+  /**
+   * The parts of a store must agree: one file chunk per indexed file (pending files aside) and a
+   * lexical entry per chunk. A store that does not is treated as damaged and rebuilt.
+   */
+  private checkConsistency(): void {
+    const pending = new Set(this.manifestState.pending);
+    const indexed = Object.entries(this.manifestState.files).filter(([file, entry]) => !entry.skipped && !pending.has(file)).length;
+    const fileChunks = [...this.catalog.values()].filter((meta) => meta.level === 'file' && !pending.has(meta.filePath!)).length;
+    if (fileChunks !== indexed) throw new Error(`the chunks table holds ${fileChunks} files, the manifest ${indexed}`);
+    if (!pending.size && this.lexical.size !== this.catalog.size) {
+      throw new Error(`the lexical index holds ${this.lexical.size} chunks, the chunks table ${this.catalog.size}`);
+    }
   }
 
   /** Rows written for files whose batch never committed are dropped; those files are indexed again. */

@@ -177,6 +177,12 @@ export class Tables {
     return out;
   }
 
+  /** The persisted `calledBy` of every fact. */
+  async allCalledBy(): Promise<Map<string, CallerRecord[]>> {
+    const rows = await this.facts.query().select(['id', 'calledBy']).toArray();
+    return new Map(rows.map((row) => [row.id as string, JSON.parse(row.calledBy as string) as CallerRecord[]]));
+  }
+
   async allFacts(): Promise<CodeFact[]> {
     const rows = await this.facts.query().toArray();
     return rows.map(factFromRow);

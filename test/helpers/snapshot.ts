@@ -1,0 +1,22 @@
+import type { Engine } from '../../src/engine/engine';
+
+/**
+ * Everything an index holds, in a canonical order: two stores with equal snapshots answer every
+ * query the same way. Used to check that incremental updates equal a fresh index.
+ */
+export async function storeSnapshot(engine: Engine): Promise<unknown> {
+  const { store, graph } = engine;
+  const ids = [...store.catalog.keys()].sort();
+  const texts = await store.tables.chunkTexts(ids);
+  const chunks = ids.map((id) => ({ ...store.catalog.get(id), text: texts.get(id) }));
+  const facts = (await store.tables.allFacts()).sort((a, b) => a.id.localeCompare(b.id));
+  const calledBy = [...(await store.tables.allCalledBy())]
+    .map(([id, callers]) => [id, callers.map((c) => `${c.factId}@${c.line}`).sort()] as const)
+    .sort((a, b) => a[0].localeCompare(b[0]));
+  const graphCallers = facts.map((fact) => [fact.id, graph.callers(fact.id).map((c) => `${c.callerId}@${c.site.line}`).sort()] as const);
+  const lexical = [...store.lexical.documents()]
+    .map((doc) => ({ ...doc, terms: [...doc.terms].sort((a, b) => a[0].localeCompare(b[0])) }))
+    .sort((a, b) => a.chunkId.localeCompare(b.chunkId));
+  const files = Object.fromEntries(Object.entries(store.manifest.files).map(([file, entry]) => [file, { hash: entry.hash, language: entry.language, skipped: entry.skipped, chunks: entry.chunks }]));
+  return { chunks, facts, calledBy, graphCallers, lexical, vocabulary: [...store.lexical.vocabulary()].sort(), files };
+}

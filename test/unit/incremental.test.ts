@@ -1,0 +1,113 @@
+import { strict as assert } from 'node:assert';
+import { appendFileSync, readFileSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { unwrap } from '../../src/engine/util/result';
+import { storeSnapshot } from '../helpers/snapshot';
+import { openEngine, POTION_MODEL, Scratch } from '../helpers/workspace';
+
+/** After any sequence of edits, an updated index equals a fresh index of the final tree. */
+describe('incremental indexing', () => {
+  const scratch = new Scratch();
+  after(() => scratch.cleanup());
+
+  function edit(root: string): { changed: string[]; removed: string[]; renamed: [string, string] } {
+    appendFileSync(
+      path.join(root, 'shop/service.py'),
+      '\n\ndef audit(request):\n    """Check who asked before regenerating."""\n    from .api import authenticate\n    user = authenticate(request)\n    OrderService("db").regenerate()\n    return user\n',
+    );
+    rmSync(path.join(root, 'shop/cycle_b.py'));
+    renameSync(path.join(root, 'shop/util.py'), path.join(root, 'shop/helpers.py'));
+    writeFileSync(path.join(root, 'shop/reports.py'), 'from .helpers import log_event\n\n\ndef daily():\n    log_event("report")\n');
+    writeFileSync(path.join(root, 'shop/blob.py'), Buffer.from([0x00, 0x01, 0x02, 0x63, 0x6f]));
+    return { changed: ['shop/service.py', 'shop/reports.py', 'shop/blob.py'], removed: ['shop/cycle_b.py'], renamed: ['shop/util.py', 'shop/helpers.py'] };
+  }
+
+  async function freshSnapshot(root: string): Promise<unknown> {
+    const fresh = await openEngine(scratch, root);
+    try {
+      unwrap(await fresh.index());
+      return await storeSnapshot(fresh);
+    } finally {
+      fresh.dispose();
+    }
+  }
+
+  it('per-file updates, deletes and renames equal a fresh index, also after reopening the store', async () => {
+    const root = scratch.fixture('shop-py');
+    const engine = await openEngine(scratch, root);
+    const storeDir = engine.storeDir;
+    try {
+      unwrap(await engine.index());
+      const before = engine.graph.callers('shop/db.py::reset_connections').length;
+      const { changed, removed, renamed } = edit(root);
+      unwrap(await engine.updateFiles(changed));
+      unwrap(await engine.removeFiles(removed));
+      unwrap(await engine.renameFile(...renamed));
+      assert.equal(engine.graph.callers('shop/service.py::OrderService.regenerate').length, 1, 'the new caller is linked');
+      assert.equal(engine.graph.callers('shop/db.py::reset_connections').length, before);
+      assert.ok(!engine.graph.fact('shop/cycle_b.py::pong'));
+      assert.equal(engine.store.manifest.files['shop/blob.py']!.skipped, 'binary');
+      assert.deepEqual(await storeSnapshot(engine), await freshSnapshot(root));
+    } finally {
+      engine.dispose();
+    }
+    const reopened = await openEngine(scratch, root, { storeDir });
+    try {
+      assert.deepEqual(await storeSnapshot(reopened), await freshSnapshot(root), 'the delta log restores the same index');
+      const summary = unwrap(await reopened.index());
+      assert.equal(summary.indexed, 0, 'nothing left to do');
+    } finally {
+      reopened.dispose();
+    }
+  });
+
+  it('a full re-index after the same edits equals a fresh index, and rewrites only what changed', async () => {
+    const root = scratch.fixture('shop-py');
+    const engine = await openEngine(scratch, root);
+    try {
+      unwrap(await engine.index());
+      edit(root);
+      const summary = unwrap(await engine.index());
+      assert.equal(summary.indexed, 3, 'service.py, reports.py and helpers.py are parsed');
+      assert.equal(summary.removed, 2, 'cycle_b.py and util.py are gone');
+      assert.equal(summary.skipped.binary, 1);
+      assert.deepEqual(await storeSnapshot(engine), await freshSnapshot(root));
+    } finally {
+      engine.dispose();
+    }
+  });
+
+  it('a file whose timestamp changed but not its content is not parsed again', async () => {
+    const root = scratch.fixture('shop-py');
+    const engine = await openEngine(scratch, root);
+    try {
+      unwrap(await engine.index());
+      const file = path.join(root, 'shop/db.py');
+      writeFileSync(file, readFileSync(file));
+      const future = new Date(Date.now() + 5000);
+      utimesSync(file, future, future);
+      const summary = unwrap(await engine.index());
+      assert.equal(summary.indexed, 0);
+      const recorded = engine.store.manifest.files['shop/db.py']!.mtimeMs;
+      assert.ok(Math.abs(recorded - future.getTime()) <= 1, 'the manifest keeps the new timestamp, so the file is not read again');
+    } finally {
+      engine.dispose();
+    }
+  });
+
+  it('keeps vectors in step with chunks when a model is loaded', async () => {
+    const root = scratch.fixture('shop-js');
+    const engine = await openEngine(scratch, root, { model: { kind: 'directory', path: POTION_MODEL } });
+    try {
+      unwrap(await engine.index());
+      appendFileSync(path.join(root, 'lib/pricing.js'), '\nexports.discount = function discount(item) {\n  return exports.priceOf(item) / 2;\n};\n');
+      unwrap(await engine.updateFiles(['lib/pricing.js']));
+      const { chunks } = await engine.store.tables.counts();
+      assert.equal(chunks, engine.store.catalog.size);
+      const nearest = await engine.store.tables.nearest((await engine.embedder!.embed(['discount price of an item']))[0]!, 3);
+      assert.ok(nearest.some((hit) => hit.id === 'lib/pricing.js::None::discount::function'), JSON.stringify(nearest));
+    } finally {
+      engine.dispose();
+    }
+  });
+});

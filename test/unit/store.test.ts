@@ -1,0 +1,156 @@
+import { strict as assert } from 'node:assert';
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import * as path from 'node:path';
+import type { Engine } from '../../src/engine/engine';
+import { unwrap } from '../../src/engine/util/result';
+import { captureLogs, eventsNamed } from '../helpers/logs';
+import { storeSnapshot } from '../helpers/snapshot';
+import { openEngine, Scratch, writeTree } from '../helpers/workspace';
+
+describe('index store', () => {
+  const scratch = new Scratch();
+  after(() => scratch.cleanup());
+
+  async function indexedStore(): Promise<{ root: string; storeDir: string; snapshot: unknown }> {
+    const root = scratch.fixture('shop-py');
+    const engine = await openEngine(scratch, root);
+    try {
+      unwrap(await engine.index());
+      return { root, storeDir: engine.storeDir, snapshot: await storeSnapshot(engine) };
+    } finally {
+      engine.dispose();
+    }
+  }
+
+  async function reopenAndIndex(root: string, storeDir: string): Promise<{ engine: Engine; notices: readonly string[] }> {
+    const engine = await openEngine(scratch, root, { storeDir });
+    unwrap(await engine.index());
+    return { engine, notices: engine.notices };
+  }
+
+  function editManifest(storeDir: string, change: (manifest: Record<string, unknown>) => void): void {
+    const file = path.join(storeDir, 'manifest.json');
+    const manifest = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+    change(manifest);
+    writeFileSync(file, JSON.stringify(manifest));
+  }
+
+  it('writes the manifest atomically, leaving no temporary files', async () => {
+    const { storeDir } = await indexedStore();
+    assert.deepEqual(readdirSync(storeDir).filter((name) => name.includes('.tmp-')), []);
+    const manifest = JSON.parse(readFileSync(path.join(storeDir, 'manifest.json'), 'utf8'));
+    assert.equal(manifest.pending.length, 0);
+    assert.equal(Object.keys(manifest.files).length, 8);
+  });
+
+  for (const [label, damage, message] of [
+    ['an older schema', (dir: string) => editManifest(dir, (m) => (m.schemaVersion = 0)), /index format changed \(version 0 → 1\)/],
+    ['another parser version', (dir: string) => editManifest(dir, (m) => (m.parserVersion = 'web-tree-sitter@0.20')), /parser changed/],
+    ['a manifest that is not JSON', (dir: string) => writeFileSync(path.join(dir, 'manifest.json'), '{"schemaVersion": 1, "fi'), /could not be read \(manifest is not valid JSON/],
+    ['damaged tables', (dir: string) => rmSync(path.join(dir, 'lance', 'chunks.lance'), { recursive: true }), /was damaged/],
+    ['a damaged lexical log', (dir: string) => writeFileSync(path.join(dir, 'lexical-0.delta'), '{"remove": [\n{}\n'), /was damaged \(line 1 of the lexical delta log is damaged\)/],
+  ] as const) {
+    it(`rebuilds a store with ${label}, saying why`, async () => {
+      const { root, storeDir, snapshot } = await indexedStore();
+      damage(storeDir);
+      const { engine, notices } = await reopenAndIndex(root, storeDir);
+      try {
+        assert.ok(notices.some((notice) => message.test(notice)), notices.join('\n'));
+        assert.deepEqual(await storeSnapshot(engine), snapshot);
+      } finally {
+        engine.dispose();
+      }
+    });
+  }
+
+  it('rebuilds when the embedding model changes', async () => {
+    const { root, storeDir } = await indexedStore();
+    const engine = await openEngine(scratch, root, { storeDir, model: { kind: 'directory', path: path.resolve(__dirname, '..', '..', '..', 'shared', 'models', 'potion-base-2M') } });
+    try {
+      assert.match(engine.notices.join('\n'), /embedding model changed \(none → potion-base-2M \(64d\)\)/);
+    } finally {
+      engine.dispose();
+    }
+  });
+
+  it('lets one writer at a time update an index, with a clear message for the second', async () => {
+    const { root, storeDir } = await indexedStore();
+    const engine = await openEngine(scratch, root, { storeDir });
+    try {
+      const lock = unwrap(engine.store.lock());
+      const second = await engine.index();
+      assert.equal(second.ok, false);
+      if (!second.ok) {
+        assert.equal(second.error.code, 'index_locked');
+        assert.match(second.error.message, /being updated by this process since .*try again when it finishes/);
+      }
+      lock.dispose();
+      assert.equal((await engine.index()).ok, true);
+    } finally {
+      engine.dispose();
+    }
+  });
+
+  it('takes over a lock left by a process that died', async () => {
+    const { root, storeDir } = await indexedStore();
+    writeFileSync(path.join(storeDir, 'index.lock'), JSON.stringify({ pid: 2 ** 22 + 12345, host: hostname(), startedAt: '2026-01-01T00:00:00Z' }));
+    const engine = await openEngine(scratch, root, { storeDir });
+    try {
+      const { result, events } = await captureLogs(() => engine.index());
+      assert.equal(result.ok, true);
+      assert.equal(eventsNamed(events, 'stale_lock_removed').length, 1);
+      assert.ok(!existsSync(path.join(storeDir, 'index.lock')), 'the lock is released after the run');
+    } finally {
+      engine.dispose();
+    }
+  });
+
+  it('repairs a write that was interrupted before its commit', async () => {
+    const { root, storeDir, snapshot } = await indexedStore();
+    const engine = await openEngine(scratch, root, { storeDir });
+    // What a crash leaves: files marked pending, their rows half rewritten, no commit.
+    await engine.store.beginWrite(['shop/db.py', 'shop/api.py']);
+    await engine.store.removeFiles(['shop/db.py']);
+    engine.dispose();
+    const { result, events } = await captureLogs(() => reopenAndIndex(root, storeDir));
+    try {
+      assert.equal(eventsNamed(events, 'index_recovered_interrupted_write')[0]?.files, 2);
+      assert.deepEqual(await storeSnapshot(result.engine), snapshot);
+    } finally {
+      result.engine.dispose();
+    }
+  });
+
+  it('recovers from a process killed in the middle of indexing', async function () {
+    this.timeout(120_000);
+    const root = scratch.folder('oracle-kill-');
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 1500; i++) files[`pkg${i % 30}/mod${i}.py`] = `from .mod${(i + 1) % 1500} import f${(i + 1) % 1500}\n\n\ndef f${i}(x):\n    """Step ${i}."""\n    if x < 0:\n        raise ValueError("negative input to f${i}")\n    return f${(i + 1) % 1500}(x - 1)\n`;
+    writeTree(root, files);
+    const storeDir = path.join(scratch.folder(), 'store');
+    const cli = path.resolve(__dirname, '..', '..', 'dist', 'cli.js');
+    const child = spawn(process.execPath, [cli, 'index', root, '--store', storeDir, '--model', 'none'], { stdio: 'ignore' });
+    const exited = new Promise((resolve) => child.on('exit', resolve));
+    // Kill it once it has started writing: the manifest then lists the files it is rewriting.
+    const manifest = path.join(storeDir, 'manifest.json');
+    const writing = () => existsSync(manifest) && JSON.parse(readFileSync(manifest, 'utf8') || '{}').pending?.length > 0;
+    for (let waited = 0; !writing() && waited < 60_000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.ok(writing(), 'the indexer began writing');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    child.kill('SIGKILL');
+    await exited;
+    assert.ok(JSON.parse(readFileSync(manifest, 'utf8')).pending.length > 0, 'killed before its commit');
+    const { engine } = await reopenAndIndex(root, storeDir);
+    const fresh = await openEngine(scratch, root);
+    try {
+      unwrap(await fresh.index());
+      assert.deepEqual(await storeSnapshot(engine), await storeSnapshot(fresh));
+      assert.equal(Object.keys(engine.store.manifest.files).length, 1500);
+    } finally {
+      engine.dispose();
+      fresh.dispose();
+    }
+  });
+});
