@@ -593,6 +593,12 @@ describe('language specs', () => {
         ['*', 'cache.h', '*', 'wildcard', 3],
       ]);
     });
+
+    it('credits C and C++ functions with the file-level variables they assign', async () => {
+      const result = await chunkSource('counter.c', 'static int counter = 0;\n\nvoid bump(void) { counter++; }\n\nvoid local(void) { int counter = 1; counter++; }\n');
+      assert.deepEqual(fact(result, 'bump').mutates, ['counter']);
+      assert.deepEqual(fact(result, 'local').mutates, []);
+    });
   });
 
   describe('Ruby', () => {
@@ -706,6 +712,13 @@ describe('language specs', () => {
         ['Store', 'App\\Store\\Store', null, 'module', 5],
         ['Logger', 'Psr\\Log\\LoggerInterface', null, 'module', 6],
       ]);
+    });
+
+    it('credits a PHP function with a file-level variable only after `global`', async () => {
+      const source = '<?php\n$registry = [];\nfunction register($name) { global $registry; $registry[$name] = true; }\nfunction shadow() { $registry = []; $registry[1] = 2; }\n';
+      const result = await chunkSource('registry.php', source);
+      assert.deepEqual(fact(result, 'register').mutates, ['$registry']);
+      assert.deepEqual(fact(result, 'shadow').mutates, []);
     });
   });
 

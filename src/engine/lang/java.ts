@@ -5,9 +5,10 @@ import { headerBefore, leadingFileComment, type LanguageSpec } from './spec';
 /**
  * Java. Methods and constructors live in class, interface, enum and record bodies; fields and enum
  * constants are the class chunk's member lines. Assignments to a field without `this.` cannot be
- * told from local variables by syntax, so only `this.x` counts as a mutation of the object.
+ * told from local variables by syntax, so only `this.x` counts as a mutation of the object (and
+ * `Type.x` as one of `Type`, when that class is declared in the same file).
  */
-const THIS_FIELD = '(field_access object: (_) @mutation.object field: (identifier) @mutation.attribute)';
+const FIELD_ACCESS = '(field_access object: (_) @mutation.object field: (identifier) @mutation.attribute)';
 
 const QUERY = `
 (class_declaration name: (identifier) @name) @definition.class
@@ -37,10 +38,10 @@ const QUERY = `
 (field_declaration type: (_) . declarator: (variable_declarator name: (identifier) @binding.name)) @binding
 (constant_declaration type: (_) . declarator: (variable_declarator name: (identifier) @binding.name)) @binding
 (enum_constant name: (identifier) @binding.name) @binding
-(assignment_expression left: ${THIS_FIELD}) @mutation
-(assignment_expression left: (array_access array: ${THIS_FIELD})) @mutation
-(update_expression ${THIS_FIELD}) @mutation
-(method_invocation object: ${THIS_FIELD} name: (identifier) @mutation.method) @mutation
+(assignment_expression left: ${FIELD_ACCESS}) @mutation
+(assignment_expression left: (array_access array: ${FIELD_ACCESS})) @mutation
+(update_expression ${FIELD_ACCESS}) @mutation
+(method_invocation object: ${FIELD_ACCESS} name: (identifier) @mutation.method) @mutation
 
 (import_declaration) @import
 `;

@@ -55,7 +55,7 @@ const QUERY = `
 (const_item name: (identifier) @binding.name) @binding
 (static_item name: (identifier) @binding.name) @binding
 (let_declaration pattern: (identifier) @mutation.declares) @mutation
-(let_declaration pattern: (mut_pattern (identifier) @mutation.declares)) @mutation
+(let_declaration pattern: (tuple_pattern (identifier) @mutation.declares)) @mutation
 (assignment_expression left: (identifier) @mutation.name) @mutation
 (compound_assignment_expr left: (identifier) @mutation.name) @mutation
 (assignment_expression left: ${SELF_FIELD}) @mutation
@@ -102,29 +102,23 @@ function useTree(node: Node, prefix: string, line: number): ImportBinding[] {
     }
     case 'use_list':
       return node.namedChildren.flatMap((item) => useTree(item, prefix, line));
-    case 'use_wildcard': {
-      const path = join(node.namedChildren[0]?.text ?? '');
-      return [{ local: '*', module: path, imported: '*', kind: 'wildcard', line }];
-    }
-    case 'use_as_clause': {
-      const { module, imported } = splitPath(join(node.childForFieldName('path')?.text ?? ''));
-      const alias = node.childForFieldName('alias')?.text ?? imported;
-      return [{ local: alias, module, imported, kind: 'named', line }];
-    }
-    case 'self': {
-      const { imported } = splitPath(prefix);
-      return [{ local: imported, module: prefix, imported: null, kind: 'module', line }];
-    }
-    default: {
-      const { module, imported } = splitPath(join(node.text));
-      return [{ local: imported, module, imported, kind: 'named', line }];
-    }
+    case 'use_wildcard':
+      return [{ local: '*', module: join(node.namedChildren[0]?.text ?? ''), imported: '*', kind: 'wildcard', line }];
+    case 'use_as_clause':
+      return [binding(join(node.childForFieldName('path')?.text ?? ''), node.childForFieldName('alias')?.text ?? null, line)];
+    case 'self':
+      return [{ local: prefix.slice(prefix.lastIndexOf(':') + 1), module: prefix, imported: null, kind: 'module', line }];
+    default:
+      return [binding(join(node.text), null, line)];
   }
 }
 
-function splitPath(path: string): { module: string; imported: string } {
+/** `a::b::c` is the item `c` of module `a::b`; a single segment is a crate or module. */
+function binding(path: string, alias: string | null, line: number): ImportBinding {
   const separator = path.lastIndexOf('::');
-  return separator < 0 ? { module: path, imported: path } : { module: path.slice(0, separator), imported: path.slice(separator + 2) };
+  if (separator < 0) return { local: alias ?? path, module: path, imported: null, kind: 'module', line };
+  const imported = path.slice(separator + 2);
+  return { local: alias ?? imported, module: path.slice(0, separator), imported, kind: 'named', line };
 }
 
 /** A trait's supertraits (`trait A: B + C`). */

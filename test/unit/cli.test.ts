@@ -1,0 +1,74 @@
+import { strict as assert } from 'node:assert';
+import { spawnSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { Scratch } from '../helpers/workspace';
+
+/** The built CLI, run as a user would (npm run build first; `npm test` does). */
+const CLI = path.resolve(__dirname, '..', '..', 'dist', 'cli.js');
+
+describe('code-oracle CLI', () => {
+  const scratch = new Scratch();
+  let home: string;
+  before(() => {
+    home = scratch.folder('oracle-home-');
+  });
+  after(() => scratch.cleanup());
+
+  function run(...args: string[]): { code: number; stdout: string; stderr: string } {
+    const result = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', env: { ...process.env, CODE_ORACLE_HOME: home, CODE_ORACLE_MODEL: 'none' } });
+    return { code: result.status ?? -1, stdout: result.stdout, stderr: result.stderr };
+  }
+
+  it('indexes a folder and prints a summary naming the four levels', () => {
+    const root = scratch.fixture('shop-py');
+    const { code, stdout } = run('index', root);
+    assert.equal(code, 0);
+    assert.match(stdout, /^Indexed 8 files in [\d.]+ s \(8 parsed, 0 unchanged, 0 removed\)$/m);
+    assert.match(stdout, /^Chunks: directory 1, file 8, class 4, function 14$/m);
+    assert.match(stdout, /^Facts: \d+ · parse errors: 0/m);
+    assert.match(stdout, /^Skipped: none$/m);
+    assert.match(stdout, /^Embeddings: none\. Lexical search only: no embedding model is configured\.$/m);
+    const again = JSON.parse(run('index', root, '--json').stdout);
+    assert.equal(again.indexed, 0);
+    assert.deepEqual(again.chunks, { directory: 1, file: 8, class: 4, function: 14 });
+    const stats = run('stats', root);
+    assert.match(stats.stdout, /^Files: 8 \(python 8\)$/m);
+  });
+
+  it('prints the callers tree with path:line', () => {
+    const root = scratch.fixture('shop-py');
+    const { code, stdout } = run('callers', 'reset_connections', '--dir', root, '--depth', '2');
+    assert.equal(code, 0, stdout);
+    assert.equal(stdout, 'reset_connections  shop/db.py:36\n└─ OrderService.regenerate  shop/service.py:28\n');
+    const json = JSON.parse(run('callers', 'log_event', '--dir', root, '--json').stdout);
+    assert.equal(json[0].callers.length, 4);
+  });
+
+  it('answers a callers evaluation set for any corpora file', () => {
+    const corpusRoot = scratch.folder();
+    const cases = path.join(corpusRoot, 'cases.jsonl');
+    writeFileSync(path.join(corpusRoot, 'corpora.json'), JSON.stringify({ corpora: [{ id: 'shop', extract_dir: path.relative(corpusRoot, scratch.fixture('shop-py')), index_subfolder: 'shop', language: 'python' }] }));
+    writeFileSync(cases, `${JSON.stringify({ id: 'c1', corpus: 'shop', target: { name: 'get_connection', path: 'db.py', line: 29 }, callers: [{ path: 'service.py', line: 16 }] })}\n`);
+    const out = path.join(corpusRoot, 'results.jsonl');
+    const { code, stdout } = run('eval', '--callers', cases, '--corpus-root', corpusRoot, '--out', out);
+    assert.equal(code, 0, stdout);
+    assert.deepEqual(JSON.parse(readFileSync(out, 'utf8')), { id: 'c1', callers: [{ path: 'service.py', line: 16 }] });
+    assert.match(stdout, /callers: precision 1\.000, recall 1\.000 over 1 cases/);
+  });
+
+  it('says what went wrong in one line, without a stack trace', () => {
+    const missing = run('index', path.join(home, 'no-such-folder'));
+    assert.equal(missing.code, 1);
+    assert.match(missing.stderr, /^error: Folder does not exist: .*no-such-folder\n$/);
+    const unknown = run('frobnicate');
+    assert.equal(unknown.code, 2);
+    assert.match(unknown.stderr, /^error: unknown command "frobnicate"/);
+    const badFlag = run('index', '.', '--depth', '3');
+    assert.equal(badFlag.code, 2);
+    assert.match(badFlag.stderr, /^error: Unknown option '--depth'/);
+    const notFound = run('callers', 'no_such_function', '--dir', scratch.fixture('shop-py'));
+    assert.equal(notFound.code, 1);
+    assert.match(notFound.stderr, /error: No definition named "no_such_function" is indexed\.\n$/);
+  });
+});

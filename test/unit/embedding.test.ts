@@ -1,0 +1,149 @@
+import { strict as assert } from 'node:assert';
+import { readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import * as path from 'node:path';
+import { cosine, type Embedder } from '../../src/engine/embed/embedder';
+import { loadEmbedder } from '../../src/engine/embed/load';
+import { StaticModel } from '../../src/engine/embed/static-model';
+import { unwrap } from '../../src/engine/util/result';
+import { writeTinyBert } from '../helpers/tiny-bert';
+import { openEngine, POTION_MODEL, Scratch } from '../helpers/workspace';
+
+const QUERY = 'open a database connection';
+const RELATED = 'connect to sqlite';
+const UNRELATED = 'parse command line flags';
+
+async function similarities(embedder: Embedder): Promise<{ related: number; unrelated: number }> {
+  const [query, related, unrelated] = await embedder.embed([QUERY, RELATED, UNRELATED]);
+  return { related: cosine(query!, related!), unrelated: cosine(query!, unrelated!) };
+}
+
+describe('embeddings', () => {
+  const scratch = new Scratch();
+  after(() => scratch.cleanup());
+
+  describe('Model2Vec static model (potion-base-2M)', () => {
+    let model: StaticModel;
+    before(async () => {
+      const loaded = unwrap(await loadEmbedder({ kind: 'directory', path: POTION_MODEL }, { cacheRoot: scratch.folder() }));
+      assert.ok(loaded instanceof StaticModel);
+      model = loaded;
+    });
+
+    it('loads the real model and ranks a related sentence above an unrelated one', async () => {
+      assert.equal(model.dimensions, 64);
+      assert.equal(model.id, 'potion-base-2M');
+      const { related, unrelated } = await similarities(model);
+      assert.ok(related > unrelated, `${related} > ${unrelated}`);
+      assert.ok(Math.abs(related - 0.62) < 0.01, `related ${related}`);
+      assert.ok(Math.abs(unrelated + 0.132) < 0.01, `unrelated ${unrelated}`);
+      const [vector] = await model.embed([QUERY]);
+      assert.ok(Math.abs(Math.hypot(...vector!) - 1) < 1e-5, 'vectors are L2-normalised');
+    });
+
+    it('tokenizes exactly as the tokenizer does on whole texts, only faster', () => {
+      const code = readFileSync(path.resolve(__dirname, '..', 'fixtures', 'shop-ts', 'src', 'internal', 'Channel.ts'), 'utf8');
+      for (const text of [code, 'naïve café — 日本語 tokens\u00a0and\ttabs', 'x'.repeat(5000), '']) {
+        assert.deepEqual(model.tokenIds(text), model.referenceTokenIds(text));
+      }
+      assert.equal(model.tokenIds('word '.repeat(2000)).length, 512, 'at most 512 tokens, as Model2Vec');
+    });
+  });
+
+  describe('download from a model hub', () => {
+    let server: Server;
+    let hubUrl: string;
+    const requests: string[] = [];
+    before(async () => {
+      server = createServer((request, response) => {
+        requests.push(request.url!);
+        const match = /^\/minishlab\/potion-base-2M\/resolve\/main\/([\w.]+)$/.exec(request.url!);
+        try {
+          if (!match) throw new Error('not found');
+          response.end(readFileSync(path.join(POTION_MODEL, match[1]!)));
+        } catch {
+          response.statusCode = 404;
+          response.end('Entry not found');
+        }
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      hubUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    });
+    after(() => server.close());
+
+    it('downloads a model into the store on first use, then reuses it', async () => {
+      const cacheRoot = scratch.folder();
+      const first = unwrap(await loadEmbedder({ kind: 'hub', repo: 'minishlab/potion-base-2M' }, { cacheRoot, hubUrl }));
+      assert.equal(first!.id, 'minishlab/potion-base-2M');
+      assert.ok((await similarities(first!)).related > 0.6);
+      const served = requests.length;
+      assert.ok(served >= 3);
+      unwrap(await loadEmbedder({ kind: 'hub', repo: 'minishlab/potion-base-2M' }, { cacheRoot, hubUrl }));
+      assert.equal(requests.length, served, 'the cached copy is used');
+    });
+
+    it('explains an unreachable hub, and the index is then built lexical-only', async () => {
+      const closed = `http://127.0.0.1:1`;
+      const failed = await loadEmbedder({ kind: 'hub', repo: 'minishlab/potion-code-16M' }, { cacheRoot: scratch.folder(), hubUrl: closed });
+      assert.equal(failed.ok, false);
+      if (!failed.ok) {
+        assert.equal(failed.error.code, 'model_unavailable');
+        assert.match(failed.error.message, /^Could not download the embedding model minishlab\/potion-code-16M from http:\/\/127\.0\.0\.1:1: /);
+      }
+      const engine = await openEngine(scratch, scratch.fixture('shop-js'), { model: { kind: 'hub', repo: 'minishlab/potion-code-16M' }, hubUrl: closed });
+      try {
+        assert.equal(engine.embedding.available, false);
+        assert.match(engine.embedding.reason!, /^Lexical search only: Could not download/);
+        const summary = unwrap(await engine.index());
+        assert.ok(summary.chunks.function > 0, 'the index is still built');
+        assert.equal(engine.stats().embedding.available, false);
+      } finally {
+        engine.dispose();
+      }
+    });
+
+    it('explains a model folder it cannot use', async () => {
+      const missing = await loadEmbedder({ kind: 'directory', path: path.join(scratch.folder(), 'nope') }, { cacheRoot: scratch.folder() });
+      assert.ok(!missing.ok && /does not exist/.test(missing.error.message));
+      const empty = await loadEmbedder({ kind: 'directory', path: scratch.folder() }, { cacheRoot: scratch.folder() });
+      assert.ok(!empty.ok && /neither model\.safetensors \(Model2Vec\) nor onnx\/model\.onnx/.test(empty.error.message));
+    });
+  });
+
+  describe('transformer model through transformers.js', () => {
+    let directory: string;
+    before(() => {
+      directory = scratch.folder('oracle-tiny-bert-');
+      writeTinyBert(directory);
+    });
+
+    it('loads a BERT-shaped ONNX model and embeds with mean pooling', async () => {
+      const model = unwrap(await loadEmbedder({ kind: 'directory', path: directory }, { cacheRoot: scratch.folder() }))!;
+      try {
+        assert.equal(model.kind, 'transformer');
+        assert.equal(model.dimensions, 8);
+        const { related, unrelated } = await similarities(model);
+        assert.ok(related > 0.8 && unrelated < 0.5, `related ${related}, unrelated ${unrelated}`);
+        const [again] = await model.embed([QUERY]);
+        const [first] = await model.embed([QUERY]);
+        assert.deepEqual(Array.from(again!), Array.from(first!), 'deterministic');
+      } finally {
+        model.dispose();
+      }
+    });
+
+    it('indexes a workspace with it, vectors written on the engine thread', async () => {
+      const engine = await openEngine(scratch, scratch.fixture('shop-py'), { model: { kind: 'directory', path: directory } });
+      try {
+        unwrap(await engine.index());
+        assert.equal(engine.stats().embedding.dimensions, 8);
+        const [query] = await engine.embedder!.embed(['open the sqlite database connection']);
+        const nearest = await engine.store.tables.nearest(query!, 5, ['function']);
+        assert.equal(nearest.length, 5);
+      } finally {
+        engine.dispose();
+      }
+    });
+  });
+});
