@@ -4,11 +4,13 @@ import { CALLERS_HELP, callersCommand } from './commands/callers';
 import { EVAL_HELP, evalCommand } from './commands/eval';
 import { INDEX_HELP, indexCommand } from './commands/index';
 import { RESOLVE_HELP, resolveCommand } from './commands/resolve';
+import { SEARCH_HELP, searchCommand } from './commands/search';
 import { STATS_HELP, statsCommand } from './commands/stats';
 
 /** `code-oracle <command> …`: the same engine as the extension, from a terminal. */
 const COMMANDS: Record<string, { run: (args: string[]) => Promise<void>; help: string }> = {
   index: { run: indexCommand, help: INDEX_HELP },
+  search: { run: searchCommand, help: SEARCH_HELP },
   stats: { run: statsCommand, help: STATS_HELP },
   callers: { run: callersCommand, help: CALLERS_HELP },
   resolve: { run: resolveCommand, help: RESOLVE_HELP },

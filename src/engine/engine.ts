@@ -13,6 +13,8 @@ import { PathFilter, walkWorkspace, type SkipReason } from './index/walk';
 import { getLogger } from './log/logger';
 import { withTrace } from './log/trace';
 import { resolveSymbol, traceCallers, type CallerTreeNode, type SymbolAction, type SymbolResult } from './resolve/symbols';
+import { hybridRetrieve } from './search/hybrid';
+import type { Span } from './search/spans';
 import { IndexStore } from './store/store';
 import { Emitter, type Disposable, type Event } from './util/event';
 import { shortHash } from './util/hash';
@@ -57,6 +59,8 @@ export interface IndexChange {
 }
 
 export const DEFAULT_MAX_FILE_BYTES = 1024 * 1024;
+/** Longer questions are cut here: past it, text adds cost and noise, not meaning. */
+const MAX_QUERY_CHARACTERS = 8000;
 
 const log = getLogger('engine');
 
@@ -170,6 +174,38 @@ export class Engine implements Disposable {
   /** Forgets cached .gitignore rules (call when a .gitignore file changes, then `index()`). */
   invalidateIgnoreRules(): void {
     this.filter.invalidate();
+  }
+
+  /** Hybrid lexical and semantic retrieval over every level, fused by weighted RRF. */
+  async search(query: string, limit = 10): Promise<Result<Span[]>> {
+    const trimmed = query.trim();
+    if (!trimmed) return fail('invalid_input', 'The question is empty.');
+    return withTrace(async () => {
+      const hits = await hybridRetrieve(this.store, this.embedder, trimmed.slice(0, MAX_QUERY_CHARACTERS), {
+        limit,
+        lexicalWeight: this.embedder ? 0.6 : 1,
+        semanticWeight: this.embedder ? 0.4 : 0,
+      });
+      const spans: Span[] = [];
+      for (const hit of hits) {
+        const meta = this.store.catalog.get(hit.id);
+        if (!meta) continue;
+        const reasons = [
+          hit.matched.length ? `matches ${hit.matched.slice(0, 6).join(', ')}` : null,
+          hit.semanticDistance !== null ? `similar in meaning (cosine ${(1 - hit.semanticDistance).toFixed(2)})` : null,
+        ].filter(Boolean);
+        spans.push({
+          path: meta.filePath ?? meta.directoryPath,
+          startLine: meta.startLine,
+          endLine: meta.endLine,
+          level: meta.level,
+          score: hit.score,
+          why: `${meta.level} ${[meta.className, meta.functionName].filter(Boolean).join('.') || (meta.filePath ?? meta.directoryPath)}: ${reasons.join('; ')}`,
+          chunkId: meta.id,
+        });
+      }
+      return ok(spans);
+    });
   }
 
   resolveSymbol(name: string, action: SymbolAction): Result<SymbolResult[]> {

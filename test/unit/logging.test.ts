@@ -2,7 +2,6 @@ import { strict as assert } from 'node:assert';
 import { logHub, getLogger } from '../../src/engine/log/logger';
 import { JsonLineSink, PrettySink } from '../../src/engine/log/sinks';
 import { withTrace } from '../../src/engine/log/trace';
-import { unwrap } from '../../src/engine/util/result';
 import { captureLogs, eventsNamed } from '../helpers/logs';
 import { openEngine, POTION_MODEL, Scratch } from '../helpers/workspace';
 

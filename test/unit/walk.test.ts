@@ -69,6 +69,14 @@ describe('walker', () => {
     assert.deepEqual(paths(result), ['app.py', 'important.gen.py', 'sub/keep.py', 'web/main.js']);
   });
 
+  it('walks a folder that its enclosing git repository ignores, since it was opened on purpose', async () => {
+    const outer = scratch.tree({ '.gitignore': 'cache/\n', 'cache/project/app.py': 'x = 1\n', 'cache/project/lib/util.py': 'y = 2\n' });
+    execFileSync('git', ['init', '-q'], { cwd: outer });
+    const result = unwrap(await walkWorkspace({ root: path.join(outer, 'cache', 'project'), maxFileBytes: 1000 }));
+    assert.equal(result.source, 'filesystem');
+    assert.deepEqual(paths(result), ['app.py', 'lib/util.py']);
+  });
+
   it('judges single paths with the same rules (for editor events)', async () => {
     const root = scratch.tree(tree);
     const filter = new PathFilter(root, { maxFileBytes: 1000, exclude: ['vendor/'] });

@@ -10,7 +10,7 @@ export async function callersCommand(args: string[]): Promise<void> {
   const { values, positionals } = parse(args, { ...ENGINE_FLAGS, dir: { type: 'string' }, depth: { type: 'string' } });
   if (positionals.length !== 1) throw new UsageError('callers needs exactly one symbol name');
   const depth = values.depth ? positiveInteger(values.depth, '--depth') : 3;
-  await withEngine(engineOptions(values.dir ?? '.', values), logLevel(values['log-level'], 'warn'), async (engine) => {
+  await withEngine(engineOptions(values.dir ?? '.', values), logLevel(values['log-level'], 'error'), async (engine) => {
     await ensureIndexed(engine);
     const trees = unwrapOrThrow(engine.traceCallers(positionals[0]!, depth));
     if (values.json) return json(trees);

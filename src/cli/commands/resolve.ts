@@ -11,7 +11,7 @@ export async function resolveCommand(args: string[]): Promise<void> {
   if (positionals.length !== 1) throw new UsageError('resolve needs exactly one symbol name');
   const action = (values.action ?? 'definition') as SymbolAction;
   if (!SYMBOL_ACTIONS.includes(action)) throw new UsageError(`--action must be one of ${SYMBOL_ACTIONS.join(', ')}`);
-  await withEngine(engineOptions(values.dir ?? '.', values), logLevel(values['log-level'], 'warn'), async (engine) => {
+  await withEngine(engineOptions(values.dir ?? '.', values), logLevel(values['log-level'], 'error'), async (engine) => {
     await ensureIndexed(engine);
     const results = unwrapOrThrow(engine.resolveSymbol(positionals[0]!, action));
     if (values.json) return json(results);

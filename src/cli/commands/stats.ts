@@ -8,7 +8,7 @@ export const STATS_HELP = `code-oracle stats [DIR] [--store DIR] [--json]
 export async function statsCommand(args: string[]): Promise<void> {
   const { values, positionals } = parse(args, ENGINE_FLAGS);
   if (positionals.length > 1) throw new UsageError('stats takes at most one folder');
-  await withEngine(engineOptions(positionals[0] ?? '.', values), logLevel(values['log-level'], 'warn'), async (engine) => {
+  await withEngine(engineOptions(positionals[0] ?? '.', values), logLevel(values['log-level'], 'error'), async (engine) => {
     const stats = engine.stats();
     if (values.json) return json(stats);
     out(`Folder: ${stats.root}`);

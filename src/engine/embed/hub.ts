@@ -11,7 +11,9 @@ import { describeError, fail, ok, type Result } from '../util/result';
 export const DEFAULT_HUB_URL = 'https://huggingface.co';
 const MODEL_FILES = ['config.json', 'tokenizer.json', 'model.safetensors'];
 const OPTIONAL_FILES = ['tokenizer_config.json'];
-const REQUEST_TIMEOUT_MS = 60_000;
+/** The first, small file answers quickly when a hub is reachable; a blocked network should not stall. */
+const PROBE_TIMEOUT_MS = 10_000;
+const DOWNLOAD_TIMEOUT_MS = 5 * 60_000;
 
 const log = getLogger('embed.hub');
 
@@ -28,8 +30,10 @@ export async function ensureHubModel(repo: string, cacheRoot: string, hubUrl = D
   try {
     await fs.rm(temporary, { recursive: true, force: true });
     await fs.mkdir(temporary, { recursive: true });
-    for (const file of MODEL_FILES) await download(`${hubUrl}/${repo}/resolve/main/${file}`, path.join(temporary, file), true);
-    for (const file of OPTIONAL_FILES) await download(`${hubUrl}/${repo}/resolve/main/${file}`, path.join(temporary, file), false);
+    for (const [index, file] of MODEL_FILES.entries()) {
+      await download(`${hubUrl}/${repo}/resolve/main/${file}`, path.join(temporary, file), true, index === 0 ? PROBE_TIMEOUT_MS : DOWNLOAD_TIMEOUT_MS);
+    }
+    for (const file of OPTIONAL_FILES) await download(`${hubUrl}/${repo}/resolve/main/${file}`, path.join(temporary, file), false, PROBE_TIMEOUT_MS);
     await fs.rm(target, { recursive: true, force: true });
     await fs.rename(temporary, target);
     log.info('model_download_completed', { repo, target, duration_ms: elapsedMs(started) });
@@ -47,8 +51,8 @@ async function hasModelFiles(directory: string): Promise<boolean> {
   return present.every(Boolean);
 }
 
-async function download(url: string, destination: string, required: boolean): Promise<void> {
-  const response = await fetch(url, { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS), redirect: 'follow' });
+async function download(url: string, destination: string, required: boolean, timeoutMs: number): Promise<void> {
+  const response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs), redirect: 'follow' });
   if (!response.ok) {
     if (!required && response.status === 404) return;
     throw new Error(`GET ${url} answered ${response.status} ${response.statusText}`);

@@ -315,6 +315,8 @@ interface GitListing {
 async function gitListing(root: string): Promise<GitListing | null> {
   const inside = await run('git', ['rev-parse', '--is-inside-work-tree'], root);
   if (inside?.trim() !== 'true') return null;
+  // A folder the enclosing repository ignores was still opened on purpose: walk it instead.
+  if ((await run('git', ['check-ignore', '-q', '.'], root)) !== null) return null;
   const listed = await run('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], root);
   if (listed === null) return null;
   const ignored = await run('git', ['ls-files', '-z', '--others', '--ignored', '--exclude-standard', '--directory'], root);

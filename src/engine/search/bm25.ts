@@ -1,0 +1,57 @@
+import type { ChunkLevel } from '../index/model';
+import type { LexicalIndex } from '../store/lexical';
+
+/**
+ * BM25 over the lexical segment: FlexSearch supplies the chunks holding each query term, the
+ * segment's statistics supply term frequency, document frequency and length. A query term found
+ * in a chunk's names (its symbol, file stem, folders) adds a boost: naming a thing is the
+ * strongest evidence a chunk is about it.
+ */
+export interface LexicalHit {
+  readonly chunkId: string;
+  readonly score: number;
+  /** Query terms the chunk contains (text or names). */
+  readonly matched: readonly string[];
+}
+
+export interface Bm25Options {
+  readonly k1?: number;
+  readonly b?: number;
+  /** Added per matched name term, times the term's idf. */
+  readonly nameBoost?: number;
+  /** Terms held by more than this share of a level's chunks carry too little to fetch postings for. */
+  readonly maxDocumentShare?: number;
+}
+
+const DEFAULTS = { k1: 1.2, b: 0.75, nameBoost: 2.5, maxDocumentShare: 0.5 };
+
+export function bm25Search(index: LexicalIndex, level: ChunkLevel, terms: readonly string[], limit: number, options: Bm25Options = {}): LexicalHit[] {
+  const { k1, b, nameBoost, maxDocumentShare } = { ...DEFAULTS, ...options };
+  const { documents, averageLength } = index.levelStats(level);
+  if (!documents || !terms.length) return [];
+  const unique = [...new Set(terms)];
+  const weights = new Map<string, number>();
+  for (const term of unique) {
+    const frequency = index.documentFrequencyOf(level, term);
+    if (!frequency) continue;
+    weights.set(term, Math.log(1 + (documents - frequency + 0.5) / (frequency + 0.5)));
+  }
+  const scores = new Map<number, { score: number; matched: string[] }>();
+  for (const [term, idf] of weights) {
+    if (index.documentFrequencyOf(level, term) > documents * maxDocumentShare && weights.size > 1) continue;
+    for (const docId of index.postings(level, term)) {
+      const doc = index.document(docId)!;
+      const tf = doc.termFrequency(term);
+      let score = tf ? (idf * tf * (k1 + 1)) / (tf + k1 * (1 - b + (b * doc.length) / (averageLength || 1))) : 0;
+      if (doc.hasNameTerm(term)) score += idf * nameBoost;
+      const entry = scores.get(docId) ?? { score: 0, matched: [] };
+      entry.score += score;
+      entry.matched.push(term);
+      scores.set(docId, entry);
+    }
+  }
+  return [...scores]
+    .sort((a, b) => b[1].score - a[1].score)
+    .slice(0, limit)
+    .map(([docId, entry]) => ({ chunkId: index.document(docId)!.chunkId, score: entry.score, matched: entry.matched }));
+}
