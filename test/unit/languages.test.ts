@@ -3,7 +3,9 @@ import type { FileChunks } from '../../src/engine/index/chunks';
 import type { CodeFact, ImportBinding } from '../../src/engine/index/model';
 import { loadGrammar } from '../../src/engine/lang/grammars';
 import { LANGUAGES, languageForPath } from '../../src/engine/lang/registry';
+import { unwrap } from '../../src/engine/util/result';
 import { chunkSource } from '../helpers/extract';
+import { openEngine, Scratch } from '../helpers/workspace';
 
 /** Definitions, chunks and facts for Go, Java, Rust, C#, C++, Ruby and PHP. */
 const GO = `// Package server runs the HTTP front end.
@@ -739,6 +741,45 @@ describe('language specs', () => {
         const found = fact(result, survivor);
         assert.ok(result.chunks.some((chunk) => chunk.id === found.chunkId && chunk.level === 'function'));
       });
+    }
+  });
+});
+
+describe('language details across the extractor', () => {
+  const scratch = new Scratch();
+  after(() => scratch.cleanup());
+
+  it('does not take a comment that ends a line of code as the next definition\'s documentation', async () => {
+    const result = await chunkSource('a.cpp', 'namespace store {\nint a() { return 1; }\n}  // namespace store\n\nint b() { return 2; }\n');
+    assert.equal(result.facts.find((f) => f.name === 'b')!.docstring, null);
+  });
+
+  it('links methods defined outside their type to its class chunk and lists them there', async () => {
+    const result = await chunkSource('srv.go', 'package srv\n\n// Server serves.\ntype Server struct {\n\taddr string\n}\n\n// Serve runs it.\nfunc (s *Server) Serve() error {\n\treturn nil\n}\n');
+    const serve = result.chunks.find((chunk) => chunk.id === 'srv.go::Server::Serve::function')!;
+    assert.equal(serve.parentClassId, 'srv.go::Server::None::class');
+    const server = result.chunks.find((chunk) => chunk.id === 'srv.go::Server::None::class')!;
+    assert.match(server.content, /func \(s \*Server\) Serve\(\) error/);
+  });
+
+  it('records Ruby instance-variable writes as mutations of the object', async () => {
+    const result = await chunkSource('counter.rb', 'class Counter\n  def bump\n    @count += 1\n    @seen = true\n    @log.push(1)\n  end\nend\n');
+    assert.deepEqual([...result.facts.find((f) => f.qualifiedName === 'Counter.bump')!.mutates].sort(), ['@count', '@log', '@seen']);
+  });
+
+  it('resolves Java static calls and constructions through an imported class', async () => {
+    const root = scratch.tree({
+      'src/com/shop/util/Prices.java': 'package com.shop.util;\n\npublic class Prices {\n  public static int round(int cents) {\n    return cents;\n  }\n}\n',
+      'src/com/shop/Cart.java': 'package com.shop;\n\nimport com.shop.util.Prices;\n\npublic class Cart {\n  int total(int cents) {\n    Prices helper = new Prices();\n    return Prices.round(cents);\n  }\n}\n',
+    });
+    const engine = await openEngine(scratch, root);
+    try {
+      unwrap(await engine.index());
+      const callers = (id: string) => engine.graph.callers(id).map((call) => `${call.callerId}@${call.site.line}`);
+      assert.deepEqual(callers('src/com/shop/util/Prices.java::Prices.round'), ['src/com/shop/Cart.java::Cart.total@8']);
+      assert.deepEqual(callers('src/com/shop/util/Prices.java::Prices'), ['src/com/shop/Cart.java::Cart.total@7']);
+    } finally {
+      engine.dispose();
     }
   });
 });

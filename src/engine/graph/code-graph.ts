@@ -355,6 +355,10 @@ class CallContext {
         for (const file of this.graph.resolveModule(this.caller.path, this.spec, specifier)) {
           const found = this.graph.exported(file, site.name);
           if (found) return { fact: found, how: 'module' };
+          // Java's `import a.b.C` names a class file: `C.m()` calls a member of its class C.
+          const importedClass = this.graph.topLevel(file, binding.local);
+          const method = importedClass && this.methodInHierarchy(file, importedClass.qualifiedName, site.name, false, 0);
+          if (method) return { fact: method, how: 'class' };
         }
         return undefined;
       }
@@ -414,8 +418,8 @@ class CallContext {
     const binding = this.binding(name);
     if (!binding) return undefined;
     if (binding.imported === null) {
-      // `const Router = require('./router')`: calling the module calls what it exports.
-      if (this.spec.moduleSystem !== 'ecmascript') return undefined;
+      // `const Router = require('./router')`, Java's `new C()` after `import a.b.C`: the module's
+      // definition of that name is what is called.
       const [file] = this.graph.resolveModule(this.caller.path, this.spec, binding.module);
       return file ? this.graph.topLevel(file, name) : undefined;
     }

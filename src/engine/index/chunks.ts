@@ -37,6 +37,11 @@ export function buildFileChunks(path: string, language: LanguageId, source: stri
   const usedIds = new Set<string>([fileId]);
   const chunkOf: (string | null)[] = [];
   const { definitions } = extraction;
+  // Go methods, Rust impls and C++ `Foo::bar` are defined outside their type: find it by name.
+  const containerIndex = new Map<string, number>();
+  definitions.forEach((definition, i) => {
+    if (definition.isContainer && !definition.insideFunction && !containerIndex.has(definition.facts.qualifiedName)) containerIndex.set(definition.facts.qualifiedName, i);
+  });
 
   for (let i = 0; i < definitions.length; i++) {
     const definition = definitions[i]!;
@@ -46,6 +51,8 @@ export function buildFileChunks(path: string, language: LanguageId, source: stri
     }
     const facts = definition.facts;
     const parentClassId = definition.parentIndex >= 0 ? chunkOf[definition.parentIndex] ?? null : null;
+    const ownerIndex = facts.className ? containerIndex.get(facts.className) : undefined;
+    const ownerChunk = ownerIndex !== undefined && ownerIndex < i ? chunkOf[ownerIndex] ?? null : null;
     if (definition.isContainer) {
       const id = uniqueId(usedIds, (suffix) => chunkId(path, facts.qualifiedName + suffix, null, 'class'));
       chunkOf[i] = id;
@@ -56,7 +63,7 @@ export function buildFileChunks(path: string, language: LanguageId, source: stri
           startLine: definition.chunkStartLine,
           endLine: definition.chunkEndLine,
           parentClassId,
-          content: classContent(definition, definitions, i),
+          content: classContent(definition, definitions, i, (member) => member.facts.className === facts.qualifiedName && !member.isContainer && !member.insideFunction),
         }),
       );
       continue;
@@ -72,7 +79,7 @@ export function buildFileChunks(path: string, language: LanguageId, source: stri
         functionName: facts.name,
         startLine: definition.chunkStartLine,
         endLine: definition.chunkEndLine,
-        parentClassId: definition.parentIndex >= 0 && definitions[definition.parentIndex]!.isContainer ? parentClassId : null,
+        parentClassId: definition.parentIndex >= 0 && definitions[definition.parentIndex]!.isContainer ? parentClassId : ownerChunk,
         content: lines.slice(definition.chunkStartLine - 1, definition.chunkEndLine).join('\n'),
         originalLineCount: flaggedForSummary ? lineCount : null,
       }),
@@ -198,13 +205,14 @@ function fileContent(path: string, language: LanguageId, extraction: Extraction)
   return out.join('\n');
 }
 
-function classContent(definition: Definition, definitions: readonly Definition[], index: number): string {
+/** A class chunk: header, documentation, fields, then the signatures of its members. */
+function classContent(definition: Definition, definitions: readonly Definition[], index: number, isOutsideMember: (member: Definition) => boolean): string {
   const out = [definition.facts.signature];
   if (definition.docFull) out.push(indent(`"""${definition.docFull}"""`));
   for (const line of definition.memberLines) out.push(indent(line));
   definitions.forEach((member) => {
-    if (member.parentIndex === index && !member.isContainer) out.push(indent(member.facts.signature));
-    if (member.parentIndex === index && member.isContainer) out.push(indent(`${member.facts.signature} …`));
+    if (member.parentIndex === index) out.push(indent(member.isContainer ? `${member.facts.signature} …` : member.facts.signature));
+    else if (member.parentIndex !== index && isOutsideMember(member)) out.push(indent(member.facts.signature));
   });
   return out.join('\n');
 }

@@ -354,6 +354,9 @@ function mutationTarget(captures: Map<string, Node>, spec: LanguageSpec): Mutati
     }
     return object.type === 'identifier' ? { selfAttribute: null, name: object.text, declares: false } : null;
   }
+  // An instance variable written as is (`@count += 1` in Ruby) is an attribute of the current object.
+  const ownAttribute = captures.get('mutation.self');
+  if (ownAttribute) return { selfAttribute: ownAttribute.text, name: null, declares: false };
   const declared = captures.get('mutation.declares');
   if (declared) return { selfAttribute: null, name: declared.text, declares: true };
   const name = captures.get('mutation.name');
@@ -378,7 +381,7 @@ function chunkStart(
   while (previous) {
     // One blank line between a doc comment and its definition is common (express, many JS styles).
     const adjacent = previous.endPosition.row >= boundaryRow - 2;
-    if (adjacent && spec.commentTypes.includes(previous.type)) {
+    if (adjacent && spec.commentTypes.includes(previous.type) && !isTrailingComment(previous, spec)) {
       if (collectingDoc) docParts.unshift(commentText(previous.text));
     } else if (isOverloadSignature(previous, name)) {
       collectingDoc = false;
@@ -389,6 +392,12 @@ function chunkStart(
   }
   const comment = docParts.join('\n').trim();
   return { chunkStartIndex: start, chunkStartRow: boundaryRow, leadingComment: comment || null };
+}
+
+/** `}  // end of namespace`: a comment on the same line as code belongs to that code. */
+function isTrailingComment(comment: Node, spec: LanguageSpec): boolean {
+  const before = comment.previousSibling;
+  return !!before && !spec.commentTypes.includes(before.type) && before.endPosition.row === comment.startPosition.row && before.endPosition.column > 0;
 }
 
 function isOverloadSignature(node: Node, name: string): boolean {

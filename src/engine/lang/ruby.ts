@@ -54,8 +54,11 @@ const QUERY = `
 (program (assignment left: (global_variable) @binding.name) @binding)
 (assignment left: (global_variable) @mutation.name) @mutation
 (operator_assignment left: (global_variable) @mutation.name) @mutation
+(assignment left: (instance_variable) @mutation.self) @mutation
+(operator_assignment left: (instance_variable) @mutation.self) @mutation
 (assignment left: (call receiver: (self) @mutation.object method: (identifier) @mutation.attribute)) @mutation
 (operator_assignment left: (call receiver: (self) @mutation.object method: (identifier) @mutation.attribute)) @mutation
+(call receiver: (instance_variable) @mutation.self method: (identifier) @mutation.method) @mutation
 
 (call
   !receiver
@@ -64,8 +67,8 @@ const QUERY = `
   (#match? @import.method "^(require|require_relative|load)$")) @import
 `;
 
-/** No Ruby pattern captures `@mutation.method`: receivers are instance variables, not `self.x`. */
-const MUTATING_METHODS = new Set<string>();
+/** Methods of Array, Hash and String that change their receiver (`@items.push(x)`). */
+const MUTATING_METHODS = new Set(['push', 'pop', 'shift', 'unshift', 'delete', 'clear', 'store', 'merge!', 'update', 'concat', 'insert', '<<', 'replace', 'sort!', 'map!', 'reject!', 'select!', 'compact!', 'uniq!']);
 
 /**
  * The text between a string's delimiters, interpolations included. `raise Error, "message"` hands

@@ -11,7 +11,8 @@ import type { ImportBinding, LanguageId, SymbolKind } from '../index/model';
  *   @raise               raise / throw               @raise.type, @raise.message
  *   @errorlog            an error-logging call       @errorlog.message
  *   @mutation            an assignment target or mutating call on a name
- *                        @mutation.object + @mutation.attribute, or @mutation.name
+ *                        @mutation.object + @mutation.attribute, or @mutation.name, or
+ *                        @mutation.self (an attribute of the current object written bare: `@x`)
  *   @global              a `global x` style declaration (Python)   @global.name
  *   @import              an import statement, handed to `imports()`
  *   @module.name         a name bound at module level
