@@ -17,6 +17,7 @@ const EXTERNAL = ['vscode', '@lancedb/lancedb', 'apache-arrow', 'onnxruntime-nod
 const entries = [
   { in: 'src/cli/main.ts', out: 'cli', banner: '#!/usr/bin/env node' },
   { in: 'src/engine/index/parse-worker.ts', out: 'parse-worker' },
+  { in: 'bench/run.ts', out: 'bench' },
 ].filter((entry) => existsSync(entry.in));
 
 function copyWasm() {

@@ -39,6 +39,8 @@ export interface EngineOptions {
   readonly exclude?: readonly string[];
   readonly useGit?: boolean;
   readonly workers?: number;
+  /** Chunks written to the tables per batch while parsing goes on (default 4000). */
+  readonly batchChunks?: number;
 }
 
 export interface IndexStats {
@@ -89,7 +91,7 @@ export class Engine implements Disposable {
     this.pool = new ParsePool(options.workers ?? defaultWorkers(), embedder instanceof StaticModel ? embedder : null);
     // An empty store means a full index is coming: start the workers while the caller gets ready.
     if (!Object.keys(store.manifest.files).length) this.pool.start();
-    this.indexer = new Indexer({ root, maxFileBytes }, store, graph, embedder, this.pool);
+    this.indexer = new Indexer({ root, maxFileBytes, ...(options.batchChunks ? { batchChunks: options.batchChunks } : {}) }, store, graph, embedder, this.pool);
     this.indexer.onProgress((progress) => this.progressEmitter.fire(progress));
     this.filter = new PathFilter(root, { exclude: options.exclude ?? [], maxFileBytes });
   }
@@ -130,6 +132,11 @@ export class Engine implements Disposable {
 
   get storeDir(): string {
     return this.store.directory;
+  }
+
+  /** Starts the parse workers and waits until they are ready, so the next run does not wait. */
+  warmUp(): Promise<void> {
+    return this.pool.whenReady();
   }
 
   /** Brings the index up to date with the folder: new, changed and deleted files. */

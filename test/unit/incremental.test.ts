@@ -77,6 +77,21 @@ describe('incremental indexing', () => {
     }
   });
 
+  it('writes many small batches while parsing goes on, each chunk exactly once', async () => {
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 60; i++) files[`pkg/m${i}.py`] = `def f${i}(x):\n    return g${i}(x)\n\n\ndef g${i}(x):\n    return x\n`;
+    const root = scratch.tree(files);
+    const batched = await openEngine(scratch, root, { batchChunks: 7, workers: 2 });
+    try {
+      const summary = unwrap(await batched.index());
+      assert.equal(summary.chunksWritten, 180, 'file chunks and two functions per file, written once');
+      assert.equal((await batched.store.tables.counts()).chunks, batched.store.catalog.size);
+      assert.deepEqual(await storeSnapshot(batched), await freshSnapshot(root));
+    } finally {
+      batched.dispose();
+    }
+  });
+
   it('a file whose timestamp changed but not its content is not parsed again', async () => {
     const root = scratch.fixture('shop-py');
     const engine = await openEngine(scratch, root);

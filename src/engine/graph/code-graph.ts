@@ -64,7 +64,8 @@ interface FileFacts {
 export class CodeGraph {
   private readonly facts = new Map<string, CodeFact>();
   private readonly byFile = new Map<string, FileFacts>();
-  private readonly filesByFolder = new Map<string, Set<string>>();
+  /** Top-level definitions of every folder by name: a Go package sees all of them. */
+  private readonly folderTopLevel = new Map<string, Map<string, CodeFact>>();
   private readonly byName = new Map<string, Set<string>>();
   private readonly callersByName = new Map<string, Set<string>>();
   private readonly outgoing = new Map<string, ResolvedCall[]>();
@@ -95,8 +96,9 @@ export class CodeGraph {
     return this.byFile.get(path)?.nested.get(`${parent}\0${name}`);
   }
 
-  filesInFolder(folder: string): ReadonlySet<string> {
-    return this.filesByFolder.get(folder) ?? new Set();
+  /** A top-level definition anywhere in `folder` (Go packages span the files of a folder). */
+  topLevelInFolder(folder: string, name: string): CodeFact | undefined {
+    return this.folderTopLevel.get(folder)?.get(name);
   }
 
   files(): IterableIterator<string> {
@@ -139,7 +141,6 @@ export class CodeGraph {
         this.removeFact(fact);
       }
       this.byFile.delete(path);
-      this.filesByFolder.get(folderOf(path))?.delete(path);
       this.modules.remove(path);
     }
     for (const fact of added) {
@@ -163,7 +164,6 @@ export class CodeGraph {
     if (!file) {
       file = { facts: [], topLevel: new Map(), members: new Map(), byQualifiedName: new Map(), nested: new Map(), module: undefined };
       this.byFile.set(fact.path, file);
-      addTo(this.filesByFolder, folderOf(fact.path), fact.path);
       this.modules.add(fact.path, fact.language);
     }
     file.facts.push(fact);
@@ -171,7 +171,12 @@ export class CodeGraph {
     file.byQualifiedName.set(fact.qualifiedName, fact);
     if (fact.qualifiedName === MODULE_QUALIFIED_NAME) file.module = fact;
     else if (fact.kind === 'method' && fact.className) file.members.set(`${fact.className}\0${fact.name}`, fact);
-    else if (fact.parent === null && fact.className === null) file.topLevel.set(fact.name, fact);
+    else if (fact.parent === null && fact.className === null) {
+      file.topLevel.set(fact.name, fact);
+      let names = this.folderTopLevel.get(folderOf(fact.path));
+      if (!names) this.folderTopLevel.set(folderOf(fact.path), (names = new Map()));
+      names.set(fact.name, fact);
+    }
     else if (fact.parent !== null) file.nested.set(`${fact.parent}\0${fact.name}`, fact);
     if (fact.qualifiedName !== MODULE_QUALIFIED_NAME) addTo(this.byName, fact.name, fact.id);
     for (const call of fact.calls) addTo(this.callersByName, call.name, fact.id);
@@ -179,6 +184,8 @@ export class CodeGraph {
 
   private removeFact(fact: CodeFact): void {
     this.facts.delete(fact.id);
+    const names = this.folderTopLevel.get(folderOf(fact.path));
+    if (names?.get(fact.name) === fact) names.delete(fact.name);
     removeFrom(this.byName, fact.name, fact.id);
     for (const call of fact.calls) removeFrom(this.callersByName, call.name, fact.id);
   }
@@ -352,7 +359,12 @@ class CallContext {
       const target = this.graph.resolveImported(this.caller.path, binding);
       if (target === 'module') {
         const specifier = binding.imported && binding.kind === 'named' ? submodule(binding.module, binding.imported) : binding.module;
-        for (const file of this.graph.resolveModule(this.caller.path, this.spec, specifier)) {
+        const files = this.graph.resolveModule(this.caller.path, this.spec, specifier);
+        if (this.spec.moduleSystem === 'go') {
+          const found = files[0] ? this.graph.topLevelInFolder(folderOf(files[0]), site.name) : undefined;
+          return found ? { fact: found, how: 'module' } : undefined;
+        }
+        for (const file of files) {
           const found = this.graph.exported(file, site.name);
           if (found) return { fact: found, how: 'module' };
           // Java's `import a.b.C` names a class file: `C.m()` calls a member of its class C.
@@ -430,12 +442,7 @@ class CallContext {
   /** Go and Java see the other files of their package without importing them. */
   private fromPackage(name: string): CodeFact | undefined {
     if (this.spec.moduleSystem !== 'go' && this.spec.moduleSystem !== 'java') return undefined;
-    for (const file of this.graph.filesInFolder(folderOf(this.caller.path))) {
-      if (file === this.caller.path) continue;
-      const found = this.graph.topLevel(file, name);
-      if (found) return found;
-    }
-    return undefined;
+    return this.graph.topLevelInFolder(folderOf(this.caller.path), name);
   }
 
   /** The import binding for `local` visible from the caller: its own scopes first, then the module. */

@@ -17,6 +17,8 @@ export class ModuleMap {
   private readonly pythonModules = new Map<string, string>();
   /** Last segment of a module or folder name → files, for suffix matching. */
   private readonly bySuffix = new Map<string, Set<string>>();
+  /** Answers of `resolve`, dropped whenever the set of files changes. */
+  private readonly cache = new Map<string, string[]>();
 
   /** @param rootPackage the indexed folder's own name, which absolute imports may start with. */
   constructor(private readonly rootPackage: string) {}
@@ -26,6 +28,7 @@ export class ModuleMap {
   }
 
   add(path: string, language: LanguageId): void {
+    this.cache.clear();
     this.files.set(path, language);
     const system = languageById(language).moduleSystem;
     if (system === 'python') {
@@ -41,6 +44,7 @@ export class ModuleMap {
   remove(path: string): void {
     const language = this.files.get(path);
     if (!language) return;
+    this.cache.clear();
     this.files.delete(path);
     if (languageById(language).moduleSystem === 'python') this.pythonModules.delete(pythonModuleName(path));
     for (const set of this.bySuffix.values()) set.delete(path);
@@ -48,6 +52,17 @@ export class ModuleMap {
 
   /** The files an import of `specifier` in `fromPath` refers to (a Go package is several files). */
   resolve(fromPath: string, system: ModuleSystem, specifier: string): string[] {
+    // Relative specifiers depend on the importing folder; others do not.
+    const key = `${system}\0${specifier.startsWith('.') ? parentDir(fromPath) : ''}\0${specifier}`;
+    let resolved = this.cache.get(key);
+    if (!resolved) {
+      resolved = this.lookup(fromPath, system, specifier);
+      this.cache.set(key, resolved);
+    }
+    return resolved;
+  }
+
+  private lookup(fromPath: string, system: ModuleSystem, specifier: string): string[] {
     switch (system) {
       case 'python':
         return this.resolvePython(fromPath, specifier);

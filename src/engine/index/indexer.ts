@@ -61,12 +61,13 @@ export interface IndexSummary {
 export interface IndexerOptions {
   readonly root: string;
   readonly maxFileBytes: number;
+  /** Chunks buffered before a write to the tables. */
+  readonly batchChunks?: number;
 }
 
 /** Below this many files a run parses inline: starting workers would cost more than it saves. */
 const INLINE_LIMIT = 24;
-/** Chunks buffered before a write to the tables. */
-const FLUSH_CHUNKS = 4000;
+const DEFAULT_BATCH_CHUNKS = 4000;
 /** Runs touching more files than this end with a new lexical snapshot instead of a delta line. */
 const SNAPSHOT_THRESHOLD = 200;
 const EMBED_BATCH = 64;
@@ -140,6 +141,8 @@ class Run {
   private pendingChunks: Chunk[] = [];
   private pendingVectors = new Map<string, Float32Array>();
   private pendingLexical: LexicalDocument[] = [];
+  /** Writes of full batches, one after another, while parsing goes on. */
+  private flushes: Promise<void> = Promise.resolve();
   /** Directory unit of each file as planned before parsing, stamped on file chunks as they are written. */
   private plannedUnitOf = new Map<string, string>();
   private chunksWritten = 0;
@@ -250,17 +253,27 @@ class Run {
           if (vector) this.pendingVectors.set(chunk.id, vector);
         });
         for (const terms of outcome.lexical) this.pendingLexical.push(lexicalDocument(terms.chunkId, outcome.path, levelOf(outcome.chunks, terms.chunkId), terms.terms, terms.nameTerms));
-        if (this.pendingChunks.length >= FLUSH_CHUNKS) await this.flush();
+        if (this.pendingChunks.length >= (this.indexer.parts.options.batchChunks ?? DEFAULT_BATCH_CHUNKS)) await this.flush();
     }
   }
 
-  /** Writes buffered chunks: the files' old rows go first, so rewriting a file is idempotent. */
-  private async flush(): Promise<void> {
+  /** Queues the buffered chunks for writing; the buffers are handed over at once, never shared. */
+  private flush(): Promise<void> {
+    const batch = { chunks: this.pendingChunks, vectors: this.pendingVectors, lexical: this.pendingLexical };
+    this.pendingChunks = [];
+    this.pendingVectors = new Map();
+    this.pendingLexical = [];
+    this.flushes = this.flushes.then(() => this.write(batch));
+    return this.flushes;
+  }
+
+  /** Writes one batch: the files' old rows go first, so rewriting a file is idempotent. */
+  private async write(batch: { chunks: Chunk[]; vectors: Map<string, Float32Array>; lexical: LexicalDocument[] }): Promise<void> {
     const { store, embedder } = this.indexer.parts;
-    const chunks = this.pendingChunks;
+    const { chunks } = batch;
     if (!chunks.length) return;
     const paths = [...new Set(chunks.map((chunk) => chunk.filePath!))];
-    let vectors: Map<string, Float32Array> | null = this.pendingVectors;
+    let vectors: Map<string, Float32Array> | null = batch.vectors;
     if (embedder && embedder.kind === 'transformer') {
       vectors = await this.embed(chunks);
       this.embeddingBatches += Math.ceil(chunks.length / EMBED_BATCH);
@@ -271,12 +284,9 @@ class Run {
     this.indexer.report({ stage: 'write', done: this.chunksWritten, total: this.chunksWritten + chunks.length });
     const linked = chunks.map((chunk) => (chunk.level === 'file' ? { ...chunk, parentDirectoryId: this.plannedUnitOf.get(chunk.filePath!) ?? null } : chunk));
     await store.removeFiles(paths);
-    await store.addChunks(linked, embedder ? vectors : null, this.pendingLexical);
-    this.writtenLexical.push(...this.pendingLexical);
+    await store.addChunks(linked, embedder ? vectors : null, batch.lexical);
+    this.writtenLexical.push(...batch.lexical);
     this.chunksWritten += chunks.length;
-    this.pendingChunks = [];
-    this.pendingVectors = new Map();
-    this.pendingLexical = [];
   }
 
   /** The files the index will hold after this run, as far as the plan knows before reading them. */

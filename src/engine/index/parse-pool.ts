@@ -34,6 +34,7 @@ export class ParsePool implements Disposable {
 
   private idleTimer: NodeJS.Timeout | undefined;
   private inline = false;
+  private readonly readiness = new Map<Worker, Promise<void>>();
 
   constructor(
     private readonly size: number,
@@ -46,6 +47,12 @@ export class ParsePool implements Disposable {
     if (this.disposed || this.inline) return;
     while (this.workers.length < this.size) this.spawn();
     this.scheduleIdleStop();
+  }
+
+  /** Resolves when every worker has loaded its model (or failed to): nothing is left to warm up. */
+  async whenReady(): Promise<void> {
+    this.start();
+    await Promise.all(this.readiness.values());
   }
 
   /** Runs a task on a worker, or inline when asked to or when there are no workers. */
@@ -72,6 +79,7 @@ export class ParsePool implements Disposable {
 
   private stopWorkers(): void {
     for (const worker of this.workers) void worker.terminate();
+    this.readiness.clear();
     this.workers.length = 0;
     this.idle.length = 0;
   }
@@ -92,7 +100,15 @@ export class ParsePool implements Disposable {
       workerData: { model: this.embedder?.toPayload() ?? null },
       execArgv: script.execArgv,
     });
-    worker.on('message', ({ outcome }: { id: number; outcome: FileOutcome }) => {
+    let markReady!: () => void;
+    this.readiness.set(worker, new Promise((resolve) => (markReady = resolve)));
+    worker.on('message', (message: { type: 'ready'; error?: string } | { type: 'outcome'; id: number; outcome: FileOutcome }) => {
+      if (message.type === 'ready') {
+        if (message.error) log.warn('parse_worker_model_failed', { error: message.error });
+        markReady();
+        return;
+      }
+      const { outcome } = message;
       this.consecutiveCrashes = 0;
       const pending = this.inFlight.get(worker);
       this.inFlight.delete(worker);
@@ -101,8 +117,12 @@ export class ParsePool implements Disposable {
       this.scheduleIdleStop();
       this.pump();
     });
-    worker.on('error', (cause) => this.replace(worker, describeError(cause)));
+    worker.on('error', (cause) => {
+      markReady();
+      this.replace(worker, describeError(cause));
+    });
     worker.on('exit', (code) => {
+      markReady();
       if (!this.disposed && code !== 0) this.replace(worker, `worker exited with code ${code}`);
     });
     this.workers.push(worker);
@@ -114,6 +134,7 @@ export class ParsePool implements Disposable {
     if (this.disposed || !this.workers.includes(worker)) return;
     const pending = this.inFlight.get(worker);
     this.inFlight.delete(worker);
+    this.readiness.delete(worker);
     this.workers.splice(this.workers.indexOf(worker), 1);
     const idleIndex = this.idle.indexOf(worker);
     if (idleIndex >= 0) this.idle.splice(idleIndex, 1);

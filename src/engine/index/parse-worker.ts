@@ -17,6 +17,11 @@ if (!port) throw new Error('parse-worker must run in a worker thread');
 
 const init = workerData as WorkerInit;
 const embedder = init.model ? StaticModel.fromPayload(init.model) : Promise.resolve(null);
+// Tell the pool once the model is loaded, so callers can wait for warm workers.
+void embedder.then(
+  () => port.postMessage({ type: 'ready' }),
+  (cause: unknown) => port.postMessage({ type: 'ready', error: cause instanceof Error ? cause.message : String(cause) }),
+);
 
 port.on('message', (message: TaskMessage) => {
   void handle(message);
@@ -30,5 +35,5 @@ async function handle({ id, task }: TaskMessage): Promise<void> {
     outcome = { kind: 'failed', path: task.path, error: cause instanceof Error ? cause.message : String(cause), size: 0 };
   }
   const transfer = outcome.kind === 'indexed' && outcome.vectors ? outcome.vectors.map((vector) => vector.buffer as ArrayBuffer) : [];
-  port!.postMessage({ id, outcome }, transfer);
+  port!.postMessage({ type: 'outcome', id, outcome }, transfer);
 }

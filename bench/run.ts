@@ -1,0 +1,137 @@
+/**
+ * `npm run bench`: measures indexing on the rxjs corpus and on a large pinned corpus (the Go
+ * standard library), each against the time of merely parsing the same files with web-tree-sitter
+ * in the same run, and the time to re-index one saved file of about 1,000 lines. Results are
+ * printed and written to bench/results/latest.json.
+ */
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import * as path from 'node:path';
+import { Engine } from '../src/engine/engine';
+import { countLines } from '../src/engine/index/extract';
+import { walkWorkspace } from '../src/engine/index/walk';
+import { loadGrammar } from '../src/engine/lang/grammars';
+import { languageById } from '../src/engine/lang/registry';
+import { unwrap } from '../src/engine/util/result';
+
+interface IndexResult {
+  corpus: string;
+  files: number;
+  lines: number;
+  parseSeconds: number;
+  coldIndexSeconds: number;
+  coldOverParse: number;
+  savedFileMs: number;
+  startupSeconds: number;
+  savedFile: string;
+  chunks: number;
+  workers: number;
+}
+
+const CACHE = path.resolve('.cache');
+const EVAL_DIR = path.resolve(process.env.CODE_ORACLE_EVAL_DIR ?? path.join('..', 'shared', 'eval'));
+const MODEL = path.resolve(process.env.CODE_ORACLE_BENCH_MODEL ?? path.join('..', 'shared', 'models', 'potion-base-2M'));
+const SAVES = 7;
+
+async function main(): Promise<void> {
+  const only = process.argv.slice(2);
+  const corpora = [
+    { id: 'rxjs', root: () => evalCorpus('rxjs') },
+    { id: 'go-std', root: () => benchCorpus('go-std') },
+  ].filter((corpus) => !only.length || only.includes(corpus.id));
+  const results: IndexResult[] = [];
+  for (const corpus of corpora) {
+    const root = corpus.root();
+    process.stderr.write(`bench: ${corpus.id} (${root})\n`);
+    results.push(await benchIndex(corpus.id, root));
+  }
+  console.table(results.map(({ corpus, files, lines, parseSeconds, coldIndexSeconds, coldOverParse, savedFileMs }) => ({ corpus, files, lines, parseSeconds, coldIndexSeconds, coldOverParse, savedFileMs })));
+  const file = path.resolve('bench', 'results', 'latest.json');
+  const previous = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>) : {};
+  writeFileSync(file, `${JSON.stringify({ ...previous, index: results, measuredAt: new Date().toISOString(), machine: { cores: availableParallelism(), node: process.version } }, null, 2)}\n`);
+  process.stderr.write(`bench: written to ${path.relative(process.cwd(), file)}\n`);
+}
+
+async function benchIndex(id: string, root: string): Promise<IndexResult> {
+  const walked = unwrap(await walkWorkspace({ root, maxFileBytes: 1024 * 1024 }));
+  const sources = walked.candidates.map((candidate) => ({ ...candidate, source: readFileSync(path.join(root, candidate.path), 'utf8') }));
+  const lines = sources.reduce((sum, file) => sum + countLines(file.source), 0);
+
+  // The floor: parsing every file once, on one thread, with the grammars already loaded.
+  const grammars = new Map<string, Awaited<ReturnType<typeof loadGrammar>>>();
+  for (const file of sources) if (!grammars.has(file.language)) grammars.set(file.language, await loadGrammar(languageById(file.language)));
+  const parseStarted = performance.now();
+  for (const file of sources) grammars.get(file.language)!.parser.parse(file.source)!.delete();
+  const parseSeconds = (performance.now() - parseStarted) / 1000;
+
+  const storeDir = path.join(CACHE, 'bench-stores', id);
+  rmSync(storeDir, { recursive: true, force: true });
+  const startupStarted = performance.now();
+  const engine = unwrap(await Engine.open({ root, storeDir, model: { kind: 'directory', path: MODEL } }));
+  try {
+    await engine.warmUp();
+    const startupSeconds = (performance.now() - startupStarted) / 1000;
+    const indexStarted = performance.now();
+    const summary = unwrap(await engine.index());
+    const coldIndexSeconds = (performance.now() - indexStarted) / 1000;
+
+    const saved = sources.reduce((best, file) => (Math.abs(countLines(file.source) - 1000) < Math.abs(countLines(best.source) - 1000) ? file : best));
+    const comment = saved.language === 'python' || saved.language === 'ruby' ? '#' : '//';
+    const timings: number[] = [];
+    for (let i = 0; i < SAVES; i++) {
+      appendFileSync(path.join(root, saved.path), `\n${comment} bench edit ${i}\n`);
+      const started = performance.now();
+      unwrap(await engine.updateFiles([saved.path]));
+      timings.push(performance.now() - started);
+    }
+    writeFileSync(path.join(root, saved.path), saved.source);
+    unwrap(await engine.updateFiles([saved.path]));
+    timings.sort((a, b) => a - b);
+    return {
+      corpus: id,
+      files: summary.files,
+      lines,
+      parseSeconds: round(parseSeconds, 2),
+      coldIndexSeconds: round(coldIndexSeconds, 2),
+      coldOverParse: round(coldIndexSeconds / parseSeconds, 2),
+      savedFileMs: round(timings[Math.floor(timings.length / 2)]!, 1),
+      startupSeconds: round(startupSeconds, 2),
+      savedFile: `${saved.path} (${countLines(saved.source)} lines)`,
+      chunks: Object.values(summary.chunks).reduce((a, b) => a + b, 0),
+      workers: availableParallelism(),
+    };
+  } finally {
+    engine.dispose();
+  }
+}
+
+function evalCorpus(id: string): string {
+  execFileSync(process.execPath, [path.resolve('scripts', 'corpora.mjs')], { stdio: 'inherit' });
+  const corpus = (JSON.parse(readFileSync(path.join(EVAL_DIR, 'corpora.json'), 'utf8')).corpora as { id: string; extract_dir: string; index_subfolder: string }[]).find((c) => c.id === id)!;
+  return path.join(CACHE, 'corpora', corpus.extract_dir, corpus.index_subfolder);
+}
+
+/** Fetches a pinned Debian package once (checking its hash) and returns the folder to index. */
+function benchCorpus(id: string): string {
+  const corpus = (JSON.parse(readFileSync(path.resolve('bench', 'corpora.json'), 'utf8')).corpora as { id: string; package: string; version: string; archive: string; archive_sha256: string; extract_dir: string; index_subfolder: string }[]).find((c) => c.id === id)!;
+  const base = path.join(CACHE, 'bench');
+  const root = path.join(base, corpus.extract_dir, corpus.index_subfolder);
+  if (existsSync(root)) return root;
+  mkdirSync(base, { recursive: true });
+  execFileSync('apt-get', ['download', `${corpus.package}=${corpus.version}`], { cwd: base, stdio: 'inherit' });
+  const hash = createHash('sha256').update(readFileSync(path.join(base, corpus.archive))).digest('hex');
+  if (hash !== corpus.archive_sha256) throw new Error(`${corpus.archive}: sha256 ${hash}, expected ${corpus.archive_sha256}`);
+  execFileSync('dpkg-deb', ['-x', corpus.archive, corpus.extract_dir], { cwd: base, stdio: 'inherit' });
+  return root;
+}
+
+function round(value: number, digits: number): number {
+  return Math.round(value * 10 ** digits) / 10 ** digits;
+}
+
+main().catch((cause: unknown) => {
+  process.stderr.write(`bench failed: ${cause instanceof Error ? cause.message : String(cause)}\n`);
+  process.exitCode = 1;
+});
