@@ -13,6 +13,8 @@ import { Engine } from '../src/engine/engine';
 import { countLines } from '../src/engine/index/extract';
 import { walkWorkspace } from '../src/engine/index/walk';
 import { loadGrammar } from '../src/engine/lang/grammars';
+import { logHub } from '../src/engine/log/logger';
+import { MemorySink } from '../src/engine/log/sinks';
 import { languageById } from '../src/engine/lang/registry';
 import { unwrap } from '../src/engine/util/result';
 
@@ -73,19 +75,30 @@ async function benchIndex(id: string, root: string): Promise<IndexResult> {
   try {
     await engine.warmUp();
     const startupSeconds = (performance.now() - startupStarted) / 1000;
+    const stages = new MemorySink('info');
+    const listening = logHub.addSink(stages);
     const indexStarted = performance.now();
     const summary = unwrap(await engine.index());
     const coldIndexSeconds = (performance.now() - indexStarted) / 1000;
+    listening.dispose();
+    const breakdown = Object.fromEntries(stages.named('index_stage_completed').map((event) => [event.stage, round((event.duration_ms as number) / 1000, 2)]));
+    process.stderr.write(`bench: ${id} cold index stages (s): ${JSON.stringify(breakdown)}\n`);
 
     const saved = sources.reduce((best, file) => (Math.abs(countLines(file.source) - 1000) < Math.abs(countLines(best.source) - 1000) ? file : best));
     const comment = saved.language === 'python' || saved.language === 'ruby' ? '#' : '//';
     const timings: number[] = [];
+    const saveStages = new MemorySink('info');
+    const listeningSaves = logHub.addSink(saveStages);
     for (let i = 0; i < SAVES; i++) {
       appendFileSync(path.join(root, saved.path), `\n${comment} bench edit ${i}\n`);
       const started = performance.now();
       unwrap(await engine.updateFiles([saved.path]));
       timings.push(performance.now() - started);
     }
+    listeningSaves.dispose();
+    const saveBreakdown: Record<string, number> = {};
+    for (const event of saveStages.named('index_stage_completed')) saveBreakdown[event.stage as string] = round((saveBreakdown[event.stage as string] ?? 0) + (event.duration_ms as number) / SAVES, 1);
+    process.stderr.write(`bench: ${id} saved-file stages (ms, mean): ${JSON.stringify(saveBreakdown)}\n`);
     writeFileSync(path.join(root, saved.path), saved.source);
     unwrap(await engine.updateFiles([saved.path]));
     timings.sort((a, b) => a - b);

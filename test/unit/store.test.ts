@@ -46,7 +46,7 @@ describe('index store', () => {
   });
 
   for (const [label, damage, message] of [
-    ['an older schema', (dir: string) => editManifest(dir, (m) => (m.schemaVersion = 0)), /index format changed \(version 0 → 1\)/],
+    ['an older schema', (dir: string) => editManifest(dir, (m) => (m.schemaVersion = 0)), /index format changed \(version 0 → 2\)/],
     ['another parser version', (dir: string) => editManifest(dir, (m) => (m.parserVersion = 'web-tree-sitter@0.20')), /parser changed/],
     ['a manifest that is not JSON', (dir: string) => writeFileSync(path.join(dir, 'manifest.json'), '{"schemaVersion": 1, "fi'), /could not be read \(manifest is not valid JSON/],
     ['damaged tables', (dir: string) => rmSync(path.join(dir, 'lance', 'chunks.lance'), { recursive: true }), /was damaged/],
@@ -64,6 +64,39 @@ describe('index store', () => {
       }
     });
   }
+
+  it('restores a large index from its binary snapshot, and rebuilds when the snapshot is damaged', async () => {
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 240; i++) files[`pkg${i % 12}/m${i}.py`] = `def f${i}(x):\n    """Turns ${i} into ${i + 1}."""\n    return g${(i + 1) % 240}(x) + ${i}\n`;
+    const root = scratch.tree(files);
+    const engine = await openEngine(scratch, root);
+    const storeDir = engine.storeDir;
+    let snapshot: unknown;
+    try {
+      unwrap(await engine.index());
+      snapshot = await storeSnapshot(engine);
+    } finally {
+      engine.dispose();
+    }
+    const binary = readdirSync(storeDir).find((name) => /^lexical-\d+\.bin$/.test(name));
+    assert.ok(binary, 'a run over 200 files writes a snapshot');
+    const reopened = await openEngine(scratch, root, { storeDir });
+    try {
+      assert.deepEqual(reopened.notices, []);
+      assert.deepEqual(await storeSnapshot(reopened), snapshot);
+    } finally {
+      reopened.dispose();
+    }
+    const bytes = readFileSync(path.join(storeDir, binary!));
+    writeFileSync(path.join(storeDir, binary!), bytes.subarray(0, bytes.length - 16));
+    const { engine: rebuilt, notices } = await reopenAndIndex(root, storeDir);
+    try {
+      assert.match(notices.join('\n'), /was damaged \(the lexical snapshot body does not match its header\)/);
+      assert.deepEqual(await storeSnapshot(rebuilt), snapshot);
+    } finally {
+      rebuilt.dispose();
+    }
+  });
 
   it('rebuilds when the embedding model changes', async () => {
     const { root, storeDir } = await indexedStore();

@@ -126,18 +126,35 @@ export class CodeGraph {
     return matches.filter((fact) => fact.qualifiedName === name || fact.qualifiedName.endsWith(`.${name}`));
   }
 
-  /** Replaces the facts of `removedPaths` with `added` and re-resolves every call that could change. */
+  /**
+   * Replaces the facts of `removedPaths` with `added` and re-resolves every call that could change.
+   * A definition that comes back with the same id and shape (a saved file whose functions only
+   * changed inside) keeps its callers: only new, removed or reshaped definitions, and changed
+   * imports, send the calls naming them to be resolved again.
+   */
   update(removedPaths: Iterable<string>, added: readonly CodeFact[]): GraphChange {
-    const changedTargets = new Set<string>();
+    const addedById = new Map(added.map((fact) => [fact.id, fact]));
+    const stable = new Set<string>();
     const touchedNames = new Set<string>();
     const affectedCallers = new Set<string>();
+    const tracker = new IncomingTracker(this.incoming);
 
     for (const path of removedPaths) {
-      for (const fact of this.byFile.get(path)?.facts ?? []) {
-        touchedNames.add(fact.name);
-        this.unresolveOutgoing(fact.id, changedTargets);
-        for (const call of this.incoming.get(fact.id) ?? []) affectedCallers.add(call.callerId);
-        this.incoming.delete(fact.id);
+      const file = this.byFile.get(path);
+      for (const fact of file?.facts ?? []) {
+        const replacement = addedById.get(fact.id);
+        if (replacement && sameShape(fact, replacement)) stable.add(fact.id);
+        else {
+          touchedNames.add(fact.name);
+          tracker.remember(fact.id);
+          for (const call of this.incoming.get(fact.id) ?? []) affectedCallers.add(call.callerId);
+          this.incoming.delete(fact.id);
+        }
+        if (fact.qualifiedName === MODULE_QUALIFIED_NAME) {
+          const next = replacement?.imports ?? [];
+          for (const name of changedImportNames(fact.imports, next)) touchedNames.add(name);
+        }
+        this.unresolveOutgoing(fact.id, tracker);
         this.removeFact(fact);
       }
       this.byFile.delete(path);
@@ -145,17 +162,18 @@ export class CodeGraph {
     }
     for (const fact of added) {
       this.addFact(fact);
-      touchedNames.add(fact.name);
+      if (!stable.has(fact.id)) touchedNames.add(fact.name);
     }
     for (const name of touchedNames) for (const callerId of this.callersByName.get(name) ?? []) affectedCallers.add(callerId);
     for (const fact of added) affectedCallers.add(fact.id);
 
     for (const callerId of affectedCallers) {
-      if (!this.facts.has(callerId)) continue;
-      this.unresolveOutgoing(callerId, changedTargets);
-      this.resolveOutgoing(this.facts.get(callerId)!, changedTargets);
+      const caller = this.facts.get(callerId);
+      if (!caller) continue;
+      this.unresolveOutgoing(callerId, tracker);
+      this.resolveOutgoing(caller, tracker);
     }
-    return { changedTargets };
+    return { changedTargets: tracker.changed() };
   }
 
   private addFact(fact: CodeFact): void {
@@ -190,19 +208,19 @@ export class CodeGraph {
     for (const call of fact.calls) removeFrom(this.callersByName, call.name, fact.id);
   }
 
-  private unresolveOutgoing(callerId: string, changed: Set<string>): void {
+  private unresolveOutgoing(callerId: string, tracker: IncomingTracker): void {
     for (const call of this.outgoing.get(callerId) ?? []) {
       const list = this.incoming.get(call.targetId);
       if (!list) continue;
+      tracker.remember(call.targetId);
       const kept = list.filter((entry) => entry.callerId !== callerId);
       if (kept.length) this.incoming.set(call.targetId, kept);
       else this.incoming.delete(call.targetId);
-      changed.add(call.targetId);
     }
     this.outgoing.delete(callerId);
   }
 
-  private resolveOutgoing(caller: CodeFact, changed: Set<string>): void {
+  private resolveOutgoing(caller: CodeFact, tracker: IncomingTracker): void {
     const resolved: ResolvedCall[] = [];
     const context = new CallContext(this, caller);
     for (const site of caller.calls) {
@@ -210,10 +228,10 @@ export class CodeGraph {
       if (!target) continue;
       const call: ResolvedCall = { callerId: caller.id, targetId: target.fact.id, site, how: target.how };
       resolved.push(call);
+      tracker.remember(call.targetId);
       const list = this.incoming.get(call.targetId);
       if (list) list.push(call);
       else this.incoming.set(call.targetId, [call]);
-      changed.add(call.targetId);
     }
     if (resolved.length) this.outgoing.set(caller.id, resolved);
   }
@@ -469,6 +487,49 @@ class CallContext {
     }
     return chain;
   }
+}
+
+/**
+ * Which definitions' callers really changed in an update: the incoming calls of every target
+ * touched are noted before the first change and compared at the end.
+ */
+class IncomingTracker {
+  private readonly before = new Map<string, string>();
+
+  constructor(private readonly incoming: ReadonlyMap<string, readonly ResolvedCall[]>) {}
+
+  remember(targetId: string): void {
+    if (!this.before.has(targetId)) this.before.set(targetId, signature(this.incoming.get(targetId)));
+  }
+
+  changed(): Set<string> {
+    const out = new Set<string>();
+    for (const [id, previous] of this.before) if (signature(this.incoming.get(id)) !== previous) out.add(id);
+    return out;
+  }
+}
+
+function signature(calls: readonly ResolvedCall[] | undefined): string {
+  return calls?.length ? calls.map((call) => `${call.callerId}@${call.site.line}`).sort().join('|') : '';
+}
+
+/** Same definition as far as resolving other files' calls is concerned. */
+function sameShape(a: CodeFact, b: CodeFact): boolean {
+  return a.kind === b.kind && a.name === b.name && a.className === b.className && a.parent === b.parent && a.bases.join('\0') === b.bases.join('\0');
+}
+
+/** Local and imported names of import bindings that differ between two versions of a module. */
+function changedImportNames(before: readonly ImportBinding[], after: readonly ImportBinding[]): string[] {
+  const key = (binding: ImportBinding) => `${binding.local}\0${binding.module}\0${binding.imported}\0${binding.kind}`;
+  const beforeKeys = new Set(before.map(key));
+  const afterKeys = new Set(after.map(key));
+  const names = new Set<string>();
+  for (const binding of [...before, ...after]) {
+    if (beforeKeys.has(key(binding)) && afterKeys.has(key(binding))) continue;
+    names.add(binding.local);
+    if (binding.imported) names.add(binding.imported);
+  }
+  return [...names];
 }
 
 function folderOf(path: string): string {

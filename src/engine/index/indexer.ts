@@ -115,7 +115,7 @@ export class Indexer {
         parse_errors: summary.parseErrors,
         total_llm_calls: 0,
         total_embedding_batches: run.embeddingBatches,
-        vocabulary_size: this.store.lexical.vocabulary().size,
+        vocabulary_size: this.store.lexical.vocabularySize,
         duration_ms: summary.durationMs,
       });
       return ok(summary);
@@ -158,7 +158,7 @@ class Run {
   async execute(): Promise<Result<Omit<IndexSummary, 'durationMs'>>> {
     const { store, graph } = this.indexer.parts;
     this.plannedUnitOf = unitOfFiles(this.expectedFiles());
-    const parsed = await this.parseAll();
+    const parsed = await this.timed('parse', () => this.parseAll());
     if (!parsed.ok) return parsed;
 
     for (const file of this.plan.removed) this.entries.set(file, null);
@@ -168,31 +168,45 @@ class Run {
     }
     const noLongerChunked = this.outcomes.filter((outcome) => outcome.kind === 'skipped' || outcome.kind === 'failed').map((outcome) => outcome.path);
     const removedPaths = [...this.plan.removed, ...this.plan.skipped.keys(), ...noLongerChunked];
-    await store.removeFiles(removedPaths);
-    removedPaths.forEach((file) => this.rewrittenPaths.add(file));
-    await this.flush();
+    await this.timed('write_chunks', async () => {
+      await store.removeFiles(removedPaths);
+      removedPaths.forEach((file) => this.rewrittenPaths.add(file));
+      await this.flush();
+    });
 
     this.indexer.report({ stage: 'facts', done: 0, total: 1 });
-    const change = graph.update(this.rewrittenPaths, this.newFacts);
-    const directories = await this.rebuildDirectories();
+    const change = await this.timed('facts_graph', async () => graph.update(this.rewrittenPaths, this.newFacts));
+    const directories = await this.timed('directories', () => this.rebuildDirectories());
     this.indexer.report({ stage: 'facts', done: 1, total: 1 });
 
-    const embedded = await this.embedMissing(directories.chunks);
+    const embedded = await this.timed('embed_directories', () => this.embedMissing(directories.chunks));
     if (!embedded.ok) return embedded;
 
     this.indexer.report({ stage: 'write', done: 0, total: 1 });
-    await store.replaceDirectoryChunks(directories.removedIds, directories.chunks, embedded.value, directories.lexical);
-    const calledBy = (id: string) => callerRecords(graph, id);
-    await store.addFacts(this.newFacts, calledBy);
-    const staleCallers = [...change.changedTargets].map((id) => graph.fact(id)).filter((fact): fact is CodeFact => !!fact && !this.rewrittenPaths.has(fact.path));
-    await store.updateCalledBy(staleCallers, calledBy);
+    await this.timed('write_facts', async () => {
+      await store.replaceDirectoryChunks(directories.removedIds, directories.chunks, embedded.value, directories.lexical);
+      const calledBy = (id: string) => callerRecords(graph, id);
+      await store.addFacts(this.newFacts, calledBy);
+      const staleCallers = [...change.changedTargets].map((id) => graph.fact(id)).filter((fact): fact is CodeFact => !!fact && !this.rewrittenPaths.has(fact.path));
+      await store.updateCalledBy(staleCallers, calledBy);
+    });
     const large = this.rewrittenPaths.size > SNAPSHOT_THRESHOLD;
-    await store.persistLexical([...this.rewrittenPaths, ...directories.lexicalRemoved], [...this.writtenLexical, ...directories.lexical], large);
-    await store.commit(this.entries);
-    if (large) await store.optimize();
+    await this.timed('write_lexical', () => store.persistLexical([...this.rewrittenPaths, ...directories.lexicalRemoved], [...this.writtenLexical, ...directories.lexical], large));
+    await this.timed('commit', () => store.commit(this.entries));
+    await this.timed('optimize', () => store.optimizeIfNeeded());
     this.indexer.report({ stage: 'write', done: 1, total: 1 });
 
     return ok(this.summary(this.plan.removed.length));
+  }
+
+  /** Runs one stage of the run and logs how long it took. */
+  private async timed<T>(stage: string, work: () => Promise<T>): Promise<T> {
+    const started = performance.now();
+    try {
+      return await work();
+    } finally {
+      log.info('index_stage_completed', { stage, duration_ms: elapsedMs(started) });
+    }
   }
 
   /** Reads and parses every planned file, flushing chunks to the store as batches fill. */

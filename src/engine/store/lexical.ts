@@ -12,6 +12,7 @@ import { writeFileAtomic } from '../util/atomic-file';
  *
  * Updates are cheap: a removed chunk becomes a tombstone (FlexSearch removal is slow), new chunks
  * are appended, and both are logged to a delta file; a snapshot is written after large batches.
+ * Snapshots are a JSON header followed by the term arrays in binary, so large indexes load fast.
  */
 export interface LexicalDocument {
   readonly chunkId: string;
@@ -40,14 +41,33 @@ interface DocRecord {
   readonly length: number;
   /** Sorted term ids with their counts, searched by bisection. */
   readonly termIds: Uint32Array;
-  readonly counts: Uint16Array;
+  readonly counts: Uint32Array;
   readonly nameTermIds: Uint32Array;
 }
 
 type FlexIndex = InstanceType<typeof FlexSearch.Index>;
 
-const SNAPSHOT_VERSION = 1;
+const SNAPSHOT_VERSION = 2;
 const LEVEL_INDEX = new Map(CHUNK_LEVELS.map((level, index) => [level, index]));
+
+/** Counts per term id that grow with the vocabulary. */
+class TermCounts {
+  private counts = new Int32Array(1024);
+
+  get(id: number): number {
+    return id < this.counts.length ? this.counts[id]! : 0;
+  }
+
+  /** Adds `delta` and returns the new count. */
+  add(id: number, delta: number): number {
+    if (id >= this.counts.length) {
+      const grown = new Int32Array(Math.max(id + 1, this.counts.length * 2));
+      grown.set(this.counts);
+      this.counts = grown;
+    }
+    return (this.counts[id]! += delta);
+  }
+}
 
 export class LexicalIndex {
   private readonly flex = new Map<ChunkLevel, FlexIndex>();
@@ -55,16 +75,19 @@ export class LexicalIndex {
   private readonly byPath = new Map<string, number[]>();
   private readonly termIds = new Map<string, number>();
   private readonly terms: string[] = [];
-  private readonly documentFrequency = new Map<ChunkLevel, Map<number, number>>();
+  private readonly documentFrequency = new Map<ChunkLevel, TermCounts>();
   private readonly totalLength = new Map<ChunkLevel, number>();
   private readonly liveCount = new Map<ChunkLevel, number>();
   private readonly tombstones = new Set<number>();
+  /** Chunks holding each term at any level; a term is in the vocabulary while this is above 0. */
+  private readonly termDocuments = new TermCounts();
+  private liveTerms = 0;
   private nextDocId = 1;
 
   constructor() {
     for (const level of CHUNK_LEVELS) {
       this.flex.set(level, newFlexIndex());
-      this.documentFrequency.set(level, new Map());
+      this.documentFrequency.set(level, new TermCounts());
       this.totalLength.set(level, 0);
       this.liveCount.set(level, 0);
     }
@@ -76,6 +99,10 @@ export class LexicalIndex {
 
   get tombstoneCount(): number {
     return this.tombstones.size;
+  }
+
+  get vocabularySize(): number {
+    return this.liveTerms;
   }
 
   add(documents: readonly LexicalDocument[]): void {
@@ -125,7 +152,7 @@ export class LexicalIndex {
 
   documentFrequencyOf(level: ChunkLevel, term: string): number {
     const id = this.termIds.get(term);
-    return id === undefined ? 0 : (this.documentFrequency.get(level)!.get(id) ?? 0);
+    return id === undefined ? 0 : this.documentFrequency.get(level)!.get(id);
   }
 
   levelStats(level: ChunkLevel): { documents: number; averageLength: number } {
@@ -135,11 +162,12 @@ export class LexicalIndex {
 
   /** Every term present in some live chunk: the index vocabulary the technicality scorer uses. */
   vocabulary(): Set<string> {
-    const out = new Set<string>();
-    for (const frequencies of this.documentFrequency.values()) {
-      for (const [id, count] of frequencies) if (count > 0) out.add(this.terms[id]!);
-    }
-    return out;
+    return new Set(this.terms.filter((_, id) => this.termDocuments.get(id) > 0));
+  }
+
+  hasTerm(term: string): boolean {
+    const id = this.termIds.get(term);
+    return id !== undefined && this.termDocuments.get(id) > 0;
   }
 
   /** Every live chunk with its length and term counts, for checks and statistics. */
@@ -149,10 +177,6 @@ export class LexicalIndex {
       record.termIds.forEach((id, i) => terms.set(this.terms[id]!, record.counts[i]!));
       yield { chunkId: record.chunkId, path: record.path, level: record.level, length: record.length, terms };
     }
-  }
-
-  chunkIdsForPath(filePath: string): string[] {
-    return (this.byPath.get(filePath) ?? []).map((docId) => this.docs.get(docId)!.chunkId);
   }
 
   /** Rebuilds FlexSearch without tombstones, when they outgrow a quarter of the live chunks. */
@@ -173,46 +197,85 @@ export class LexicalIndex {
       });
       flex[level] = parts;
     }
-    const docs = [...this.docs].map(([docId, record]) => [
-      docId,
-      record.chunkId,
-      record.path,
-      LEVEL_INDEX.get(record.level)!,
-      record.length,
-      Array.from(record.termIds),
-      Array.from(record.counts),
-      Array.from(record.nameTermIds),
-    ]);
-    const snapshot = { version: SNAPSHOT_VERSION, nextDocId: this.nextDocId, terms: this.terms, tombstones: [...this.tombstones], docs, flex };
+    const records = [...this.docs];
+    const header = {
+      version: SNAPSHOT_VERSION,
+      nextDocId: this.nextDocId,
+      terms: this.terms,
+      tombstones: [...this.tombstones],
+      docs: {
+        ids: records.map(([docId]) => docId),
+        chunkIds: records.map(([, record]) => record.chunkId),
+        paths: records.map(([, record]) => record.path),
+        levels: records.map(([, record]) => LEVEL_INDEX.get(record.level)!),
+        lengths: records.map(([, record]) => record.length),
+        termCounts: records.map(([, record]) => record.termIds.length),
+        nameCounts: records.map(([, record]) => record.nameTermIds.length),
+      },
+      flex,
+    };
+    const headerBytes = Buffer.from(JSON.stringify(header), 'utf8');
+    const totalTerms = records.reduce((sum, [, record]) => sum + record.termIds.length, 0);
+    const totalNames = records.reduce((sum, [, record]) => sum + record.nameTermIds.length, 0);
+    const body = new Uint32Array(totalTerms * 2 + totalNames);
+    let at = 0;
+    for (const [, record] of records) {
+      body.set(record.termIds, at);
+      body.set(record.counts, at + record.termIds.length);
+      body.set(record.nameTermIds, at + record.termIds.length * 2);
+      at += record.termIds.length * 2 + record.nameTermIds.length;
+    }
+    const length = Buffer.alloc(4);
+    length.writeUInt32LE(headerBytes.length);
+    const padding = Buffer.alloc((4 - ((4 + headerBytes.length) % 4)) % 4);
     await fs.mkdir(path.dirname(file), { recursive: true });
-    await writeFileAtomic(file, JSON.stringify(snapshot));
+    await writeFileAtomic(file, Buffer.concat([length, headerBytes, padding, Buffer.from(body.buffer)]));
   }
 
   static async readSnapshot(file: string): Promise<LexicalIndex> {
-    const snapshot = Snapshot.parse(JSON.parse(await fs.readFile(file, 'utf8')));
+    const bytes = await fs.readFile(file);
+    if (bytes.length < 4) throw new Error('the lexical snapshot is truncated');
+    const headerLength = bytes.readUInt32LE(0);
+    if (4 + headerLength > bytes.length) throw new Error('the lexical snapshot is truncated');
+    const header = SnapshotHeader.parse(JSON.parse(bytes.subarray(4, 4 + headerLength).toString('utf8')));
+    const bodyStart = 4 + headerLength + ((4 - ((4 + headerLength) % 4)) % 4);
+    const body = new Uint32Array(new Uint8Array(bytes.subarray(bodyStart)).buffer);
+    const { docs } = header;
+    const count = docs.ids.length;
+    for (const column of [docs.chunkIds, docs.paths, docs.levels, docs.lengths, docs.termCounts, docs.nameCounts]) {
+      if (column.length !== count) throw new Error('the lexical snapshot has columns of different lengths');
+    }
+    const expected = docs.termCounts.reduce((sum, n) => sum + n * 2, 0) + docs.nameCounts.reduce((sum, n) => sum + n, 0);
+    if (body.length !== expected) throw new Error('the lexical snapshot body does not match its header');
+
     const index = new LexicalIndex();
-    index.nextDocId = snapshot.nextDocId;
-    snapshot.terms.forEach((term, id) => {
+    index.nextDocId = header.nextDocId;
+    header.terms.forEach((term, id) => {
       index.terms.push(term);
       index.termIds.set(term, id);
     });
-    for (const [level, parts] of Object.entries(snapshot.flex)) {
+    for (const [level, parts] of Object.entries(header.flex)) {
       const flex = index.flex.get(level as ChunkLevel);
       if (!flex) continue;
       for (const [key, data] of Object.entries(parts)) flex.import(key, data);
     }
-    snapshot.tombstones.forEach((docId) => index.tombstones.add(docId));
-    for (const [docId, chunkId, filePath, levelIndex, length, termIds, counts, nameTermIds] of snapshot.docs) {
-      const record: DocRecord = {
-        chunkId,
-        path: filePath,
-        level: CHUNK_LEVELS[levelIndex]!,
-        length,
-        termIds: Uint32Array.from(termIds),
-        counts: Uint16Array.from(counts),
-        nameTermIds: Uint32Array.from(nameTermIds),
-      };
-      index.register(docId, record);
+    header.tombstones.forEach((docId) => index.tombstones.add(docId));
+    let at = 0;
+    for (let i = 0; i < count; i++) {
+      const terms = docs.termCounts[i]!;
+      const names = docs.nameCounts[i]!;
+      const level = CHUNK_LEVELS[docs.levels[i]!];
+      if (!level) throw new Error('the lexical snapshot names an unknown level');
+      index.register(docs.ids[i]!, {
+        chunkId: docs.chunkIds[i]!,
+        path: docs.paths[i]!,
+        level,
+        length: docs.lengths[i]!,
+        termIds: body.subarray(at, at + terms),
+        counts: body.subarray(at + terms, at + terms * 2),
+        nameTermIds: body.subarray(at + terms * 2, at + terms * 2 + names),
+      });
+      at += terms * 2 + names;
     }
     return index;
   }
@@ -282,7 +345,7 @@ export class LexicalIndex {
       level: document.level,
       length,
       termIds: Uint32Array.from(entries.map(([id]) => id)),
-      counts: Uint16Array.from(entries.map(([, count]) => Math.min(count, 65535))),
+      counts: Uint32Array.from(entries.map(([, count]) => count)),
       nameTermIds: Uint32Array.from(new Set(document.nameTerms.map((term) => this.intern(term)))),
     };
     this.register(docId, record);
@@ -290,14 +353,11 @@ export class LexicalIndex {
   }
 
   private register(docId: number, record: DocRecord): void {
-    if (this.tombstones.has(docId)) return;
     this.docs.set(docId, record);
     const ids = this.byPath.get(record.path);
     if (ids) ids.push(docId);
     else this.byPath.set(record.path, [docId]);
-    const frequencies = this.documentFrequency.get(record.level)!;
-    for (const id of record.termIds) frequencies.set(id, (frequencies.get(id) ?? 0) + 1);
-    for (const id of record.nameTermIds) if (bisect(record.termIds, id) < 0) frequencies.set(id, (frequencies.get(id) ?? 0) + 1);
+    this.countTerms(record, 1);
     this.totalLength.set(record.level, this.totalLength.get(record.level)! + record.length);
     this.liveCount.set(record.level, this.liveCount.get(record.level)! + 1);
   }
@@ -307,16 +367,22 @@ export class LexicalIndex {
     if (!record) return;
     this.docs.delete(docId);
     this.tombstones.add(docId);
-    const frequencies = this.documentFrequency.get(record.level)!;
-    const decrement = (id: number) => {
-      const next = (frequencies.get(id) ?? 1) - 1;
-      if (next > 0) frequencies.set(id, next);
-      else frequencies.delete(id);
-    };
-    for (const id of record.termIds) decrement(id);
-    for (const id of record.nameTermIds) if (bisect(record.termIds, id) < 0) decrement(id);
+    this.countTerms(record, -1);
     this.totalLength.set(record.level, this.totalLength.get(record.level)! - record.length);
     this.liveCount.set(record.level, this.liveCount.get(record.level)! - 1);
+  }
+
+  /** Document frequencies count a chunk once per term, whether in its text or its names. */
+  private countTerms(record: DocRecord, delta: 1 | -1): void {
+    const frequencies = this.documentFrequency.get(record.level)!;
+    const count = (id: number) => {
+      frequencies.add(id, delta);
+      const total = this.termDocuments.add(id, delta);
+      if (delta > 0 && total === 1) this.liveTerms++;
+      if (delta < 0 && total === 0) this.liveTerms--;
+    };
+    for (const id of record.termIds) count(id);
+    for (const id of record.nameTermIds) if (bisect(record.termIds, id) < 0) count(id);
   }
 
   private intern(term: string): number {
@@ -364,24 +430,23 @@ function safeJson(line: string): unknown {
 }
 
 const Level = z.enum(['directory', 'file', 'class', 'function']);
+const numbers = z.array(z.number());
 
-const Snapshot = z.object({
+/** The header's shape; the large arrays are checked for length, not element by element. */
+const SnapshotHeader = z.object({
   version: z.literal(SNAPSHOT_VERSION),
   nextDocId: z.number().int(),
   terms: z.array(z.string()),
-  tombstones: z.array(z.number().int()),
-  docs: z.array(
-    z.tuple([
-      z.number().int(),
-      z.string(),
-      z.string(),
-      z.number().int(),
-      z.number(),
-      z.array(z.number().int()),
-      z.array(z.number().int()),
-      z.array(z.number().int()),
-    ]),
-  ),
+  tombstones: numbers,
+  docs: z.object({
+    ids: numbers,
+    chunkIds: z.array(z.string()),
+    paths: z.array(z.string()),
+    levels: numbers,
+    lengths: numbers,
+    termCounts: numbers,
+    nameCounts: numbers,
+  }),
   flex: z.record(z.string(), z.record(z.string(), z.string())),
 });
 

@@ -16,7 +16,7 @@ import { Tables, type CallerRecord, type ChunkMeta } from './tables';
  * schema, other parser or embedding model) is rebuilt, with a notice saying why.
  *
  * Layout: manifest.json (the commit point), index.lock, lance/ (chunks and facts tables),
- * lexical-<generation>.json (snapshot) and lexical-<generation>.delta (changes since).
+ * lexical-<generation>.bin (snapshot) and lexical-<generation>.delta (changes since).
  */
 export interface StoreEmbedding {
   readonly modelId: string;
@@ -172,7 +172,7 @@ export class IndexStore {
       const generation = this.lexicalGeneration + 1;
       await this.lexical.writeSnapshot(lexicalSnapshotPath(this.directory, generation));
       this.lexicalGeneration = generation;
-      log.info('vocabulary_persisted', { vocabulary_size: this.lexical.vocabulary().size, file_path: lexicalSnapshotPath(this.directory, generation) });
+      log.info('vocabulary_persisted', { vocabulary_size: this.lexical.vocabularySize, file_path: lexicalSnapshotPath(this.directory, generation) });
     } else if (removedPaths.length || added.length) {
       await LexicalIndex.appendDelta(lexicalDeltaPath(this.directory, this.lexicalGeneration), removedPaths, added);
     }
@@ -196,8 +196,11 @@ export class IndexStore {
     await this.removeStrayLexicalFiles();
   }
 
-  async optimize(): Promise<void> {
+  /** Compacts the tables when updates have fragmented them (checked after every run; cheap). */
+  async optimizeIfNeeded(): Promise<boolean> {
+    if (!(await this.tables.needsOptimize())) return false;
     await this.tables.optimize();
+    return true;
   }
 
   close(): void {
@@ -207,7 +210,7 @@ export class IndexStore {
   private async removeStrayLexicalFiles(): Promise<void> {
     const keep = new Set([path.basename(lexicalSnapshotPath(this.directory, this.lexicalGeneration)), path.basename(lexicalDeltaPath(this.directory, this.lexicalGeneration))]);
     for (const name of await fs.readdir(this.directory)) {
-      if (/^lexical-\d+\.(json|delta)$/.test(name) && !keep.has(name)) await fs.rm(path.join(this.directory, name), { force: true });
+      if (/^lexical-\d+\.(bin|delta)$/.test(name) && !keep.has(name)) await fs.rm(path.join(this.directory, name), { force: true });
     }
   }
 }
@@ -251,7 +254,7 @@ function manifestPath(directory: string): string {
 }
 
 function lexicalSnapshotPath(directory: string, generation: number): string {
-  return path.join(directory, `lexical-${generation}.json`);
+  return path.join(directory, `lexical-${generation}.bin`);
 }
 
 function lexicalDeltaPath(directory: string, generation: number): string {

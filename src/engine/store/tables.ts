@@ -1,6 +1,21 @@
 import './lance-env';
 import * as lancedb from '@lancedb/lancedb';
-import { Bool, Field, FixedSizeList, Float32, Int32, List, Schema, Utf8 } from 'apache-arrow';
+import {
+  Bool,
+  Field,
+  FixedSizeList,
+  Float32,
+  Int32,
+  List,
+  makeData,
+  RecordBatch,
+  Schema,
+  Struct,
+  Table,
+  Utf8,
+  vectorFromArray,
+  type DataType,
+} from 'apache-arrow';
 import type { Chunk, ChunkLevel, CodeFact, LanguageId, SymbolKind } from '../index/model';
 
 /**
@@ -12,6 +27,8 @@ const CHUNKS = 'chunks';
 const FACTS = 'facts';
 const DELETE_BATCH = 400;
 const ADD_BATCH = 4000;
+/** Each incremental update adds a few fragments; past this many, they are compacted. */
+const MAX_SMALL_FRAGMENTS = 64;
 
 const text = (name: string, nullable = false) => new Field(name, new Utf8(), nullable);
 const int = (name: string, nullable = false) => new Field(name, new Int32(), nullable);
@@ -78,12 +95,16 @@ export interface CallerRecord {
 }
 
 export class Tables {
+  private readonly chunkSchema: Schema;
+
   private constructor(
     private readonly db: lancedb.Connection,
     private readonly chunks: lancedb.Table,
     private readonly facts: lancedb.Table,
     readonly dimensions: number | null,
-  ) {}
+  ) {
+    this.chunkSchema = chunkSchema(dimensions);
+  }
 
   /** Opens the tables, creating them with the schema for `dimensions` (null: no vector column). */
   static async open(directory: string, dimensions: number | null): Promise<Tables> {
@@ -111,12 +132,9 @@ export class Tables {
 
   async addChunks(chunks: readonly Chunk[], vectors: ReadonlyMap<string, Float32Array> | null): Promise<void> {
     for (let i = 0; i < chunks.length; i += ADD_BATCH) {
-      const rows = chunks.slice(i, i + ADD_BATCH).map((chunk) => {
-        const row: Record<string, unknown> = { ...chunk };
-        if (this.dimensions) row.vector = Array.from(vectors?.get(chunk.id) ?? new Float32Array(this.dimensions));
-        return row;
-      });
-      await this.chunks.add(rows);
+      const batch = chunks.slice(i, i + ADD_BATCH);
+      const packed = this.dimensions ? packVectors(batch.map((chunk) => vectors?.get(chunk.id)), this.dimensions) : null;
+      await this.chunks.add(arrowTable(this.chunkSchema, batch as unknown as Record<string, unknown>[], packed));
     }
   }
 
@@ -132,7 +150,7 @@ export class Tables {
 
   async addFacts(facts: readonly CodeFact[], calledBy: (factId: string) => readonly CallerRecord[]): Promise<void> {
     for (let i = 0; i < facts.length; i += ADD_BATCH) {
-      await this.facts.add(facts.slice(i, i + ADD_BATCH).map((fact) => factRow(fact, calledBy(fact.id))));
+      await this.facts.add(arrowTable(factSchema, facts.slice(i, i + ADD_BATCH).map((fact) => factRow(fact, calledBy(fact.id))), null));
     }
   }
 
@@ -140,7 +158,7 @@ export class Tables {
   async updateCalledBy(facts: readonly CodeFact[], calledBy: (factId: string) => readonly CallerRecord[]): Promise<void> {
     for (let i = 0; i < facts.length; i += ADD_BATCH) {
       const rows = facts.slice(i, i + ADD_BATCH).map((fact) => factRow(fact, calledBy(fact.id)));
-      await this.facts.mergeInsert('id').whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(rows);
+      await this.facts.mergeInsert('id').whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(arrowTable(factSchema, rows, null));
     }
   }
 
@@ -201,6 +219,12 @@ export class Tables {
     return { chunks: await this.chunks.countRows(), facts: await this.facts.countRows() };
   }
 
+  /** Whether writes have left enough small fragments behind that scans slow down. */
+  async needsOptimize(): Promise<boolean> {
+    const [chunks, facts] = await Promise.all([this.chunks.stats(), this.facts.stats()]);
+    return Math.max(chunks.fragmentStats.numSmallFragments, facts.fragmentStats.numSmallFragments) > MAX_SMALL_FRAGMENTS;
+  }
+
   /** Merges small fragments and drops old versions, so disk use and scan time stay flat. */
   async optimize(): Promise<void> {
     const olderThan = new Date();
@@ -213,6 +237,54 @@ export class Tables {
     this.facts.close();
     this.db.close();
   }
+}
+
+/**
+ * Rows as an Arrow table of `schema`, built column by column: much faster than letting LanceDB
+ * infer and convert plain objects. Vectors come packed in one Float32Array.
+ */
+function arrowTable(schema: Schema, rows: readonly Record<string, unknown>[], vectors: Float32Array | null): Table {
+  const children = schema.fields.map((field) => {
+    const values = rows.map((row) => row[field.name] ?? null);
+    if (field.type instanceof FixedSizeList) {
+      const floats = makeData({ type: new Float32(), length: vectors!.length, data: vectors! });
+      return makeData({ type: field.type, length: rows.length, nullCount: 0, child: floats });
+    }
+    if (field.type instanceof Utf8) return utf8Data(values as (string | null)[]);
+    if (field.type instanceof List && field.type.children[0]?.type instanceof Utf8) {
+      const lists = values as string[][];
+      const offsets = new Int32Array(lists.length + 1);
+      lists.forEach((list, i) => (offsets[i + 1] = offsets[i]! + list.length));
+      return makeData({ type: field.type, length: lists.length, nullCount: 0, valueOffsets: offsets, child: utf8Data(lists.flat()) });
+    }
+    return vectorFromArray(values, field.type as DataType).data[0]!;
+  });
+  const data = makeData({ type: new Struct(schema.fields), length: rows.length, nullCount: 0, children });
+  return new Table(new RecordBatch(schema, data));
+}
+
+/** A UTF-8 column in one pass: one encoded buffer, one offsets array, a validity bitmap for nulls. */
+function utf8Data(values: readonly (string | null)[]) {
+  const offsets = new Int32Array(values.length + 1);
+  const validity = new Uint8Array(Math.ceil(values.length / 8)).fill(0xff);
+  let nulls = 0;
+  values.forEach((value, i) => {
+    if (value === null) {
+      validity[i >> 3]! &= ~(1 << (i & 7));
+      nulls++;
+    }
+    offsets[i + 1] = offsets[i]! + (value === null ? 0 : Buffer.byteLength(value, 'utf8'));
+  });
+  const data = Buffer.from(values.map((value) => value ?? '').join(''), 'utf8');
+  return makeData({ type: new Utf8(), length: values.length, nullCount: nulls, valueOffsets: offsets, data, ...(nulls ? { nullBitmap: validity } : {}) });
+}
+
+function packVectors(vectors: readonly (Float32Array | undefined)[], dimensions: number): Float32Array {
+  const packed = new Float32Array(vectors.length * dimensions);
+  vectors.forEach((vector, i) => {
+    if (vector) packed.set(vector, i * dimensions);
+  });
+  return packed;
 }
 
 function factRow(fact: CodeFact, calledBy: readonly CallerRecord[]): Record<string, unknown> {
