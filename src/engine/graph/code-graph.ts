@@ -69,7 +69,8 @@ export class CodeGraph {
   private readonly byName = new Map<string, Set<string>>();
   private readonly callersByName = new Map<string, Set<string>>();
   private readonly outgoing = new Map<string, ResolvedCall[]>();
-  private readonly incoming = new Map<string, ResolvedCall[]>();
+  /** Calls into each definition, grouped by calling definition so one caller's calls go at once. */
+  private readonly incoming = new Map<string, Map<string, ResolvedCall[]>>();
   private readonly modules: ModuleMap;
 
   constructor(rootPackage: string) {
@@ -110,7 +111,8 @@ export class CodeGraph {
   }
 
   callers(id: string): readonly ResolvedCall[] {
-    return this.incoming.get(id) ?? [];
+    const byCaller = this.incoming.get(id);
+    return byCaller ? [...byCaller.values()].flat() : [];
   }
 
   callees(id: string): readonly ResolvedCall[] {
@@ -137,7 +139,7 @@ export class CodeGraph {
     const stable = new Set<string>();
     const touchedNames = new Set<string>();
     const affectedCallers = new Set<string>();
-    const tracker = new IncomingTracker(this.incoming);
+    const tracker = new IncomingTracker();
 
     for (const path of removedPaths) {
       const file = this.byFile.get(path);
@@ -146,8 +148,8 @@ export class CodeGraph {
         if (replacement && sameShape(fact, replacement)) stable.add(fact.id);
         else {
           touchedNames.add(fact.name);
-          tracker.remember(fact.id);
-          for (const call of this.incoming.get(fact.id) ?? []) affectedCallers.add(call.callerId);
+          // Its callers resolve again below; unresolving them records what they took away.
+          for (const callerId of this.incoming.get(fact.id)?.keys() ?? []) affectedCallers.add(callerId);
           this.incoming.delete(fact.id);
         }
         if (fact.qualifiedName === MODULE_QUALIFIED_NAME) {
@@ -210,13 +212,11 @@ export class CodeGraph {
 
   private unresolveOutgoing(callerId: string, tracker: IncomingTracker): void {
     for (const call of this.outgoing.get(callerId) ?? []) {
-      const list = this.incoming.get(call.targetId);
-      if (!list) continue;
-      tracker.remember(call.targetId);
-      const kept = list.filter((entry) => entry.callerId !== callerId);
-      if (kept.length) this.incoming.set(call.targetId, kept);
-      else this.incoming.delete(call.targetId);
+      const byCaller = this.incoming.get(call.targetId);
+      if (!byCaller?.delete(callerId)) continue;
+      if (!byCaller.size) this.incoming.delete(call.targetId);
     }
+    for (const call of this.outgoing.get(callerId) ?? []) tracker.removed(call);
     this.outgoing.delete(callerId);
   }
 
@@ -228,10 +228,12 @@ export class CodeGraph {
       if (!target) continue;
       const call: ResolvedCall = { callerId: caller.id, targetId: target.fact.id, site, how: target.how };
       resolved.push(call);
-      tracker.remember(call.targetId);
-      const list = this.incoming.get(call.targetId);
-      if (list) list.push(call);
-      else this.incoming.set(call.targetId, [call]);
+      tracker.added(call);
+      let byCaller = this.incoming.get(call.targetId);
+      if (!byCaller) this.incoming.set(call.targetId, (byCaller = new Map()));
+      const calls = byCaller.get(caller.id);
+      if (calls) calls.push(call);
+      else byCaller.set(caller.id, [call]);
     }
     if (resolved.length) this.outgoing.set(caller.id, resolved);
   }
@@ -490,27 +492,39 @@ class CallContext {
 }
 
 /**
- * Which definitions' callers really changed in an update: the incoming calls of every target
- * touched are noted before the first change and compared at the end.
+ * Which definitions' callers really changed in an update. Only calls of re-resolved callers can
+ * change, so comparing what they took away from each target with what they put back suffices.
  */
 class IncomingTracker {
-  private readonly before = new Map<string, string>();
+  private readonly balance = new Map<string, Map<string, number>>();
 
-  constructor(private readonly incoming: ReadonlyMap<string, readonly ResolvedCall[]>) {}
+  removed(call: ResolvedCall): void {
+    this.count(call, -1);
+  }
 
-  remember(targetId: string): void {
-    if (!this.before.has(targetId)) this.before.set(targetId, signature(this.incoming.get(targetId)));
+  added(call: ResolvedCall): void {
+    this.count(call, 1);
   }
 
   changed(): Set<string> {
     const out = new Set<string>();
-    for (const [id, previous] of this.before) if (signature(this.incoming.get(id)) !== previous) out.add(id);
+    for (const [targetId, entries] of this.balance) {
+      for (const delta of entries.values()) {
+        if (delta !== 0) {
+          out.add(targetId);
+          break;
+        }
+      }
+    }
     return out;
   }
-}
 
-function signature(calls: readonly ResolvedCall[] | undefined): string {
-  return calls?.length ? calls.map((call) => `${call.callerId}@${call.site.line}`).sort().join('|') : '';
+  private count(call: ResolvedCall, delta: number): void {
+    let entries = this.balance.get(call.targetId);
+    if (!entries) this.balance.set(call.targetId, (entries = new Map()));
+    const key = `${call.callerId}@${call.site.line}`;
+    entries.set(key, (entries.get(key) ?? 0) + delta);
+  }
 }
 
 /** Same definition as far as resolving other files' calls is concerned. */
