@@ -193,7 +193,7 @@ class Run {
     const large = this.rewrittenPaths.size > SNAPSHOT_THRESHOLD;
     await this.timed('write_lexical', () => store.persistLexical([...this.rewrittenPaths, ...directories.lexicalRemoved], [...this.writtenLexical, ...directories.lexical], large));
     await this.timed('commit', () => store.commit(this.entries));
-    await this.timed('optimize', () => store.optimizeIfNeeded());
+    await this.timed('maintain', () => store.maintain());
     this.indexer.report({ stage: 'write', done: 1, total: 1 });
 
     return ok(this.summary(this.plan.removed.length));

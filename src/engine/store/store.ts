@@ -196,11 +196,10 @@ export class IndexStore {
     await this.removeStrayLexicalFiles();
   }
 
-  /** Compacts the tables when updates have fragmented them (checked after every run; cheap). */
-  async optimizeIfNeeded(): Promise<boolean> {
-    if (!(await this.tables.needsOptimize())) return false;
-    await this.tables.optimize();
-    return true;
+  /** Indexes large tables and compacts fragmented ones (checked after every run; cheap). */
+  async maintain(): Promise<void> {
+    if (await this.tables.ensureIndexes()) log.info('table_indexes_created', { directory: this.directory });
+    if (await this.tables.needsOptimize()) await this.tables.optimize();
   }
 
   close(): void {

@@ -27,6 +27,8 @@ const CHUNKS = 'chunks';
 const FACTS = 'facts';
 const DELETE_BATCH = 400;
 const ADD_BATCH = 4000;
+/** Tables this large get B-tree indexes on their path and id columns. */
+const INDEXED_ROWS = 20_000;
 /** Each incremental update adds a few fragments; past this many, they are compacted. */
 const MAX_SMALL_FRAGMENTS = 64;
 
@@ -217,6 +219,27 @@ export class Tables {
 
   async counts(): Promise<{ chunks: number; facts: number }> {
     return { chunks: await this.chunks.countRows(), facts: await this.facts.countRows() };
+  }
+
+  /**
+   * Large tables get B-tree indexes on the columns every update filters by (deleting a file's rows
+   * drops from a scan to a lookup); small ones do not need them.
+   */
+  async ensureIndexes(): Promise<boolean> {
+    let created = false;
+    for (const [table, columns] of [
+      [this.chunks, ['filePath', 'id']],
+      [this.facts, ['path', 'id']],
+    ] as const) {
+      if ((await table.countRows()) < INDEXED_ROWS) continue;
+      const existing = new Set((await table.listIndices()).flatMap((index) => index.columns));
+      for (const column of columns) {
+        if (existing.has(column)) continue;
+        await table.createIndex(column, { config: lancedb.Index.btree() });
+        created = true;
+      }
+    }
+    return created;
   }
 
   /** Whether writes have left enough small fragments behind that scans slow down. */

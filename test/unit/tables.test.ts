@@ -1,0 +1,59 @@
+import { strict as assert } from 'node:assert';
+import * as path from 'node:path';
+import type { Chunk } from '../../src/engine/index/model';
+import { Tables } from '../../src/engine/store/tables';
+import { Scratch } from '../helpers/workspace';
+
+function chunk(i: number): Chunk {
+  return {
+    id: `f${i % 500}.py::None::f${i}::function`,
+    level: 'function',
+    filePath: `f${i % 500}.py`,
+    directoryPath: '.',
+    language: 'python',
+    className: null,
+    functionName: `f${i}`,
+    startLine: 1,
+    endLine: 2,
+    parentDirectoryId: null,
+    parentFileId: `f${i % 500}.py::None::None::file`,
+    parentClassId: null,
+    content: `def f${i}():\n    return ${i}\n`,
+    fullContent: null,
+    isSummarized: false,
+    originalLineCount: null,
+  };
+}
+
+describe('LanceDB tables', () => {
+  const scratch = new Scratch();
+  after(() => scratch.cleanup());
+
+  it('indexes the path and id columns once a table is large, and deletes still work', async () => {
+    const tables = await Tables.open(path.join(scratch.folder(), 'lance'), 4);
+    try {
+      await tables.addChunks(Array.from({ length: 19_000 }, (_, i) => chunk(i)), null);
+      assert.equal(await tables.ensureIndexes(), false, 'small tables are left alone');
+      await tables.addChunks(Array.from({ length: 2_000 }, (_, i) => chunk(19_000 + i)), null);
+      assert.equal(await tables.ensureIndexes(), true);
+      assert.equal(await tables.ensureIndexes(), false, 'created once');
+      await tables.deleteFiles(['f7.py']);
+      assert.equal((await tables.counts()).chunks, 21_000 - 42);
+    } finally {
+      tables.close();
+    }
+  });
+
+  it('compacts tables that many small updates have fragmented', async () => {
+    const tables = await Tables.open(path.join(scratch.folder(), 'lance'), null);
+    try {
+      for (let i = 0; i < 70; i++) await tables.addChunks([chunk(i)], null);
+      assert.equal(await tables.needsOptimize(), true);
+      await tables.optimize();
+      assert.equal(await tables.needsOptimize(), false);
+      assert.equal((await tables.counts()).chunks, 70);
+    } finally {
+      tables.close();
+    }
+  });
+});
