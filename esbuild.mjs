@@ -1,5 +1,4 @@
-// Builds the CLI, the parse worker (and, as they are added, the extension and its engine worker)
-// into dist/. Native and ESM-only packages stay external; the tree-sitter runtime and grammar wasm
+// Builds the extension, its engine worker, the parse worker, the CLI and the benchmark into dist/. Native and ESM-only packages stay external; the tree-sitter runtime and grammar wasm
 // files are copied beside the bundle, where src/engine/lang/grammars.ts looks for them.
 import * as esbuild from 'esbuild';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, rmSync } from 'node:fs';
@@ -15,10 +14,12 @@ const GRAMMARS = ['python', 'javascript', 'typescript', 'tsx', 'go', 'java', 'ru
 const EXTERNAL = ['vscode', '@lancedb/lancedb', 'apache-arrow', 'onnxruntime-node', 'sharp', '@huggingface/transformers', 'tsx'];
 
 const entries = [
+  { in: 'src/extension/extension.ts', out: 'extension' },
+  { in: 'src/engine/host/engine-worker.ts', out: 'engine-worker' },
   { in: 'src/cli/main.ts', out: 'cli', banner: '#!/usr/bin/env node' },
   { in: 'src/engine/index/parse-worker.ts', out: 'parse-worker' },
   { in: 'bench/run.ts', out: 'bench' },
-].filter((entry) => existsSync(entry.in));
+];
 
 function copyWasm() {
   mkdirSync(path.join(dist, 'grammars'), { recursive: true });

@@ -295,7 +295,6 @@ class Run {
       this.embeddingBatches++;
       log.info('embedding_batch', { batch_number: this.embeddingBatches, batch_size: chunks.length, model: embedder.id, level: 'all' });
     }
-    this.indexer.report({ stage: 'write', done: this.chunksWritten, total: this.chunksWritten + chunks.length });
     const linked = chunks.map((chunk) => (chunk.level === 'file' ? { ...chunk, parentDirectoryId: this.plannedUnitOf.get(chunk.filePath!) ?? null } : chunk));
     await store.removeFiles(paths);
     await store.addChunks(linked, embedder ? vectors : null, batch.lexical);
@@ -351,8 +350,11 @@ class Run {
   /** Vectors for chunks that have none yet (directory chunks; everything with a transformer model). */
   private async embedMissing(chunks: readonly Chunk[]): Promise<Result<Map<string, Float32Array> | null>> {
     const { embedder } = this.indexer.parts;
-    if (!embedder) return ok(null);
     this.indexer.report({ stage: 'embed', done: 0, total: chunks.length });
+    if (!embedder) {
+      this.indexer.report({ stage: 'embed', done: chunks.length, total: chunks.length });
+      return ok(null);
+    }
     const vectors = await this.embed(chunks);
     this.indexer.report({ stage: 'embed', done: chunks.length, total: chunks.length });
     return ok(vectors);

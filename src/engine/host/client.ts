@@ -1,0 +1,139 @@
+import { existsSync } from 'node:fs';
+import * as path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import type { IndexProgress, IndexSummary } from '../index/indexer';
+import type { IndexStats } from '../engine';
+import type { LogEvent, LogLevel } from '../log/logger';
+import type { CallerTreeNode, SymbolAction, SymbolResult } from '../resolve/symbols';
+import type { Span } from '../search/spans';
+import { Emitter, type Disposable, type Event } from '../util/event';
+import { describeError, fail, type EngineError, type Result } from '../util/result';
+import { WorkerMessage, type FolderOptions, type Request } from './protocol';
+
+/**
+ * The editor's side of the engine worker: typed requests that resolve to Results, progress as
+ * callbacks, cancellation through AbortSignal. It imports nothing from `vscode`, so tests drive
+ * it directly.
+ */
+type Distribute<T> = T extends unknown ? Omit<T, 'id'> : never;
+type Outgoing = Distribute<Exclude<Request, { type: 'cancel' }>>;
+
+interface Pending {
+  readonly resolve: (result: Result<unknown>) => void;
+  readonly onProgress?: (progress: IndexProgress) => void;
+}
+
+export class EngineWorkerClient implements Disposable {
+  private readonly worker: Worker;
+  private readonly pending = new Map<number, Pending>();
+  private readonly logEmitter = new Emitter<LogEvent>();
+  private readonly changeEmitter = new Emitter<{ root: string; paths: string[] }>();
+  private readonly exitEmitter = new Emitter<string>();
+  readonly onLog: Event<LogEvent> = this.logEmitter.event;
+  readonly onDidChangeIndex: Event<{ root: string; paths: string[] }> = this.changeEmitter.event;
+  /** Fires when the worker dies; pending requests fail with the reason. */
+  readonly onDidExit: Event<string> = this.exitEmitter.event;
+  private nextId = 1;
+  private disposed = false;
+
+  constructor(options: { logLevel?: LogLevel } = {}) {
+    const script = workerScript();
+    this.worker = new Worker(script.file, { workerData: { logLevel: options.logLevel ?? 'info' }, execArgv: script.execArgv });
+    this.worker.on('message', (raw: unknown) => this.receive(raw));
+    this.worker.on('error', (cause) => this.fail(`the engine stopped: ${describeError(cause)}`));
+    this.worker.on('exit', (code) => this.fail(`the engine exited (code ${code})`));
+  }
+
+  open(folder: FolderOptions): Promise<Result<{ stats: IndexStats; notices: string[] }>> {
+    return this.request({ type: 'open', folder });
+  }
+
+  index(root: string, onProgress?: (progress: IndexProgress) => void, signal?: AbortSignal): Promise<Result<IndexSummary>> {
+    return this.request({ type: 'index', root }, onProgress, signal);
+  }
+
+  update(root: string, paths: string[], onProgress?: (progress: IndexProgress) => void): Promise<Result<IndexSummary>> {
+    return this.request({ type: 'update', root, paths }, onProgress);
+  }
+
+  stats(root: string): Promise<Result<IndexStats>> {
+    return this.request({ type: 'stats', root });
+  }
+
+  search(root: string, query: string, limit?: number): Promise<Result<Span[]>> {
+    return this.request({ type: 'search', root, query, ...(limit ? { limit } : {}) });
+  }
+
+  resolve(root: string, name: string, action: SymbolAction): Promise<Result<SymbolResult[]>> {
+    return this.request({ type: 'resolve', root, name, action });
+  }
+
+  trace(root: string, name: string, depth: number): Promise<Result<CallerTreeNode[]>> {
+    return this.request({ type: 'trace', root, name, depth });
+  }
+
+  close(root: string): Promise<Result<null>> {
+    return this.request({ type: 'close', root });
+  }
+
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    this.fail('the engine was shut down');
+    void this.worker.terminate();
+    this.logEmitter.dispose();
+    this.changeEmitter.dispose();
+  }
+
+  private request<T>(message: Outgoing, onProgress?: (progress: IndexProgress) => void, signal?: AbortSignal): Promise<Result<T>> {
+    if (this.disposed) return Promise.resolve(fail('cancelled', 'The engine was shut down.'));
+    const id = this.nextId++;
+    return new Promise((resolve) => {
+      this.pending.set(id, { resolve: resolve as (result: Result<unknown>) => void, ...(onProgress ? { onProgress } : {}) });
+      signal?.addEventListener('abort', () => this.worker.postMessage({ id: this.nextId++, type: 'cancel', target: id }), { once: true });
+      this.worker.postMessage({ ...message, id });
+    });
+  }
+
+  private receive(raw: unknown): void {
+    const parsed = WorkerMessage.safeParse(raw);
+    if (!parsed.success) return this.logEmitter.fire(protocolError(parsed.error.issues[0]?.message ?? 'unknown'));
+    const message = parsed.data;
+    switch (message.type) {
+      case 'response': {
+        const pending = this.pending.get(message.id);
+        this.pending.delete(message.id);
+        pending?.resolve(message.result.ok ? { ok: true, value: message.result.value } : { ok: false, error: message.result.error as EngineError });
+        return;
+      }
+      case 'progress':
+        this.pending.get(message.id)?.onProgress?.(message.progress);
+        return;
+      case 'log':
+        this.logEmitter.fire(message.event as unknown as LogEvent);
+        return;
+      case 'changed':
+        this.changeEmitter.fire({ root: message.root, paths: message.paths });
+        return;
+      case 'ready':
+        return;
+    }
+  }
+
+  private fail(reason: string): void {
+    for (const pending of this.pending.values()) pending.resolve(fail('io_error', `The request failed because ${reason}.`));
+    this.pending.clear();
+    if (!this.disposed) this.exitEmitter.fire(reason);
+  }
+}
+
+function protocolError(reason: string): LogEvent {
+  return { time: new Date().toISOString(), level: 'error', event: 'engine_protocol_error', module: 'host.client', reason };
+}
+
+/** The bundle ships engine-worker.js beside the extension; from sources it runs through tsx. */
+function workerScript(): { file: string; execArgv: string[] } {
+  const bundled = path.join(__dirname, 'engine-worker.js');
+  if (existsSync(bundled)) return { file: bundled, execArgv: [] };
+  return { file: path.join(__dirname, 'engine-worker.ts'), execArgv: ['--require', 'tsx/cjs'] };
+}

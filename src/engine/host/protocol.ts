@@ -1,0 +1,56 @@
+import { z } from 'zod';
+
+/**
+ * The messages between the editor and the engine's worker thread. Both sides validate what they
+ * receive, so a mismatch is a clear error instead of undefined behaviour. Requests carry an id;
+ * the worker answers each with one `response`, and may send `progress` events for it meanwhile.
+ */
+const ModelRequest = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('directory'), path: z.string() }),
+  z.object({ kind: z.literal('hub'), repo: z.string() }),
+  z.object({ kind: z.literal('none') }),
+]);
+
+export const FolderOptions = z.object({
+  root: z.string(),
+  storeDir: z.string(),
+  storageRoot: z.string(),
+  model: ModelRequest,
+  hubUrl: z.string().optional(),
+  maxFileBytes: z.number().int().positive().optional(),
+  exclude: z.array(z.string()).optional(),
+  workers: z.number().int().nonnegative().optional(),
+});
+export type FolderOptions = z.infer<typeof FolderOptions>;
+
+const SymbolAction = z.enum(['definition', 'references', 'callers', 'callees']);
+
+export const Request = z.discriminatedUnion('type', [
+  z.object({ id: z.number().int(), type: z.literal('open'), folder: FolderOptions }),
+  z.object({ id: z.number().int(), type: z.literal('index'), root: z.string() }),
+  z.object({ id: z.number().int(), type: z.literal('update'), root: z.string(), paths: z.array(z.string()) }),
+  z.object({ id: z.number().int(), type: z.literal('stats'), root: z.string() }),
+  z.object({ id: z.number().int(), type: z.literal('search'), root: z.string(), query: z.string(), limit: z.number().int().positive().optional() }),
+  z.object({ id: z.number().int(), type: z.literal('resolve'), root: z.string(), name: z.string(), action: SymbolAction }),
+  z.object({ id: z.number().int(), type: z.literal('trace'), root: z.string(), name: z.string(), depth: z.number().int().positive() }),
+  z.object({ id: z.number().int(), type: z.literal('close'), root: z.string() }),
+  z.object({ id: z.number().int(), type: z.literal('cancel'), target: z.number().int() }),
+]);
+export type Request = z.infer<typeof Request>;
+export type RequestType = Request['type'];
+
+const EngineError = z.object({ code: z.string(), message: z.string() });
+const Outcome = z.discriminatedUnion('ok', [z.object({ ok: z.literal(true), value: z.unknown() }), z.object({ ok: z.literal(false), error: EngineError })]);
+
+export const WorkerMessage = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('ready') }),
+  z.object({ type: z.literal('response'), id: z.number().int(), result: Outcome }),
+  z.object({
+    type: z.literal('progress'),
+    id: z.number().int(),
+    progress: z.object({ stage: z.enum(['walk', 'parse', 'facts', 'embed', 'write']), done: z.number(), total: z.number(), path: z.string().optional() }),
+  }),
+  z.object({ type: z.literal('changed'), root: z.string(), paths: z.array(z.string()) }),
+  z.object({ type: z.literal('log'), event: z.record(z.string(), z.unknown()) }),
+]);
+export type WorkerMessage = z.infer<typeof WorkerMessage>;
