@@ -62,6 +62,36 @@ describe('chunker', () => {
     assert.equal(ts.facts.find((f) => f.name === 'map')!.docstring, 'Maps things.');
   });
 
+  it('records the lines of module-level and class-body code as segments, with that code searchable', async () => {
+    const source = [
+      'import os', // 1
+      '', // 2
+      'MESSAGE = "Working outside of the context."', // 3
+      '', // 4
+      '', // 5
+      'class Session:', // 6
+      '    """A session."""', // 7
+      '    def get(self):', // 8
+      '        return 1', // 9
+      '', // 10
+      '    __setitem__ = clear = _fail', // 11
+      '', // 12
+      'def helper():', // 13
+      '    return MESSAGE', // 14
+      '', // 15
+      'current = Proxy(MESSAGE)', // 16
+      '',
+    ].join('\n');
+    const { chunks } = await chunkSource('ctx.py', source);
+    const file = chunks.find((chunk) => chunk.level === 'file')!;
+    assert.deepEqual(file.segments, [[1, 3], [16, 16]]);
+    assert.match(file.content, /MESSAGE = "Working outside of the context\."/);
+    const cls = chunks.find((chunk) => chunk.level === 'class')!;
+    assert.deepEqual(cls.segments, [[6, 7], [11, 11]]);
+    assert.match(cls.content, /__setitem__ = clear = _fail/);
+    assert.equal(chunks.find((chunk) => chunk.level === 'function')!.segments, null);
+  });
+
   it('plans directory chunks for folders of 3 to 20 files only', () => {
     const files = (folder: string, n: number) => Array.from({ length: n }, (_, i) => `${folder}/f${i}.py`);
     assert.deepEqual(planDirectoryUnits(files('two', 2)), []);

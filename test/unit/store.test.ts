@@ -46,7 +46,7 @@ describe('index store', () => {
   });
 
   for (const [label, damage, message] of [
-    ['an older schema', (dir: string) => editManifest(dir, (m) => (m.schemaVersion = 0)), /index format changed \(version 0 → 2\)/],
+    ['an older schema', (dir: string) => editManifest(dir, (m) => (m.schemaVersion = 0)), /index format changed \(version 0 → 3\)/],
     ['another parser version', (dir: string) => editManifest(dir, (m) => (m.parserVersion = 'web-tree-sitter@0.20')), /parser changed/],
     ['a manifest that is not JSON', (dir: string) => writeFileSync(path.join(dir, 'manifest.json'), '{"schemaVersion": 1, "fi'), /could not be read \(manifest is not valid JSON/],
     ['damaged tables', (dir: string) => rmSync(path.join(dir, 'lance', 'chunks.lance'), { recursive: true }), /was damaged/],

@@ -22,6 +22,7 @@ function chunk(i: number): Chunk {
     fullContent: null,
     isSummarized: false,
     originalLineCount: null,
+    segments: null,
   };
 }
 

@@ -6,6 +6,7 @@ import {
   type CodeFact,
   type LanguageId,
   type ParsedFile,
+  type Segment,
   type SymbolFacts,
 } from './model';
 
@@ -22,7 +23,10 @@ export interface FileChunks {
   readonly flagged: { chunkId: string; functionName: string; lineCount: number }[];
 }
 
-const MAX_FILE_CHUNK_STATEMENTS = 60;
+/** Lines of module-level or class-body code copied into a file or class chunk's text. */
+const MAX_SEGMENT_LINES_IN_CONTENT = 200;
+/** Blank lines that end one segment and start the next. */
+const SEGMENT_GAP = 2;
 const NONE = 'None';
 
 export function chunkId(path: string, className: string | null, functionName: string | null, level: string): string {
@@ -56,6 +60,8 @@ export function buildFileChunks(path: string, language: LanguageId, source: stri
     if (definition.isContainer) {
       const id = uniqueId(usedIds, (suffix) => chunkId(path, facts.qualifiedName + suffix, null, 'class'));
       chunkOf[i] = id;
+      const members = definitions.filter((member) => member.parentIndex === i);
+      const segments = uncoveredSegments(lines, definition.chunkStartLine, definition.chunkEndLine, members);
       chunks.push(
         chunk(id, 'class', {
           className: facts.qualifiedName,
@@ -63,7 +69,8 @@ export function buildFileChunks(path: string, language: LanguageId, source: stri
           startLine: definition.chunkStartLine,
           endLine: definition.chunkEndLine,
           parentClassId,
-          content: classContent(definition, definitions, i, (member) => member.facts.className === facts.qualifiedName && !member.isContainer && !member.insideFunction),
+          content: classContent(definition, definitions, i, (member) => member.facts.className === facts.qualifiedName && !member.isContainer && !member.insideFunction, segmentText(lines, segments)),
+          segments,
         }),
       );
       continue;
@@ -86,6 +93,8 @@ export function buildFileChunks(path: string, language: LanguageId, source: stri
     );
   }
 
+  const topLevel = definitions.filter((definition) => definition.parentIndex < 0);
+  const fileSegments = uncoveredSegments(lines, 1, extraction.lineCount, topLevel);
   chunks.unshift(
     chunk(fileId, 'file', {
       className: null,
@@ -93,7 +102,8 @@ export function buildFileChunks(path: string, language: LanguageId, source: stri
       startLine: 1,
       endLine: Math.max(1, extraction.lineCount),
       parentClassId: null,
-      content: fileContent(path, language, extraction),
+      content: fileContent(path, language, extraction, segmentText(lines, fileSegments)),
+      segments: fileSegments,
     }),
   );
 
@@ -126,6 +136,7 @@ export function buildFileChunks(path: string, language: LanguageId, source: stri
     level: 'file' | 'class' | 'function',
     fields: Pick<Chunk, 'className' | 'functionName' | 'startLine' | 'endLine' | 'parentClassId' | 'content'> & {
       originalLineCount?: number | null;
+      segments?: Chunk['segments'];
     },
   ): Chunk {
     return {
@@ -145,8 +156,46 @@ export function buildFileChunks(path: string, language: LanguageId, source: stri
       fullContent: null,
       isSummarized: false,
       originalLineCount: fields.originalLineCount ?? null,
+      segments: fields.segments ?? null,
     };
   }
+}
+
+/**
+ * The non-blank lines of [start, end] that no nested definition's chunk covers, grouped into
+ * segments that split at runs of blank lines: a file's module-level code, a class's own body.
+ */
+function uncoveredSegments(lines: readonly string[], start: number, end: number, nested: readonly Definition[]): Segment[] {
+  const covered = new Uint8Array(end + 2);
+  for (const definition of nested) for (let line = definition.chunkStartLine; line <= definition.chunkEndLine && line <= end; line++) covered[line] = 1;
+  const segments: Segment[] = [];
+  let open = -1;
+  let lastCode = -1;
+  for (let line = start; line <= end; line++) {
+    const code = !covered[line] && (lines[line - 1] ?? '').trim() !== '';
+    if (code) {
+      if (open < 0) open = line;
+      else if (line - lastCode > SEGMENT_GAP) {
+        segments.push([open, lastCode]);
+        open = line;
+      }
+      lastCode = line;
+    } else if (covered[line] && open >= 0) {
+      segments.push([open, lastCode]);
+      open = -1;
+    }
+  }
+  if (open >= 0) segments.push([open, lastCode]);
+  return segments;
+}
+
+function segmentText(lines: readonly string[], segments: readonly Segment[]): string {
+  const out: string[] = [];
+  for (const [start, end] of segments) {
+    if (out.length >= MAX_SEGMENT_LINES_IN_CONTENT) break;
+    out.push(...lines.slice(start - 1, Math.min(end, start - 1 + MAX_SEGMENT_LINES_IN_CONTENT - out.length)));
+  }
+  return out.join('\n');
 }
 
 /** The fact of kind 'module' that carries a file's module-level calls, imports and docstring. */
@@ -184,7 +233,7 @@ function uniqueId(used: Set<string>, make: (suffix: string) => string): string {
   return id;
 }
 
-function fileContent(path: string, language: LanguageId, extraction: Extraction): string {
+function fileContent(path: string, language: LanguageId, extraction: Extraction, moduleCode: string): string {
   const out = [`File: ${path}`, `Language: ${language}`];
   if (extraction.moduleDoc) out.push(`Docstring: ${extraction.moduleDoc}`);
   if (extraction.moduleScope.importLines.length) {
@@ -197,19 +246,13 @@ function fileContent(path: string, language: LanguageId, extraction: Extraction)
     signatures.push(`${'  '.repeat(depth + 1)}${definition.facts.signature}`);
   });
   if (signatures.length) out.push('Definitions:', ...signatures);
-  const statements = extraction.moduleScope.statementLines;
-  if (statements.length) {
-    out.push('Module-level names:', ...statements.slice(0, MAX_FILE_CHUNK_STATEMENTS).map((line) => `  ${line}`));
-    if (statements.length > MAX_FILE_CHUNK_STATEMENTS) out.push(`  … ${statements.length - MAX_FILE_CHUNK_STATEMENTS} more`);
-  }
+  if (moduleCode) out.push('Module-level code:', moduleCode);
   return out.join('\n');
 }
 
-/** A class chunk: header, documentation, fields, then the signatures of its members. */
-function classContent(definition: Definition, definitions: readonly Definition[], index: number, isOutsideMember: (member: Definition) => boolean): string {
-  const out = [definition.facts.signature];
-  if (definition.docFull) out.push(indent(`"""${definition.docFull}"""`));
-  for (const line of definition.memberLines) out.push(indent(line));
+/** A class chunk: its own code (header, documentation, attributes), then its members' signatures. */
+function classContent(definition: Definition, definitions: readonly Definition[], index: number, isOutsideMember: (member: Definition) => boolean, ownCode: string): string {
+  const out = [ownCode || definition.facts.signature];
   definitions.forEach((member) => {
     if (member.parentIndex === index) out.push(indent(member.isContainer ? `${member.facts.signature} …` : member.facts.signature));
     else if (member.parentIndex !== index && isOutsideMember(member)) out.push(indent(member.facts.signature));

@@ -105,6 +105,7 @@ export function buildDirectoryChunk(unit: DirectoryUnit, graph: CodeGraph, paren
     fullContent: null,
     isSummarized: false,
     originalLineCount: null,
+    segments: null,
   };
 }
 

@@ -1,6 +1,6 @@
 import type { Node, QueryCapture, Tree } from 'web-tree-sitter';
 import type { LoadedGrammar } from '../lang/grammars';
-import { commentText, firstLine, truncate, type LanguageSpec } from '../lang/spec';
+import { commentText, truncate, type LanguageSpec } from '../lang/spec';
 import type { CallSite, ImportBinding, ParseAnomaly, SymbolFacts, SymbolKind } from './model';
 
 /**
@@ -28,8 +28,6 @@ export interface Definition {
   readonly chunkEndLine: number;
   readonly chunkStartIndex: number;
   readonly endIndex: number;
-  /** First lines of class-body statements that are not definitions (fields, class variables). */
-  readonly memberLines: readonly string[];
   /** The whole documentation (facts keep the first DOCSTRING_LIMIT characters). */
   readonly docFull: string | null;
 }
@@ -43,8 +41,6 @@ export interface ScopeFacts {
   /** Names declared in this scope (module level: the module's names). */
   readonly declared: Set<string>;
   readonly globals: Set<string>;
-  /** First lines of statements that assign at this scope, for file and class chunks. */
-  readonly statementLines: string[];
   readonly importLines: string[];
 }
 
@@ -61,8 +57,8 @@ type ScopedItem =
   | { readonly at: number; readonly type: 'call'; readonly call: CallSite }
   | { readonly at: number; readonly type: 'raise'; readonly exception: string | null; readonly message: string | null }
   | { readonly at: number; readonly type: 'errorString'; readonly message: string }
-  | { readonly at: number; readonly type: 'mutation'; readonly target: MutationTarget; readonly line: string }
-  | { readonly at: number; readonly type: 'binding'; readonly name: string; readonly line: string }
+  | { readonly at: number; readonly type: 'mutation'; readonly target: MutationTarget }
+  | { readonly at: number; readonly type: 'binding'; readonly name: string }
   | { readonly at: number; readonly type: 'global'; readonly name: string }
   | { readonly at: number; readonly type: 'import'; readonly bindings: ImportBinding[]; readonly line: string };
 
@@ -143,12 +139,12 @@ export function extractDefinitions(
         }
         case 'mutation': {
           const target = mutationTarget(captures, language);
-          if (target) scoped.push({ at: node.startIndex, type: 'mutation', target, line: statementLine(node) });
+          if (target) scoped.push({ at: node.startIndex, type: 'mutation', target });
           break;
         }
         case 'binding': {
           const name = captures.get('binding.name');
-          if (name) scoped.push({ at: node.startIndex, type: 'binding', name: name.text, line: statementLine(node) });
+          if (name) scoped.push({ at: node.startIndex, type: 'binding', name: name.text });
           break;
         }
         case 'global':
@@ -187,9 +183,6 @@ export function extractDefinitions(
       return { name, receiver, line };
     }
 
-    function statementLine(node: Node): string {
-      return oneLine(firstLine(node.text), 160);
-    }
   }
 }
 
@@ -256,7 +249,6 @@ function assemble(
       chunkEndLine: definition.node.endPosition.row + 1,
       chunkStartIndex,
       endIndex: definition.end,
-      memberLines: isContainer[i] ? scope.statementLines : [],
       docFull: truncateDoc(documentation, FULL_DOC_LIMIT),
     });
   }
@@ -304,14 +296,10 @@ function apply(scope: ScopeFacts, item: ScopedItem): void {
       break;
     case 'mutation':
       scope.mutations.push(item.target);
-      if (item.target.name && item.target.declares) {
-        scope.declared.add(item.target.name);
-        scope.statementLines.push(item.line);
-      }
+      if (item.target.name && item.target.declares) scope.declared.add(item.target.name);
       break;
     case 'binding':
       scope.declared.add(item.name);
-      scope.statementLines.push(item.line);
       break;
     case 'global':
       scope.globals.add(item.name);
@@ -508,7 +496,6 @@ function emptyScope(): ScopeFacts {
     imports: [],
     declared: new Set(),
     globals: new Set(),
-    statementLines: [],
     importLines: [],
   };
 }

@@ -109,7 +109,15 @@ export interface Chunk {
   isSummarized: boolean;
   /** Set on functions of SUMMARIZE_MIN_LINES or more: flagged for summarisation. */
   readonly originalLineCount: number | null;
+  /**
+   * For file and class chunks: the 1-based line ranges of their own code outside any nested
+   * definition (module-level statements, class attributes), so a result can cite just those lines.
+   */
+  readonly segments: readonly Segment[] | null;
 }
+
+/** An inclusive 1-based line range. */
+export type Segment = readonly [start: number, end: number];
 
 /** A definition's facts as stored and served: the symbol plus where it lives. */
 export interface CodeFact extends SymbolFacts {

@@ -54,6 +54,7 @@ function chunkSchema(dimensions: number | null): Schema {
     text('fullContent', true),
     new Field('isSummarized', new Bool(), false),
     int('originalLineCount', true),
+    text('segments', true),
   ];
   if (dimensions) fields.push(new Field('vector', new FixedSizeList(dimensions, new Field('item', new Float32(), true)), false));
   return new Schema(fields);
@@ -87,7 +88,7 @@ export type ChunkMeta = Omit<Chunk, 'content' | 'fullContent'>;
 
 const CHUNK_META_COLUMNS = [
   'id', 'level', 'filePath', 'directoryPath', 'language', 'className', 'functionName', 'startLine', 'endLine',
-  'parentDirectoryId', 'parentFileId', 'parentClassId', 'isSummarized', 'originalLineCount',
+  'parentDirectoryId', 'parentFileId', 'parentClassId', 'isSummarized', 'originalLineCount', 'segments',
 ];
 
 export interface CallerRecord {
@@ -136,7 +137,8 @@ export class Tables {
     for (let i = 0; i < chunks.length; i += ADD_BATCH) {
       const batch = chunks.slice(i, i + ADD_BATCH);
       const packed = this.dimensions ? packVectors(batch.map((chunk) => vectors?.get(chunk.id)), this.dimensions) : null;
-      await this.chunks.add(arrowTable(this.chunkSchema, batch as unknown as Record<string, unknown>[], packed));
+      const rows = batch.map((chunk) => ({ ...chunk, segments: chunk.segments ? JSON.stringify(chunk.segments) : null }));
+      await this.chunks.add(arrowTable(this.chunkSchema, rows, packed));
     }
   }
 
@@ -181,6 +183,7 @@ export class Tables {
       parentClassId: row.parentClassId ?? null,
       isSummarized: row.isSummarized,
       originalLineCount: row.originalLineCount ?? null,
+      segments: row.segments ? (JSON.parse(row.segments) as [number, number][]) : null,
     }));
   }
 
