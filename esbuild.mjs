@@ -1,5 +1,6 @@
-// Builds the extension, its engine worker, the parse worker, the CLI and the benchmark into dist/. Native and ESM-only packages stay external; the tree-sitter runtime and grammar wasm
-// files are copied beside the bundle, where src/engine/lang/grammars.ts looks for them.
+// Builds the extension, its engine worker, the parse worker, the CLI and the benchmark into dist/.
+// Native and ESM-only packages stay external; the tree-sitter runtime, the grammar wasm files and
+// the routing phrase bank are copied beside the bundle, where the engine looks for them.
 import * as esbuild from 'esbuild';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -21,7 +22,9 @@ const entries = [
   { in: 'bench/run.ts', out: 'bench' },
 ];
 
-function copyWasm() {
+function copyAssets() {
+  mkdirSync(path.join(dist, 'data'), { recursive: true });
+  copyFileSync(path.resolve('data', 'query-bank.json'), path.join(dist, 'data', 'query-bank.json'));
   mkdirSync(path.join(dist, 'grammars'), { recursive: true });
   copyFileSync(require.resolve('web-tree-sitter/web-tree-sitter.wasm'), path.join(dist, 'web-tree-sitter.wasm'));
   const grammarDir = path.join(path.dirname(require.resolve('@vscode/tree-sitter-wasm/package.json')), 'wasm');
@@ -46,7 +49,7 @@ const common = {
 
 rmSync(dist, { recursive: true, force: true });
 mkdirSync(dist, { recursive: true });
-copyWasm();
+copyAssets();
 const contexts = await Promise.all(
   entries.map((entry) =>
     esbuild.context({

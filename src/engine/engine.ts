@@ -13,8 +13,7 @@ import { PathFilter, walkWorkspace, type SkipReason } from './index/walk';
 import { getLogger } from './log/logger';
 import { withTrace } from './log/trace';
 import { resolveSymbol, traceCallers, type CallerTreeNode, type SymbolAction, type SymbolResult } from './resolve/symbols';
-import { hybridRetrieve } from './search/hybrid';
-import type { Span } from './search/spans';
+import { Searcher, type SearchRequest, type SearchResult } from './search/pipeline';
 import { IndexStore } from './store/store';
 import { Emitter, type Disposable, type Event } from './util/event';
 import { shortHash } from './util/hash';
@@ -61,8 +60,6 @@ export interface IndexChange {
 }
 
 export const DEFAULT_MAX_FILE_BYTES = 1024 * 1024;
-/** Longer questions are cut here: past it, text adds cost and noise, not meaning. */
-const MAX_QUERY_CHARACTERS = 8000;
 
 const log = getLogger('engine');
 
@@ -74,6 +71,7 @@ export class Engine implements Disposable {
   private readonly indexer: Indexer;
   private readonly pool: ParsePool;
   private readonly filter: PathFilter;
+  private readonly searcher: Searcher;
   private writes: Promise<unknown> = Promise.resolve();
   private disposed = false;
 
@@ -94,6 +92,8 @@ export class Engine implements Disposable {
     this.indexer = new Indexer({ root, maxFileBytes, ...(options.batchChunks ? { batchChunks: options.batchChunks } : {}) }, store, graph, embedder, this.pool);
     this.indexer.onProgress((progress) => this.progressEmitter.fire(progress));
     this.filter = new PathFilter(root, { exclude: options.exclude ?? [], maxFileBytes });
+    this.searcher = new Searcher({ catalog: store.catalog, lexical: store.lexical, tables: store.tables, graph, embedder });
+    this.changeEmitter.event(() => this.searcher.texts.clear());
   }
 
   static async open(options: EngineOptions): Promise<Result<Engine>> {
@@ -183,36 +183,18 @@ export class Engine implements Disposable {
     this.filter.invalidate();
   }
 
-  /** Hybrid lexical and semantic retrieval over every level, fused by weighted RRF. */
-  async search(query: string, limit = 10): Promise<Result<Span[]>> {
-    const trimmed = query.trim();
-    if (!trimmed) return fail('invalid_input', 'The question is empty.');
-    return withTrace(async () => {
-      const hits = await hybridRetrieve(this.store, this.embedder, trimmed.slice(0, MAX_QUERY_CHARACTERS), {
-        limit,
-        lexicalWeight: this.embedder ? 0.6 : 1,
-        semanticWeight: this.embedder ? 0.4 : 0,
-      });
-      const spans: Span[] = [];
-      for (const hit of hits) {
-        const meta = this.store.catalog.get(hit.id);
-        if (!meta) continue;
-        const reasons = [
-          hit.matched.length ? `matches ${hit.matched.slice(0, 6).join(', ')}` : null,
-          hit.semanticDistance !== null ? `similar in meaning (cosine ${(1 - hit.semanticDistance).toFixed(2)})` : null,
-        ].filter(Boolean);
-        spans.push({
-          path: meta.filePath ?? meta.directoryPath,
-          startLine: meta.startLine,
-          endLine: meta.endLine,
-          level: meta.level,
-          score: hit.score,
-          why: `${meta.level} ${[meta.className, meta.functionName].filter(Boolean).join('.') || (meta.filePath ?? meta.directoryPath)}: ${reasons.join('; ')}`,
-          chunkId: meta.id,
-        });
-      }
-      return ok(spans);
-    });
+  /**
+   * Finds the code that answers a question: the spans, their budgeted context for a model, and
+   * how they were found. An empty question is refused; an empty index gives no spans.
+   */
+  async search(request: SearchRequest): Promise<Result<SearchResult>> {
+    if (!request.query.trim() && !request.attachment) return fail('invalid_input', 'The question is empty.');
+    try {
+      return ok(await this.searcher.search(request));
+    } catch (cause) {
+      log.error('search_failed', { error: describeError(cause) });
+      return fail('io_error', `The search failed: ${describeError(cause)}`);
+    }
   }
 
   resolveSymbol(name: string, action: SymbolAction): Result<SymbolResult[]> {

@@ -31,7 +31,7 @@ describe('engine worker', function () {
     assert.equal(summary.value.files, 8);
     assert.deepEqual([...new Set(progress.map((event) => event.stage))], ['walk', 'parse', 'facts', 'embed', 'write']);
     const spans = await client.search(root, 'readonly database error');
-    assert.ok(spans.ok && spans.value.some((span) => span.path === 'shop/db.py'));
+    assert.ok(spans.ok && spans.value.spans.some((span) => span.path === 'shop/db.py'));
     const trace = await client.trace(root, 'reset_connections', 2);
     assert.ok(trace.ok && trace.value[0]!.callers[0]!.symbol.qualifiedName === 'OrderService.regenerate');
     const changes: string[][] = [];

@@ -2,15 +2,31 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
 import { findDefinitions } from '../../engine/resolve/symbols';
-import { ENGINE_FLAGS, engineOptions, logLevel, parse, UsageError } from '../args';
+import { ENGINE_FLAGS, engineOptions, logLevel, parse, positiveInteger, UsageError } from '../args';
+import { WindowBaseline } from '../baseline';
+import { mean, scoreQuestion, type Metrics } from '../scoring';
 import { corpusFolder, readCorpora, readJsonLines, type Corpus } from '../corpora';
 import { note, out } from '../output';
 import { indexWithProgress, withEngine } from '../session';
 
-export const EVAL_HELP = `code-oracle eval --callers CASES.jsonl --corpus-root DIR [--corpora corpora.json] --out RESULTS.jsonl
-  Indexes each corpus once (a store of its own) and answers every "who calls X?" case, writing
-  {"id", "callers": [{"path", "line"}]} per case. corpora.json is read from beside the cases file
-  unless --corpora names one.`;
+export const EVAL_HELP = `code-oracle eval (--questions Q.jsonl | --callers CASES.jsonl) --corpus-root DIR [--corpora corpora.json]
+                  --out RESULTS.jsonl [--fast|--thinking] [--baseline] [--budget-lines N]
+  Indexes each corpus once (a store of its own) and answers every question, writing
+  {"id", "results": [{"path", "startLine", "endLine"}]} (spans best first, at most 50), or every
+  "who calls X?" case as {"id", "callers": [{"path", "line"}]}. Paths are relative to the corpus'
+  folder to index. corpora.json is read from beside the questions unless --corpora names one.
+  Questions with gold lines are scored (recall within the line budget, hit, MRR and nDCG at 10),
+  and --baseline scores BM25 over 40-line windows beside them.`;
+
+const Question = z.looseObject({
+  id: z.string(),
+  corpus: z.string(),
+  question: z.string(),
+  category: z.string().optional(),
+  gold: z.array(z.looseObject({ path: z.string(), line: z.number().int() })).optional(),
+});
+type Question = z.infer<typeof Question>;
+const MAX_RESULTS = 50;
 
 const CallersCase = z.looseObject({
   id: z.string(),
@@ -20,15 +36,24 @@ const CallersCase = z.looseObject({
 });
 type CallersCase = z.infer<typeof CallersCase>;
 
+const EVAL_FLAGS = {
+  ...ENGINE_FLAGS,
+  callers: { type: 'string' },
+  questions: { type: 'string' },
+  'corpus-root': { type: 'string' },
+  corpora: { type: 'string' },
+  out: { type: 'string' },
+  fast: { type: 'boolean' },
+  thinking: { type: 'boolean' },
+  baseline: { type: 'boolean' },
+  'budget-lines': { type: 'string' },
+} as const;
+
 export async function evalCommand(args: string[]): Promise<void> {
-  const { values } = parse(args, {
-    ...ENGINE_FLAGS,
-    callers: { type: 'string' },
-    'corpus-root': { type: 'string' },
-    corpora: { type: 'string' },
-    out: { type: 'string' },
-  });
-  if (!values.callers) throw new UsageError('eval needs --callers CASES.jsonl');
+  const { values } = parse(args, EVAL_FLAGS);
+  if (values.questions && values.callers) throw new UsageError('give --questions or --callers, not both');
+  if (values.questions) return evalQuestions(values);
+  if (!values.callers) throw new UsageError('eval needs --questions Q.jsonl or --callers CASES.jsonl');
   if (!values['corpus-root']) throw new UsageError('eval needs --corpus-root DIR');
   if (!values.out) throw new UsageError('eval needs --out RESULTS.jsonl');
   const cases = (await readJsonLines(values.callers)).map((row, index) => {
@@ -56,6 +81,57 @@ export async function evalCommand(args: string[]): Promise<void> {
   if (scores.length) {
     const mean = (key: 'precision' | 'recall') => scores.reduce((sum, entry) => sum + entry[key], 0) / scores.length;
     out(`callers: precision ${mean('precision').toFixed(3)}, recall ${mean('recall').toFixed(3)} over ${scores.length} cases`);
+  }
+}
+
+async function evalQuestions(values: ReturnType<typeof parse<typeof EVAL_FLAGS>>['values']): Promise<void> {
+  if (!values['corpus-root']) throw new UsageError('eval needs --corpus-root DIR');
+  if (!values.out) throw new UsageError('eval needs --out RESULTS.jsonl');
+  const file = values.questions!;
+  const budget = values['budget-lines'] ? positiveInteger(values['budget-lines'], '--budget-lines') : 600;
+  const questions = (await readJsonLines(file)).map((row, index) => {
+    const parsed = Question.safeParse(row);
+    if (!parsed.success) throw new UsageError(`${file}:${index + 1}: ${parsed.error.issues[0]?.message}`);
+    return parsed.data;
+  });
+  const corpora = await readCorpora(values.corpora ?? path.join(path.dirname(file), 'corpora.json'));
+  const lines: string[] = [];
+  const scored: { question: Question; ours: Metrics; baseline: Metrics | null }[] = [];
+  for (const corpus of corpora) {
+    const ofCorpus = questions.filter((question) => question.corpus === corpus.id);
+    if (!ofCorpus.length) continue;
+    const root = corpusFolder(values['corpus-root'], corpus);
+    const baseline = values.baseline ? await WindowBaseline.build(root) : null;
+    await withEngine(engineOptions(root, { ...values, store: undefined }), logLevel(values['log-level'], 'error'), async (engine) => {
+      const summary = await indexWithProgress(engine);
+      note(`${corpus.id}: ${summary.files} files indexed (${(summary.durationMs / 1000).toFixed(1)} s)`);
+      for (const question of ofCorpus) {
+        const result = await engine.search({ query: question.question, mode: values.thinking ? 'thinking' : 'fast' });
+        const spans = result.ok ? result.value.spans.slice(0, MAX_RESULTS).map(({ path: spanPath, startLine, endLine }) => ({ path: spanPath, startLine, endLine })) : [];
+        if (!result.ok) note(`warning: ${question.id}: ${result.error.message}`);
+        lines.push(JSON.stringify({ id: question.id, results: spans }));
+        if (question.gold) scored.push({ question, ours: scoreQuestion(question.gold, spans, budget), baseline: baseline ? scoreQuestion(question.gold, baseline.search(question.question), budget) : null });
+      }
+    });
+  }
+  await fs.mkdir(path.dirname(path.resolve(values.out)), { recursive: true });
+  await fs.writeFile(values.out, lines.length ? `${lines.join('\n')}\n` : '');
+  out(`Wrote ${lines.length} results to ${values.out}`);
+  if (scored.length) printScores(scored, budget);
+}
+
+function printScores(scored: { question: Question; ours: Metrics; baseline: Metrics | null }[], budget: number): void {
+  const groups = new Map<string, typeof scored>([['overall', scored]]);
+  for (const row of scored) {
+    for (const key of [`cat:${row.question.category ?? 'none'}`, `corpus:${row.question.corpus}`]) groups.set(key, [...(groups.get(key) ?? []), row]);
+  }
+  const withBaseline = scored.some((row) => row.baseline);
+  out(`\nrecall@${budget} lines, hit@10, MRR@10, nDCG@10${withBaseline ? ' (baseline: BM25 over 40-line windows)' : ''}`);
+  out(`${'group'.padEnd(22)}${'n'.padStart(4)}${'recall'.padStart(9)}${'hit'.padStart(7)}${'mrr'.padStart(7)}${'ndcg'.padStart(7)}${withBaseline ? `${'| base recall'.padStart(15)}${'mrr'.padStart(7)}` : ''}`);
+  for (const [name, rows] of groups) {
+    const ours = mean(rows.map((row) => row.ours));
+    const base = withBaseline ? mean(rows.map((row) => row.baseline!)) : null;
+    out(`${name.padEnd(22)}${String(rows.length).padStart(4)}${ours.recall.toFixed(3).padStart(9)}${ours.hit.toFixed(2).padStart(7)}${ours.mrr.toFixed(3).padStart(7)}${ours.ndcg.toFixed(3).padStart(7)}${base ? `${base.recall.toFixed(3).padStart(15)}${base.mrr.toFixed(3).padStart(7)}` : ''}`);
   }
 }
 

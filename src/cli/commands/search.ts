@@ -1,20 +1,64 @@
-import { ENGINE_FLAGS, engineOptions, logLevel, parse, positiveInteger, UsageError } from '../args';
+import { logHub } from '../../engine/log/logger';
+import { PrettySink } from '../../engine/log/sinks';
+import type { SearchResult } from '../../engine/search/pipeline';
+import { ENGINE_FLAGS, engineOptions, logLevel, parse, UsageError } from '../args';
 import { json, out } from '../output';
 import { ensureIndexed, unwrapOrThrow, withEngine } from '../session';
 
-export const SEARCH_HELP = `code-oracle search DIR "question" [--limit N] [--json] [--store DIR] [--model …]
-  Prints the code spans that answer the question, best first, as path:start-end with why each was chosen.
-  Indexes DIR first when the index is missing or stale.`;
+export const SEARCH_HELP = `code-oracle search DIR "question" [--fast|--thinking] [--json] [--debug-query] [--web URL] [--store DIR] [--model …]
+  Prints the code spans that answer the question, best first, as path:start-end with why each was
+  chosen. --debug-query shows the whole trace: preprocessing, technicality, every routing layer,
+  each retriever's results, the correction step and the budgeted context. Indexes DIR first when
+  the index is missing or stale.`;
 
 export async function searchCommand(args: string[]): Promise<void> {
-  const { values, positionals } = parse(args, { ...ENGINE_FLAGS, limit: { type: 'string' } });
-  if (positionals.length !== 2) throw new UsageError('search needs a folder and a question');
-  const limit = values.limit ? positiveInteger(values.limit, '--limit') : 10;
-  await withEngine(engineOptions(positionals[0]!, values), logLevel(values['log-level'], 'error'), async (engine) => {
-    await ensureIndexed(engine);
-    const spans = unwrapOrThrow(await engine.search(positionals[1]!, limit));
-    if (values.json) return json(spans.map(({ chunkId: _chunkId, ...span }) => span));
-    if (!spans.length) out('No matching code found.');
-    spans.forEach((span, index) => out(`${String(index + 1).padStart(2)}. ${span.path}:${span.startLine}-${span.endLine}  ${span.why}`));
+  const { values, positionals } = parse(args, {
+    ...ENGINE_FLAGS,
+    fast: { type: 'boolean' },
+    thinking: { type: 'boolean' },
+    'debug-query': { type: 'boolean' },
+    web: { type: 'string' },
   });
+  if (positionals.length !== 2) throw new UsageError('search needs a folder and a question');
+  if (values.fast && values.thinking) throw new UsageError('choose --fast or --thinking, not both');
+  const debug = values['debug-query'] === true;
+  await withEngine(engineOptions(positionals[0]!, values), debug ? 'error' : logLevel(values['log-level'], 'error'), async (engine) => {
+    await ensureIndexed(engine);
+    const trace = debug ? logHub.addSink(new PrettySink('debug')) : undefined;
+    try {
+      const result = unwrapOrThrow(await engine.search({ query: positionals[1]!, mode: values.thinking ? 'thinking' : 'fast', webSearchUrl: values.web ?? null }));
+      if (values.json) return json({ spans: result.spans.map(({ chunkId: _chunkId, ...span }) => span), metadata: result.metadata });
+      if (debug) printTrace(result);
+      printSpans(result);
+    } finally {
+      trace?.dispose();
+    }
+  });
+}
+
+function printSpans(result: SearchResult): void {
+  if (!result.spans.length) {
+    out('No matching code found.');
+    return;
+  }
+  const { metadata } = result;
+  out(`${metadata.queryMode} question · levels ${metadata.levels.join(', ')} · ${metadata.crag.decision.toLowerCase()} (${metadata.crag.score.toFixed(2)})${metadata.escalated ? ' · escalated to thinking' : ''}`);
+  result.spans.forEach((span, index) => out(`${String(index + 1).padStart(2)}. ${span.path}${span.level === 'directory' ? '/' : `:${span.startLine}-${span.endLine}`}  ${span.why}`));
+  if (metadata.flow) out(`\nFlow:\n${metadata.flow}`);
+  if (metadata.findings.length) out(`\nFindings:\n${metadata.findings.map((finding) => `  ${finding}`).join('\n')}`);
+}
+
+function printTrace(result: SearchResult): void {
+  const { trace, metadata, context } = result;
+  const section = (title: string, body: unknown) => out(`\n== ${title}\n${typeof body === 'string' ? body : JSON.stringify(body, null, 2)}`);
+  section('preprocessor', trace.parsed);
+  section('technicality', metadata.technicality);
+  section('level routing', trace.route);
+  section('mode routing', trace.modeDecision);
+  for (const retriever of trace.retrievers) section(`retriever: ${retriever.source}`, retriever.top.map((hit) => `${hit.score.toFixed(3)}  ${hit.chunkId}  ${hit.evidence}`).join('\n') || '(nothing)');
+  section('fusion (weighted RRF)', trace.fused.map((hit) => `${hit.score.toFixed(4)}  ${hit.chunkId}  ranks ${JSON.stringify(hit.ranks)}`).join('\n'));
+  section('correction (CRAG)', metadata.crag);
+  section(`budgeted context (${context.tokens}/${context.budget} tokens, ${context.droppedSpans} spans dropped)`, context.items.map((item) => item.text).join('\n\n'));
+  section('timings (ms)', metadata.timings);
+  out('');
 }

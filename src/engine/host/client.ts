@@ -5,6 +5,8 @@ import type { IndexProgress, IndexSummary } from '../index/indexer';
 import type { IndexStats } from '../engine';
 import type { LogEvent, LogLevel } from '../log/logger';
 import type { CallerTreeNode, SymbolAction, SymbolResult } from '../resolve/symbols';
+import type { SearchMode } from '../search/level-router';
+import type { SearchMetadata } from '../search/pipeline';
 import type { Span } from '../search/spans';
 import { Emitter, type Disposable, type Event } from '../util/event';
 import { describeError, fail, type EngineError, type Result } from '../util/result';
@@ -60,8 +62,8 @@ export class EngineWorkerClient implements Disposable {
     return this.request({ type: 'stats', root });
   }
 
-  search(root: string, query: string, limit?: number): Promise<Result<Span[]>> {
-    return this.request({ type: 'search', root, query, ...(limit ? { limit } : {}) });
+  search(root: string, query: string, mode: SearchMode = 'fast'): Promise<Result<{ spans: Span[]; metadata: SearchMetadata }>> {
+    return this.request({ type: 'search', root, query, mode });
   }
 
   resolve(root: string, name: string, action: SymbolAction): Promise<Result<SymbolResult[]>> {

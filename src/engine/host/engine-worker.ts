@@ -52,8 +52,10 @@ async function dispatch(request: Exclude<Request, { type: 'cancel' }>): Promise<
       return withProgress(request.id, engine, (signal) => engine.updateFiles(request.paths, signal));
     case 'stats':
       return ok(engine.stats());
-    case 'search':
-      return engine.search(request.query, request.limit);
+    case 'search': {
+      const result = await engine.search({ query: request.query, mode: request.mode });
+      return result.ok ? ok({ spans: result.value.spans, metadata: result.value.metadata }) : result;
+    }
     case 'resolve':
       return engine.resolveSymbol(request.name, request.action);
     case 'trace':

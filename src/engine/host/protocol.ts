@@ -30,7 +30,7 @@ export const Request = z.discriminatedUnion('type', [
   z.object({ id: z.number().int(), type: z.literal('index'), root: z.string() }),
   z.object({ id: z.number().int(), type: z.literal('update'), root: z.string(), paths: z.array(z.string()) }),
   z.object({ id: z.number().int(), type: z.literal('stats'), root: z.string() }),
-  z.object({ id: z.number().int(), type: z.literal('search'), root: z.string(), query: z.string(), limit: z.number().int().positive().optional() }),
+  z.object({ id: z.number().int(), type: z.literal('search'), root: z.string(), query: z.string(), mode: z.enum(['fast', 'thinking']) }),
   z.object({ id: z.number().int(), type: z.literal('resolve'), root: z.string(), name: z.string(), action: SymbolAction }),
   z.object({ id: z.number().int(), type: z.literal('trace'), root: z.string(), name: z.string(), depth: z.number().int().positive() }),
   z.object({ id: z.number().int(), type: z.literal('close'), root: z.string() }),

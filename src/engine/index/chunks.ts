@@ -24,7 +24,9 @@ export interface FileChunks {
 }
 
 /** Lines of module-level or class-body code copied into a file or class chunk's text. */
-const MAX_SEGMENT_LINES_IN_CONTENT = 200;
+export const MAX_SEGMENT_LINES_IN_CONTENT = 200;
+/** The line of a file chunk's text after which its module-level code follows. */
+export const MODULE_CODE_MARKER = 'Module-level code:';
 /** Blank lines that end one segment and start the next. */
 const SEGMENT_GAP = 2;
 const NONE = 'None';
@@ -246,7 +248,7 @@ function fileContent(path: string, language: LanguageId, extraction: Extraction,
     signatures.push(`${'  '.repeat(depth + 1)}${definition.facts.signature}`);
   });
   if (signatures.length) out.push('Definitions:', ...signatures);
-  if (moduleCode) out.push('Module-level code:', moduleCode);
+  if (moduleCode) out.push(MODULE_CODE_MARKER, moduleCode);
   return out.join('\n');
 }
 

@@ -205,8 +205,11 @@ function assemble(
   const classNameOf: (string | null)[] = [];
   const insideFunction: boolean[] = [];
   const isContainer = raw.map((definition) => spec.containerKinds.includes(definition.kind));
+  // Module-level names: assignments, definitions and imported objects (a function writing to an
+  // imported `session` or `cache` changes state shared beyond it).
   const moduleNames = new Set<string>(moduleScope.declared);
   for (let i = 0; i < raw.length; i++) if (parentOf[i] === -1) moduleNames.add(raw[i]!.name);
+  for (const binding of moduleScope.imports) if (binding.local !== '*') moduleNames.add(binding.local);
 
   for (let i = 0; i < raw.length; i++) {
     const definition = raw[i]!;

@@ -8,6 +8,7 @@ import type { LexicalIndex } from '../store/lexical';
  * strongest evidence a chunk is about it.
  */
 export interface LexicalHit {
+  readonly docId: number;
   readonly chunkId: string;
   readonly score: number;
   /** Query terms the chunk contains (text or names). */
@@ -53,5 +54,5 @@ export function bm25Search(index: LexicalIndex, level: ChunkLevel, terms: readon
   return [...scores]
     .sort((a, b) => b[1].score - a[1].score)
     .slice(0, limit)
-    .map(([docId, entry]) => ({ chunkId: index.document(docId)!.chunkId, score: entry.score, matched: entry.matched }));
+    .map(([docId, entry]) => ({ docId, chunkId: index.document(docId)!.chunkId, score: entry.score, matched: entry.matched }));
 }

@@ -150,6 +150,12 @@ export class LexicalIndex {
     };
   }
 
+  /** The distinct terms of a chunk's text. */
+  termsOf(docId: number): string[] {
+    const record = this.docs.get(docId);
+    return record ? Array.from(record.termIds, (id) => this.terms[id]!) : [];
+  }
+
   documentFrequencyOf(level: ChunkLevel, term: string): number {
     const id = this.termIds.get(term);
     return id === undefined ? 0 : this.documentFrequency.get(level)!.get(id);

@@ -1,0 +1,147 @@
+import type { Tiktoken } from 'js-tiktoken/lite';
+import type { ChunkLevel } from '../index/model';
+import { getLogger } from '../log/logger';
+import type { ChunkMeta } from '../store/tables';
+import type { ChunkTexts } from './chunk-texts';
+import { codeLines } from './evidence';
+import type { QueryMode } from './mode-router';
+import type { Span } from './spans';
+
+/**
+ * What a model is shown: the spans in rank order, each preceded (once) by its parent chain —
+ * the class it is in, the file, the folder — so no code is seen out of its structure; fitted to
+ * a token budget per mode. Code lines carry their numbers, so answers can cite them exactly.
+ */
+export interface ContextItem {
+  readonly chunkId: string;
+  readonly path: string;
+  readonly startLine: number;
+  readonly endLine: number;
+  readonly level: ChunkLevel;
+  /** Evidence is a span that answers; a parent gives its surroundings. */
+  readonly role: 'evidence' | 'parent';
+  readonly text: string;
+  readonly tokens: number;
+  readonly truncated: boolean;
+}
+
+export interface BudgetedContext {
+  readonly items: readonly ContextItem[];
+  readonly spans: readonly Span[];
+  readonly tokens: number;
+  readonly budget: number;
+  readonly droppedSpans: number;
+}
+
+/** Tokens per mode: enough for a few hundred lines of code with their surroundings. */
+export const MODE_BUDGETS: Readonly<Record<QueryMode, number>> = {
+  conceptual: 8000,
+  diagnostic: 8000,
+  exploratory: 8000,
+  analytical: 8000,
+};
+/** No single item takes more than this; longer code is cut after its first lines, with a marker. */
+const ITEM_CAP = 1500;
+const PARENT_LINES = 10;
+
+const log = getLogger('search.context');
+
+let encoder: Promise<Tiktoken> | undefined;
+
+/** Counts tokens with the cl100k encoding (js-tiktoken), loaded once. */
+export async function countTokens(text: string): Promise<number> {
+  encoder ??= (async () => {
+    const [{ Tiktoken }, ranks] = await Promise.all([import('js-tiktoken/lite'), import('js-tiktoken/ranks/cl100k_base')]);
+    return new Tiktoken(ranks.default);
+  })();
+  return (await encoder).encode(text, [], []).length;
+}
+
+export async function buildContext(
+  spans: readonly Span[],
+  catalog: ReadonlyMap<string, ChunkMeta>,
+  texts: ChunkTexts,
+  budget: number,
+): Promise<BudgetedContext> {
+  const parentIds = spans.flatMap((span) => parentsOf(catalog, span.chunkId));
+  const bodies = await texts.get([...spans.map((span) => span.chunkId), ...parentIds]);
+  const items: ContextItem[] = [];
+  const kept: Span[] = [];
+  const included = new Set<string>();
+  let used = 0;
+  let dropped = 0;
+  for (const span of spans) {
+    const meta = catalog.get(span.chunkId);
+    if (!meta) continue;
+    const pending: ContextItem[] = [];
+    for (const parentId of parentsOf(catalog, span.chunkId)) {
+      if (included.has(parentId)) continue;
+      const parent = catalog.get(parentId);
+      const body = bodies.get(parentId);
+      if (parent && body) pending.push(await item(parent, 'parent', parent.startLine, parent.endLine, headerOf(body)));
+    }
+    const evidence = await item(meta, 'evidence', span.startLine, span.endLine, spanText(meta, bodies.get(span.chunkId), span));
+    const cost = pending.reduce((sum, entry) => sum + entry.tokens, evidence.tokens);
+    if (used + cost > budget) {
+      dropped++;
+      continue;
+    }
+    for (const entry of pending) included.add(entry.chunkId);
+    items.push(...pending, evidence);
+    kept.push(span);
+    used += cost;
+  }
+  log.info('context_expansion', {
+    chunks_before_expansion: spans.length,
+    chunks_after_expansion: spans.length + parentIds.length,
+    chunks_after_dedup: items.length,
+    estimated_context_tokens: used,
+    budget,
+    dropped_spans: dropped,
+  });
+  return { items, spans: kept, tokens: used, budget, droppedSpans: dropped };
+}
+
+/** The numbered lines of a span; directories and files without code show their summary. */
+function spanText(meta: ChunkMeta, body: string | undefined, span: Span): string {
+  if (!body) return '';
+  if (meta.level === 'directory') return body;
+  const lines = codeLines(meta, body).filter((line) => line.line >= span.startLine && line.line <= span.endLine);
+  if (!lines.length) return headerOf(body);
+  const width = String(span.endLine).length;
+  return lines.map((line) => `${String(line.line).padStart(width)} | ${line.text}`).join('\n');
+}
+
+async function item(meta: ChunkMeta, role: ContextItem['role'], startLine: number, endLine: number, text: string): Promise<ContextItem> {
+  const title = `### ${meta.filePath ?? `${meta.directoryPath}/`}${meta.level === 'directory' ? '' : `:${startLine}-${endLine}`} (${meta.level}${meta.className || meta.functionName ? ` ${[meta.className, meta.functionName].filter(Boolean).join('.')}` : ''}${role === 'parent' ? ', surroundings' : ''})`;
+  let body = text;
+  let tokens = await countTokens(`${title}\n${body}`);
+  let truncated = false;
+  if (tokens > ITEM_CAP) {
+    const lines = body.split('\n');
+    const keep = Math.max(3, Math.floor((lines.length * ITEM_CAP) / tokens) - 1);
+    body = `${lines.slice(0, keep).join('\n')}\n… (${lines.length - keep} more lines not shown)`;
+    tokens = await countTokens(`${title}\n${body}`);
+    truncated = true;
+  }
+  return { chunkId: meta.id, path: meta.filePath ?? meta.directoryPath, startLine, endLine, level: meta.level, role, text: `${title}\n${body}`, tokens, truncated };
+}
+
+/** A parent's first lines: a class's header and docstring, a file's imports, a folder's summary. */
+function headerOf(body: string): string {
+  const lines = body.split('\n');
+  return lines.length > PARENT_LINES ? `${lines.slice(0, PARENT_LINES).join('\n')}\n…` : body;
+}
+
+/** Class, then file, then folder: outermost last, so the reader climbs from the code outwards. */
+function parentsOf(catalog: ReadonlyMap<string, ChunkMeta>, chunkId: string): string[] {
+  const meta = catalog.get(chunkId);
+  if (!meta) return [];
+  const chain: string[] = [];
+  if (meta.parentClassId) chain.push(meta.parentClassId);
+  const fileId = meta.level === 'file' ? null : meta.parentFileId;
+  if (fileId) chain.push(fileId);
+  const file = catalog.get(fileId ?? chunkId);
+  if (file?.parentDirectoryId) chain.push(file.parentDirectoryId);
+  return chain.filter((id) => catalog.has(id)).reverse();
+}

@@ -1,0 +1,229 @@
+import { z } from 'zod';
+import type { ChunkLevel } from '../index/model';
+import { elapsedMs, getLogger } from '../log/logger';
+import type { LexicalIndex } from '../store/lexical';
+import { describeError, fail, ok, type Result } from '../util/result';
+import { bm25Search } from './bm25';
+import { STOP_WORDS } from './preprocess';
+
+/**
+ * Corrective retrieval (the SYNAPSE CRAG seed). An LLM-free evaluator scores the retrieved set on
+ * four criteria — keyword overlap 0.30, semantic coherence 0.40, length adequacy 0.15, source
+ * diversity 0.15 — and decides: RELEVANT (> 0.75) keeps it; PARTIAL (> 0.50) expands the query and
+ * merges a second retrieval; IRRELEVANT widens to every level and, only where the user configured
+ * a SearXNG endpoint, asks the web.
+ */
+export type CragDecision = 'RELEVANT' | 'PARTIAL' | 'IRRELEVANT';
+
+export interface CragEvaluation {
+  readonly decision: CragDecision;
+  readonly score: number;
+  readonly keywordOverlap: number;
+  readonly semanticCoherence: number;
+  readonly lengthAdequacy: number;
+  readonly diversity: number;
+  readonly reasoning: string;
+}
+
+export interface EvaluatedArtifact {
+  readonly content: string;
+  readonly path: string;
+  /** Similarity to the question, 0–1. */
+  readonly relevance: number;
+}
+
+const WEIGHTS = { keywordOverlap: 0.3, semanticCoherence: 0.4, lengthAdequacy: 0.15, diversity: 0.15 };
+export const RELEVANT_THRESHOLD = 0.75;
+export const PARTIAL_THRESHOLD = 0.5;
+const MIN_TOKENS_PER_CHUNK = 100;
+
+const log = getLogger('search.crag');
+
+export function evaluateRetrieval(query: string, artifacts: readonly EvaluatedArtifact[]): CragEvaluation {
+  const keywords = [...new Set(query.toLowerCase().split(/\s+/).map((word) => word.replace(/[^\p{L}\p{N}_]/gu, '')))].filter((word) => word.length > 2 && !STOP_WORDS.has(word));
+  const combined = artifacts.map((artifact) => artifact.content.toLowerCase()).join(' ');
+  const keywordOverlap = keywords.length && artifacts.length ? keywords.filter((keyword) => combined.includes(keyword)).length / keywords.length : 0;
+  const relevances = artifacts.map((artifact) => artifact.relevance);
+  const mean = relevances.length ? relevances.reduce((a, b) => a + b, 0) / relevances.length : 0;
+  const variance = relevances.length ? relevances.reduce((sum, value) => sum + (value - mean) ** 2, 0) / relevances.length : 0;
+  const semanticCoherence = clamp(mean * (1 - Math.min(variance, 0.3)));
+  const tokens = artifacts.reduce((sum, artifact) => sum + Math.round(artifact.content.split(/\s+/).length * 1.3), 0);
+  const lengthAdequacy = artifacts.length ? Math.min(1, tokens / (MIN_TOKENS_PER_CHUNK * artifacts.length)) : 0;
+  const diversity = artifacts.length ? Math.min(1, new Set(artifacts.map((artifact) => artifact.path)).size / artifacts.length) : 0;
+  const score =
+    WEIGHTS.keywordOverlap * keywordOverlap + WEIGHTS.semanticCoherence * semanticCoherence + WEIGHTS.lengthAdequacy * lengthAdequacy + WEIGHTS.diversity * diversity;
+  const decision: CragDecision = score > RELEVANT_THRESHOLD ? 'RELEVANT' : score > PARTIAL_THRESHOLD ? 'PARTIAL' : 'IRRELEVANT';
+  const reasoning =
+    decision === 'RELEVANT'
+      ? `High relevance (${score.toFixed(2)}): the retrieved context is sufficient.`
+      : decision === 'PARTIAL'
+        ? `Partial relevance (${score.toFixed(2)}): expanding the query.`
+        : `Low relevance (${score.toFixed(2)}): widening the search.`;
+  const evaluation = { decision, score, keywordOverlap, semanticCoherence, lengthAdequacy, diversity, reasoning };
+  log.info('crag_evaluated', { decision, score: round(score), keyword_overlap: round(keywordOverlap), semantic_coherence: round(semanticCoherence), length_adequacy: round(lengthAdequacy), diversity: round(diversity), artifacts: artifacts.length });
+  return evaluation;
+}
+
+/**
+ * Programming vocabulary that questions phrase differently from code: each word a question may
+ * use, with the words code tends to use for it. General, not about any codebase.
+ */
+export const SYNONYMS: Readonly<Record<string, readonly string[]>> = {
+  function: ['method', 'def', 'callable', 'handler'],
+  method: ['function', 'def'],
+  error: ['exception', 'raise', 'throw', 'fail'],
+  exception: ['error', 'raise', 'throw'],
+  fail: ['error', 'raise', 'exception'],
+  crash: ['error', 'exception', 'panic'],
+  class: ['type', 'object'],
+  variable: ['parameter', 'argument', 'value'],
+  visitor: ['user', 'client', 'session', 'request'],
+  user: ['session', 'client', 'account'],
+  state: ['session', 'context', 'store', 'cache'],
+  remember: ['session', 'cache', 'store', 'persist'],
+  storage: ['store', 'persist', 'cache', 'database'],
+  stored: ['store', 'save', 'persist'],
+  tamper: ['signature', 'sign', 'verify', 'hmac'],
+  edited: ['signature', 'verify', 'tamper', 'modified'],
+  signed: ['signature', 'sign', 'serializer', 'secret'],
+  verb: ['method'],
+  verbs: ['methods'],
+  preflight: ['options'],
+  page: ['view', 'template', 'render', 'response'],
+  visit: ['request'],
+  stylesheets: ['static', 'css'],
+  images: ['static', 'files'],
+  assets: ['static', 'files'],
+  bundled: ['static', 'package'],
+  placeholder: ['param', 'params', 'keys'],
+  placeholders: ['params', 'param', 'keys'],
+  template: ['pattern', 'path', 'regexp'],
+  matcher: ['regexp', 'match', 'pattern'],
+  captured: ['params', 'match', 'keys'],
+  decoded: ['decode', 'decodeuricomponent', 'unquote'],
+  lazily: ['lazy', 'generator', 'stream', 'iterator'],
+  lazy: ['generator', 'stream', 'iterator'],
+  iterator: ['generator', 'stream', 'yield'],
+  chunks: ['stream', 'generator', 'yield'],
+  body: ['response', 'data', 'content'],
+  overflow: ['recursion', 'stack', 'sync', 'setimmediate'],
+  overflowing: ['recursion', 'stack', 'sync', 'setimmediate'],
+  synchronous: ['sync'],
+  login: ['auth', 'authenticate', 'signin', 'session'],
+  authenticate: ['auth', 'login', 'credentials'],
+  password: ['hash', 'credentials', 'secret'],
+  config: ['settings', 'configuration', 'options'],
+  settings: ['config', 'configuration', 'options'],
+  startup: ['init', 'initialize', 'create', 'setup'],
+  start: ['init', 'run', 'create'],
+  stop: ['close', 'shutdown', 'teardown'],
+  cleanup: ['teardown', 'close', 'dispose'],
+  database: ['db', 'connection', 'sql', 'query'],
+  connection: ['connect', 'conn', 'session', 'pool'],
+  url: ['route', 'path', 'uri', 'endpoint'],
+  address: ['url', 'host', 'uri'],
+  route: ['url', 'path', 'endpoint', 'rule'],
+  routes: ['rule', 'url', 'endpoint'],
+  handler: ['view', 'callback', 'handle', 'middleware'],
+  callback: ['handler', 'hook', 'listener', 'fn'],
+  callbacks: ['handlers', 'hooks', 'funcs'],
+  prefix: ['path', 'mount', 'base'],
+  header: ['headers'],
+  cookie: ['cookies', 'session'],
+  redirect: ['location', 'redirect'],
+  retry: ['attempt', 'backoff', 'retries'],
+  timeout: ['deadline', 'timer', 'expire'],
+  cache: ['memo', 'store', 'cached'],
+  subscribe: ['observer', 'listener', 'subscription'],
+  unsubscribe: ['teardown', 'dispose', 'subscription'],
+  emit: ['next', 'notify', 'dispatch'],
+  notify: ['emit', 'next', 'dispatch'],
+  combine: ['merge', 'zip', 'join'],
+  delay: ['timer', 'schedule', 'timeout'],
+  schedule: ['scheduler', 'timer', 'queue'],
+  parse: ['parser', 'decode', 'load'],
+  serialize: ['dump', 'encode', 'json', 'stringify'],
+  command: ['cli', 'cmd', 'command'],
+  option: ['flag', 'param', 'argument'],
+  flags: ['options', 'args'],
+  prompt: ['input', 'ask'],
+  terminal: ['console', 'tty', 'echo'],
+  print: ['echo', 'write', 'output'],
+  output: ['echo', 'write', 'stdout'],
+  upload: ['file', 'files', 'multipart'],
+  download: ['send', 'file', 'attachment'],
+  proxy: ['proxies', 'tunnel'],
+  encoding: ['charset', 'encode', 'decode'],
+  certificate: ['cert', 'ssl', 'tls', 'verify'],
+};
+
+const CO_OCCURRING_SOURCES = 5;
+const CO_OCCURRING_TERMS = 6;
+
+/**
+ * Extra terms for a second retrieval: synonyms of the question's words, then the codebase's own
+ * vocabulary that co-occurs with them (rare terms frequent in the chunks the question already
+ * reaches best — pseudo-relevance feedback).
+ */
+export function expandQuery(terms: readonly string[], lexical: LexicalIndex, levels: readonly ChunkLevel[]): { synonyms: string[]; coOccurring: string[] } {
+  const given = new Set(terms);
+  const synonyms = [...new Set(terms.flatMap((term) => SYNONYMS[term] ?? []))].filter((term) => !given.has(term));
+  const weights = new Map<string, number>();
+  for (const level of levels) {
+    const { documents } = lexical.levelStats(level);
+    if (!documents) continue;
+    for (const hit of bm25Search(lexical, level, terms, CO_OCCURRING_SOURCES)) {
+      const document = lexical.document(hit.docId);
+      if (!document) continue;
+      for (const candidate of lexical.termsOf(hit.docId)) {
+        if (given.has(candidate) || candidate.length < 4 || STOP_WORDS.has(candidate)) continue;
+        const frequency = lexical.documentFrequencyOf(level, candidate);
+        const idf = Math.log(1 + documents / (1 + frequency));
+        weights.set(candidate, (weights.get(candidate) ?? 0) + document.termFrequency(candidate) * idf);
+      }
+    }
+  }
+  const coOccurring = [...weights].sort((a, b) => b[1] - a[1]).slice(0, CO_OCCURRING_TERMS).map(([term]) => term);
+  log.info('query_expanded', { terms, synonyms, co_occurring: coOccurring });
+  return { synonyms, coOccurring };
+}
+
+export interface WebResult {
+  readonly url: string;
+  readonly title: string;
+  readonly content: string;
+}
+
+const SearxResponse = z.object({
+  results: z.array(z.looseObject({ url: z.string(), title: z.string().default(''), content: z.string().default('') })).default([]),
+});
+const WEB_TIMEOUT_MS = 5000;
+const WEB_RESULTS = 5;
+
+/** Asks a SearXNG instance (its JSON API) — only ever called when the user configured one. */
+export async function searchWeb(baseUrl: string, query: string, signal?: AbortSignal): Promise<Result<WebResult[]>> {
+  const started = performance.now();
+  const url = new URL('/search', baseUrl);
+  url.searchParams.set('q', query);
+  url.searchParams.set('format', 'json');
+  try {
+    const response = await fetch(url, { signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(WEB_TIMEOUT_MS)]) : AbortSignal.timeout(WEB_TIMEOUT_MS) });
+    if (!response.ok) return fail('io_error', `The web search at ${baseUrl} answered ${response.status}.`);
+    const parsed = SearxResponse.safeParse(await response.json());
+    if (!parsed.success) return fail('io_error', `The web search at ${baseUrl} sent an unexpected answer.`);
+    const results = parsed.data.results.slice(0, WEB_RESULTS).map((result) => ({ url: result.url, title: result.title, content: result.content }));
+    log.info('web_search_completed', { base_url: baseUrl, results: results.length, duration_ms: elapsedMs(started) });
+    return ok(results);
+  } catch (cause) {
+    log.warn('web_search_failed', { base_url: baseUrl, error: describeError(cause) });
+    return fail('io_error', `The web search at ${baseUrl} failed: ${describeError(cause)}`);
+  }
+}
+
+function clamp(value: number): number {
+  return Math.max(0, Math.min(1, value));
+}
+
+function round(value: number): number {
+  return Math.round(value * 1000) / 1000;
+}

@@ -1,0 +1,108 @@
+import { MAX_SEGMENT_LINES_IN_CONTENT, MODULE_CODE_MARKER } from '../index/chunks';
+import type { ChunkMeta } from '../store/tables';
+import { indexTerms } from '../text/tokenize';
+
+/**
+ * Evidence at the level of lines: which lines of a chunk carry the words of the question or the
+ * text of a quoted error message. Messages are compared by word trigrams, so a message the code
+ * builds by concatenation ('Route.' + method + '() requires a callback …') still matches.
+ */
+export type Trigrams = ReadonlySet<string>;
+
+/** A line of code with its 1-based line number in the file. */
+export interface CodeLine {
+  readonly line: number;
+  readonly text: string;
+}
+
+/**
+ * The code lines of a chunk's text with their file line numbers. A function chunk is its lines
+ * verbatim; a file chunk's module-level code follows its marker and a class chunk's own code
+ * comes first, both laid over the chunk's segments in order (signatures after them carry no line).
+ */
+export function codeLines(meta: ChunkMeta, text: string): CodeLine[] {
+  const lines = text.split('\n');
+  if (meta.level === 'function') return lines.map((content, i) => ({ line: meta.startLine + i, text: content }));
+  if (!meta.segments?.length) return [];
+  const start = meta.level === 'file' ? lines.indexOf(MODULE_CODE_MARKER) + 1 : 0;
+  if (meta.level === 'file' && start === 0) return [];
+  const out: CodeLine[] = [];
+  let at = start;
+  for (const [first, last] of meta.segments) {
+    for (let line = first; line <= last && out.length < MAX_SEGMENT_LINES_IN_CONTENT && at < lines.length; line++) out.push({ line, text: lines[at++]! });
+  }
+  return out;
+}
+
+/** Lowercased word trigrams (single words for texts shorter than three words). */
+export function trigrams(text: string): Set<string> {
+  const words = text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+  const out = new Set<string>();
+  if (words.length < 3) {
+    if (words.length) out.add(words.join(' '));
+    return out;
+  }
+  for (let i = 0; i + 2 < words.length; i++) out.add(`${words[i]} ${words[i + 1]} ${words[i + 2]}`);
+  return out;
+}
+
+export interface LineMatch {
+  /** Share of the message's trigrams found, 0–1. */
+  readonly coverage: number;
+  /** File lines where matched trigrams sit, best first. */
+  readonly lines: readonly number[];
+}
+
+/**
+ * How much of `message` a chunk's text contains, and where. A line's words are joined with the
+ * next line's, so a message split over two source lines still matches.
+ */
+export function matchMessage(message: Trigrams, lines: readonly CodeLine[]): LineMatch {
+  if (!message.size) return { coverage: 0, lines: [] };
+  const found = new Set<string>();
+  const perLine: { line: number; hits: number }[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const window = trigrams(`${literalText(lines[i]!.text)} ${literalText(lines[i + 1]?.text ?? '')}`);
+    let hits = 0;
+    for (const gram of window) {
+      if (message.has(gram)) {
+        hits++;
+        found.add(gram);
+      }
+    }
+    if (hits) perLine.push({ line: lines[i]!.line, hits });
+  }
+  perLine.sort((a, b) => b.hits - a.hits || a.line - b.line);
+  return { coverage: found.size / message.size, lines: perLine.map((entry) => entry.line) };
+}
+
+/** The text inside a line's string literals when it has some (quotes and `+` joins dropped). */
+function literalText(line: string): string {
+  const literals = line.match(/"[^"]*"|'[^']*'|`[^`]*`/g);
+  return literals ? literals.map((literal) => literal.slice(1, -1)).join(' ') : line;
+}
+
+/** Per line of a chunk, the weight of the query terms it holds. */
+export function scoreLines(lines: readonly CodeLine[], weights: ReadonlyMap<string, number>): { line: number; score: number }[] {
+  return lines.map(({ line, text }) => {
+    let score = 0;
+    for (const term of new Set(indexTerms(text))) score += weights.get(term) ?? 0;
+    return { line, score };
+  });
+}
+
+/** Ranges of ±radius lines around the best-scoring lines, merged, best first, at most `count`. */
+export function windowsAround(lines: readonly number[], radius: number, bounds: readonly [number, number], count: number): [number, number][] {
+  const windows: [number, number][] = [];
+  for (const line of lines) {
+    if (windows.length >= count) break;
+    const start = Math.max(bounds[0], line - radius);
+    const end = Math.min(bounds[1], line + radius);
+    const overlapping = windows.find(([a, b]) => start <= b + 1 && end >= a - 1);
+    if (overlapping) {
+      overlapping[0] = Math.min(overlapping[0], start);
+      overlapping[1] = Math.max(overlapping[1], end);
+    } else windows.push([start, end]);
+  }
+  return windows;
+}

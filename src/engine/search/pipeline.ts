@@ -1,0 +1,311 @@
+import { CHUNK_LEVELS, type ChunkLevel } from '../index/model';
+import type { LlmClient } from '../llm/client';
+import { elapsedMs, getLogger } from '../log/logger';
+import { withTrace } from '../log/trace';
+import { ChunkTexts } from './chunk-texts';
+import { buildContext, MODE_BUDGETS, type BudgetedContext } from './context';
+import { evaluateRetrieval, expandQuery, searchWeb, type CragEvaluation, type WebResult } from './crag';
+import { weightedRrf, computeTopK, type RankedList } from './fusion';
+import { LevelRouter, type DecidingLayer, type LevelRoute, type SearchMode } from './level-router';
+import { classifyMode, type ModeDecision, type QueryMode } from './mode-router';
+import { preprocessQuery, queryTerms, type Attachment, type ParsedQuery } from './preprocess';
+import { anchorHits, lexicalHits, pathHits, semanticHits, symbolHits, type Hit, type RankedHits, type SearchIndex } from './retrievers';
+import { shapeSpans, type RankedChunk } from './shaping';
+import type { Span } from './spans';
+import { runStrategy, type StrategyResult } from './strategies';
+import { scoreTechnicality, type Technicality } from './technicality';
+
+/**
+ * The retrieval pipeline: preprocess → technicality → level and mode routing → lexical,
+ * semantic, symbol, error-anchor and path retrieval fused by weighted RRF → the mode's graph
+ * strategy → correction (CRAG) → spans shaped to the evidence → a budgeted context. The result's
+ * spans are exactly what the answering step shows a model.
+ */
+export interface SearchRequest {
+  readonly query: string;
+  readonly mode?: SearchMode;
+  readonly llm?: LlmClient | null;
+  readonly attachment?: Attachment;
+  readonly budgetTokens?: number;
+  /** A SearXNG endpoint; web search is off unless the user set one. */
+  readonly webSearchUrl?: string | null;
+  readonly signal?: AbortSignal;
+}
+
+export type CorrectionStrategy = 'none' | 'query_expansion' | 'all_levels' | 'web_search';
+
+export interface SearchMetadata {
+  readonly mode: SearchMode;
+  readonly queryMode: QueryMode;
+  readonly modeDecidedBy: ModeDecision['decidedBy'];
+  readonly scope: string | null;
+  readonly levels: readonly ChunkLevel[];
+  readonly decidedBy: DecidingLayer;
+  readonly technicality: Technicality;
+  readonly crag: CragEvaluation & { readonly strategy: CorrectionStrategy; readonly expansion: { synonyms: string[]; coOccurring: string[] } | null };
+  /** True when fast mode found nothing and the search was rerun in thinking mode. */
+  readonly escalated: boolean;
+  readonly timings: Record<string, number>;
+  readonly flow: string | null;
+  readonly diagram: string | null;
+  readonly findings: readonly string[];
+  readonly web: readonly WebResult[];
+}
+
+export interface SearchTrace {
+  readonly parsed: ParsedQuery;
+  readonly route: LevelRoute;
+  readonly modeDecision: ModeDecision;
+  readonly retrievers: readonly { source: string; top: readonly { chunkId: string; score: number; evidence: string }[] }[];
+  readonly fused: readonly { chunkId: string; score: number; ranks: readonly (number | null)[] }[];
+}
+
+export interface SearchResult {
+  readonly spans: readonly Span[];
+  readonly context: BudgetedContext;
+  readonly metadata: SearchMetadata;
+  readonly trace: SearchTrace;
+}
+
+/** Chunks shaped into spans: enough for the budget and for 50 results. */
+const SHAPED_CHUNKS = 45;
+const EXPANSION_WEIGHT = 0.5;
+
+const log = getLogger('search.pipeline');
+
+export class Searcher {
+  private readonly router: LevelRouter;
+  readonly texts: ChunkTexts;
+
+  constructor(private readonly index: SearchIndex) {
+    this.router = new LevelRouter(index.embedder);
+    this.texts = new ChunkTexts(index.tables);
+  }
+
+  search(request: SearchRequest): Promise<SearchResult> {
+    return withTrace(() => this.run(request, request.mode ?? 'fast', false));
+  }
+
+  private async run(request: SearchRequest, mode: SearchMode, escalated: boolean): Promise<SearchResult> {
+    const timings: Record<string, number> = {};
+    const mark = (name: string, started: number) => (timings[name] = elapsedMs(started));
+    let started = performance.now();
+    log.info('search_started', { query_length: request.query.length, mode, escalated });
+
+    const parsed = preprocessQuery(request.query, request.attachment);
+    const technicality = scoreTechnicality(parsed, { has: (term) => this.index.lexical.hasTerm(term) });
+    mark('preprocess', started);
+    started = performance.now();
+    const llm = mode === 'thinking' ? request.llm ?? null : null;
+    const route = await this.router.route(parsed, mode, llm, request.signal);
+    const modeDecision = await classifyMode(parsed, this.folders(), llm, request.signal);
+    mark('route', started);
+
+    started = performance.now();
+    const limit = Math.max(computeTopK(this.index.catalog.size) * 2, 20);
+    const terms = [...new Set([...queryTerms(parsed.naturalLanguage), ...(parsed.pastedCode ? queryTerms(parsed.pastedCode) : [])])];
+    const semanticText = [parsed.naturalLanguage, parsed.pastedCode ?? ''].join('\n').trim();
+    const lists: RankedHits[] = [
+      lexicalHits(this.index, terms, route.levels, limit),
+      await semanticHits(this.index, semanticText, route.levels, limit),
+      symbolHits(this.index, parsed),
+      await anchorHits(this.index, parsed, this.texts),
+      pathHits(this.index, parsed),
+    ];
+    mark('retrieve', started);
+    started = performance.now();
+    let fused = this.fuse(lists, technicality, modeDecision.mode);
+    if (!fused.length && mode === 'fast') {
+      log.warn('silent_escalation', { reason: 'zero_results_fast_mode', original_levels: route.levels, escalated_levels: CHUNK_LEVELS });
+      return this.run(request, 'thinking', true);
+    }
+    const strategy: StrategyResult = runStrategy({
+      index: this.index,
+      query: parsed,
+      mode: modeDecision.mode,
+      scope: modeDecision.scope,
+      seeds: fused.slice(0, limit).map((hit) => hit.id),
+      errorSites: lists.find((list) => list.source === 'anchor')!.hits,
+      terms,
+    });
+    if (strategy.hits.hits.length) {
+      lists.push(strategy.hits);
+      fused = this.fuse(lists, technicality, modeDecision.mode);
+    }
+    mark('strategy', started);
+
+    started = performance.now();
+    const correction = await this.correct(request, parsed, terms, route.levels, lists, fused.slice(0, computeTopK(this.index.catalog.size)).map((hit) => hit.id));
+    if (correction.added.length) fused = this.fuse([...lists, ...correction.added], technicality, modeDecision.mode);
+    mark('correct', started);
+
+    started = performance.now();
+    const ranked = this.rank(fused.map((hit) => hit.id), lists.concat(correction.added), modeDecision.mode).slice(0, SHAPED_CHUNKS);
+    const bodies = await this.texts.get(ranked.map((chunk) => chunk.chunkId));
+    const weights = this.termWeights([...terms, ...(correction.evaluation.expansion?.synonyms ?? [])]);
+    const spans = shapeSpans(ranked, this.index.catalog, bodies, weights);
+    const context = await buildContext(spans, this.index.catalog, this.texts, request.budgetTokens ?? MODE_BUDGETS[modeDecision.mode]);
+    mark('shape', started);
+    timings.total = Object.values(timings).reduce((a, b) => a + b, 0);
+
+    const metadata: SearchMetadata = {
+      mode,
+      queryMode: modeDecision.mode,
+      modeDecidedBy: modeDecision.decidedBy,
+      scope: modeDecision.scope,
+      levels: route.levels,
+      decidedBy: route.decidedBy,
+      technicality,
+      crag: correction.evaluation,
+      escalated,
+      timings,
+      flow: strategy.flow,
+      diagram: strategy.diagram,
+      findings: strategy.findings,
+      web: correction.web,
+    };
+    log.info('search_completed', { mode, query_mode: modeDecision.mode, levels: route.levels, spans: context.spans.length, crag: correction.evaluation.decision, total_duration_ms: timings.total });
+    if (!context.spans.length) log.warn('qa_no_results', { mode, query_summary: request.query.slice(0, 100) });
+    return {
+      spans: context.spans,
+      context,
+      metadata,
+      trace: {
+        parsed,
+        route,
+        modeDecision,
+        retrievers: lists.concat(correction.added).map((list) => ({ source: list.source, top: list.hits.slice(0, 8).map(({ chunkId, score, evidence }) => ({ chunkId, score, evidence })) })),
+        fused: fused.slice(0, 20).map((hit) => ({ chunkId: hit.id, score: hit.score, ranks: hit.ranks })),
+      },
+    };
+  }
+
+  /** Weighted RRF across the retrievers; the weights follow technicality and the question's mode. */
+  private fuse(lists: readonly RankedHits[], technicality: Technicality, mode: QueryMode) {
+    const weight: Record<RankedHits['source'], number> = {
+      lexical: technicality.lexicalWeight,
+      semantic: this.index.embedder ? technicality.semanticWeight : 0,
+      symbol: 1,
+      anchor: mode === 'diagnostic' ? 1.5 : 0.8,
+      path: 0.8,
+      graph: mode === 'conceptual' ? 0.5 : mode === 'diagnostic' ? 0.9 : 1.2,
+      expansion: EXPANSION_WEIGHT,
+    };
+    const ranked: RankedList[] = lists.map((list) => ({ ids: list.hits.map((hit) => hit.chunkId), weight: weight[list.source] }));
+    const fused = weightedRrf(ranked.filter((list) => list.ids.length && list.weight > 0));
+    log.info('hybrid_retrieve_completed', {
+      lists: lists.map((list) => `${list.source}:${list.hits.length}`),
+      total_results_before_merge: lists.reduce((sum, list) => sum + list.hits.length, 0),
+      total_results_after_merge: fused.length,
+      consensus_hits: fused.filter((hit) => hit.ranks.filter((rank) => rank !== null).length > 1).length,
+    });
+    if (log.enabled('debug')) log.debug('rrf_top_results', { results: fused.slice(0, 5).map((hit) => ({ chunk_id: hit.id, rrf_score: hit.score, ranks: hit.ranks })) });
+    return fused;
+  }
+
+  /**
+   * The fused order, with the evidence of every retriever gathered per chunk. Conceptual
+   * questions put the best folder and file summaries first, as the seed asks.
+   */
+  private rank(order: readonly string[], lists: readonly RankedHits[], mode: QueryMode): RankedChunk[] {
+    const evidence = new Map<string, { why: string[]; lines: number[] }>();
+    for (const list of lists) {
+      for (const hit of list.hits) {
+        const entry = evidence.get(hit.chunkId) ?? { why: [], lines: [] };
+        if (entry.why.length < 3 && !entry.why.includes(hit.evidence)) entry.why.push(hit.evidence);
+        entry.lines.push(...(hit.lines ?? []));
+        evidence.set(hit.chunkId, entry);
+      }
+    }
+    let ids = [...order];
+    if (mode === 'conceptual') {
+      const summaries = ids.filter((id) => {
+        const level = this.index.catalog.get(id)?.level;
+        return level === 'directory' || level === 'file';
+      });
+      const first = [summaries.find((id) => this.index.catalog.get(id)?.level === 'directory'), summaries.find((id) => this.index.catalog.get(id)?.level === 'file')].filter((id): id is string => !!id);
+      ids = [...first, ...ids.filter((id) => !first.includes(id))];
+    }
+    return ids.map((chunkId, rank) => {
+      const entry = evidence.get(chunkId);
+      const meta = this.index.catalog.get(chunkId);
+      const name = meta ? [meta.className, meta.functionName].filter(Boolean).join('.') || meta.filePath || meta.directoryPath : chunkId;
+      return { chunkId, score: 1 / (rank + 1), why: `${meta?.level ?? 'chunk'} ${name}: ${entry?.why.join('; ') ?? 'related'}`, lines: [...new Set(entry?.lines ?? [])] };
+    });
+  }
+
+  /**
+   * CRAG: evaluate the top chunks; expand the query when they are only partly relevant, widen to
+   * every level (and the web, if configured) when they are not.
+   */
+  private async correct(request: SearchRequest, parsed: ParsedQuery, terms: readonly string[], levels: readonly ChunkLevel[], lists: readonly RankedHits[], top: readonly string[]) {
+    const bodies = await this.texts.get(top);
+    const semantic = new Map(lists.find((list) => list.source === 'semantic')!.hits.map((hit) => [hit.chunkId, hit.score]));
+    const lexical = lists.find((list) => list.source === 'lexical')!.hits;
+    const bestLexical = Math.max(1e-9, ...lexical.map((hit) => hit.score));
+    const lexicalScore = new Map(lexical.map((hit) => [hit.chunkId, hit.score / bestLexical]));
+    const artifacts = top.map((id) => ({
+      content: bodies.get(id) ?? '',
+      path: this.index.catalog.get(id)?.filePath ?? this.index.catalog.get(id)?.directoryPath ?? id,
+      relevance: semantic.get(id) ?? lexicalScore.get(id) ?? 0,
+    }));
+    const evaluation = evaluateRetrieval(parsed.naturalLanguage, artifacts);
+    const added: RankedHits[] = [];
+    let web: WebResult[] = [];
+    let strategy: CorrectionStrategy = 'none';
+    let expansion: { synonyms: string[]; coOccurring: string[] } | null = null;
+    const limit = Math.max(computeTopK(this.index.catalog.size) * 2, 20);
+    if (evaluation.decision === 'PARTIAL' || evaluation.decision === 'IRRELEVANT') {
+      expansion = expandQuery(terms, this.index.lexical, levels);
+      const expandedTerms = [...terms, ...expansion.synonyms, ...expansion.coOccurring];
+      const searchLevels = evaluation.decision === 'IRRELEVANT' ? CHUNK_LEVELS : levels;
+      const [lexicalList, semanticList] = await Promise.all([
+        Promise.resolve(lexicalHits(this.index, expandedTerms, searchLevels, limit)),
+        semanticHits(this.index, `${parsed.naturalLanguage} ${expansion.synonyms.join(' ')}`, searchLevels, limit),
+      ]);
+      added.push({ source: 'expansion', hits: mergeLists(lexicalList.hits, semanticList.hits) });
+      strategy = evaluation.decision === 'PARTIAL' ? 'query_expansion' : 'all_levels';
+    }
+    if (evaluation.decision === 'IRRELEVANT' && request.webSearchUrl) {
+      const found = await searchWeb(request.webSearchUrl, parsed.naturalLanguage, request.signal);
+      if (found.ok) {
+        web = found.value;
+        strategy = 'web_search';
+      }
+    }
+    log.info('crag_corrected', { decision: evaluation.decision, strategy, added: added.reduce((sum, list) => sum + list.hits.length, 0), web_results: web.length });
+    return { evaluation: { ...evaluation, strategy, expansion }, added, web };
+  }
+
+  /** How much each query term says at the function level (its idf), for choosing lines. */
+  private termWeights(terms: readonly string[]): Map<string, number> {
+    const { documents } = this.index.lexical.levelStats('function');
+    const weights = new Map<string, number>();
+    for (const term of terms) {
+      const frequency = this.index.lexical.documentFrequencyOf('function', term);
+      weights.set(term, Math.log(1 + (documents + 1) / (frequency + 1)));
+    }
+    return weights;
+  }
+
+  private folders(): Set<string> {
+    const folders = new Set<string>();
+    for (const meta of this.index.catalog.values()) if (meta.directoryPath && meta.directoryPath !== '.') folders.add(meta.directoryPath);
+    return folders;
+  }
+}
+
+/** Interleaves two ranked lists, dropping repeats. */
+function mergeLists(first: readonly Hit[], second: readonly Hit[]): Hit[] {
+  const out: Hit[] = [];
+  const seen = new Set<string>();
+  for (let i = 0; i < Math.max(first.length, second.length); i++) {
+    for (const hit of [first[i], second[i]]) {
+      if (hit && !seen.has(hit.chunkId)) {
+        seen.add(hit.chunkId);
+        out.push(hit);
+      }
+    }
+  }
+  return out;
+}

@@ -1,0 +1,176 @@
+import type { Embedder } from '../embed/embedder';
+import type { CodeGraph } from '../graph/code-graph';
+import type { ChunkLevel, CodeFact } from '../index/model';
+import { getLogger } from '../log/logger';
+import type { LexicalIndex } from '../store/lexical';
+import type { ChunkMeta, Tables } from '../store/tables';
+import { normalizeIdentifier } from '../text/tokenize';
+import { bm25Search } from './bm25';
+import type { ChunkTexts } from './chunk-texts';
+import { codeLines, matchMessage, trigrams } from './evidence';
+import { queryTerms, type ParsedQuery } from './preprocess';
+
+/**
+ * The retrievers: each returns chunks ranked best first, with the evidence of why, to be fused.
+ * Lexical and semantic search look at the routed levels; the others follow what the question
+ * points at directly: symbols it names, the errors it quotes, the files it mentions.
+ */
+export interface Hit {
+  readonly chunkId: string;
+  readonly score: number;
+  /** Words for the `why` of a span: which terms, which symbol, which message. */
+  readonly evidence: string;
+  /** Lines inside the chunk the evidence sits on, when known (1-based file lines). */
+  readonly lines?: readonly number[];
+}
+
+export interface RankedHits {
+  readonly source: 'lexical' | 'semantic' | 'symbol' | 'anchor' | 'path' | 'graph' | 'expansion';
+  readonly hits: readonly Hit[];
+}
+
+export interface SearchIndex {
+  readonly catalog: ReadonlyMap<string, ChunkMeta>;
+  readonly lexical: LexicalIndex;
+  readonly tables: Tables;
+  readonly graph: CodeGraph;
+  readonly embedder: Embedder | null;
+}
+
+const log = getLogger('search.retrieve');
+
+export function lexicalHits(index: SearchIndex, terms: readonly string[], levels: readonly ChunkLevel[], limit: number): RankedHits {
+  const hits: Hit[] = [];
+  for (const level of levels) {
+    const found = bm25Search(index.lexical, level, terms, limit);
+    log.info('bm25_retrieve', { query_tokens: terms, level, top_k: limit, results_returned: found.length });
+    if (log.enabled('debug')) log.debug('bm25_top_results', { level, results: found.slice(0, 3).map((hit) => ({ chunk_id: hit.chunkId, score: round(hit.score) })) });
+    for (const hit of found) hits.push({ chunkId: hit.chunkId, score: hit.score, evidence: `matches ${hit.matched.slice(0, 5).join(', ')}` });
+  }
+  return { source: 'lexical', hits: sortByScore(hits) };
+}
+
+export async function semanticHits(index: SearchIndex, text: string, levels: readonly ChunkLevel[], limit: number): Promise<RankedHits> {
+  if (!index.embedder || !text.trim()) return { source: 'semantic', hits: [] };
+  const [vector] = await index.embedder.embed([text]);
+  const found = await index.tables.nearest(vector!, limit * levels.length, levels);
+  log.info('semantic_retrieve', { query_text_length: text.length, level: levels, top_k: limit, results_returned: found.length });
+  if (log.enabled('debug')) log.debug('semantic_top_results', { results: found.slice(0, 3).map((hit) => ({ chunk_id: hit.id, distance: round(hit.distance) })) });
+  return { source: 'semantic', hits: found.map((hit) => ({ chunkId: hit.id, score: 1 - hit.distance, evidence: `similar in meaning (${(1 - hit.distance).toFixed(2)})` })) };
+}
+
+/**
+ * Definitions the question names. An exact-case name match ranks first, a qualified match
+ * (`Class.method`, `module.function`) above a bare one, and rarer names above common ones.
+ */
+export function symbolHits(index: SearchIndex, query: ParsedQuery): RankedHits {
+  const hits: Hit[] = [];
+  const seen = new Set<string>();
+  for (const identifier of query.extractedIdentifiers) {
+    const parts = identifier.split('.');
+    const name = parts[parts.length - 1]!;
+    const candidates = index.graph.definitionsNamed(name).filter((fact) => fact.kind !== 'module');
+    const normalized = normalizeIdentifier(name);
+    const loose = candidates.length ? candidates : looseMatches(index.graph, normalized);
+    const rarity = 1 / Math.sqrt(Math.max(1, loose.length));
+    for (const fact of loose) {
+      const chunkId = fact.chunkId;
+      if (!chunkId || !index.catalog.has(chunkId)) continue;
+      const exactCase = fact.name === name;
+      const qualified = parts.length > 1 && fact.qualifiedName.toLowerCase().endsWith(identifier.toLowerCase().split('.').slice(-2).join('.'));
+      const score = (exactCase ? 1 : 0.6) * (qualified ? 1.5 : 1) * rarity;
+      const key = `${chunkId}\u0000${fact.id}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      hits.push({ chunkId, score, evidence: `defines ${fact.qualifiedName}`, lines: [fact.startLine] });
+    }
+  }
+  return { source: 'symbol', hits: sortByScore(hits) };
+}
+
+/** `getuserbyid` finds `get_user_by_id` and `getUserById` when no definition has the exact name. */
+function looseMatches(graph: CodeGraph, normalized: string): CodeFact[] {
+  if (normalized.length < 4) return [];
+  const found: CodeFact[] = [];
+  for (const fact of graph.allFacts()) if (fact.kind !== 'module' && normalizeIdentifier(fact.name) === normalized) found.push(fact);
+  return found.length <= 8 ? found : [];
+}
+
+/** Chunks whose text must hold at least this share of a quoted message to count as its source. */
+const MESSAGE_COVERAGE = 0.5;
+const ANCHOR_CANDIDATES = 40;
+
+/**
+ * Where the error the question quotes comes from: code holding the quoted message (found through
+ * the message's rarest words, then checked by trigrams), and definitions raising the named
+ * exception types. Message matches rank by coverage; raise sites follow.
+ */
+export async function anchorHits(index: SearchIndex, query: ParsedQuery, texts: ChunkTexts): Promise<RankedHits> {
+  const anchors = query.errorAnchors;
+  const hits: Hit[] = [];
+  for (const message of anchors.messages) {
+    const grams = trigrams(message);
+    const terms = queryTerms(message);
+    if (!terms.length) continue;
+    const candidates = new Map<string, number>();
+    for (const level of ['function', 'class', 'file'] as const) {
+      for (const hit of bm25Search(index.lexical, level, terms, ANCHOR_CANDIDATES)) candidates.set(hit.chunkId, hit.score);
+    }
+    const bodies = await texts.get(candidates.keys());
+    for (const [chunkId, text] of bodies) {
+      const meta = index.catalog.get(chunkId);
+      if (!meta) continue;
+      const match = matchMessage(grams, codeLines(meta, text));
+      if (match.coverage < MESSAGE_COVERAGE) continue;
+      hits.push({ chunkId, score: 2 + match.coverage, evidence: `holds the message "${shorten(message)}"`, lines: match.lines.slice(0, 3) });
+    }
+  }
+  for (const type of anchors.exceptionTypes) {
+    const name = type.slice(type.lastIndexOf('.') + 1);
+    for (const fact of index.graph.allFacts()) {
+      if (!fact.raises.includes(name) || !fact.chunkId || !index.catalog.has(fact.chunkId)) continue;
+      hits.push({ chunkId: fact.chunkId, score: 1, evidence: `raises ${name} (in ${fact.qualifiedName})` });
+    }
+  }
+  return { source: 'anchor', hits: sortByScore(dedupe(hits)) };
+}
+
+function dedupe(hits: Hit[]): Hit[] {
+  const best = new Map<string, Hit>();
+  for (const hit of hits) if (!best.has(hit.chunkId) || best.get(hit.chunkId)!.score < hit.score) best.set(hit.chunkId, hit);
+  return [...best.values()];
+}
+
+function shorten(text: string): string {
+  return text.length > 60 ? `${text.slice(0, 57)}…` : text;
+}
+
+/** Chunks of the files the question names, and of the frames of a pasted stack trace. */
+export function pathHits(index: SearchIndex, query: ParsedQuery): RankedHits {
+  const hits: Hit[] = [];
+  const files = new Set(index.graph.files());
+  for (const mentioned of query.extractedFilePaths) {
+    for (const file of files) {
+      if (file === mentioned || file.endsWith(`/${mentioned}`)) hits.push({ chunkId: `${file}::None::None::file`, score: 1, evidence: `the file ${mentioned} is named` });
+    }
+  }
+  for (const frame of query.errorAnchors.frames) {
+    const file = [...files].find((candidate) => frame.file === candidate || frame.file.endsWith(`/${candidate}`));
+    if (!file) continue;
+    const containing = index.graph
+      .factsInFile(file)
+      .filter((fact) => fact.kind !== 'module' && fact.startLine <= frame.line && frame.line <= fact.endLine)
+      .sort((a, b) => a.endLine - a.startLine - (b.endLine - b.startLine))[0];
+    const chunkId = containing?.chunkId ?? `${file}::None::None::file`;
+    hits.push({ chunkId, score: 2, evidence: `the stack trace passes ${file}:${frame.line}`, lines: [frame.line] });
+  }
+  return { source: 'path', hits: hits.filter((hit) => index.catalog.has(hit.chunkId)) };
+}
+
+function sortByScore(hits: Hit[]): Hit[] {
+  return hits.sort((a, b) => b.score - a.score);
+}
+
+function round(value: number): number {
+  return Math.round(value * 1000) / 1000;
+}

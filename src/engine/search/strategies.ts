@@ -1,0 +1,275 @@
+import type { CodeGraph } from '../graph/code-graph';
+import type { CodeFact } from '../index/model';
+import { getLogger } from '../log/logger';
+import { splitIdentifier } from '../text/tokenize';
+import type { QueryMode } from './mode-router';
+import type { ParsedQuery } from './preprocess';
+import type { Hit, RankedHits, SearchIndex } from './retrievers';
+
+/**
+ * Mode strategies over the facts graph, with the seed's priorities:
+ *   diagnostic  — error sites, then their callers walked back 2–3 hops, mutating callers first;
+ *   exploratory — entry points, then callees walked forward 3–4 hops, as a flow tree;
+ *   analytical  — call sites and mutations of the names asked about, hot spots, cycles, and a
+ *                 module dependency diagram;
+ *   conceptual  — summaries first (the fusion weights do that; no graph walk).
+ * Each returns hits whose `lines` are the call sites that tie them to the walk, so the spans show
+ * the very lines where control passes.
+ */
+export interface StrategyResult {
+  readonly hits: RankedHits;
+  /** An indented call tree for exploratory questions. */
+  readonly flow: string | null;
+  /** A mermaid dependency diagram for analytical questions. */
+  readonly diagram: string | null;
+  /** Structural findings for analytical questions (hot spots, god functions, cycles). */
+  readonly findings: readonly string[];
+}
+
+export interface StrategyInput {
+  readonly index: SearchIndex;
+  readonly query: ParsedQuery;
+  readonly mode: QueryMode;
+  readonly scope: string | null;
+  /** The best chunks so far, best first. */
+  readonly seeds: readonly string[];
+  /** Error sites found by the anchor retriever (diagnostic). */
+  readonly errorSites: readonly Hit[];
+  /** Query terms, for choosing which callees matter. */
+  readonly terms: readonly string[];
+}
+
+const CALLER_HOPS = 3;
+const CALLERS_PER_HOP = 5;
+const CALLEE_HOPS = 4;
+const CALLEES_PER_HOP = 8;
+const ENTRY_POINTS = 3;
+const HOT_SPOT_FAN_IN = 20;
+const GOD_FUNCTION_FAN_OUT = 15;
+
+const log = getLogger('search.strategy');
+
+export function runStrategy(input: StrategyInput): StrategyResult {
+  const empty: StrategyResult = { hits: { source: 'graph', hits: [] }, flow: null, diagram: null, findings: [] };
+  switch (input.mode) {
+    case 'diagnostic':
+      return { ...empty, hits: { source: 'graph', hits: diagnostic(input) } };
+    case 'exploratory':
+      return exploratory(input);
+    case 'analytical':
+      return analytical(input);
+    case 'conceptual':
+      return empty;
+  }
+}
+
+/** Callers of the error sites, hop by hop; callers that mutate state come first in each hop. */
+function diagnostic(input: StrategyInput): Hit[] {
+  const { graph } = input.index;
+  const hits: Hit[] = [];
+  let frontier = input.errorSites.flatMap((site) => factsAt(graph, site.chunkId, site.lines)).slice(0, 6);
+  const seen = new Set(frontier.map((fact) => fact.id));
+  for (let hop = 1; hop <= CALLER_HOPS && frontier.length; hop++) {
+    const next: { fact: CodeFact; via: CodeFact; line: number }[] = [];
+    for (const target of frontier) {
+      const callers = graph
+        .callers(target.id)
+        .map((call) => ({ fact: graph.fact(call.callerId)!, via: target, line: call.site.line }))
+        .filter((entry) => !seen.has(entry.fact.id))
+        .sort((a, b) => Number(b.fact.mutates.length > 0) - Number(a.fact.mutates.length > 0))
+        .slice(0, CALLERS_PER_HOP);
+      next.push(...callers);
+    }
+    for (const { fact, via, line } of next) {
+      seen.add(fact.id);
+      if (!fact.chunkId) continue;
+      const mutates = fact.mutates.length ? `, and changes ${fact.mutates.slice(0, 3).join(', ')}` : '';
+      hits.push({ chunkId: fact.chunkId, score: 1 / hop + (fact.mutates.length ? 0.2 : 0), evidence: `calls ${via.qualifiedName} (${hop} hop${hop > 1 ? 's' : ''} from the error)${mutates}`, lines: [line] });
+    }
+    frontier = next.map((entry) => entry.fact);
+  }
+  log.info('strategy_applied', { mode: 'diagnostic', error_sites: input.errorSites.length, callers_found: hits.length });
+  return hits.sort((a, b) => b.score - a.score);
+}
+
+/**
+ * From entry points, callees walked forward. Callees that share words with the question or lead
+ * to other strong candidates are followed first; each step is a hit on the caller at the call
+ * site's line and on the callee itself.
+ */
+function exploratory(input: StrategyInput): StrategyResult {
+  const { graph, catalog } = input.index;
+  const seedRank = new Map(input.seeds.map((id, rank) => [id, rank]));
+  const terms = new Set(input.terms);
+  const entries = input.seeds
+    .map((id) => catalog.get(id))
+    .filter((meta) => meta?.level === 'function')
+    .slice(0, ENTRY_POINTS)
+    .flatMap((meta) => graph.factsInFile(meta!.filePath!).filter((fact) => fact.chunkId === meta!.id && fact.parent === null || fact.chunkId === meta!.id && fact.kind === 'method'))
+    .slice(0, ENTRY_POINTS);
+  const hits: Hit[] = [];
+  const tree: string[] = [];
+  const visited = new Set<string>();
+  const relevance = (fact: CodeFact) =>
+    (fact.chunkId && seedRank.has(fact.chunkId) ? 2 - seedRank.get(fact.chunkId)! / Math.max(1, input.seeds.length) : 0) +
+    splitIdentifier(fact.name).filter((part) => terms.has(part)).length * 0.5;
+  const walk = (fact: CodeFact, depth: number) => {
+    visited.add(fact.id);
+    tree.push(`${'  '.repeat(depth)}${depth ? '→ ' : ''}${fact.qualifiedName}()  ${fact.path}:${fact.startLine}`);
+    if (depth >= CALLEE_HOPS) return;
+    const callees = graph
+      .callees(fact.id)
+      .map((call) => ({ target: graph.fact(call.targetId)!, line: call.site.line }))
+      .filter((entry) => entry.target && !visited.has(entry.target.id) && entry.target.kind !== 'class')
+      .sort((a, b) => relevance(b.target) - relevance(a.target) || a.line - b.line)
+      .slice(0, CALLEES_PER_HOP);
+    for (const { target, line } of callees) {
+      const weight = (relevance(target) + 0.5) / (depth + 1);
+      if (fact.chunkId) hits.push({ chunkId: fact.chunkId, score: weight, evidence: `calls ${target.qualifiedName} at line ${line}`, lines: [line] });
+      if (target.chunkId) hits.push({ chunkId: target.chunkId, score: weight * 0.9, evidence: `called from ${fact.qualifiedName} (step ${depth + 1} of the flow)` });
+      if (relevance(target) > 0 || depth === 0) walk(target, depth + 1);
+    }
+  };
+  for (const entry of entries) if (!visited.has(entry.id)) walk(entry, 0);
+  log.info('strategy_applied', { mode: 'exploratory', entry_points: entries.map((fact) => fact.qualifiedName), flow_steps: tree.length });
+  return { hits: { source: 'graph', hits: mergeHits(hits) }, flow: tree.length ? tree.join('\n') : null, diagram: null, findings: [] };
+}
+
+/**
+ * Facts answer "which functions call / change / …" questions: call sites of the names asked
+ * about (resolved or not: `this.end()` counts), definitions mutating them, and, for questions
+ * about structure, hot spots, god functions and cycles.
+ */
+function analytical(input: StrategyInput): StrategyResult {
+  const { graph } = input.index;
+  const targets = analyticalTargets(input.query);
+  const hits: Hit[] = [];
+  for (const fact of graph.allFacts()) {
+    if (!fact.chunkId || (input.scope && !fact.path.startsWith(input.scope))) continue;
+    const callLines = fact.calls.filter((call) => targets.has(call.name)).map((call) => call.line);
+    if (callLines.length) hits.push({ chunkId: fact.chunkId, score: 1 + Math.min(callLines.length, 4) * 0.1, evidence: `calls ${[...new Set(fact.calls.filter((call) => targets.has(call.name)).map((call) => call.name))].join(', ')}`, lines: callLines });
+    const mutated = fact.mutates.filter((name) => targets.has(name.replace(/^(self|this)\./, '')));
+    if (mutated.length) hits.push({ chunkId: fact.chunkId, score: 1.2, evidence: `changes ${mutated.join(', ')}` });
+  }
+  const findings = structuralFindings(graph, input.scope);
+  for (const finding of findings.hits) hits.push(finding);
+  log.info('strategy_applied', { mode: 'analytical', targets: [...targets], matches: hits.length, findings: findings.notes.length });
+  return { hits: { source: 'graph', hits: mergeHits(hits) }, flow: null, diagram: moduleDiagram(graph, input.scope), findings: findings.notes };
+}
+
+/** Names a question asks about: called names (`end()`), quoted names, mutation targets. */
+function analyticalTargets(query: ParsedQuery): Set<string> {
+  const targets = new Set<string>();
+  for (const identifier of query.extractedIdentifiers) targets.add(identifier.slice(identifier.lastIndexOf('.') + 1));
+  for (const match of query.naturalLanguage.matchAll(/['"`]([A-Za-z_$][\w$]*)['"`]|\b([A-Za-z_$][\w$]*)\(\)/g)) targets.add((match[1] ?? match[2])!);
+  for (const match of query.naturalLanguage.matchAll(/\b(?:modif(?:y|ies)|mutates?|changes?|writes? to|updates?|clears?)\s+(?:the\s+)?(?:contents of\s+)?(?:the\s+)?(?:\w+\s+)?(\w+)/gi)) targets.add(match[1]!);
+  return targets;
+}
+
+function structuralFindings(graph: CodeGraph, scope: string | null): { hits: Hit[]; notes: string[] } {
+  const hits: Hit[] = [];
+  const notes: string[] = [];
+  const inScope = (fact: CodeFact) => !scope || fact.path.startsWith(scope);
+  const ranked = [...graph.allFacts()].filter((fact) => fact.kind !== 'module' && inScope(fact));
+  const fanIn = ranked.map((fact) => ({ fact, count: graph.callers(fact.id).length })).sort((a, b) => b.count - a.count);
+  for (const { fact, count } of fanIn.slice(0, 5)) {
+    if (count < 2) break;
+    notes.push(`${count >= HOT_SPOT_FAN_IN ? 'Hot spot' : 'Most called'}: ${fact.qualifiedName} (${fact.path}:${fact.startLine}) has ${count} callers`);
+    if (fact.chunkId) hits.push({ chunkId: fact.chunkId, score: 0.6, evidence: `called from ${count} places (fan-in)` });
+  }
+  const fanOut = ranked.map((fact) => ({ fact, count: new Set(fact.calls.map((call) => call.name)).size })).sort((a, b) => b.count - a.count);
+  for (const { fact, count } of fanOut.slice(0, 3)) {
+    if (count < GOD_FUNCTION_FAN_OUT) break;
+    notes.push(`God function: ${fact.qualifiedName} (${fact.path}:${fact.startLine}) calls ${count} different functions`);
+    if (fact.chunkId) hits.push({ chunkId: fact.chunkId, score: 0.5, evidence: `calls ${count} different functions (fan-out)` });
+  }
+  for (const cycle of callCycles(graph, ranked).slice(0, 5)) {
+    notes.push(`Cycle: ${cycle.map((fact) => fact.qualifiedName).join(' → ')} → ${cycle[0]!.qualifiedName}`);
+    for (const fact of cycle) if (fact.chunkId) hits.push({ chunkId: fact.chunkId, score: 0.7, evidence: `part of a call cycle (${cycle.map((f) => f.name).join(' → ')})` });
+  }
+  return { hits, notes };
+}
+
+/** Strongly connected components of the calls graph with more than one member (Tarjan). */
+export function callCycles(graph: CodeGraph, facts: readonly CodeFact[]): CodeFact[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const cycles: CodeFact[][] = [];
+  let counter = 0;
+  const visit = (id: string) => {
+    index.set(id, counter);
+    low.set(id, counter++);
+    stack.push(id);
+    onStack.add(id);
+    for (const call of graph.callees(id)) {
+      if (!index.has(call.targetId)) {
+        visit(call.targetId);
+        low.set(id, Math.min(low.get(id)!, low.get(call.targetId)!));
+      } else if (onStack.has(call.targetId)) low.set(id, Math.min(low.get(id)!, index.get(call.targetId)!));
+    }
+    if (low.get(id) === index.get(id)) {
+      const component: string[] = [];
+      let member: string;
+      do {
+        member = stack.pop()!;
+        onStack.delete(member);
+        component.push(member);
+      } while (member !== id);
+      if (component.length > 1) cycles.push(component.reverse().map((memberId) => graph.fact(memberId)!).filter(Boolean));
+    }
+  };
+  for (const fact of facts) if (!index.has(fact.id)) visit(fact.id);
+  return cycles;
+}
+
+/** A mermaid graph of which folders' code calls which, weighted by call count. */
+function moduleDiagram(graph: CodeGraph, scope: string | null): string | null {
+  const edges = new Map<string, number>();
+  for (const fact of graph.allFacts()) {
+    if (scope && !fact.path.startsWith(scope)) continue;
+    const from = moduleOf(fact.path);
+    for (const call of graph.callees(fact.id)) {
+      const to = moduleOf(graph.fact(call.targetId)!.path);
+      if (from !== to) edges.set(`${from}\u0000${to}`, (edges.get(`${from}\u0000${to}`) ?? 0) + 1);
+    }
+  }
+  if (!edges.size) return null;
+  const lines = ['graph LR'];
+  const id = (name: string) => name.replace(/[^\w]/g, '_') || 'root';
+  for (const [key, count] of [...edges].sort((a, b) => b[1] - a[1]).slice(0, 40)) {
+    const [from, to] = key.split('\u0000') as [string, string];
+    lines.push(`  ${id(from)}["${from}"] -->|${count}| ${id(to)}["${to}"]`);
+  }
+  return lines.join('\n');
+}
+
+function moduleOf(path: string): string {
+  return path.replace(/\.[^./]+$/, '');
+}
+
+/** The definitions of a chunk that hold the given lines (all of them when no lines are known). */
+function factsAt(graph: CodeGraph, chunkId: string, lines: readonly number[] | undefined): CodeFact[] {
+  const path = chunkId.slice(0, chunkId.indexOf('::'));
+  const facts = graph.factsInFile(path).filter((fact) => fact.chunkId === chunkId && fact.kind !== 'module');
+  if (!lines?.length) return facts.filter((fact) => fact.kind !== 'class').slice(0, 2);
+  const containing = facts.filter((fact) => lines.some((line) => fact.startLine <= line && line <= fact.endLine));
+  // The innermost definition holding the line is the one raising.
+  return containing.sort((a, b) => a.endLine - a.startLine - (b.endLine - b.startLine)).slice(0, 1);
+}
+
+/** Hits of the same chunk combine: scores add up, lines and evidence accumulate. */
+export function mergeHits(hits: readonly Hit[]): Hit[] {
+  const merged = new Map<string, { score: number; evidence: string[]; lines: number[] }>();
+  for (const hit of hits) {
+    const entry = merged.get(hit.chunkId) ?? { score: 0, evidence: [], lines: [] };
+    entry.score += hit.score;
+    if (!entry.evidence.includes(hit.evidence)) entry.evidence.push(hit.evidence);
+    entry.lines.push(...(hit.lines ?? []));
+    merged.set(hit.chunkId, entry);
+  }
+  return [...merged]
+    .map(([chunkId, entry]) => ({ chunkId, score: entry.score, evidence: entry.evidence.slice(0, 3).join('; '), lines: [...new Set(entry.lines)] }))
+    .sort((a, b) => b.score - a.score);
+}
