@@ -22,12 +22,15 @@ export interface Bm25Options {
   readonly nameBoost?: number;
   /** Terms held by more than this share of a level's chunks carry too little to fetch postings for. */
   readonly maxDocumentShare?: number;
+  /** How much each term counts (1 when absent): a synonym the question did not use counts less. */
+  readonly queryWeights?: ReadonlyMap<string, number>;
 }
 
 const DEFAULTS = { k1: 1.2, b: 0.75, nameBoost: 2.5, maxDocumentShare: 0.5 };
 
 export function bm25Search(index: LexicalIndex, level: ChunkLevel, terms: readonly string[], limit: number, options: Bm25Options = {}): LexicalHit[] {
   const { k1, b, nameBoost, maxDocumentShare } = { ...DEFAULTS, ...options };
+  const queryWeight = (term: string) => options.queryWeights?.get(term) ?? 1;
   const { documents, averageLength } = index.levelStats(level);
   if (!documents || !terms.length) return [];
   const unique = [...new Set(terms)];
@@ -35,7 +38,7 @@ export function bm25Search(index: LexicalIndex, level: ChunkLevel, terms: readon
   for (const term of unique) {
     const frequency = index.documentFrequencyOf(level, term);
     if (!frequency) continue;
-    weights.set(term, Math.log(1 + (documents - frequency + 0.5) / (frequency + 0.5)));
+    weights.set(term, queryWeight(term) * Math.log(1 + (documents - frequency + 0.5) / (frequency + 0.5)));
   }
   const scores = new Map<number, { score: number; matched: string[] }>();
   for (const [term, idf] of weights) {

@@ -4,7 +4,8 @@ import { elapsedMs, getLogger } from '../log/logger';
 import type { LexicalIndex } from '../store/lexical';
 import { describeError, fail, ok, type Result } from '../util/result';
 import { bm25Search } from './bm25';
-import { STOP_WORDS } from './preprocess';
+import { LANGUAGE_KEYWORDS, STOP_WORDS } from './preprocess';
+import { relatedWords } from './vocabulary';
 
 /**
  * Corrective retrieval (the SYNAPSE CRAG seed). An LLM-free evaluator scores the retrieved set on
@@ -64,101 +65,9 @@ export function evaluateRetrieval(query: string, artifacts: readonly EvaluatedAr
   return evaluation;
 }
 
-/**
- * Programming vocabulary that questions phrase differently from code: each word a question may
- * use, with the words code tends to use for it. General, not about any codebase.
- */
-export const SYNONYMS: Readonly<Record<string, readonly string[]>> = {
-  function: ['method', 'def', 'callable', 'handler'],
-  method: ['function', 'def'],
-  error: ['exception', 'raise', 'throw', 'fail'],
-  exception: ['error', 'raise', 'throw'],
-  fail: ['error', 'raise', 'exception'],
-  crash: ['error', 'exception', 'panic'],
-  class: ['type', 'object'],
-  variable: ['parameter', 'argument', 'value'],
-  visitor: ['user', 'client', 'session', 'request'],
-  user: ['session', 'client', 'account'],
-  state: ['session', 'context', 'store', 'cache'],
-  remember: ['session', 'cache', 'store', 'persist'],
-  storage: ['store', 'persist', 'cache', 'database'],
-  stored: ['store', 'save', 'persist'],
-  tamper: ['signature', 'sign', 'verify', 'hmac'],
-  edited: ['signature', 'verify', 'tamper', 'modified'],
-  signed: ['signature', 'sign', 'serializer', 'secret'],
-  verb: ['method'],
-  verbs: ['methods'],
-  preflight: ['options'],
-  page: ['view', 'template', 'render', 'response'],
-  visit: ['request'],
-  stylesheets: ['static', 'css'],
-  images: ['static', 'files'],
-  assets: ['static', 'files'],
-  bundled: ['static', 'package'],
-  placeholder: ['param', 'params', 'keys'],
-  placeholders: ['params', 'param', 'keys'],
-  template: ['pattern', 'path', 'regexp'],
-  matcher: ['regexp', 'match', 'pattern'],
-  captured: ['params', 'match', 'keys'],
-  decoded: ['decode', 'decodeuricomponent', 'unquote'],
-  lazily: ['lazy', 'generator', 'stream', 'iterator'],
-  lazy: ['generator', 'stream', 'iterator'],
-  iterator: ['generator', 'stream', 'yield'],
-  chunks: ['stream', 'generator', 'yield'],
-  body: ['response', 'data', 'content'],
-  overflow: ['recursion', 'stack', 'sync', 'setimmediate'],
-  overflowing: ['recursion', 'stack', 'sync', 'setimmediate'],
-  synchronous: ['sync'],
-  login: ['auth', 'authenticate', 'signin', 'session'],
-  authenticate: ['auth', 'login', 'credentials'],
-  password: ['hash', 'credentials', 'secret'],
-  config: ['settings', 'configuration', 'options'],
-  settings: ['config', 'configuration', 'options'],
-  startup: ['init', 'initialize', 'create', 'setup'],
-  start: ['init', 'run', 'create'],
-  stop: ['close', 'shutdown', 'teardown'],
-  cleanup: ['teardown', 'close', 'dispose'],
-  database: ['db', 'connection', 'sql', 'query'],
-  connection: ['connect', 'conn', 'session', 'pool'],
-  url: ['route', 'path', 'uri', 'endpoint'],
-  address: ['url', 'host', 'uri'],
-  route: ['url', 'path', 'endpoint', 'rule'],
-  routes: ['rule', 'url', 'endpoint'],
-  handler: ['view', 'callback', 'handle', 'middleware'],
-  callback: ['handler', 'hook', 'listener', 'fn'],
-  callbacks: ['handlers', 'hooks', 'funcs'],
-  prefix: ['path', 'mount', 'base'],
-  header: ['headers'],
-  cookie: ['cookies', 'session'],
-  redirect: ['location', 'redirect'],
-  retry: ['attempt', 'backoff', 'retries'],
-  timeout: ['deadline', 'timer', 'expire'],
-  cache: ['memo', 'store', 'cached'],
-  subscribe: ['observer', 'listener', 'subscription'],
-  unsubscribe: ['teardown', 'dispose', 'subscription'],
-  emit: ['next', 'notify', 'dispatch'],
-  notify: ['emit', 'next', 'dispatch'],
-  combine: ['merge', 'zip', 'join'],
-  delay: ['timer', 'schedule', 'timeout'],
-  schedule: ['scheduler', 'timer', 'queue'],
-  parse: ['parser', 'decode', 'load'],
-  serialize: ['dump', 'encode', 'json', 'stringify'],
-  command: ['cli', 'cmd', 'command'],
-  option: ['flag', 'param', 'argument'],
-  flags: ['options', 'args'],
-  prompt: ['input', 'ask'],
-  terminal: ['console', 'tty', 'echo'],
-  print: ['echo', 'write', 'output'],
-  output: ['echo', 'write', 'stdout'],
-  upload: ['file', 'files', 'multipart'],
-  download: ['send', 'file', 'attachment'],
-  proxy: ['proxies', 'tunnel'],
-  encoding: ['charset', 'encode', 'decode'],
-  certificate: ['cert', 'ssl', 'tls', 'verify'],
-};
-
 const CO_OCCURRING_SOURCES = 5;
 const CO_OCCURRING_TERMS = 6;
+const COMMON_SHARE = 0.1;
 
 /**
  * Extra terms for a second retrieval: synonyms of the question's words, then the codebase's own
@@ -167,7 +76,7 @@ const CO_OCCURRING_TERMS = 6;
  */
 export function expandQuery(terms: readonly string[], lexical: LexicalIndex, levels: readonly ChunkLevel[]): { synonyms: string[]; coOccurring: string[] } {
   const given = new Set(terms);
-  const synonyms = [...new Set(terms.flatMap((term) => SYNONYMS[term] ?? []))].filter((term) => !given.has(term));
+  const synonyms = [...new Set(terms.flatMap((term) => relatedWords(term)))].filter((term) => !given.has(term));
   const weights = new Map<string, number>();
   for (const level of levels) {
     const { documents } = lexical.levelStats(level);
@@ -176,8 +85,10 @@ export function expandQuery(terms: readonly string[], lexical: LexicalIndex, lev
       const document = lexical.document(hit.docId);
       if (!document) continue;
       for (const candidate of lexical.termsOf(hit.docId)) {
-        if (given.has(candidate) || candidate.length < 4 || STOP_WORDS.has(candidate)) continue;
+        if (given.has(candidate) || candidate.length < 4 || STOP_WORDS.has(candidate) || LANGUAGE_KEYWORDS.has(candidate)) continue;
         const frequency = lexical.documentFrequencyOf(level, candidate);
+        // Words in a tenth of the chunks (self, none, import) say nothing about this question.
+        if (frequency > documents * COMMON_SHARE) continue;
         const idf = Math.log(1 + documents / (1 + frequency));
         weights.set(candidate, (weights.get(candidate) ?? 0) + document.termFrequency(candidate) * idf);
       }

@@ -34,6 +34,27 @@ export function codeLines(meta: ChunkMeta, text: string): CodeLine[] {
   return out;
 }
 
+/**
+ * The parts of a quoted message that code may hold verbatim. Pasted console output joins several
+ * messages ("Usage: … Error: Got unexpected extra argument (/tmp/out)"), and the user's own values
+ * (paths, numbers, quoted names) are never in the code: split at ellipses, line breaks and
+ * `Error:`-style prefixes, and drop those values. Fragments of under three words say too little.
+ */
+export function messageFragments(message: string): string[] {
+  const parts = message
+    .split(/\.\.\.|…|\n|\n|\b(?:\w*(?:Error|Exception|Warning)|Usage|Error|error|fatal|FATAL):\s/)
+    .map((part) =>
+      part
+        .replace(/(?:^|\s|\()(?:[a-z]:)?[\\/][^\s)]*/gi, ' ')
+        .replace(/'[^']*'|"[^"]*"|`[^`]*`/g, ' ')
+        .replace(/\b\d+(?:\.\d+)*\b/g, ' ')
+        .replace(/\s+/g, ' ')
+        .trim(),
+    )
+    .filter((part) => (part.match(/[\p{L}]+/gu) ?? []).length >= 3);
+  return [...new Set([message, ...parts])];
+}
+
 /** Lowercased word trigrams (single words for texts shorter than three words). */
 export function trigrams(text: string): Set<string> {
   const words = text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
@@ -80,6 +101,37 @@ export function matchMessage(message: Trigrams, lines: readonly CodeLine[]): Lin
 function literalText(line: string): string {
   const literals = line.match(/"[^"]*"|'[^']*'|`[^`]*`/g);
   return literals ? literals.map((literal) => literal.slice(1, -1)).join(' ') : line;
+}
+
+const HASH_COMMENT_LANGUAGES = new Set(['python', 'ruby', 'php']);
+const DOCSTRING_OPEN = /^[rubfRUBF]{0,2}("""|''')/;
+
+/**
+ * The lines of a chunk that are documentation rather than code: comments, docstrings and blank
+ * lines. Citations skip long runs of them, since the code is what an answer cites.
+ */
+export function documentationLines(lines: readonly CodeLine[], language: string | null): Set<number> {
+  const docs = new Set<number>();
+  const hashComments = HASH_COMMENT_LANGUAGES.has(language ?? '');
+  let closing: string | null = null;
+  for (const { line, text } of lines) {
+    const trimmed = text.trim();
+    if (closing) {
+      docs.add(line);
+      if (trimmed.includes(closing)) closing = null;
+      continue;
+    }
+    const docstring = language === 'python' ? DOCSTRING_OPEN.exec(trimmed) : null;
+    if (docstring) {
+      docs.add(line);
+      const quote = docstring[1]!;
+      if (!trimmed.slice(docstring[0].length).includes(quote)) closing = quote;
+    } else if (trimmed.startsWith('/*')) {
+      docs.add(line);
+      if (!trimmed.includes('*/', 2)) closing = '*/';
+    } else if (!trimmed || trimmed.startsWith('//') || (hashComments && trimmed.startsWith('#'))) docs.add(line);
+  }
+  return docs;
 }
 
 /** Per line of a chunk, the weight of the query terms it holds. */

@@ -1,7 +1,10 @@
 /**
  * Weighted reciprocal rank fusion (Cormack et al., 2009): a chunk's score is the weighted sum of
- * 1 / (k + rank) over the lists it appears in; a chunk missing from a list counts at rank
- * length + 1 there. k = 60 controls how much rank 1 differs from rank 2; it does not scale with
+ * 1 / (k + rank) over the lists it appears in. A chunk missing from a retrieval list (lexical,
+ * semantic: lists cut at the same length) counts at rank length + 1 there, as the seed says; a
+ * chunk missing from an evidence list (symbols named, messages quoted) gets nothing from it, since
+ * such a list is short because only a few chunks qualify, and counting the rest just behind them
+ * would erase the difference. k = 60 controls how much rank 1 differs from rank 2; it does not scale with
  * the corpus. What scales is top-k: about 1% of the chunks, at least 5, at most 20.
  */
 export const RRF_K = 60;
@@ -9,6 +12,8 @@ export const RRF_K = 60;
 export interface RankedList {
   readonly ids: readonly string[];
   readonly weight: number;
+  /** Evidence lists give chunks missing from them nothing; retrieval lists rank them last. */
+  readonly kind?: 'retrieval' | 'evidence';
 }
 
 export interface FusedHit {
@@ -30,7 +35,10 @@ export function weightedRrf(lists: readonly RankedList[], k = RRF_K): FusedHit[]
   const fused: FusedHit[] = [];
   for (const id of all) {
     const ranks = positions.map((map) => map.get(id) ?? null);
-    const score = lists.reduce((sum, list, i) => sum + list.weight / (k + (ranks[i] ?? positions[i]!.size + 1)), 0);
+    const score = lists.reduce((sum, list, i) => {
+      const rank = ranks[i] ?? (list.kind === 'evidence' ? null : positions[i]!.size + 1);
+      return rank === null ? sum : sum + list.weight / (k + rank);
+    }, 0);
     fused.push({ id, score, ranks });
   }
   return fused.sort((a, b) => b.score - a.score || a.id.localeCompare(b.id));
@@ -38,4 +46,31 @@ export function weightedRrf(lists: readonly RankedList[], k = RRF_K): FusedHit[]
 
 export function computeTopK(totalChunks: number): number {
   return Math.max(5, Math.min(20, Math.floor(totalChunks / 100)));
+}
+
+/** How much of a file's standing each of its chunks inherits, and the decay over the file's hits. */
+const GROUP_SHARE = 0.3;
+const GROUP_DECAY = 0.5;
+
+/**
+ * Chunks gain from their file's standing: the best fused scores among its chunks, decayed (best +
+ * half the second + a quarter of the third …). A chunk in a file that several retrievers point
+ * into rises above an isolated match in a file nothing else points at.
+ */
+export function boostByGroup(fused: readonly FusedHit[], groupOf: (id: string) => string | null, share = GROUP_SHARE): FusedHit[] {
+  const standing = new Map<string, { total: number; weight: number }>();
+  for (const hit of fused) {
+    const group = groupOf(hit.id);
+    if (!group) continue;
+    const entry = standing.get(group) ?? { total: 0, weight: 1 };
+    entry.total += hit.score * entry.weight;
+    entry.weight *= GROUP_DECAY;
+    standing.set(group, entry);
+  }
+  return fused
+    .map((hit) => {
+      const group = groupOf(hit.id);
+      return group ? { ...hit, score: hit.score + share * standing.get(group)!.total } : hit;
+    })
+    .sort((a, b) => b.score - a.score || a.id.localeCompare(b.id));
 }

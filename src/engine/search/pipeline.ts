@@ -5,15 +5,16 @@ import { withTrace } from '../log/trace';
 import { ChunkTexts } from './chunk-texts';
 import { buildContext, MODE_BUDGETS, type BudgetedContext } from './context';
 import { evaluateRetrieval, expandQuery, searchWeb, type CragEvaluation, type WebResult } from './crag';
-import { weightedRrf, computeTopK, type RankedList } from './fusion';
+import { boostByGroup, computeTopK, weightedRrf, type RankedList } from './fusion';
 import { LevelRouter, type DecidingLayer, type LevelRoute, type SearchMode } from './level-router';
 import { classifyMode, type ModeDecision, type QueryMode } from './mode-router';
 import { preprocessQuery, queryTerms, type Attachment, type ParsedQuery } from './preprocess';
-import { anchorHits, lexicalHits, pathHits, semanticHits, symbolHits, type Hit, type RankedHits, type SearchIndex } from './retrievers';
+import { lexicalHits, messageHits, pathHits, raiseHits, semanticHits, symbolHits, type Hit, type RankedHits, type SearchIndex } from './retrievers';
 import { shapeSpans, type RankedChunk } from './shaping';
 import type { Span } from './spans';
 import { runStrategy, type StrategyResult } from './strategies';
 import { scoreTechnicality, type Technicality } from './technicality';
+import { relatedWords } from './vocabulary';
 
 /**
  * The retrieval pipeline: preprocess → technicality → level and mode routing → lexical,
@@ -70,6 +71,10 @@ export interface SearchResult {
 /** Chunks shaped into spans: enough for the budget and for 50 results. */
 const SHAPED_CHUNKS = 45;
 const EXPANSION_WEIGHT = 0.5;
+/** A related word the question did not use counts this much of one it did. */
+const SYNONYM_WEIGHT = 0.35;
+/** Lists that rank the whole index; the others hold only the chunks some evidence points at. */
+const RETRIEVAL_SOURCES: ReadonlySet<RankedHits['source']> = new Set(['lexical', 'semantic', 'expansion']);
 
 const log = getLogger('search.pipeline');
 
@@ -105,11 +110,15 @@ export class Searcher {
     const limit = Math.max(computeTopK(this.index.catalog.size) * 2, 20);
     const terms = [...new Set([...queryTerms(parsed.naturalLanguage), ...(parsed.pastedCode ? queryTerms(parsed.pastedCode) : [])])];
     const semanticText = [parsed.naturalLanguage, parsed.pastedCode ?? ''].join('\n').trim();
+    const levels = searchLevels(route.levels);
+    const synonyms = [...new Set(terms.flatMap((term) => relatedWords(term)))].filter((word) => !terms.includes(word));
+    const queryWeights = new Map(synonyms.map((word) => [word, SYNONYM_WEIGHT]));
     const lists: RankedHits[] = [
-      lexicalHits(this.index, terms, route.levels, limit),
-      await semanticHits(this.index, semanticText, route.levels, limit),
+      lexicalHits(this.index, [...terms, ...synonyms], levels, limit, queryWeights),
+      await semanticHits(this.index, semanticText, levels, limit),
       symbolHits(this.index, parsed),
-      await anchorHits(this.index, parsed, this.texts),
+      await messageHits(this.index, parsed, this.texts),
+      raiseHits(this.index, parsed),
       pathHits(this.index, parsed),
     ];
     mark('retrieve', started);
@@ -125,7 +134,7 @@ export class Searcher {
       mode: modeDecision.mode,
       scope: modeDecision.scope,
       seeds: fused.slice(0, limit).map((hit) => hit.id),
-      errorSites: lists.find((list) => list.source === 'anchor')!.hits,
+      errorSites: lists.filter((list) => list.source === 'message' || list.source === 'raises').flatMap((list) => list.hits),
       terms,
     });
     if (strategy.hits.hits.length) {
@@ -140,7 +149,7 @@ export class Searcher {
     mark('correct', started);
 
     started = performance.now();
-    const ranked = this.rank(fused.map((hit) => hit.id), lists.concat(correction.added), modeDecision.mode).slice(0, SHAPED_CHUNKS);
+    const ranked = this.rank(fused.map((hit) => hit.id), lists.concat(correction.added)).slice(0, SHAPED_CHUNKS);
     const bodies = await this.texts.get(ranked.map((chunk) => chunk.chunkId));
     const weights = this.termWeights([...terms, ...(correction.evaluation.expansion?.synonyms ?? [])]);
     const spans = shapeSpans(ranked, this.index.catalog, bodies, weights);
@@ -186,13 +195,20 @@ export class Searcher {
       lexical: technicality.lexicalWeight,
       semantic: this.index.embedder ? technicality.semanticWeight : 0,
       symbol: 1,
-      anchor: mode === 'diagnostic' ? 1.5 : 0.8,
+      // Code holding the quoted message is the surest evidence there is.
+      message: 3,
+      raises: mode === 'diagnostic' ? 0.8 : 0.5,
       path: 0.8,
-      graph: mode === 'conceptual' ? 0.5 : mode === 'diagnostic' ? 0.9 : 1.2,
+      // Facts answer "which functions call / change X" better than any text match.
+      graph: mode === 'analytical' ? 2.5 : mode === 'conceptual' ? 0.5 : mode === 'diagnostic' ? 0.9 : 1.2,
       expansion: EXPANSION_WEIGHT,
     };
-    const ranked: RankedList[] = lists.map((list) => ({ ids: list.hits.map((hit) => hit.chunkId), weight: weight[list.source] }));
-    const fused = weightedRrf(ranked.filter((list) => list.ids.length && list.weight > 0));
+    const ranked: RankedList[] = lists.map((list) => ({
+      ids: list.hits.map((hit) => hit.chunkId),
+      weight: weight[list.source],
+      kind: RETRIEVAL_SOURCES.has(list.source) ? 'retrieval' : 'evidence',
+    }));
+    const fused = boostByGroup(weightedRrf(ranked.filter((list) => list.ids.length && list.weight > 0)), (id) => this.index.catalog.get(id)?.filePath ?? null);
     log.info('hybrid_retrieve_completed', {
       lists: lists.map((list) => `${list.source}:${list.hits.length}`),
       total_results_before_merge: lists.reduce((sum, list) => sum + list.hits.length, 0),
@@ -204,10 +220,10 @@ export class Searcher {
   }
 
   /**
-   * The fused order, with the evidence of every retriever gathered per chunk. Conceptual
-   * questions put the best folder and file summaries first, as the seed asks.
+   * The fused order, with the evidence of every retriever gathered per chunk. Folder and file
+   * summaries are not moved ahead of code: they reach the reader as the parents of each span.
    */
-  private rank(order: readonly string[], lists: readonly RankedHits[], mode: QueryMode): RankedChunk[] {
+  private rank(order: readonly string[], lists: readonly RankedHits[]): RankedChunk[] {
     const evidence = new Map<string, { why: string[]; lines: number[] }>();
     for (const list of lists) {
       for (const hit of list.hits) {
@@ -217,16 +233,7 @@ export class Searcher {
         evidence.set(hit.chunkId, entry);
       }
     }
-    let ids = [...order];
-    if (mode === 'conceptual') {
-      const summaries = ids.filter((id) => {
-        const level = this.index.catalog.get(id)?.level;
-        return level === 'directory' || level === 'file';
-      });
-      const first = [summaries.find((id) => this.index.catalog.get(id)?.level === 'directory'), summaries.find((id) => this.index.catalog.get(id)?.level === 'file')].filter((id): id is string => !!id);
-      ids = [...first, ...ids.filter((id) => !first.includes(id))];
-    }
-    return ids.map((chunkId, rank) => {
+    return order.map((chunkId, rank) => {
       const entry = evidence.get(chunkId);
       const meta = this.index.catalog.get(chunkId);
       const name = meta ? [meta.className, meta.functionName].filter(Boolean).join('.') || meta.filePath || meta.directoryPath : chunkId;
@@ -283,6 +290,7 @@ export class Searcher {
     const weights = new Map<string, number>();
     for (const term of terms) {
       const frequency = this.index.lexical.documentFrequencyOf('function', term);
+      if (!frequency) continue;
       weights.set(term, Math.log(1 + (documents + 1) / (frequency + 1)));
     }
     return weights;
@@ -293,6 +301,14 @@ export class Searcher {
     for (const meta of this.index.catalog.values()) if (meta.directoryPath && meta.directoryPath !== '.') folders.add(meta.directoryPath);
     return folders;
   }
+}
+
+/**
+ * The routed levels, always with functions: a question routed to classes or files is still often
+ * answered by the code of a function, and a wrong restriction would lose it without a trace.
+ */
+function searchLevels(routed: readonly ChunkLevel[]): readonly ChunkLevel[] {
+  return routed.includes('function') ? routed : [...routed, 'function'];
 }
 
 /** Interleaves two ranked lists, dropping repeats. */

@@ -62,7 +62,7 @@ export const STOP_WORDS = new Set([
 ]);
 
 /** Words of Python, JavaScript and TypeScript that are never names of the user's code. */
-const LANGUAGE_KEYWORDS = new Set([
+export const LANGUAGE_KEYWORDS = new Set([
   'def', 'class', 'return', 'import', 'function', 'var', 'let', 'const', 'type', 'interface', 'public', 'private',
   'protected', 'static', 'async', 'await', 'yield', 'lambda', 'self', 'this', 'None', 'True', 'False', 'null',
   'undefined', 'true', 'false', 'new', 'delete', 'typeof', 'instanceof', 'void', 'export', 'default', 'extends',

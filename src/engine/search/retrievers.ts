@@ -7,7 +7,7 @@ import type { ChunkMeta, Tables } from '../store/tables';
 import { normalizeIdentifier } from '../text/tokenize';
 import { bm25Search } from './bm25';
 import type { ChunkTexts } from './chunk-texts';
-import { codeLines, matchMessage, trigrams } from './evidence';
+import { codeLines, matchMessage, messageFragments, trigrams } from './evidence';
 import { queryTerms, type ParsedQuery } from './preprocess';
 
 /**
@@ -25,7 +25,7 @@ export interface Hit {
 }
 
 export interface RankedHits {
-  readonly source: 'lexical' | 'semantic' | 'symbol' | 'anchor' | 'path' | 'graph' | 'expansion';
+  readonly source: 'lexical' | 'semantic' | 'symbol' | 'message' | 'raises' | 'path' | 'graph' | 'expansion';
   readonly hits: readonly Hit[];
 }
 
@@ -39,10 +39,10 @@ export interface SearchIndex {
 
 const log = getLogger('search.retrieve');
 
-export function lexicalHits(index: SearchIndex, terms: readonly string[], levels: readonly ChunkLevel[], limit: number): RankedHits {
+export function lexicalHits(index: SearchIndex, terms: readonly string[], levels: readonly ChunkLevel[], limit: number, queryWeights?: ReadonlyMap<string, number>): RankedHits {
   const hits: Hit[] = [];
   for (const level of levels) {
-    const found = bm25Search(index.lexical, level, terms, limit);
+    const found = bm25Search(index.lexical, level, terms, limit, queryWeights ? { queryWeights } : {});
     log.info('bm25_retrieve', { query_tokens: terms, level, top_k: limit, results_returned: found.length });
     if (log.enabled('debug')) log.debug('bm25_top_results', { level, results: found.slice(0, 3).map((hit) => ({ chunk_id: hit.chunkId, score: round(hit.score) })) });
     for (const hit of found) hits.push({ chunkId: hit.chunkId, score: hit.score, evidence: `matches ${hit.matched.slice(0, 5).join(', ')}` });
@@ -101,16 +101,15 @@ const MESSAGE_COVERAGE = 0.5;
 const ANCHOR_CANDIDATES = 40;
 
 /**
- * Where the error the question quotes comes from: code holding the quoted message (found through
- * the message's rarest words, then checked by trigrams), and definitions raising the named
- * exception types. Message matches rank by coverage; raise sites follow.
+ * Where the message the question quotes comes from: code holding it (found through the message's
+ * words, then checked by trigrams), ranked by how much of it they hold.
  */
-export async function anchorHits(index: SearchIndex, query: ParsedQuery, texts: ChunkTexts): Promise<RankedHits> {
+export async function messageHits(index: SearchIndex, query: ParsedQuery, texts: ChunkTexts): Promise<RankedHits> {
   const anchors = query.errorAnchors;
   const hits: Hit[] = [];
   for (const message of anchors.messages) {
-    const grams = trigrams(message);
-    const terms = queryTerms(message);
+    const fragments = messageFragments(message).map((text) => ({ text, grams: trigrams(text) }));
+    const terms = [...new Set(fragments.flatMap((fragment) => queryTerms(fragment.text)))];
     if (!terms.length) continue;
     const candidates = new Map<string, number>();
     for (const level of ['function', 'class', 'file'] as const) {
@@ -120,19 +119,29 @@ export async function anchorHits(index: SearchIndex, query: ParsedQuery, texts: 
     for (const [chunkId, text] of bodies) {
       const meta = index.catalog.get(chunkId);
       if (!meta) continue;
-      const match = matchMessage(grams, codeLines(meta, text));
+      const lines = codeLines(meta, text);
+      const match = fragments.map((fragment) => matchMessage(fragment.grams, lines)).reduce((best, next) => (next.coverage > best.coverage ? next : best));
       if (match.coverage < MESSAGE_COVERAGE) continue;
-      hits.push({ chunkId, score: 2 + match.coverage, evidence: `holds the message "${shorten(message)}"`, lines: match.lines.slice(0, 3) });
+      hits.push({ chunkId, score: match.coverage, evidence: `holds the message "${shorten(message)}"`, lines: match.lines.slice(0, 3) });
     }
   }
-  for (const type of anchors.exceptionTypes) {
+  return { source: 'message', hits: sortByScore(dedupe(hits)) };
+}
+
+/**
+ * Definitions raising the exception types the question names: weaker evidence than a message,
+ * since a common type is raised in many places.
+ */
+export function raiseHits(index: SearchIndex, query: ParsedQuery): RankedHits {
+  const hits: Hit[] = [];
+  for (const type of query.errorAnchors.exceptionTypes) {
     const name = type.slice(type.lastIndexOf('.') + 1);
     for (const fact of index.graph.allFacts()) {
       if (!fact.raises.includes(name) || !fact.chunkId || !index.catalog.has(fact.chunkId)) continue;
       hits.push({ chunkId: fact.chunkId, score: 1, evidence: `raises ${name} (in ${fact.qualifiedName})` });
     }
   }
-  return { source: 'anchor', hits: sortByScore(dedupe(hits)) };
+  return { source: 'raises', hits: dedupe(hits) };
 }
 
 function dedupe(hits: Hit[]): Hit[] {

@@ -1,12 +1,13 @@
 import type { ChunkMeta } from '../store/tables';
-import { codeLines, scoreLines, windowsAround, type CodeLine } from './evidence';
+import { codeLines, documentationLines, scoreLines, windowsAround, type CodeLine } from './evidence';
 import type { Span } from './spans';
 
 /**
- * Turns ranked chunks into the spans a reader (or a model) is shown, citing as few lines as
- * carry the answer: a short function whole; a long one as windows around its evidence (call
- * sites, message lines, the question's words) after its signature; a class as its header and
- * the class-body lines that matter; a file as the module-level lines that matter.
+ * Turns ranked chunks into the spans a reader (or a model) is shown, citing the lines that carry
+ * the answer: a function's code whole (long runs of comments and docstrings left out) when it
+ * fits the allowance of its rank — the best-ranked chunks get more — otherwise its signature and
+ * windows around its evidence (call sites, message lines, the question's words); a class as its
+ * header and the class-body lines that matter; a file as the module-level lines that matter.
  */
 export interface RankedChunk {
   readonly chunkId: string;
@@ -16,14 +17,20 @@ export interface RankedChunk {
   readonly lines: readonly number[];
 }
 
-/** Functions up to this many lines are cited whole. */
+/** Functions up to this many code lines are cited whole; the first chunks get the larger allowance. */
 const WHOLE_FUNCTION_LINES = 60;
+const LEADING_FUNCTION_LINES = 150;
+const LEADING_CHUNKS = 5;
+/** A run of documentation lines longer than this (a doc block, not a comment on the code) is left out. */
+const DOC_GAP = 3;
 const WINDOW_RADIUS = 6;
 const WINDOWS_PER_CHUNK = 3;
 const SIGNATURE_LINES = 3;
 const HEADER_LINES = 12;
 /** A line must hold at least this share of the best line's weight to be a focus. */
 const FOCUS_SHARE = 0.6;
+/** Module and class-body lines must hold a term weighing at least this share of the rarest term's. */
+const STRONG_TERM_SHARE = 0.5;
 
 export function shapeSpans(
   ranked: readonly RankedChunk[],
@@ -31,30 +38,36 @@ export function shapeSpans(
   texts: ReadonlyMap<string, string>,
   termWeights: ReadonlyMap<string, number>,
 ): Span[] {
-  const spans: Span[] = [];
-  for (const chunk of ranked) {
+  const strong = STRONG_TERM_SHARE * Math.max(0, ...termWeights.values());
+  const perChunk: Span[][] = [];
+  ranked.forEach((chunk, rank) => {
     const meta = catalog.get(chunk.chunkId);
-    if (!meta) continue;
-    for (const [startLine, endLine] of rangesOf(meta, texts.get(chunk.chunkId), chunk.lines, termWeights)) {
-      spans.push({ path: meta.filePath ?? meta.directoryPath, startLine, endLine, level: meta.level, score: chunk.score, why: chunk.why, chunkId: chunk.chunkId });
-    }
-  }
-  return dropContained(spans);
+    if (!meta) return;
+    const allowance = rank < LEADING_CHUNKS ? LEADING_FUNCTION_LINES : WHOLE_FUNCTION_LINES;
+    const ranges = rangesOf(meta, texts.get(chunk.chunkId), chunk.lines, termWeights, strong, allowance);
+    if (ranges.length) perChunk.push(ranges.map(([startLine, endLine]) => ({ path: meta.filePath ?? meta.directoryPath, startLine, endLine, level: meta.level, score: chunk.score, why: chunk.why, chunkId: chunk.chunkId })));
+  });
+  return dropContained(perChunk.flat());
 }
 
-function rangesOf(meta: ChunkMeta, text: string | undefined, evidence: readonly number[], weights: ReadonlyMap<string, number>): [number, number][] {
-  if (meta.level === 'directory') return [[0, 0]];
+function rangesOf(
+  meta: ChunkMeta,
+  text: string | undefined,
+  evidence: readonly number[],
+  weights: ReadonlyMap<string, number>,
+  strong: number,
+  allowance: number,
+): [number, number][] {
+  // A folder has no lines to cite; its summary reaches the reader as the parent of its files' spans.
+  if (meta.level === 'directory') return [];
   const lines = text ? codeLines(meta, text) : [];
-  if (meta.level === 'function') {
-    if (meta.endLine - meta.startLine + 1 <= WHOLE_FUNCTION_LINES) return [[meta.startLine, meta.endLine]];
-    const focus = focusLines(lines, evidence, weights);
-    if (!focus.length) return [[meta.startLine, meta.startLine + WHOLE_FUNCTION_LINES - 1]];
-    const signature: [number, number] = [meta.startLine, meta.startLine + SIGNATURE_LINES - 1];
-    return mergeRanges([signature, ...windowsAround(focus, WINDOW_RADIUS, [meta.startLine, meta.endLine], WINDOWS_PER_CHUNK)]);
-  }
+  if (meta.level === 'function') return functionRanges(meta, lines, evidence, weights, allowance);
   const segments = meta.segments ?? [];
-  const focus = focusLines(lines, evidence, weights);
+  const focus = focusLines(lines, evidence, weights, strong);
   const chosen = segments.filter(([start, end]) => focus.some((line) => start <= line && line <= end));
+  // A file's module code is cited only where it holds the evidence (its imports answer nothing);
+  // a class without it is cited by its header.
+  if (!chosen.length && meta.level === 'file') return [];
   const picked = chosen.length ? chosen : segments.slice(0, 1);
   // A long segment (imports, a table) is cut to its header or to windows around its focus.
   return mergeRanges(
@@ -66,11 +79,63 @@ function rangesOf(meta: ChunkMeta, text: string | undefined, evidence: readonly 
   );
 }
 
-/** Evidence lines first, then the lines that carry most of the question's weight. */
-function focusLines(lines: readonly CodeLine[], evidence: readonly number[], weights: ReadonlyMap<string, number>): number[] {
+function functionRanges(meta: ChunkMeta, lines: readonly CodeLine[], evidence: readonly number[], weights: ReadonlyMap<string, number>, allowance: number): [number, number][] {
+  const whole: [number, number][] = [[meta.startLine, Math.min(meta.endLine, meta.startLine + allowance - 1)]];
+  const docs = documentationLines(lines, meta.language);
+  const code = lines.filter((line) => !docs.has(line.line));
+  if (!code.length) return whole;
+  const ranges = keepDocstring(bridge(code.map((line) => line.line), DOC_GAP), meta.language);
+  const focus = focusLines(code, evidence, weights, 0);
+  if (code.length <= allowance) return focusFirst(ranges, focus);
+  const first = code[0]!.line;
+  const signature: [number, number] = [first, Math.min(meta.endLine, first + SIGNATURE_LINES - 1)];
+  if (!focus.length) return mergeRanges([signature, ...clip(ranges, first + allowance - 1)]);
+  const radius = Math.max(WINDOW_RADIUS, Math.floor(allowance / (2 * WINDOWS_PER_CHUNK)) - 1);
+  return mergeRanges([signature, ...windowsAround(focus, radius, [meta.startLine, meta.endLine], WINDOWS_PER_CHUNK)]);
+}
+
+/** The range holding the first focus line leads (overloads and preambles follow it). */
+function focusFirst(ranges: [number, number][], focus: readonly number[]): [number, number][] {
+  const lead = ranges.findIndex(([start, end]) => focus.some((line) => start <= line && line <= end));
+  return lead <= 0 ? ranges : [ranges[lead]!, ...ranges.filter((_, i) => i !== lead)];
+}
+
+/**
+ * A Python docstring sits between the signature and the body; cutting it out would leave the
+ * signature as a range of its own. Up to this many docstring lines are cited with the code.
+ */
+const DOCSTRING_KEPT = 12;
+
+function keepDocstring(ranges: [number, number][], language: string | null): [number, number][] {
+  const [signature, body] = ranges;
+  if (language !== 'python' || !signature || !body || body[0] - signature[1] - 1 > DOCSTRING_KEPT) return ranges;
+  return [[signature[0], body[1]], ...ranges.slice(2)];
+}
+
+/** Consecutive line numbers as ranges, bridging gaps of up to `gap` lines. */
+function bridge(numbers: readonly number[], gap: number): [number, number][] {
+  const out: [number, number][] = [];
+  for (const line of numbers) {
+    const last = out[out.length - 1];
+    if (last && line - last[1] - 1 <= gap) last[1] = line;
+    else out.push([line, line]);
+  }
+  return out;
+}
+
+/** The ranges cut at `last`. */
+function clip(ranges: readonly [number, number][], last: number): [number, number][] {
+  return ranges.filter(([start]) => start <= last).map(([start, end]): [number, number] => [start, Math.min(end, last)]);
+}
+
+/**
+ * Evidence lines first, then the lines that carry most of the question's weight (and at least
+ * `floor`, so a line holding only common words is no focus).
+ */
+function focusLines(lines: readonly CodeLine[], evidence: readonly number[], weights: ReadonlyMap<string, number>, floor: number): number[] {
   const scored = scoreLines(lines, weights).filter((entry) => entry.score > 0);
   const best = Math.max(0, ...scored.map((entry) => entry.score));
-  const strong = scored.filter((entry) => entry.score >= best * FOCUS_SHARE).sort((a, b) => b.score - a.score);
+  const strong = scored.filter((entry) => entry.score >= Math.max(best * FOCUS_SHARE, floor)).sort((a, b) => b.score - a.score);
   return [...new Set([...evidence, ...strong.map((entry) => entry.line)])];
 }
 

@@ -47,6 +47,8 @@ const ENTRY_POINTS = 3;
 const HOT_SPOT_FAN_IN = 20;
 const GOD_FUNCTION_FAN_OUT = 15;
 
+const STRUCTURE_CUE = /\b(architecture|structure|design|coupl|cohesion|dependenc|hot ?spots?|god (function|class)|cycles?|circular|flaws?|smells?|complex|fan[- ]?(in|out)|refactor)/i;
+
 const log = getLogger('search.strategy');
 
 export function runStrategy(input: StrategyInput): StrategyResult {
@@ -152,7 +154,8 @@ function analytical(input: StrategyInput): StrategyResult {
     if (mutated.length) hits.push({ chunkId: fact.chunkId, score: 1.2, evidence: `changes ${mutated.join(', ')}` });
   }
   const findings = structuralFindings(graph, input.scope);
-  for (const finding of findings.hits) hits.push(finding);
+  // Hot spots and cycles answer questions about structure, not "which functions call X".
+  if (!hits.length || STRUCTURE_CUE.test(input.query.naturalLanguage)) hits.push(...findings.hits);
   log.info('strategy_applied', { mode: 'analytical', targets: [...targets], matches: hits.length, findings: findings.notes.length });
   return { hits: { source: 'graph', hits: mergeHits(hits) }, flow: null, diagram: moduleDiagram(graph, input.scope), findings: findings.notes };
 }
