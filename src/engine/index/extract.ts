@@ -69,6 +69,8 @@ interface MutationTarget {
   readonly name: string | null;
   /** True when the assignment also declares the name locally (Python's plain `name = …`). */
   readonly declares: boolean;
+  /** The attribute written on `name` (`ctx.params[…] = …`, `res.statusCode = …`), if any. */
+  readonly attribute?: string;
 }
 
 const PRIMARY_CAPTURES = new Set(['call', 'raise', 'errorlog', 'mutation', 'binding', 'global', 'import']);
@@ -315,9 +317,11 @@ function apply(scope: ScopeFacts, item: ScopedItem): void {
 }
 
 /**
- * What a scope mutates: attributes of the current object, and module-level names it assigns,
+ * What a scope mutates: attributes of the current object, module-level names it assigns,
  * subscripts or changes through a mutating method, unless a local of that name shadows them
- * (in Python a plain assignment declares a local unless the name is declared `global`).
+ * (in Python a plain assignment declares a local unless the name is declared `global`), and
+ * attributes of objects it was handed (`ctx.params[…] = …` on a parameter: a name neither module-
+ * level nor assigned in the scope), which change state its callers see.
  */
 function mutatesOf(scope: ScopeFacts, moduleNames: Set<string>): string[] {
   const result = new Set<string>();
@@ -327,7 +331,11 @@ function mutatesOf(scope: ScopeFacts, moduleNames: Set<string>): string[] {
       continue;
     }
     const name = target.name;
-    if (!name || !moduleNames.has(name)) continue;
+    if (!name) continue;
+    if (!moduleNames.has(name)) {
+      if (target.attribute && !scope.declared.has(name)) result.add(`${name}.${target.attribute}`);
+      continue;
+    }
     if (scope.declared.has(name) && !scope.globals.has(name)) continue;
     result.add(name);
   }
@@ -343,7 +351,7 @@ function mutationTarget(captures: Map<string, Node>, spec: LanguageSpec): Mutati
     if (spec.selfNames.includes(object.text)) {
       return { selfAttribute: `${object.text}.${cleanName(attribute.text)}`, name: null, declares: false };
     }
-    return object.type === 'identifier' ? { selfAttribute: null, name: object.text, declares: false } : null;
+    return object.type === 'identifier' ? { selfAttribute: null, name: object.text, declares: false, attribute: cleanName(attribute.text) } : null;
   }
   // An instance variable written as is (`@count += 1` in Ruby) is an attribute of the current object.
   const ownAttribute = captures.get('mutation.self');

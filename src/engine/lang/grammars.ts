@@ -50,4 +50,4 @@ export function loadGrammar(spec: LanguageSpec): Promise<LoadedGrammar> {
 }
 
 /** Version string stored in the manifest: a change of grammar or extractor invalidates parsed files. */
-export const PARSER_VERSION = 'web-tree-sitter@0.27.1;tree-sitter-wasm@0.3.1;extract@1';
+export const PARSER_VERSION = 'web-tree-sitter@0.27.1;tree-sitter-wasm@0.3.1;extract@2';

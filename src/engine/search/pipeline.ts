@@ -9,7 +9,7 @@ import { boostByGroup, computeTopK, weightedRrf, type RankedList } from './fusio
 import { LevelRouter, type DecidingLayer, type LevelRoute, type SearchMode } from './level-router';
 import { classifyMode, type ModeDecision, type QueryMode } from './mode-router';
 import { preprocessQuery, queryTerms, type Attachment, type ParsedQuery } from './preprocess';
-import { lexicalHits, messageHits, pathHits, raiseHits, semanticHits, symbolHits, type Hit, type RankedHits, type SearchIndex } from './retrievers';
+import { assignmentHits, lexicalHits, messageHits, pathHits, raiseHits, semanticHits, symbolHits, type Hit, type RankedHits, type SearchIndex } from './retrievers';
 import { shapeSpans, type RankedChunk } from './shaping';
 import type { Span } from './spans';
 import { runStrategy, type StrategyResult } from './strategies';
@@ -117,6 +117,7 @@ export class Searcher {
       lexicalHits(this.index, [...terms, ...synonyms], levels, limit, queryWeights),
       await semanticHits(this.index, semanticText, levels, limit),
       symbolHits(this.index, parsed),
+      await assignmentHits(this.index, parsed, this.texts),
       await messageHits(this.index, parsed, this.texts),
       raiseHits(this.index, parsed),
       pathHits(this.index, parsed),

@@ -4,7 +4,7 @@ import type { ChunkLevel, CodeFact } from '../index/model';
 import { getLogger } from '../log/logger';
 import type { LexicalIndex } from '../store/lexical';
 import type { ChunkMeta, Tables } from '../store/tables';
-import { normalizeIdentifier } from '../text/tokenize';
+import { indexTerms, normalizeIdentifier } from '../text/tokenize';
 import { bm25Search } from './bm25';
 import type { ChunkTexts } from './chunk-texts';
 import { codeLines, matchMessage, messageFragments, trigrams } from './evidence';
@@ -86,6 +86,33 @@ export function symbolHits(index: SearchIndex, query: ParsedQuery): RankedHits {
     }
   }
   return { source: 'symbol', hits: sortByScore(hits) };
+}
+
+const ASSIGNMENT_CANDIDATES = 20;
+
+/**
+ * Module-level names the question names (`DEFAULT_TIMEOUT`, `config`): they are no definitions
+ * in the graph, so the files whose module code holds the name are read for the line assigning it.
+ */
+export async function assignmentHits(index: SearchIndex, query: ParsedQuery, texts: ChunkTexts): Promise<RankedHits> {
+  const hits: Hit[] = [];
+  for (const identifier of query.extractedIdentifiers) {
+    const name = identifier.slice(identifier.lastIndexOf('.') + 1);
+    if (name.length < 3) continue;
+    const assigns = new RegExp(`^\\s*(?:export\\s+)?(?:(?:const|let|var|final|static|public|private)\\s+)*${escapeRegExp(name)}\\s*(?::[^=]+)?=(?!=)`);
+    const candidates = bm25Search(index.lexical, 'file', indexTerms(name), ASSIGNMENT_CANDIDATES).map((hit) => hit.chunkId);
+    for (const [chunkId, text] of await texts.get(candidates)) {
+      const meta = index.catalog.get(chunkId);
+      if (!meta) continue;
+      const line = codeLines(meta, text).find((entry) => assigns.test(entry.text));
+      if (line) hits.push({ chunkId, score: 1, evidence: `assigns ${name} at line ${line.line}`, lines: [line.line] });
+    }
+  }
+  return { source: 'symbol', hits };
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
 /** `getuserbyid` finds `get_user_by_id` and `getUserById` when no definition has the exact name. */

@@ -21,6 +21,8 @@ export interface RankedChunk {
 const WHOLE_FUNCTION_LINES = 60;
 const LEADING_FUNCTION_LINES = 150;
 const LEADING_CHUNKS = 5;
+/** A function is cited in at most this many pieces: each piece takes a place in the ranking. */
+const RANGES_PER_FUNCTION = 2;
 /** A run of documentation lines longer than this (a doc block, not a comment on the code) is left out. */
 const DOC_GAP = 3;
 const WINDOW_RADIUS = 6;
@@ -84,7 +86,7 @@ function functionRanges(meta: ChunkMeta, lines: readonly CodeLine[], evidence: r
   const docs = documentationLines(lines, meta.language);
   const code = lines.filter((line) => !docs.has(line.line));
   if (!code.length) return whole;
-  const ranges = keepDocstring(bridge(code.map((line) => line.line), DOC_GAP), meta.language);
+  const ranges = fewest(keepDocstring(bridge(code.map((line) => line.line), DOC_GAP), meta.language), RANGES_PER_FUNCTION);
   const focus = focusLines(code, evidence, weights, 0);
   if (code.length <= allowance) return focusFirst(ranges, focus);
   const first = code[0]!.line;
@@ -94,10 +96,11 @@ function functionRanges(meta: ChunkMeta, lines: readonly CodeLine[], evidence: r
   return mergeRanges([signature, ...windowsAround(focus, radius, [meta.startLine, meta.endLine], WINDOWS_PER_CHUNK)]);
 }
 
-/** The range holding the first focus line leads (overloads and preambles follow it). */
+/** The range holding most focus lines leads (overloads and preambles follow it). */
 function focusFirst(ranges: [number, number][], focus: readonly number[]): [number, number][] {
-  const lead = ranges.findIndex(([start, end]) => focus.some((line) => start <= line && line <= end));
-  return lead <= 0 ? ranges : [ranges[lead]!, ...ranges.filter((_, i) => i !== lead)];
+  const held = ranges.map(([start, end]) => focus.filter((line) => start <= line && line <= end).length);
+  const lead = held.indexOf(Math.max(...held));
+  return lead <= 0 || !held[lead] ? ranges : [ranges[lead]!, ...ranges.filter((_, i) => i !== lead)];
 }
 
 /**
@@ -110,6 +113,18 @@ function keepDocstring(ranges: [number, number][], language: string | null): [nu
   const [signature, body] = ranges;
   if (language !== 'python' || !signature || !body || body[0] - signature[1] - 1 > DOCSTRING_KEPT) return ranges;
   return [[signature[0], body[1]], ...ranges.slice(2)];
+}
+
+/** Joins the ranges across their smallest gaps until at most `count` remain. */
+function fewest(ranges: [number, number][], count: number): [number, number][] {
+  const out = ranges.map(([start, end]): [number, number] => [start, end]);
+  while (out.length > count) {
+    let best = 1;
+    for (let i = 2; i < out.length; i++) if (out[i]![0] - out[i - 1]![1] < out[best]![0] - out[best - 1]![1]) best = i;
+    out[best - 1] = [out[best - 1]![0], out[best]![1]];
+    out.splice(best, 1);
+  }
+  return out;
 }
 
 /** Consecutive line numbers as ranges, bridging gaps of up to `gap` lines. */

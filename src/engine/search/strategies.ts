@@ -49,6 +49,8 @@ const GOD_FUNCTION_FAN_OUT = 15;
 
 const STRUCTURE_CUE = /\b(architecture|structure|design|coupl|cohesion|dependenc|hot ?spots?|god (function|class)|cycles?|circular|flaws?|smells?|complex|fan[- ]?(in|out)|refactor)/i;
 
+const HIERARCHY_CUE = /\b(subclass(es|ed)?|overrid(e|es|den|ing)|inherit(s|ed|ing)?|extends|derived|descendants?)\b/i;
+
 const log = getLogger('search.strategy');
 
 export function runStrategy(input: StrategyInput): StrategyResult {
@@ -150,9 +152,10 @@ function analytical(input: StrategyInput): StrategyResult {
     if (!fact.chunkId || (input.scope && !fact.path.startsWith(input.scope))) continue;
     const callLines = fact.calls.filter((call) => targets.has(call.name)).map((call) => call.line);
     if (callLines.length) hits.push({ chunkId: fact.chunkId, score: 1 + Math.min(callLines.length, 4) * 0.1, evidence: `calls ${[...new Set(fact.calls.filter((call) => targets.has(call.name)).map((call) => call.name))].join(', ')}`, lines: callLines });
-    const mutated = fact.mutates.filter((name) => targets.has(name.replace(/^(self|this)\./, '')));
+    const mutated = fact.mutates.filter((name) => targets.has(name.replace(/^(self|this)\./, '')) || targets.has(name.slice(name.lastIndexOf('.') + 1)));
     if (mutated.length) hits.push({ chunkId: fact.chunkId, score: 1.2, evidence: `changes ${mutated.join(', ')}` });
   }
+  if (HIERARCHY_CUE.test(input.query.naturalLanguage)) hits.push(...overrides(graph, targets));
   const findings = structuralFindings(graph, input.scope);
   // Hot spots and cycles answer questions about structure, not "which functions call X".
   if (!hits.length || STRUCTURE_CUE.test(input.query.naturalLanguage)) hits.push(...findings.hits);
@@ -160,11 +163,42 @@ function analytical(input: StrategyInput): StrategyResult {
   return { hits: { source: 'graph', hits: mergeHits(hits) }, flow: null, diagram: moduleDiagram(graph, input.scope), findings: findings.notes };
 }
 
+/**
+ * For "which subclasses of X override …": the classes deriving from a named class (at any depth)
+ * and their methods that redefine one of its methods, the lines where they do.
+ */
+function overrides(graph: CodeGraph, targets: ReadonlySet<string>): Hit[] {
+  const classes = [...graph.allFacts()].filter((fact) => fact.kind === 'class');
+  const hits: Hit[] = [];
+  for (const base of classes.filter((fact) => targets.has(fact.name))) {
+    const baseMethods = new Set(graph.factsInFile(base.path).filter((fact) => fact.parent === base.name).map((fact) => fact.name));
+    const derived = new Set<string>([base.name]);
+    for (let grew = true; grew; ) {
+      grew = false;
+      for (const fact of classes) {
+        if (!derived.has(fact.name) && fact.bases.some((name) => derived.has(name.slice(name.lastIndexOf('.') + 1)))) {
+          derived.add(fact.name);
+          grew = true;
+        }
+      }
+    }
+    derived.delete(base.name);
+    for (const fact of classes.filter((candidate) => derived.has(candidate.name))) {
+      for (const method of graph.factsInFile(fact.path).filter((candidate) => candidate.parent === fact.name && candidate.chunkId)) {
+        if (!baseMethods.has(method.name) || method.name === 'constructor' || method.name === '__init__') continue;
+        hits.push({ chunkId: method.chunkId!, score: 1.5, evidence: `${fact.name} overrides ${base.name}.${method.name}`, lines: [method.startLine] });
+      }
+    }
+  }
+  return hits;
+}
+
 /** Names a question asks about: called names (`end()`), quoted names, mutation targets. */
 function analyticalTargets(query: ParsedQuery): Set<string> {
   const targets = new Set<string>();
   for (const identifier of query.extractedIdentifiers) targets.add(identifier.slice(identifier.lastIndexOf('.') + 1));
   for (const match of query.naturalLanguage.matchAll(/['"`]([A-Za-z_$][\w$]*)['"`]|\b([A-Za-z_$][\w$]*)\(\)/g)) targets.add((match[1] ?? match[2])!);
+  for (const match of query.naturalLanguage.matchAll(/\b(\w+) (?:subclass(?:es)?|descendants|derived classes)\b|\b(?:subclass(?:es)?|descendants) of (?:the )?(\w+)/gi)) targets.add((match[1] ?? match[2])!);
   for (const match of query.naturalLanguage.matchAll(/\b(?:modif(?:y|ies)|mutates?|changes?|writes? to|updates?|clears?)\s+(?:the\s+)?(?:contents of\s+)?(?:the\s+)?(?:\w+\s+)?(\w+)/gi)) targets.add(match[1]!);
   return targets;
 }
