@@ -1,8 +1,8 @@
 /**
  * `npm run bench`: measures indexing on the rxjs corpus and on a large pinned corpus (the Go
  * standard library), each against the time of merely parsing the same files with web-tree-sitter
- * in the same run, and the time to re-index one saved file of about 1,000 lines. Results are
- * printed and written to bench/results/latest.json.
+ * in the same run, and the time to re-index one saved file of about 1,000 lines; then search
+ * latency, warm, on the rxjs corpus. Results are printed and written to bench/results/latest.json.
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -17,6 +17,17 @@ import { logHub } from '../src/engine/log/logger';
 import { MemorySink } from '../src/engine/log/sinks';
 import { languageById } from '../src/engine/lang/registry';
 import { unwrap } from '../src/engine/util/result';
+
+interface SearchResultTimes {
+  corpus: string;
+  queries: number;
+  /** The fast path without the correction step: routing, retrieval, fusion, strategy, spans, context. */
+  p50Ms: number;
+  p95Ms: number;
+  /** The whole fast path, correction (CRAG) included. */
+  fastPathP50Ms: number;
+  fastPathP95Ms: number;
+}
 
 interface IndexResult {
   corpus: string;
@@ -44,15 +55,18 @@ async function main(): Promise<void> {
     { id: 'go-std', root: () => benchCorpus('go-std') },
   ].filter((corpus) => !only.length || only.includes(corpus.id));
   const results: IndexResult[] = [];
+  let search: SearchResultTimes | null = null;
   for (const corpus of corpora) {
     const root = corpus.root();
     process.stderr.write(`bench: ${corpus.id} (${root})\n`);
     results.push(await benchIndex(corpus.id, root));
+    if (corpus.id === 'rxjs') search = await benchSearch(corpus.id, root);
   }
+  if (search) console.table([search]);
   console.table(results.map(({ corpus, files, lines, parseSeconds, coldIndexSeconds, coldOverParse, savedFileMs }) => ({ corpus, files, lines, parseSeconds, coldIndexSeconds, coldOverParse, savedFileMs })));
   const file = path.resolve('bench', 'results', 'latest.json');
   const previous = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>) : {};
-  writeFileSync(file, `${JSON.stringify({ ...previous, index: results, measuredAt: new Date().toISOString(), machine: { cores: availableParallelism(), node: process.version } }, null, 2)}\n`);
+  writeFileSync(file, `${JSON.stringify({ ...previous, index: results, ...(search ? { search } : {}), measuredAt: new Date().toISOString(), machine: { cores: availableParallelism(), node: process.version } }, null, 2)}\n`);
   process.stderr.write(`bench: written to ${path.relative(process.cwd(), file)}\n`);
 }
 
@@ -118,6 +132,52 @@ async function benchIndex(id: string, root: string): Promise<IndexResult> {
   } finally {
     engine.dispose();
   }
+}
+
+/** Rounds of the question set timed after one warm-up round. */
+const SEARCH_ROUNDS = 3;
+
+/**
+ * Warm search latency: every dev question (of all five corpora, as text) asked of this corpus'
+ * index, once to warm up, then timed over several rounds. The pipeline's own stage timings split
+ * the fast path without correction from the whole fast path.
+ */
+async function benchSearch(id: string, root: string): Promise<SearchResultTimes> {
+  const questions = readFileSync(path.join(EVAL_DIR, 'dev.jsonl'), 'utf8')
+    .split('\n')
+    .filter((line) => line.trim())
+    .map((line) => (JSON.parse(line) as { question: string }).question);
+  const engine = unwrap(await Engine.open({ root, storeDir: path.join(CACHE, 'bench-stores', id), model: { kind: 'directory', path: MODEL } }));
+  try {
+    unwrap(await engine.index());
+    for (const question of questions) unwrap(await engine.search({ query: question }));
+    const core: number[] = [];
+    const whole: number[] = [];
+    for (let round = 0; round < SEARCH_ROUNDS; round++) {
+      for (const question of questions) {
+        const started = performance.now();
+        const result = unwrap(await engine.search({ query: question }));
+        const elapsed = performance.now() - started;
+        whole.push(elapsed);
+        core.push(elapsed - (result.metadata.timings.correct ?? 0));
+      }
+    }
+    return {
+      corpus: id,
+      queries: whole.length,
+      p50Ms: round(percentile(core, 0.5), 1),
+      p95Ms: round(percentile(core, 0.95), 1),
+      fastPathP50Ms: round(percentile(whole, 0.5), 1),
+      fastPathP95Ms: round(percentile(whole, 0.95), 1),
+    };
+  } finally {
+    engine.dispose();
+  }
+}
+
+function percentile(values: readonly number[], share: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * share))]!;
 }
 
 function evalCorpus(id: string): string {

@@ -93,7 +93,7 @@ export class Engine implements Disposable {
     this.indexer.onProgress((progress) => this.progressEmitter.fire(progress));
     this.filter = new PathFilter(root, { exclude: options.exclude ?? [], maxFileBytes });
     this.searcher = new Searcher({ catalog: store.catalog, lexical: store.lexical, tables: store.tables, graph, embedder });
-    this.changeEmitter.event(() => this.searcher.texts.clear());
+    this.changeEmitter.event(() => this.searcher.invalidate());
   }
 
   static async open(options: EngineOptions): Promise<Result<Engine>> {

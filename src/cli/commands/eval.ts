@@ -121,10 +121,11 @@ async function evalQuestions(values: ReturnType<typeof parse<typeof EVAL_FLAGS>>
 }
 
 function printScores(scored: { question: Question; ours: Metrics; baseline: Metrics | null }[], budget: number): void {
-  const groups = new Map<string, typeof scored>([['overall', scored]]);
+  const grouped = new Map<string, typeof scored>();
   for (const row of scored) {
-    for (const key of [`cat:${row.question.category ?? 'none'}`, `corpus:${row.question.corpus}`]) groups.set(key, [...(groups.get(key) ?? []), row]);
+    for (const key of [`cat:${row.question.category ?? 'none'}`, `corpus:${row.question.corpus}`]) grouped.set(key, [...(grouped.get(key) ?? []), row]);
   }
+  const groups = new Map([['overall', scored], ...[...grouped].sort(([a], [b]) => a.localeCompare(b))]);
   const withBaseline = scored.some((row) => row.baseline);
   out(`\nrecall@${budget} lines, hit@10, MRR@10, nDCG@10${withBaseline ? ' (baseline: BM25 over 40-line windows)' : ''}`);
   out(`${'group'.padEnd(22)}${'n'.padStart(4)}${'recall'.padStart(9)}${'hit'.padStart(7)}${'mrr'.padStart(7)}${'ndcg'.padStart(7)}${withBaseline ? `${'| base recall'.padStart(15)}${'mrr'.padStart(7)}` : ''}`);

@@ -80,9 +80,13 @@ export interface LineMatch {
  */
 export function matchMessage(message: Trigrams, lines: readonly CodeLine[]): LineMatch {
   if (!message.size) return { coverage: 0, lines: [] };
+  const words = new Set([...message].flatMap((gram) => gram.split(' ')));
+  const holdsWord = lines.map((line) => (line.text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).some((word) => words.has(word)));
   const found = new Set<string>();
   const perLine: { line: number; hits: number }[] = [];
   for (let i = 0; i < lines.length; i++) {
+    // A window can only match where its lines hold a word of the message.
+    if (!holdsWord[i] && !holdsWord[i + 1]) continue;
     const window = trigrams(`${literalText(lines[i]!.text)} ${literalText(lines[i + 1]?.text ?? '')}`);
     let hits = 0;
     for (const gram of window) {

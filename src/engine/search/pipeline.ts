@@ -14,6 +14,7 @@ import { shapeSpans, type RankedChunk } from './shaping';
 import type { Span } from './spans';
 import { runStrategy, type StrategyResult } from './strategies';
 import { scoreTechnicality, type Technicality } from './technicality';
+import { VectorScan } from './vectors';
 import { relatedWords } from './vocabulary';
 
 /**
@@ -80,11 +81,19 @@ const log = getLogger('search.pipeline');
 
 export class Searcher {
   private readonly router: LevelRouter;
+  private readonly index: SearchIndex;
   readonly texts: ChunkTexts;
 
-  constructor(private readonly index: SearchIndex) {
+  constructor(index: Omit<SearchIndex, 'vectors'>) {
+    this.index = { ...index, vectors: new VectorScan(index.tables, () => index.catalog.size) };
     this.router = new LevelRouter(index.embedder);
     this.texts = new ChunkTexts(index.tables);
+  }
+
+  /** Forgets what was read from the tables; called whenever the index changes. */
+  invalidate(): void {
+    this.texts.clear();
+    this.index.vectors.clear();
   }
 
   search(request: SearchRequest): Promise<SearchResult> {
@@ -154,8 +163,10 @@ export class Searcher {
     const bodies = await this.texts.get(ranked.map((chunk) => chunk.chunkId));
     const weights = this.termWeights([...terms, ...(correction.evaluation.expansion?.synonyms ?? [])]);
     const spans = shapeSpans(ranked, this.index.catalog, bodies, weights);
-    const context = await buildContext(spans, this.index.catalog, this.texts, request.budgetTokens ?? MODE_BUDGETS[modeDecision.mode]);
     mark('shape', started);
+    started = performance.now();
+    const context = await buildContext(spans, this.index.catalog, this.texts, request.budgetTokens ?? MODE_BUDGETS[modeDecision.mode]);
+    mark('context', started);
     timings.total = Object.values(timings).reduce((a, b) => a + b, 0);
 
     const metadata: SearchMetadata = {

@@ -9,6 +9,7 @@ import { bm25Search } from './bm25';
 import type { ChunkTexts } from './chunk-texts';
 import { codeLines, matchMessage, messageFragments, trigrams } from './evidence';
 import { queryTerms, type ParsedQuery } from './preprocess';
+import type { VectorScan } from './vectors';
 
 /**
  * The retrievers: each returns chunks ranked best first, with the evidence of why, to be fused.
@@ -35,6 +36,7 @@ export interface SearchIndex {
   readonly tables: Tables;
   readonly graph: CodeGraph;
   readonly embedder: Embedder | null;
+  readonly vectors: VectorScan;
 }
 
 const log = getLogger('search.retrieve');
@@ -53,7 +55,7 @@ export function lexicalHits(index: SearchIndex, terms: readonly string[], levels
 export async function semanticHits(index: SearchIndex, text: string, levels: readonly ChunkLevel[], limit: number): Promise<RankedHits> {
   if (!index.embedder || !text.trim()) return { source: 'semantic', hits: [] };
   const [vector] = await index.embedder.embed([text]);
-  const found = await index.tables.nearest(vector!, limit * levels.length, levels);
+  const found = await index.vectors.nearest(vector!, limit * levels.length, levels);
   log.info('semantic_retrieve', { query_text_length: text.length, level: levels, top_k: limit, results_returned: found.length });
   if (log.enabled('debug')) log.debug('semantic_top_results', { results: found.slice(0, 3).map((hit) => ({ chunk_id: hit.id, distance: round(hit.distance) })) });
   return { source: 'semantic', hits: found.map((hit) => ({ chunkId: hit.id, score: 1 - hit.distance, evidence: `similar in meaning (${(1 - hit.distance).toFixed(2)})` })) };
@@ -125,7 +127,7 @@ function looseMatches(graph: CodeGraph, normalized: string): CodeFact[] {
 
 /** Chunks whose text must hold at least this share of a quoted message to count as its source. */
 const MESSAGE_COVERAGE = 0.5;
-const ANCHOR_CANDIDATES = 40;
+const ANCHOR_CANDIDATES = 20;
 
 /**
  * Where the message the question quotes comes from: code holding it (found through the message's
@@ -135,7 +137,7 @@ export async function messageHits(index: SearchIndex, query: ParsedQuery, texts:
   const anchors = query.errorAnchors;
   const hits: Hit[] = [];
   for (const message of anchors.messages) {
-    const fragments = messageFragments(message).map((text) => ({ text, grams: trigrams(text) }));
+    const fragments = messageFragments(message).map((text) => ({ text, grams: trigrams(text), words: [...new Set(text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [])] }));
     const terms = [...new Set(fragments.flatMap((fragment) => queryTerms(fragment.text)))];
     if (!terms.length) continue;
     const candidates = new Map<string, number>();
@@ -146,8 +148,12 @@ export async function messageHits(index: SearchIndex, query: ParsedQuery, texts:
     for (const [chunkId, text] of bodies) {
       const meta = index.catalog.get(chunkId);
       if (!meta) continue;
+      // Trigram coverage needs most of a fragment's words in the text: a cheap test first.
+      const lower = text.toLowerCase();
+      const plausible = fragments.filter((fragment) => fragment.words.filter((word) => lower.includes(word)).length >= fragment.words.length * MESSAGE_COVERAGE);
+      if (!plausible.length) continue;
       const lines = codeLines(meta, text);
-      const match = fragments.map((fragment) => matchMessage(fragment.grams, lines)).reduce((best, next) => (next.coverage > best.coverage ? next : best));
+      const match = plausible.map((fragment) => matchMessage(fragment.grams, lines)).reduce((best, next) => (next.coverage > best.coverage ? next : best));
       if (match.coverage < MESSAGE_COVERAGE) continue;
       hits.push({ chunkId, score: match.coverage, evidence: `holds the message "${shorten(message)}"`, lines: match.lines.slice(0, 3) });
     }

@@ -220,6 +220,20 @@ export class Tables {
     return rows.map((row) => ({ id: row.id as string, distance: row._distance as number }));
   }
 
+  /** Every chunk's vector with its id and level, streamed batch by batch (for an in-memory scan). */
+  async *vectors(): AsyncGenerator<{ id: string; level: ChunkLevel; vector: Float32Array }> {
+    if (!this.dimensions) return;
+    for await (const batch of this.chunks.query().select(['id', 'level', 'vector'])) {
+      const ids = batch.getChild('id')!;
+      const levels = batch.getChild('level')!;
+      const vectors = batch.getChild('vector')!;
+      for (let row = 0; row < batch.numRows; row++) {
+        const vector = vectors.get(row);
+        if (vector) yield { id: ids.get(row) as string, level: levels.get(row) as ChunkLevel, vector: vector.toArray() as Float32Array };
+      }
+    }
+  }
+
   async counts(): Promise<{ chunks: number; facts: number }> {
     return { chunks: await this.chunks.countRows(), facts: await this.facts.countRows() };
   }
