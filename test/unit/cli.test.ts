@@ -57,6 +57,26 @@ describe('code-oracle CLI', () => {
     assert.match(stdout, /callers: precision 1\.000, recall 1\.000 over 1 cases/);
   });
 
+  it('searches: spans as path:start-end with why, as JSON, and the whole trace with --debug-query', () => {
+    const root = scratch.fixture('shop-py');
+    const plain = run('search', root, "why do I get 'attempt to write a readonly database'?");
+    assert.equal(plain.code, 0, plain.stderr);
+    assert.match(plain.stdout, /^diagnostic question · levels .* · (relevant|partial|irrelevant) \([\d.]+\)/m);
+    assert.match(plain.stdout, /^ 1\. shop\/db\.py:20-26  function Database\.connect: .*holds the message "attempt to write a readonly database"/m);
+    const asJson = JSON.parse(run('search', root, 'which functions call log_event?', '--json').stdout);
+    assert.equal(asJson.metadata.queryMode, 'analytical');
+    assert.ok(asJson.spans.every((span: Record<string, unknown>) => typeof span.path === 'string' && typeof span.startLine === 'number' && typeof span.why === 'string' && !('chunkId' in span)));
+    const debug = run('search', root, 'what does get_connection return?', '--debug-query');
+    assert.equal(debug.code, 0, debug.stderr);
+    for (const section of ['preprocessor', 'technicality', 'level routing', 'mode routing', 'retriever: lexical', 'retriever: symbol', 'fusion (weighted RRF)', 'correction (CRAG)', 'budgeted context', 'timings (ms)']) {
+      assert.ok(debug.stdout.includes(`== ${section}`), section);
+    }
+    assert.match(debug.stderr, /layer1_result/, "every routing layer is logged as it runs");
+    const empty = run('search', root, '  ');
+    assert.equal(empty.code, 1);
+    assert.match(empty.stderr, /^error: The question is empty\.\n$/);
+  });
+
   it('says what went wrong in one line, without a stack trace', () => {
     const missing = run('index', path.join(home, 'no-such-folder'));
     assert.equal(missing.code, 1);

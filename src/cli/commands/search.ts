@@ -37,6 +37,7 @@ export async function searchCommand(args: string[]): Promise<void> {
 }
 
 function printSpans(result: SearchResult): void {
+  for (const notice of result.metadata.notices) out(`Note: ${notice}`);
   if (!result.spans.length) {
     out('No matching code found.');
     return;

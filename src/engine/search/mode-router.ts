@@ -27,6 +27,7 @@ const CUES: Record<Exclude<QueryMode, 'conceptual'>, RegExp[]> = {
   diagnostic: [
     /\b(error|exception|traceback|stack ?trace|crash(es|ed)?|fails?|failing|failed|broken|bug|throws?|raised?|raises)\b/i,
     /\bwhy (does|do|is|am|are|did|would)\b.*\b(not|n't|never|fail|wrong|error|instead)\b/i,
+    /\bwhy (do|does|did|am|is|are) (i|we|you|it|this|my \w+) (get|see|keep getting|hit|receive)\b/i,
     /\b(instead of|when it should|should (have|be|return)|expected .* but|doesn't|does not|won't|isn't working|not working)\b/i,
     /\b(refuses?|rejects?|complains?|warns?|warning)\b/i,
   ],

@@ -8,7 +8,7 @@ import { evaluateRetrieval, expandQuery, searchWeb, type CragEvaluation, type We
 import { boostByGroup, computeTopK, weightedRrf, type RankedList } from './fusion';
 import { LevelRouter, type DecidingLayer, type LevelRoute, type SearchMode } from './level-router';
 import { classifyMode, type ModeDecision, type QueryMode } from './mode-router';
-import { preprocessQuery, queryTerms, type Attachment, type ParsedQuery } from './preprocess';
+import { MAX_QUERY_CHARACTERS, preprocessQuery, QUERY_TAIL_CHARACTERS, queryTerms, type Attachment, type ParsedQuery } from './preprocess';
 import { assignmentHits, lexicalHits, messageHits, pathHits, raiseHits, semanticHits, symbolHits, type Hit, type RankedHits, type SearchIndex } from './retrievers';
 import { shapeSpans, type RankedChunk } from './shaping';
 import type { Span } from './spans';
@@ -52,6 +52,8 @@ export interface SearchMetadata {
   readonly diagram: string | null;
   readonly findings: readonly string[];
   readonly web: readonly WebResult[];
+  /** What the user should know about how the question was taken (a long question cut down). */
+  readonly notices: readonly string[];
 }
 
 export interface SearchTrace {
@@ -107,6 +109,7 @@ export class Searcher {
     log.info('search_started', { query_length: request.query.length, mode, escalated });
 
     const parsed = preprocessQuery(request.query, request.attachment);
+    const notices = noticesFor(request.query, parsed);
     const technicality = scoreTechnicality(parsed, { has: (term) => this.index.lexical.hasTerm(term) });
     mark('preprocess', started);
     started = performance.now();
@@ -184,6 +187,7 @@ export class Searcher {
       diagram: strategy.diagram,
       findings: strategy.findings,
       web: correction.web,
+      notices,
     };
     log.info('search_completed', { mode, query_mode: modeDecision.mode, levels: route.levels, spans: context.spans.length, crag: correction.evaluation.decision, total_duration_ms: timings.total });
     if (!context.spans.length) log.warn('qa_no_results', { mode, query_summary: request.query.slice(0, 100) });
@@ -313,6 +317,14 @@ export class Searcher {
     for (const meta of this.index.catalog.values()) if (meta.directoryPath && meta.directoryPath !== '.') folders.add(meta.directoryPath);
     return folders;
   }
+}
+
+/** What the user should know about how the question was taken. */
+function noticesFor(query: string, parsed: ParsedQuery): string[] {
+  if (!parsed.truncated) return [];
+  log.warn('query_truncated', { query_length: query.length, kept: MAX_QUERY_CHARACTERS });
+  const head = (MAX_QUERY_CHARACTERS - QUERY_TAIL_CHARACTERS).toLocaleString('en');
+  return [`The question is ${query.length.toLocaleString('en')} characters long; its first ${head} and last ${QUERY_TAIL_CHARACTERS.toLocaleString('en')} characters were searched.`];
 }
 
 /**

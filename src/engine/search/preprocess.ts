@@ -45,7 +45,13 @@ export interface Attachment {
   readonly content: string;
 }
 
-export const MAX_QUERY_CHARACTERS = 8000;
+/**
+ * Questions beyond this many characters (a pasted log, a whole file) are cut down to it, keeping
+ * the beginning (the question, usually) and the end (where a pasted trace has its innermost frames
+ * and the error).
+ */
+export const MAX_QUERY_CHARACTERS = 16_000;
+export const QUERY_TAIL_CHARACTERS = 4_000;
 
 export const STOP_WORDS = new Set([
   'the', 'and', 'for', 'with', 'this', 'that', 'what', 'how', 'does', 'from', 'into', 'about', 'which', 'when',
@@ -90,7 +96,7 @@ const log = getLogger('search.preprocess');
 
 export function preprocessQuery(input: string, attachment?: Attachment): ParsedQuery {
   const truncated = input.length > MAX_QUERY_CHARACTERS;
-  const raw = truncated ? input.slice(0, MAX_QUERY_CHARACTERS) : input;
+  const raw = truncated ? `${input.slice(0, MAX_QUERY_CHARACTERS - QUERY_TAIL_CHARACTERS)}\n…\n${input.slice(-QUERY_TAIL_CHARACTERS)}` : input;
   const blocks: { language: string | null; code: string }[] = [];
   const naturalLanguage = raw
     .replace(CODE_BLOCK, (_match, language: string, code: string) => {

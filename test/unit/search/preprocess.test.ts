@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { preprocessQuery } from '../../../src/engine/search/preprocess';
+import { MAX_QUERY_CHARACTERS, preprocessQuery } from '../../../src/engine/search/preprocess';
 import { retrievalWeights, scoreTechnicality } from '../../../src/engine/search/technicality';
 import { camelSnakeTokenize } from '../../../src/engine/text/tokenize';
 import { computeTopK, weightedRrf } from '../../../src/engine/search/fusion';
@@ -64,8 +64,9 @@ describe('query preprocessing (the seed\'s tests)', () => {
 
   it('copes with bad input: empty, huge, punctuation, regex characters, unicode', () => {
     assert.deepEqual(preprocessQuery('').extractedIdentifiers, []);
-    const huge = preprocessQuery(`${'where is parse_config called? '.repeat(4000)}`);
-    assert.ok(huge.truncated && huge.rawInput.length === 8000);
+    const huge = preprocessQuery(`${'where is parse_config called? '.repeat(4000)}and what raises ConfigError?`);
+    assert.ok(huge.truncated && huge.rawInput.length === MAX_QUERY_CHARACTERS + 3);
+    assert.ok(huge.extractedIdentifiers.includes('ConfigError'), 'the end of a long question is kept');
     assert.deepEqual(preprocessQuery('?!?... ((( )))').extractedIdentifiers, []);
     assert.ok(preprocessQuery('what does .*+?^${}()|[]\\ match_all do').extractedIdentifiers.includes('match_all'));
     assert.deepEqual(preprocessQuery('où est la fonction créer_utilisateur ?').extractedIdentifiers, ['créer_utilisateur']);

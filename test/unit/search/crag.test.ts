@@ -1,0 +1,57 @@
+import { strict as assert } from 'node:assert';
+import type { Engine } from '../../../src/engine/engine';
+import { evaluateRetrieval, expandQuery } from '../../../src/engine/search/crag';
+import { relatedWords } from '../../../src/engine/search/vocabulary';
+import { unwrap } from '../../../src/engine/util/result';
+import { openEngine, Scratch } from '../../helpers/workspace';
+
+describe('corrective retrieval (CRAG)', () => {
+  it('judges a set that answers the question relevant', () => {
+    const body = 'def reset_connections():\n    """Forget every cached database connection after the file was replaced."""\n    _connections.clear()\n'.repeat(4);
+    const evaluation = evaluateRetrieval('forget cached database connection after the file was replaced', [
+      { content: body, path: 'shop/db.py', relevance: 0.92 },
+      { content: body, path: 'shop/service.py', relevance: 0.88 },
+      { content: body, path: 'shop/api.py', relevance: 0.9 },
+    ]);
+    assert.equal(evaluation.decision, 'RELEVANT');
+    assert.ok(evaluation.keywordOverlap > 0.9 && evaluation.diversity === 1);
+  });
+
+  it('judges an unrelated set irrelevant, and an empty one too', () => {
+    const evaluation = evaluateRetrieval('how are invoices rendered to pdf?', [
+      { content: 'x = 1', path: 'a.py', relevance: 0.05 },
+      { content: 'y = 2', path: 'a.py', relevance: 0.1 },
+    ]);
+    assert.equal(evaluation.decision, 'IRRELEVANT');
+    assert.equal(evaluateRetrieval('anything at all', []).decision, 'IRRELEVANT');
+  });
+
+  it('finds related words through inflections, and never the word itself', () => {
+    assert.ok(relatedWords('errors').includes('exception'));
+    assert.ok(relatedWords('retrying').includes('attempt') || relatedWords('retrying').includes('backoff'));
+    assert.ok(relatedWords('stylesheets').includes('static'));
+    assert.ok(!relatedWords('cache').includes('cache'));
+    assert.deepEqual(relatedWords('zyxwv'), []);
+  });
+
+  describe('query expansion on an index', () => {
+    const scratch = new Scratch();
+    let engine: Engine;
+    before(async () => {
+      engine = await openEngine(scratch, scratch.fixture('shop-py'));
+      unwrap(await engine.index());
+    });
+    after(() => {
+      engine.dispose();
+      scratch.cleanup();
+    });
+
+    it('adds synonyms and the codebase\'s own co-occurring words, not its common ones', () => {
+      const lexical = (engine as unknown as { searcher: { index: { lexical: Parameters<typeof expandQuery>[1] } } }).searcher.index.lexical;
+      const expansion = expandQuery(['error', 'readonly'], lexical, ['function']);
+      assert.ok(expansion.synonyms.includes('exception') && expansion.synonyms.includes('raise'));
+      assert.ok(expansion.coOccurring.includes('refusing') || expansion.coOccurring.includes('writing'), expansion.coOccurring.join(', '));
+      assert.ok(!expansion.coOccurring.includes('self') && !expansion.coOccurring.includes('return'));
+    });
+  });
+});
