@@ -11,7 +11,7 @@ const results = path.resolve('.cache', 'eval', 'callers-results.jsonl');
 mkdirSync(path.dirname(results), { recursive: true });
 
 ensureCorpora();
-const env = { ...process.env, CODE_ORACLE_HOME: path.resolve('.cache', 'eval-home') };
+const env = { ...process.env, CODE_ORACLE_HOME: path.resolve('.cache', 'eval-home-callers') };
 execFileSync(process.execPath, ['dist/cli.js', 'eval', '--callers', cases, '--corpus-root', CORPUS_ROOT, '--out', results, '--model', 'none'], { stdio: 'inherit', env });
 const scored = JSON.parse(execFileSync(process.execPath, [path.join(EVAL_DIR, 'score.mjs'), '--callers', cases, '--results', results, '--json'], { encoding: 'utf8' }));
 execFileSync(process.execPath, [path.join(EVAL_DIR, 'score.mjs'), '--callers', cases, '--results', results], { stdio: 'inherit' });

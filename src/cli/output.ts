@@ -17,6 +17,7 @@ export function json(value: unknown): void {
 const STAGE_LABEL: Record<IndexProgress['stage'], string> = {
   walk: 'Walking files',
   parse: 'Parsing',
+  summarize: 'Summarising long functions',
   facts: 'Building facts',
   embed: 'Embedding',
   write: 'Writing index',

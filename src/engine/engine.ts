@@ -13,6 +13,10 @@ import { PathFilter, walkWorkspace, type SkipReason } from './index/walk';
 import { getLogger } from './log/logger';
 import { withTrace } from './log/trace';
 import { resolveSymbol, traceCallers, type CallerTreeNode, type SymbolAction, type SymbolResult } from './resolve/symbols';
+import { Answerer, type AskRequest } from './answer/answerer';
+import type { Answer } from './answer/model';
+import { Summarizer } from './index/summaries';
+import type { LlmClient } from './llm/client';
 import { Searcher, type SearchRequest, type SearchResult } from './search/pipeline';
 import { IndexStore } from './store/store';
 import { Emitter, type Disposable, type Event } from './util/event';
@@ -40,6 +44,8 @@ export interface EngineOptions {
   readonly workers?: number;
   /** Chunks written to the tables per batch while parsing goes on (default 4000). */
   readonly batchChunks?: number;
+  /** The model that summarises long functions while indexing; none: they are indexed as code. */
+  readonly summarizer?: LlmClient | null;
 }
 
 export interface IndexStats {
@@ -72,6 +78,7 @@ export class Engine implements Disposable {
   private readonly pool: ParsePool;
   private readonly filter: PathFilter;
   private readonly searcher: Searcher;
+  private readonly answerer: Answerer;
   private writes: Promise<unknown> = Promise.resolve();
   private disposed = false;
 
@@ -89,11 +96,29 @@ export class Engine implements Disposable {
     this.pool = new ParsePool(options.workers ?? defaultWorkers(), embedder instanceof StaticModel ? embedder : null);
     // An empty store means a full index is coming: start the workers while the caller gets ready.
     if (!Object.keys(store.manifest.files).length) this.pool.start();
-    this.indexer = new Indexer({ root, maxFileBytes, ...(options.batchChunks ? { batchChunks: options.batchChunks } : {}) }, store, graph, embedder, this.pool);
+    this.indexer = new Indexer(
+      {
+        root,
+        maxFileBytes,
+        ...(options.batchChunks ? { batchChunks: options.batchChunks } : {}),
+        ...(options.summarizer ? { summarizer: Summarizer.forStore(options.summarizer, store.directory) } : {}),
+      },
+      store,
+      graph,
+      embedder,
+      this.pool,
+    );
     this.indexer.onProgress((progress) => this.progressEmitter.fire(progress));
     this.filter = new PathFilter(root, { exclude: options.exclude ?? [], maxFileBytes });
     this.searcher = new Searcher({ catalog: store.catalog, lexical: store.lexical, tables: store.tables, graph, embedder });
     this.changeEmitter.event(() => this.searcher.invalidate());
+    this.answerer = new Answerer({
+      root,
+      graph,
+      catalog: store.catalog,
+      search: (request) => this.search(request),
+      chunkTexts: (ids) => this.searcher.texts.get(ids),
+    });
   }
 
   static async open(options: EngineOptions): Promise<Result<Engine>> {
@@ -194,6 +219,19 @@ export class Engine implements Disposable {
     } catch (cause) {
       log.error('search_failed', { error: describeError(cause) });
       return fail('io_error', `The search failed: ${describeError(cause)}`);
+    }
+  }
+
+  /**
+   * Answers a question with prose and checked citations (fast, thinking or deep), or with the
+   * evidence itself when no model is given.
+   */
+  async ask(request: AskRequest): Promise<Result<Answer>> {
+    try {
+      return await this.answerer.ask(request);
+    } catch (cause) {
+      log.error('ask_failed', { error: describeError(cause) });
+      return fail('io_error', `The question could not be answered: ${describeError(cause)}`);
     }
   }
 

@@ -153,7 +153,8 @@ function modelRequest(setting: string): { kind: 'none' } | { kind: 'directory'; 
 
 const STAGE_SPAN: Record<IndexProgress['stage'], [number, number]> = {
   walk: [0, 5],
-  parse: [5, 75],
+  parse: [5, 70],
+  summarize: [70, 75],
   facts: [75, 85],
   embed: [85, 92],
   write: [92, 100],

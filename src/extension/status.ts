@@ -6,6 +6,7 @@ import type { IndexProgress } from '../engine/index/indexer';
 const STAGES: Record<IndexProgress['stage'], string> = {
   walk: 'finding files',
   parse: 'parsing',
+  summarize: 'summarising long functions',
   facts: 'linking calls',
   embed: 'embedding',
   write: 'writing',

@@ -48,7 +48,7 @@ export const WorkerMessage = z.discriminatedUnion('type', [
   z.object({
     type: z.literal('progress'),
     id: z.number().int(),
-    progress: z.object({ stage: z.enum(['walk', 'parse', 'facts', 'embed', 'write']), done: z.number(), total: z.number(), path: z.string().optional() }),
+    progress: z.object({ stage: z.enum(['walk', 'parse', 'summarize', 'facts', 'embed', 'write']), done: z.number(), total: z.number(), path: z.string().optional() }),
   }),
   z.object({ type: z.literal('changed'), root: z.string(), paths: z.array(z.string()) }),
   z.object({ type: z.literal('log'), event: z.record(z.string(), z.unknown()) }),

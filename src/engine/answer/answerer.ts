@@ -1,0 +1,153 @@
+import type { LlmClient } from '../llm/client';
+import { elapsedMs, getLogger } from '../log/logger';
+import { withTrace } from '../log/trace';
+import type { Attachment } from '../search/preprocess';
+import type { SearchResult } from '../search/pipeline';
+import { fail, ok, type Result } from '../util/result';
+import { runAgent } from './agent';
+import { runCgrag } from './cgrag';
+import { escalateLongFunctions } from './escalate';
+import { evidenceOnlyAnswer } from './evidence-only';
+import type { AgentStep, Answer, AnswerMode, Citation, Evidence } from './model';
+import { ANSWER_SYSTEM_PROMPT } from './prompts';
+import { ModelAnswer } from './schemas';
+import { SessionStore } from './sessions';
+import { contextText, evidenceOf, type AnswerSources } from './sources';
+import { writeAnswer, type Written } from './write';
+
+/**
+ * Answers a question in one of three modes — fast (one retrieval, one call), thinking (CGRAG
+ * passes over the gaps the model names) or deep (a tool-using research agent) — or, with no model
+ * configured, with the evidence itself, labelled as such. A model that fails is reported and the
+ * evidence shown instead; nothing is invented, every citation is checked.
+ */
+export interface AskRequest {
+  readonly question: string;
+  readonly mode?: AnswerMode;
+  readonly llm?: LlmClient | null;
+  /** Continues a thinking-mode conversation: its cached code is reused. */
+  readonly sessionId?: string | null;
+  readonly attachment?: Attachment;
+  readonly webSearchUrl?: string | null;
+  /** Receives the answer's text so far as the model writes it. */
+  readonly onText?: (textSoFar: string) => void;
+  /** Receives each research step of the deep agent. */
+  readonly onStep?: (step: AgentStep) => void;
+  readonly signal?: AbortSignal;
+}
+
+const log = getLogger('answer');
+
+export class Answerer {
+  private readonly sessions = new SessionStore();
+
+  constructor(private readonly sources: AnswerSources) {}
+
+  ask(request: AskRequest): Promise<Result<Answer>> {
+    return withTrace(() => this.run(request));
+  }
+
+  private async run(request: AskRequest): Promise<Result<Answer>> {
+    const started = performance.now();
+    const mode = request.mode ?? 'fast';
+    if (!request.question.trim() && !request.attachment) return fail('invalid_input', 'The question is empty.');
+    log.info('qa_started', { raw_query_length: request.question.length, mode, model: request.llm ? `${request.llm.backend}:${request.llm.model}` : null });
+    const answered = request.llm ? await this.withModel(request, request.llm, mode, started) : await this.withoutModel(request, mode, started, []);
+    if (answered.ok) {
+      const answer = answered.value;
+      log.info('qa_completed', { mode, answer_confidence: answer.confidence, citations_count: answer.citations.length, citations_dropped: answer.metadata.citationsDropped, follow_up_count: answer.followUps.length, evidence_only: answer.evidenceOnly, total_duration_ms: elapsedMs(started) });
+    } else log.warn('qa_failed', { mode, error: answered.error.message });
+    return answered;
+  }
+
+  private async withModel(request: AskRequest, llm: LlmClient, mode: AnswerMode, started: number): Promise<Result<Answer>> {
+    if (mode === 'deep') {
+      const outcome = await runAgent({ sources: this.sources, llm, question: request.question, ...optional(request) });
+      if (!outcome.ok) return this.afterModelFailure(request, mode, started, outcome.error);
+      const { written, evidence, report } = outcome.value;
+      return ok(this.compose(written, evidence, mode, llm, null, started, { agent: report }));
+    }
+    const searched = await this.search(request, mode === 'thinking' ? llm : null);
+    if (!searched.ok) return searched;
+    const search = searched.value;
+    if (!evidenceOf(search.context).length) return this.withoutModel(request, mode, started, [], search);
+    const escalation = await escalateLongFunctions(this.sources, llm, request.question, search, request.signal);
+    if (mode === 'thinking') {
+      const session = this.sessions.open(request.sessionId);
+      const outcome = await runCgrag({ sources: this.sources, llm, question: request.question, search, session, extra: escalation, ...optional(request) });
+      if (!outcome.ok) return this.afterModelFailure(request, mode, started, outcome.error, search);
+      const { written, evidence, report } = outcome.value;
+      return ok(this.compose(written, evidence, mode, llm, search, started, { cgrag: report, escalations: escalation.functions }));
+    }
+    const evidence = [...evidenceOf(search.context), ...escalation.evidence];
+    const written = await writeAnswer({
+      llm,
+      system: ANSWER_SYSTEM_PROMPT,
+      question: request.question,
+      context: contextText(search.context, escalation.evidence),
+      evidence,
+      schema: ModelAnswer,
+      schemaName: 'Answer',
+      notes: escalation.notes,
+      ...optional(request),
+    });
+    if (!written.ok) return this.afterModelFailure(request, mode, started, written.error, search);
+    return ok(this.compose(written.value, evidence, mode, llm, search, started, { escalations: escalation.functions }));
+  }
+
+  /** The evidence-only answer, optionally with a note on why no model wrote it. */
+  private async withoutModel(request: AskRequest, mode: AnswerMode, started: number, notices: readonly string[], searched?: SearchResult): Promise<Result<Answer>> {
+    let search = searched;
+    if (!search) {
+      const result = await this.search(request, null);
+      if (!result.ok) return result;
+      search = result.value;
+    }
+    const texts = await this.sources.chunkTexts(search.spans.map((span) => span.chunkId));
+    const answer = evidenceOnlyAnswer(request.question, search, this.sources, texts, mode, elapsedMs(started));
+    return ok({ ...answer, metadata: { ...answer.metadata, notices: [...notices, ...answer.metadata.notices] } });
+  }
+
+  /** A cancelled question stays cancelled; any other model failure shows the evidence instead. */
+  private afterModelFailure(request: AskRequest, mode: AnswerMode, started: number, error: { code: string; message: string }, search?: SearchResult): Promise<Result<Answer>> {
+    if (error.code === 'cancelled') return Promise.resolve(fail('cancelled', error.message));
+    log.warn('answer_model_failed', { mode, error: error.message });
+    return this.withoutModel(request, mode, started, [`The model could not answer (${error.message}) — showing the evidence found instead.`], search);
+  }
+
+  private search(request: AskRequest, llm: LlmClient | null): Promise<Result<SearchResult>> {
+    return this.sources.search({
+      query: request.question,
+      mode: llm ? 'thinking' : 'fast',
+      llm,
+      ...(request.attachment ? { attachment: request.attachment } : {}),
+      ...(request.webSearchUrl ? { webSearchUrl: request.webSearchUrl } : {}),
+      ...(request.signal ? { signal: request.signal } : {}),
+    });
+  }
+
+  private compose(written: Written<ModelAnswer>, evidence: readonly Evidence[], mode: AnswerMode, llm: LlmClient, search: SearchResult | null, started: number, extra: Partial<Answer['metadata']>): Answer {
+    const citations: Citation[] = written.citations;
+    return {
+      answer: written.raw.answer,
+      confidence: written.confidence,
+      citations,
+      followUps: written.raw.followUps,
+      mode,
+      evidenceOnly: false,
+      metadata: {
+        model: { backend: llm.backend, name: llm.model },
+        search: search?.metadata ?? null,
+        citationsDropped: written.dropped,
+        evidence: evidence.length,
+        notices: search?.metadata.notices ?? [],
+        durationMs: elapsedMs(started),
+        ...extra,
+      },
+    };
+  }
+}
+
+function optional(request: AskRequest): { onText?: (text: string) => void; onStep?: (step: AgentStep) => void; signal?: AbortSignal } {
+  return { ...(request.onText ? { onText: request.onText } : {}), ...(request.onStep ? { onStep: request.onStep } : {}), ...(request.signal ? { signal: request.signal } : {}) };
+}

@@ -1,0 +1,100 @@
+import type { CodeGraph } from '../graph/code-graph';
+import type { CodeFact } from '../index/model';
+import { codeLines, type CodeLine } from '../search/evidence';
+import type { SearchResult } from '../search/pipeline';
+import type { ChunkMeta } from '../store/tables';
+import type { Span } from '../search/spans';
+import type { Answer, AnswerMode, Citation } from './model';
+
+/**
+ * The answer when no model is configured: deterministic and labelled as what it is — the facts
+ * the index holds about the question (where a quoted message is raised, who calls that code and
+ * what they change; the flow; structural findings) and the ranked evidence with why each span
+ * matters. Every citation is a span the search returned.
+ */
+const CITED_SPANS = 8;
+const CALLERS_SHOWN = 3;
+
+export const EVIDENCE_ONLY_NOTICE = 'No language model is configured, so this is the evidence Code Oracle found, not a written answer.';
+
+export interface IndexView {
+  readonly graph: CodeGraph;
+  readonly catalog: ReadonlyMap<string, ChunkMeta>;
+}
+
+export function evidenceOnlyAnswer(question: string, result: SearchResult, index: IndexView, texts: ReadonlyMap<string, string>, mode: AnswerMode, durationMs: number): Answer {
+  const { graph } = index;
+  const spans = result.spans.filter((span) => span.level !== 'directory');
+  const citations: Citation[] = spans.slice(0, CITED_SPANS).map((span) => ({ path: span.path, startLine: span.startLine, endLine: span.endLine, why: span.why }));
+  const sections = [`*${EVIDENCE_ONLY_NOTICE}*`];
+  if (!spans.length) sections.push(`Nothing in the index matches “${question.slice(0, 120)}”. Try the names of functions, files or error messages you expect to be involved.`);
+  const facts = errorFacts(spans, graph, (span) => {
+    const meta = index.catalog.get(span.chunkId);
+    const text = texts.get(span.chunkId);
+    return meta && text ? codeLines(meta, text) : [];
+  });
+  if (facts.length) sections.push(`**What the code shows**\n${facts.map((fact) => `- ${fact}`).join('\n')}`);
+  if (result.metadata.flow) sections.push(`**Call flow**\n\`\`\`\n${result.metadata.flow}\n\`\`\``);
+  if (result.metadata.findings.length) sections.push(`**Findings**\n${result.metadata.findings.map((finding) => `- ${finding}`).join('\n')}`);
+  if (citations.length) sections.push(`**Where to look**\n${citations.map((citation, i) => `${i + 1}. \`${citation.path}:${citation.startLine}-${citation.endLine}\` — ${citation.why}`).join('\n')}`);
+  return {
+    answer: sections.join('\n\n'),
+    confidence: spans.length ? round(result.metadata.crag.score) : 0,
+    citations,
+    followUps: followUps(spans, graph),
+    mode,
+    evidenceOnly: true,
+    metadata: { model: null, search: result.metadata, citationsDropped: 0, evidence: spans.length, notices: result.metadata.notices, durationMs },
+  };
+}
+
+/**
+ * For spans holding a quoted message: the line it is on and the definition it is in, then who
+ * calls that definition, where, and what those callers change.
+ */
+function errorFacts(spans: readonly Span[], graph: CodeGraph, linesOf: (span: Span) => CodeLine[]): string[] {
+  const facts: string[] = [];
+  for (const span of spans) {
+    const message = /holds the message "([^"]+)"/.exec(span.why)?.[1];
+    if (!message) continue;
+    const fact = innermostFact(graph, span.path, span.startLine, span.endLine);
+    const line = lineHolding(linesOf(span), span, message.replace(/…$/, ''));
+    facts.push(`The message “${message}” is at \`${span.path}:${line}\`${fact ? ` in \`${fact.qualifiedName}()\`` : ''}.`);
+    if (!fact) continue;
+    for (const call of graph.callers(fact.id).slice(0, CALLERS_SHOWN)) {
+      const caller = graph.fact(call.callerId);
+      if (!caller) continue;
+      const changes = caller.mutates.length ? `, which changes ${caller.mutates.slice(0, 3).map((name) => `\`${name}\``).join(', ')}` : '';
+      facts.push(`\`${fact.qualifiedName}()\` is called by \`${caller.qualifiedName}()\` at \`${call.site.line ? `${caller.path}:${call.site.line}` : caller.path}\`${changes}.`);
+    }
+    if (facts.length > 8) break;
+  }
+  return facts;
+}
+
+function innermostFact(graph: CodeGraph, path: string, start: number, end: number): CodeFact | undefined {
+  return graph
+    .factsInFile(path)
+    .filter((fact) => fact.kind !== 'module' && fact.kind !== 'class' && fact.startLine <= start && end <= fact.endLine)
+    .sort((a, b) => a.endLine - a.startLine - (b.endLine - b.startLine))[0];
+}
+
+/** The line of a span that holds the start of the message; the span's first line otherwise. */
+function lineHolding(lines: readonly CodeLine[], span: Span, message: string): number {
+  const probe = message.slice(0, 24).toLowerCase();
+  const found = lines.find((entry) => entry.line >= span.startLine && entry.line <= span.endLine && entry.text.toLowerCase().includes(probe));
+  return found?.line ?? span.startLine;
+}
+
+function followUps(spans: readonly Span[], graph: CodeGraph): string[] {
+  const named = spans
+    .map((span) => innermostFact(graph, span.path, span.startLine, span.endLine))
+    .filter((fact): fact is CodeFact => !!fact)
+    .filter((fact, i, all) => all.findIndex((other) => other.id === fact.id) === i)
+    .slice(0, 2);
+  return named.flatMap((fact, i) => (i === 0 ? [`Who calls \`${fact.qualifiedName}\`?`, `What happens after \`${fact.qualifiedName}\` is called?`] : [`What does \`${fact.qualifiedName}\` do?`]));
+}
+
+function round(value: number): number {
+  return Math.round(value * 100) / 100;
+}
