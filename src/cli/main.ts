@@ -1,5 +1,6 @@
 import { EngineFailure, describeError } from '../engine/util/result';
 import { UsageError } from './args';
+import { ASK_HELP, askCommand } from './commands/ask';
 import { CALLERS_HELP, callersCommand } from './commands/callers';
 import { EVAL_HELP, evalCommand } from './commands/eval';
 import { INDEX_HELP, indexCommand } from './commands/index';
@@ -9,6 +10,7 @@ import { STATS_HELP, statsCommand } from './commands/stats';
 
 /** `code-oracle <command> …`: the same engine as the extension, from a terminal. */
 const COMMANDS: Record<string, { run: (args: string[]) => Promise<void>; help: string }> = {
+  ask: { run: askCommand, help: ASK_HELP },
   index: { run: indexCommand, help: INDEX_HELP },
   search: { run: searchCommand, help: SEARCH_HELP },
   stats: { run: statsCommand, help: STATS_HELP },
@@ -26,7 +28,8 @@ ${Object.values(COMMANDS)
   .join('\n\n')}
 
 Environment: CODE_ORACLE_HOME (where stores and models live), CODE_ORACLE_MODEL (default --model),
-CODE_ORACLE_HUB_URL (model hub mirror).`;
+CODE_ORACLE_HUB_URL (model hub mirror), CODE_ORACLE_LLM_PROVIDER / _MODEL / _BASE_URL / _API_KEY and
+ANTHROPIC_API_KEY (the answering model; none unless chosen), CODE_ORACLE_LOG_PROMPTS=1.`;
 
 export async function main(argv: string[]): Promise<number> {
   const [name, ...args] = argv;

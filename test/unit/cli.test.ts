@@ -1,5 +1,7 @@
 import { strict as assert } from 'node:assert';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { Scratch } from '../helpers/workspace';
@@ -75,6 +77,62 @@ describe('code-oracle CLI', () => {
     const empty = run('search', root, '  ');
     assert.equal(empty.code, 1);
     assert.match(empty.stderr, /^error: The question is empty\.\n$/);
+  });
+
+  it('asks without a model: the evidence, labelled, with sources', () => {
+    const root = scratch.fixture('shop-py');
+    const { code, stdout } = run('ask', root, "why do I get 'attempt to write a readonly database'?");
+    assert.equal(code, 0);
+    assert.match(stdout, /^\*No language model is configured, so this is the evidence Code Oracle found, not a written answer\.\*$/m);
+    assert.match(stdout, /^Sources:\n  1\. shop\/db\.py:20-26  function Database\.connect/m);
+    assert.match(stdout, /^fast mode · no model · confidence [\d.]+$/m);
+  });
+
+  it('asks a local OpenAI-compatible server, streams the answer, checks citations, and prints JSON', async () => {
+    const root = scratch.fixture('shop-py');
+    const requests: Record<string, unknown>[] = [];
+    const answer = { answer: 'Database.connect raises DatabaseError when the file is read-only.', confidence: 0.8, citations: [{ path: 'shop/db.py', startLine: 22, endLine: 24, why: 'the raise' }, { path: 'shop/nowhere.py', startLine: 1, endLine: 2, why: 'invented' }], followUps: ['Who calls get_connection?'] };
+    const server = createServer((request, response) => {
+      let body = '';
+      request.on('data', (chunk) => (body += chunk));
+      request.on('end', () => {
+        const parsed = JSON.parse(body) as Record<string, unknown>;
+        requests.push(parsed);
+        const content = JSON.stringify(answer);
+        if (!parsed.stream) {
+          response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ choices: [{ message: { role: 'assistant', content }, finish_reason: 'stop' }] }));
+          return;
+        }
+        response.writeHead(200, { 'content-type': 'text/event-stream' });
+        for (let i = 0; i < content.length; i += 16) response.write(`data: ${JSON.stringify({ choices: [{ delta: { content: content.slice(i, i + 16) } }] })}\n\n`);
+        response.end('data: [DONE]\n\n');
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+    const ask = (...extra: string[]) =>
+      new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+        const child = spawn(process.execPath, [CLI, 'ask', root, "why do I get 'attempt to write a readonly database'?", '--provider', 'ollama', '--base-url', baseUrl, ...extra], { env: { ...process.env, CODE_ORACLE_HOME: home, CODE_ORACLE_MODEL: 'none' } });
+        let stdout = '';
+        let stderr = '';
+        child.stdout.on('data', (chunk) => (stdout += chunk));
+        child.stderr.on('data', (chunk) => (stderr += chunk));
+        child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+      });
+    try {
+      const streamed = await ask();
+      assert.equal(streamed.code, 0, streamed.stderr);
+      assert.match(streamed.stdout, /^Database\.connect raises DatabaseError when the file is read-only\.\n\nSources:\n  1\. shop\/db\.py:22-24  the raise\n\n/m);
+      assert.match(streamed.stdout, /fast mode · openai-compatible qwen2\.5-coder:7b · confidence 0\.65 · 1 citation outside the evidence dropped/);
+      assert.equal(requests[0]!.model, 'qwen2.5-coder:7b');
+      assert.equal(requests[0]!.stream, true);
+      const asJson = await ask('--json');
+      const parsed = JSON.parse(asJson.stdout);
+      assert.deepEqual(Object.keys(parsed).slice(0, 5), ['answer', 'confidence', 'citations', 'followUps', 'mode']);
+      assert.deepEqual(parsed.citations, [{ path: 'shop/db.py', startLine: 22, endLine: 24, why: 'the raise' }]);
+    } finally {
+      server.close();
+    }
   });
 
   it('says what went wrong in one line, without a stack trace', () => {

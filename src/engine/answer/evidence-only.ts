@@ -36,7 +36,7 @@ export function evidenceOnlyAnswer(question: string, result: SearchResult, index
   if (facts.length) sections.push(`**What the code shows**\n${facts.map((fact) => `- ${fact}`).join('\n')}`);
   if (result.metadata.flow) sections.push(`**Call flow**\n\`\`\`\n${result.metadata.flow}\n\`\`\``);
   if (result.metadata.findings.length) sections.push(`**Findings**\n${result.metadata.findings.map((finding) => `- ${finding}`).join('\n')}`);
-  if (citations.length) sections.push(`**Where to look**\n${citations.map((citation, i) => `${i + 1}. \`${citation.path}:${citation.startLine}-${citation.endLine}\` — ${citation.why}`).join('\n')}`);
+  if (citations.length) sections.push(`The ${citations.length} most relevant places are listed in the sources, best first, with why each was chosen.`);
   return {
     answer: sections.join('\n\n'),
     confidence: spans.length ? round(result.metadata.crag.score) : 0,

@@ -15,7 +15,7 @@ import type { Span } from './spans';
 import { runStrategy, type StrategyResult } from './strategies';
 import { scoreTechnicality, type Technicality } from './technicality';
 import { VectorScan } from './vectors';
-import { relatedWords } from './vocabulary';
+import { relatedWords, stemsOf } from './vocabulary';
 
 /**
  * The retrieval pipeline: preprocess → technicality → level and mode routing → lexical,
@@ -76,6 +76,7 @@ const SHAPED_CHUNKS = 45;
 const EXPANSION_WEIGHT = 0.5;
 /** A related word the question did not use counts this much of one it did. */
 const SYNONYM_WEIGHT = 0.35;
+const STEM_WEIGHT = 0.7;
 /** Lists that rank the whole index; the others hold only the chunks some evidence points at. */
 const RETRIEVAL_SOURCES: ReadonlySet<RankedHits['source']> = new Set(['lexical', 'semantic', 'expansion']);
 
@@ -124,9 +125,11 @@ export class Searcher {
     const semanticText = [parsed.naturalLanguage, parsed.pastedCode ?? ''].join('\n').trim();
     const levels = searchLevels(route.levels);
     const synonyms = [...new Set(terms.flatMap((term) => relatedWords(term)))].filter((word) => !terms.includes(word));
-    const queryWeights = new Map(synonyms.map((word) => [word, SYNONYM_WEIGHT]));
+    // "skipped" in a question finds `skip` in code: stems the index knows count nearly in full.
+    const stems = [...new Set(terms.flatMap((term) => stemsOf(term)))].filter((stem) => !terms.includes(stem) && this.index.lexical.hasTerm(stem));
+    const queryWeights = new Map([...synonyms.map((word) => [word, SYNONYM_WEIGHT] as const), ...stems.map((stem) => [stem, STEM_WEIGHT] as const)]);
     const lists: RankedHits[] = [
-      lexicalHits(this.index, [...terms, ...synonyms], levels, limit, queryWeights),
+      lexicalHits(this.index, [...terms, ...synonyms, ...stems], levels, limit, queryWeights),
       await semanticHits(this.index, semanticText, levels, limit),
       symbolHits(this.index, parsed),
       await assignmentHits(this.index, parsed, this.texts),

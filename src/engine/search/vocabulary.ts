@@ -236,6 +236,11 @@ export function relatedWords(word: string): readonly string[] {
   return [];
 }
 
+/** The stems a plural, past, gerund or adverb ending leaves ("skipped" → skipp, skip …), the word left out. */
+export function stemsOf(word: string): string[] {
+  return forms(word.toLowerCase()).slice(1);
+}
+
 /** The word, then the stems a plural, past, gerund or adverb ending leaves. */
 function forms(word: string): string[] {
   const out = [word];
@@ -246,10 +251,12 @@ function forms(word: string): string[] {
   if (word.endsWith('ed')) {
     add(word.slice(0, -2));
     add(word.slice(0, -1));
+    if (/(.)\1ed$/.test(word)) add(word.slice(0, -3));
   }
   if (word.endsWith('ing')) {
     add(word.slice(0, -3));
     add(`${word.slice(0, -3)}e`);
+    if (/(.)\1ing$/.test(word)) add(word.slice(0, -4));
   }
   if (word.endsWith('ly')) add(word.slice(0, -2));
   return out;

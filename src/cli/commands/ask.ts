@@ -1,0 +1,106 @@
+import type { AskRequest } from '../../engine/answer/answerer';
+import { ANSWER_MODES, type Answer, type AnswerMode } from '../../engine/answer/model';
+import { logHub } from '../../engine/log/logger';
+import { PrettySink } from '../../engine/log/sinks';
+import { createLlmClient, llmSettingsFromEnv, type LlmProvider } from '../../engine/llm/factory';
+import { ENGINE_FLAGS, engineOptions, logLevel, parse, UsageError } from '../args';
+import { json, note, out } from '../output';
+import { ensureIndexed, unwrapOrThrow, withEngine } from '../session';
+
+export const ASK_HELP = `code-oracle ask DIR "question" [--mode fast|thinking|deep] [--provider anthropic|ollama|openai|none]
+                 [--llm-model NAME] [--base-url URL] [--session ID] [--no-summaries] [--json] [--debug-query]
+                 [--store DIR] [--model …]
+  Answers the question with prose and citations (path:start-end), streaming the answer as it is
+  written. fast: one search, one model call; thinking: the model names what is missing and it is
+  looked up, up to three passes (--session continues a conversation); deep: a research agent with
+  tools. Without a model (the default: nothing leaves the machine) the answer is the evidence found,
+  stated as such. The provider and model come from the flags or CODE_ORACLE_LLM_PROVIDER,
+  CODE_ORACLE_LLM_MODEL, CODE_ORACLE_LLM_BASE_URL, and the key from ANTHROPIC_API_KEY or
+  CODE_ORACLE_LLM_API_KEY. With a model, long functions are summarised while indexing unless
+  --no-summaries. --model names the embedding model, as for index. Indexes DIR first when needed.`;
+
+const PROVIDERS: Record<string, LlmProvider> = { anthropic: 'anthropic', ollama: 'openai-compatible', openai: 'openai-compatible', 'openai-compatible': 'openai-compatible', none: 'none' };
+
+export async function askCommand(args: string[]): Promise<void> {
+  const { values, positionals } = parse(args, {
+    ...ENGINE_FLAGS,
+    mode: { type: 'string' },
+    provider: { type: 'string' },
+    'llm-model': { type: 'string' },
+    'base-url': { type: 'string' },
+    session: { type: 'string' },
+    'no-summaries': { type: 'boolean' },
+    'debug-query': { type: 'boolean' },
+    web: { type: 'string' },
+  });
+  if (positionals.length !== 2) throw new UsageError('ask needs a folder and a question');
+  const mode = (values.mode ?? 'fast') as AnswerMode;
+  if (!ANSWER_MODES.includes(mode)) throw new UsageError(`--mode must be fast, thinking or deep, got "${values.mode}"`);
+  const provider = values.provider === undefined ? undefined : PROVIDERS[values.provider];
+  if (values.provider !== undefined && !provider) throw new UsageError(`--provider must be anthropic, ollama, openai or none, got "${values.provider}"`);
+  const settings = unwrapOrThrow(llmSettingsFromEnv(process.env, { ...(provider ? { provider } : {}), ...(values['llm-model'] ? { model: values['llm-model'] } : {}), ...(values['base-url'] ? { baseUrl: values['base-url'] } : {}) }));
+  const llm = createLlmClient(settings);
+  const debug = values['debug-query'] === true;
+  const options = { ...engineOptions(positionals[0]!, values), ...(llm && !values['no-summaries'] ? { summarizer: llm } : {}) };
+  await withEngine(options, debug ? 'error' : logLevel(values['log-level'], 'error'), async (engine) => {
+    await ensureIndexed(engine);
+    const trace = debug ? logHub.addSink(new PrettySink('debug')) : undefined;
+    const stream = values.json ? null : new AnswerStream();
+    const controller = new AbortController();
+    const cancel = () => controller.abort();
+    process.once('SIGINT', cancel);
+    try {
+      const request: AskRequest = {
+        question: positionals[1]!,
+        mode,
+        llm,
+        signal: controller.signal,
+        ...(values.session ? { sessionId: values.session } : {}),
+        ...(values.web ? { webSearchUrl: values.web } : {}),
+        ...(stream ? { onText: (text: string) => stream.update(text), onStep: (step) => note(`  · ${step.tool} ${JSON.stringify(step.input)}${step.cached ? ' (cached)' : ''}`) } : {}),
+      };
+      const answer = unwrapOrThrow(await engine.ask(request));
+      if (values.json) return json(answer);
+      stream!.finish(answer.answer);
+      printAfterAnswer(answer);
+    } finally {
+      process.removeListener('SIGINT', cancel);
+      trace?.dispose();
+    }
+  });
+}
+
+/** Prints the answer as the model writes it: only what is new, starting over if the model does. */
+class AnswerStream {
+  private printed = '';
+
+  update(textSoFar: string): void {
+    if (!textSoFar.startsWith(this.printed)) {
+      out('\n(the model is correcting its answer)\n');
+      this.printed = '';
+    }
+    process.stdout.write(textSoFar.slice(this.printed.length));
+    this.printed = textSoFar;
+  }
+
+  finish(answer: string): void {
+    if (!this.printed) process.stdout.write(answer);
+    else if (answer.startsWith(this.printed)) process.stdout.write(answer.slice(this.printed.length));
+    process.stdout.write('\n');
+  }
+}
+
+function printAfterAnswer(answer: Answer): void {
+  if (answer.citations.length) {
+    out('\nSources:');
+    answer.citations.forEach((citation, i) => out(`  ${i + 1}. ${citation.path}:${citation.startLine}-${citation.endLine}  ${citation.why}`));
+  }
+  if (answer.followUps.length) out(`\nYou might ask next:\n${answer.followUps.map((question) => `  - ${question}`).join('\n')}`);
+  const { metadata } = answer;
+  const parts = [`${answer.mode} mode`, metadata.model ? `${metadata.model.backend} ${metadata.model.name}` : 'no model', `confidence ${answer.confidence.toFixed(2)}`];
+  if (metadata.citationsDropped) parts.push(`${metadata.citationsDropped} citation${metadata.citationsDropped === 1 ? '' : 's'} outside the evidence dropped`);
+  if (metadata.cgrag) parts.push(`${metadata.cgrag.passesUsed} pass${metadata.cgrag.passesUsed === 1 ? '' : 'es'}, gaps ${metadata.cgrag.gapsResolved.length}/${metadata.cgrag.gapsIdentified.length} found, session ${metadata.cgrag.sessionId}`);
+  if (metadata.agent) parts.push(`${metadata.agent.iterations} iterations, ${metadata.agent.toolCalls} tool calls`);
+  out(`\n${parts.join(' · ')}`);
+  for (const notice of metadata.notices) note(`note: ${notice}`);
+}
