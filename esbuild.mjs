@@ -31,6 +31,9 @@ function copyAssets() {
   for (const grammar of GRAMMARS) {
     copyFileSync(path.join(grammarDir, `tree-sitter-${grammar}.wasm`), path.join(dist, 'grammars', `tree-sitter-${grammar}.wasm`));
   }
+  // Mermaid is large: the chat loads it only when an answer holds a diagram.
+  mkdirSync(path.join(dist, 'webview'), { recursive: true });
+  copyFileSync(require.resolve('mermaid/dist/mermaid.min.js'), path.join(dist, 'webview', 'mermaid.min.js'));
 }
 
 const common = {
@@ -47,11 +50,24 @@ const common = {
   logOverride: { 'require-resolve-not-external': 'silent' },
 };
 
+/** The chat webview's script: a browser bundle, no Node, loaded by the webview under a strict CSP. */
+const webview = {
+  bundle: true,
+  platform: 'browser',
+  target: 'es2022',
+  format: 'iife',
+  sourcemap: production ? false : 'linked',
+  minify: production,
+  logLevel: 'warning',
+  entryPoints: { chat: 'src/webview/chat/main.ts' },
+  outdir: path.join(dist, 'webview'),
+};
+
 rmSync(dist, { recursive: true, force: true });
 mkdirSync(dist, { recursive: true });
 copyAssets();
-const contexts = await Promise.all(
-  entries.map((entry) =>
+const contexts = await Promise.all([
+  ...entries.map((entry) =>
     esbuild.context({
       ...common,
       entryPoints: { [entry.out]: entry.in },
@@ -59,7 +75,8 @@ const contexts = await Promise.all(
       ...(entry.banner ? { banner: { js: entry.banner } } : {}),
     }),
   ),
-);
+  ...(existsSync('src/webview/chat/main.ts') ? [esbuild.context(webview)] : []),
+]);
 if (watch) {
   await Promise.all(contexts.map((context) => context.watch()));
   console.log('esbuild: watching');

@@ -60,6 +60,17 @@ export interface IndexStats {
   readonly updatedAt: string;
 }
 
+export interface OutlineEntry {
+  readonly id: string;
+  readonly name: string;
+  readonly qualifiedName: string;
+  readonly kind: string;
+  readonly startLine: number;
+  readonly endLine: number;
+  /** Call sites resolved to this definition. */
+  readonly callers: number;
+}
+
 export interface IndexChange {
   /** Files whose chunks or facts changed in the last run. */
   readonly paths: readonly string[];
@@ -235,8 +246,28 @@ export class Engine implements Disposable {
     }
   }
 
+  /** A research tool (search_code, resolve_symbol, trace_callers, read_file, read_map) as text for a model. */
+  async runTool(name: string, input: unknown): Promise<Result<string>> {
+    try {
+      const output = await this.answerer.tool(name, input);
+      return output.isError ? fail('invalid_input', output.text) : ok(output.text);
+    } catch (cause) {
+      log.error('tool_failed', { tool: name, error: describeError(cause) });
+      return fail('io_error', `The tool ${name} failed: ${describeError(cause)}`);
+    }
+  }
+
   resolveSymbol(name: string, action: SymbolAction): Result<SymbolResult[]> {
     return resolveSymbol(this.graph, name, action);
+  }
+
+  /** The functions, methods and classes of a file with how many call sites reach each (for code lenses). */
+  outline(file: string): OutlineEntry[] {
+    const relative = toPosix(file);
+    return this.graph
+      .factsInFile(relative)
+      .filter((fact) => fact.kind !== 'module')
+      .map((fact) => ({ id: fact.id, name: fact.name, qualifiedName: fact.qualifiedName, kind: fact.kind, startLine: fact.startLine, endLine: fact.endLine, callers: this.graph.callers(fact.id).length }));
   }
 
   traceCallers(name: string, depth: number): Result<CallerTreeNode[]> {

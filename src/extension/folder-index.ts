@@ -6,6 +6,7 @@ import type { IndexProgress, IndexSummary } from '../engine/index/indexer';
 import { shortHash } from '../engine/util/hash';
 import type { Result } from '../engine/util/result';
 import { filesExclude, readConfig } from './config';
+import { llmWire } from './models';
 
 /**
  * One workspace folder's index: opened in the engine worker, built under a progress notification
@@ -31,6 +32,7 @@ export class FolderIndex implements vscode.Disposable {
     readonly folder: vscode.WorkspaceFolder,
     private readonly client: EngineWorkerClient,
     private readonly storage: vscode.Uri,
+    private readonly secrets: vscode.SecretStorage,
     private readonly events: FolderIndexEvents,
   ) {}
 
@@ -45,6 +47,7 @@ export class FolderIndex implements vscode.Disposable {
 
   async start(): Promise<void> {
     const config = readConfig();
+    const summarizer = config.llm.summarizeLongFunctions ? await llmWire(this.secrets) : null;
     const opened = await this.client.open({
       root: this.root,
       storeDir: this.storeDir,
@@ -52,6 +55,7 @@ export class FolderIndex implements vscode.Disposable {
       model: modelRequest(config.embeddingModel),
       maxFileBytes: config.maxFileSize,
       exclude: [...filesExclude(this.folder), ...config.exclude],
+      ...(summarizer && summarizer.provider !== 'none' ? { summarizer } : {}),
     });
     if (!opened.ok) return this.events.failed(opened.error.message);
     this.opened = true;
@@ -160,7 +164,8 @@ const STAGE_SPAN: Record<IndexProgress['stage'], [number, number]> = {
   write: [92, 100],
 };
 
-function stagePercent(progress: IndexProgress): number {
+/** How far a first index has come, 0–100, by stage. */
+export function stagePercent(progress: IndexProgress): number {
   const [from, to] = STAGE_SPAN[progress.stage];
   return Math.round(from + (to - from) * (progress.total ? Math.min(1, progress.done / progress.total) : 0));
 }

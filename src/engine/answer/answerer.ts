@@ -12,6 +12,9 @@ import type { AgentStep, Answer, AnswerMode, Citation, Evidence } from './model'
 import { ANSWER_SYSTEM_PROMPT } from './prompts';
 import { ModelAnswer } from './schemas';
 import { SessionStore } from './sessions';
+import { runTool, type ToolOutput } from './tools';
+import { WorkspaceFiles } from './workspace-files';
+import { numberedEvidence } from './snippets';
 import { contextText, evidenceOf, type AnswerSources } from './sources';
 import { writeAnswer, type Written } from './write';
 
@@ -47,6 +50,11 @@ export class Answerer {
     return withTrace(() => this.run(request));
   }
 
+  /** Runs one of the research tools for another agent (the editor's language-model tools). */
+  tool(name: string, input: unknown): Promise<ToolOutput> {
+    return withTrace(() => runTool(name, input, this.sources, new WorkspaceFiles(this.sources.root)));
+  }
+
   private async run(request: AskRequest): Promise<Result<Answer>> {
     const started = performance.now();
     const mode = request.mode ?? 'fast';
@@ -72,6 +80,8 @@ export class Answerer {
     const search = searched.value;
     if (!evidenceOf(search.context).length) return this.withoutModel(request, mode, started, [], search);
     const escalation = await escalateLongFunctions(this.sources, llm, request.question, search, request.signal);
+    const attached = request.attachment ? await attachmentEvidence(request.attachment) : null;
+    if (attached) escalation.evidence.unshift(attached);
     if (mode === 'thinking') {
       const session = this.sessions.open(request.sessionId);
       const outcome = await runCgrag({ sources: this.sources, llm, question: request.question, search, session, extra: escalation, ...optional(request) });
@@ -146,6 +156,15 @@ export class Answerer {
       },
     };
   }
+}
+
+/** Attached code (a file, a selection, the code around an error) goes to the model as it is, citable. */
+const ATTACHMENT_TOKENS = 3000;
+
+async function attachmentEvidence(attachment: Attachment): Promise<Evidence | null> {
+  const first = attachment.startLine ?? 1;
+  const lines = attachment.content.replace(/\r\n/g, '\n').replace(/\n$/, '').split('\n').map((text, i) => ({ line: first + i, text }));
+  return numberedEvidence(attachment.path, 'attached by the user', lines, ATTACHMENT_TOKENS, 'attachment');
 }
 
 function optional(request: AskRequest): { onText?: (text: string) => void; onStep?: (step: AgentStep) => void; signal?: AbortSignal } {

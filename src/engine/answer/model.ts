@@ -23,7 +23,7 @@ export interface Evidence {
   readonly text: string;
   readonly tokens: number;
   /** Where it came from: the first retrieval, a gap lookup, a tool call, a session's cache. */
-  readonly source: 'search' | 'gap' | 'tool' | 'session' | 'function';
+  readonly source: 'search' | 'gap' | 'tool' | 'session' | 'function' | 'attachment';
   readonly why?: string;
 }
 

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { CodeGraph } from '../graph/code-graph';
 import type { ToolSpec } from '../llm/client';
 import { getLogger } from '../log/logger';
-import { resolveSymbol, SYMBOL_ACTIONS, type SymbolLocation } from '../resolve/symbols';
+import { resolveSymbol, SYMBOL_ACTIONS, traceCallers, type CallerTreeNode, type SymbolLocation } from '../resolve/symbols';
 import type { Evidence } from './model';
 import { numberedEvidence } from './snippets';
 import type { AnswerSources } from './sources';
@@ -23,12 +23,23 @@ export const ReadFileInput = z.object({
   end_line: z.number().int().min(1).optional(),
 });
 export const ReadMapInput = z.object({ path: z.string().optional().describe('A folder to show; the whole tree when absent') });
+export const TraceCallersInput = z.object({
+  symbol_name: z.string().min(1).describe('A name such as create_user, UserService.create or path.py:42'),
+  depth: z.number().int().min(1).max(8).optional().describe('How many hops of callers (default 3)'),
+});
 
 export const AGENT_TOOLS: readonly ToolSpec[] = [
   { name: 'search_code', description: 'Hybrid (lexical + semantic) search over the indexed code. Returns up to 10 places with path:start-end, why they match and a preview.', schema: SearchCodeInput },
   { name: 'resolve_symbol', description: "Navigate the code graph exactly: a symbol's definition, references, callers or callees, as path:line locations.", schema: ResolveSymbolInput },
   { name: 'read_file', description: 'Read a file of the workspace with line numbers (the first 200 lines unless start_line/end_line say otherwise).', schema: ReadFileInput },
   { name: 'read_map', description: 'The folder tree with a one-line summary of every indexed file.', schema: ReadMapInput },
+];
+
+/** Tools the editor offers to other agents (VS Code's language-model tools): the agent's search and navigation, and the callers tree. */
+export const EDITOR_TOOLS: readonly ToolSpec[] = [
+  AGENT_TOOLS[0]!,
+  AGENT_TOOLS[1]!,
+  { name: 'trace_callers', description: 'The multi-hop tree of who calls a function or method, with path:line of every call.', schema: TraceCallersInput },
 ];
 
 export interface ToolOutput {
@@ -45,7 +56,7 @@ const EVIDENCE_TOKENS = 4000;
 const log = getLogger('answer.tools');
 
 export async function runTool(name: string, input: unknown, sources: AnswerSources, files: WorkspaceFiles): Promise<ToolOutput> {
-  const spec = AGENT_TOOLS.find((tool) => tool.name === name);
+  const spec = [...AGENT_TOOLS, ...EDITOR_TOOLS].find((tool) => tool.name === name);
   if (!spec) return { text: `There is no tool named ${name}. The tools are ${AGENT_TOOLS.map((tool) => tool.name).join(', ')}.`, evidence: [], isError: true };
   const parsed = spec.schema.safeParse(input);
   if (!parsed.success) {
@@ -53,6 +64,10 @@ export async function runTool(name: string, input: unknown, sources: AnswerSourc
     return { text: `Invalid input for ${name}: ${z.prettifyError(parsed.error)}`, evidence: [], isError: true };
   }
   switch (name) {
+    case 'trace_callers': {
+      const { symbol_name, depth } = TraceCallersInput.parse(parsed.data);
+      return { text: callersText(sources.graph, symbol_name, depth ?? 3), evidence: [] };
+    }
     case 'search_code':
       return searchCode(SearchCodeInput.parse(parsed.data).query, sources);
     case 'resolve_symbol': {
@@ -111,6 +126,20 @@ async function readFile(input: z.infer<typeof ReadFileInput>, files: WorkspaceFi
   const piece = await numberedEvidence(path, 'file', shown, EVIDENCE_TOKENS * 4, 'tool');
   const more = end < lines.length ? `\n(lines ${end + 1}-${lines.length} not shown; ask with start_line to read on)` : '';
   return { text: `File: ${path} (lines ${start}-${end} of ${lines.length})\n${piece?.text.split('\n').slice(1).join('\n') ?? ''}${more}`, evidence: piece ? [piece] : [] };
+}
+
+/** The callers tree as indented text, each caller with the lines where it makes the call. */
+function callersText(graph: CodeGraph, name: string, depth: number): string {
+  const traced = traceCallers(graph, name, depth);
+  if (!traced.ok) return traced.error.message;
+  const lines: string[] = [];
+  const walk = (node: CallerTreeNode, level: number) => {
+    const sites = node.callSites.map((site) => `${site.path}:${site.line}`).join(', ');
+    lines.push(`${'  '.repeat(level)}${level ? '← ' : ''}${node.symbol.qualifiedName} (${level ? `calls at ${sites}` : `${node.symbol.path}:${node.symbol.startLine}`})${node.truncated === 'cycle' ? ' [recursive]' : node.truncated === 'depth' ? ' [more callers beyond this depth]' : ''}`);
+    for (const caller of node.callers) walk(caller, level + 1);
+  };
+  for (const root of traced.value) walk(root, 0);
+  return lines.join('\n');
 }
 
 /** The tree of indexed files with one line each: the module's docstring, or what it defines. */

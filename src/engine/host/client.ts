@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { IndexProgress, IndexSummary } from '../index/indexer';
-import type { IndexStats } from '../engine';
+import type { IndexStats, OutlineEntry } from '../engine';
 import type { LogEvent, LogLevel } from '../log/logger';
 import type { CallerTreeNode, SymbolAction, SymbolResult } from '../resolve/symbols';
 import type { SearchMode } from '../search/level-router';
@@ -10,7 +10,10 @@ import type { SearchMetadata } from '../search/pipeline';
 import type { Span } from '../search/spans';
 import { Emitter, type Disposable, type Event } from '../util/event';
 import { describeError, fail, type EngineError, type Result } from '../util/result';
-import { WorkerMessage, type FolderOptions, type Request } from './protocol';
+import type { Answer, AnswerMode, AgentStep } from '../answer/model';
+import type { AssistantTurn } from '../llm/client';
+import { WorkerMessage, type FolderOptions, type LlmWire, type Request } from './protocol';
+import type { RemoteCall } from './remote-llm';
 
 /**
  * The editor's side of the engine worker: typed requests that resolve to Results, progress as
@@ -23,7 +26,24 @@ type Outgoing = Distribute<Exclude<Request, { type: 'cancel' }>>;
 interface Pending {
   readonly resolve: (result: Result<unknown>) => void;
   readonly onProgress?: (progress: IndexProgress) => void;
+  readonly onText?: (text: string) => void;
+  readonly onStep?: (step: AgentStep) => void;
 }
+
+export interface AskOptions {
+  readonly question: string;
+  readonly mode: AnswerMode;
+  readonly llm: LlmWire;
+  readonly sessionId?: string;
+  readonly attachment?: { path: string; content: string; startLine?: number };
+  readonly webSearchUrl?: string;
+}
+
+/**
+ * Runs a model call the worker cannot make itself (VS Code's language models): `onDelta` streams
+ * text back, the signal fires when the worker cancels it.
+ */
+export type HostLlmHandler = (call: RemoteCall, onDelta: (delta: string) => void, signal: AbortSignal) => Promise<Result<string | AssistantTurn>>;
 
 export class EngineWorkerClient implements Disposable {
   private readonly worker: Worker;
@@ -37,6 +57,8 @@ export class EngineWorkerClient implements Disposable {
   readonly onDidExit: Event<string> = this.exitEmitter.event;
   private nextId = 1;
   private disposed = false;
+  private llmHandler: HostLlmHandler | null = null;
+  private readonly hostCalls = new Map<number, AbortController>();
 
   constructor(options: { logLevel?: LogLevel } = {}) {
     const script = workerScript();
@@ -66,8 +88,27 @@ export class EngineWorkerClient implements Disposable {
     return this.request({ type: 'search', root, query, mode });
   }
 
+  /** Answers a question; the answer's text streams to `onText`, agent steps to `onStep`. */
+  ask(root: string, options: AskOptions, callbacks: { onText?: (text: string) => void; onStep?: (step: AgentStep) => void } = {}, signal?: AbortSignal): Promise<Result<Answer>> {
+    return this.request({ type: 'ask', root, ...options }, undefined, signal, callbacks);
+  }
+
+  /** Who runs the model calls the worker sends to the editor. */
+  setLlmHandler(handler: HostLlmHandler | null): void {
+    this.llmHandler = handler;
+  }
+
   resolve(root: string, name: string, action: SymbolAction): Promise<Result<SymbolResult[]>> {
     return this.request({ type: 'resolve', root, name, action });
+  }
+
+  /** One of the engine's research tools, its result as text for a model. */
+  tool(root: string, name: string, input: unknown): Promise<Result<string>> {
+    return this.request({ type: 'tool', root, name, input });
+  }
+
+  outline(root: string, path: string): Promise<Result<OutlineEntry[]>> {
+    return this.request({ type: 'outline', root, path });
   }
 
   trace(root: string, name: string, depth: number): Promise<Result<CallerTreeNode[]>> {
@@ -87,11 +128,11 @@ export class EngineWorkerClient implements Disposable {
     this.changeEmitter.dispose();
   }
 
-  private request<T>(message: Outgoing, onProgress?: (progress: IndexProgress) => void, signal?: AbortSignal): Promise<Result<T>> {
+  private request<T>(message: Outgoing, onProgress?: (progress: IndexProgress) => void, signal?: AbortSignal, streams: Pick<Pending, 'onText' | 'onStep'> = {}): Promise<Result<T>> {
     if (this.disposed) return Promise.resolve(fail('cancelled', 'The engine was shut down.'));
     const id = this.nextId++;
     return new Promise((resolve) => {
-      this.pending.set(id, { resolve: resolve as (result: Result<unknown>) => void, ...(onProgress ? { onProgress } : {}) });
+      this.pending.set(id, { resolve: resolve as (result: Result<unknown>) => void, ...(onProgress ? { onProgress } : {}), ...streams });
       signal?.addEventListener('abort', () => this.worker.postMessage({ id: this.nextId++, type: 'cancel', target: id }), { once: true });
       this.worker.postMessage({ ...message, id });
     });
@@ -117,8 +158,31 @@ export class EngineWorkerClient implements Disposable {
       case 'changed':
         this.changeEmitter.fire({ root: message.root, paths: message.paths });
         return;
+      case 'answerText':
+        this.pending.get(message.id)?.onText?.(message.text);
+        return;
+      case 'agentStep':
+        this.pending.get(message.id)?.onStep?.(message.step);
+        return;
+      case 'llmCall':
+        void this.runHostCall(message.callId, message.call as unknown as RemoteCall);
+        return;
+      case 'llmCancel':
+        this.hostCalls.get(message.callId)?.abort();
+        return;
       case 'ready':
         return;
+    }
+  }
+
+  private async runHostCall(callId: number, call: RemoteCall): Promise<void> {
+    const controller = new AbortController();
+    this.hostCalls.set(callId, controller);
+    try {
+      const result = this.llmHandler ? await this.llmHandler(call, (delta) => this.worker.postMessage({ type: 'llmDelta', callId, delta }), controller.signal) : fail('model_unavailable', "VS Code's language models are not available here.");
+      this.worker.postMessage({ type: 'llmReply', callId, result: result.ok ? { ok: true, value: result.value } : { ok: false, error: { ...result.error } } });
+    } finally {
+      this.hostCalls.delete(callId);
     }
   }
 

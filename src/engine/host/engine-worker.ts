@@ -2,7 +2,10 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { Engine } from '../engine';
 import { logHub, type LogLevel } from '../log/logger';
 import { describeError, fail, ok, type Result } from '../util/result';
-import { Request, type FolderOptions, type WorkerMessage } from './protocol';
+import type { AssistantTurn, LlmClient } from '../llm/client';
+import { createLlmClient } from '../llm/factory';
+import { LlmReply, Request, type FolderOptions, type LlmWire, type WorkerMessage } from './protocol';
+import { RemoteLlmClient, type RemoteCall } from './remote-llm';
 
 /**
  * The engine's thread in the editor: one Engine per workspace folder, driven by validated
@@ -18,7 +21,13 @@ const { logLevel } = (workerData ?? {}) as { logLevel?: LogLevel };
 
 logHub.addSink({ minLevel: logLevel ?? 'info', write: (event) => post({ type: 'log', event: { ...event } }) });
 
+/** Model calls sent to the host, waiting for its reply. */
+const remoteCalls = new Map<number, { resolve: (result: Result<string | AssistantTurn>) => void; onDelta: ((delta: string) => void) | undefined }>();
+let nextCallId = 1;
+
 port.on('message', (raw: unknown) => {
+  const reply = LlmReply.safeParse(raw);
+  if (reply.success) return receiveReply(reply.data);
   const parsed = Request.safeParse(raw);
   if (!parsed.success) {
     const id = (raw as { id?: unknown } | null)?.id;
@@ -56,10 +65,28 @@ async function dispatch(request: Exclude<Request, { type: 'cancel' }>): Promise<
       const result = await engine.search({ query: request.query, mode: request.mode });
       return result.ok ? ok({ spans: result.value.spans, metadata: result.value.metadata }) : result;
     }
+    case 'ask':
+      return withCancellation(request.id, (signal) =>
+        engine.ask({
+          question: request.question,
+          mode: request.mode,
+          llm: llmFor(request.llm),
+          signal,
+          onText: (text) => post({ type: 'answerText', id: request.id, text }),
+          onStep: (step) => post({ type: 'agentStep', id: request.id, step: { ...step } }),
+          ...(request.sessionId ? { sessionId: request.sessionId } : {}),
+          ...(request.attachment ? { attachment: request.attachment } : {}),
+          ...(request.webSearchUrl ? { webSearchUrl: request.webSearchUrl } : {}),
+        }),
+      );
     case 'resolve':
       return engine.resolveSymbol(request.name, request.action);
     case 'trace':
       return engine.traceCallers(request.name, request.depth);
+    case 'tool':
+      return engine.runTool(request.name, request.input);
+    case 'outline':
+      return ok(engine.outline(request.path));
     case 'close':
       engine.dispose();
       engines.delete(request.root);
@@ -69,7 +96,8 @@ async function dispatch(request: Exclude<Request, { type: 'cancel' }>): Promise<
 
 async function open(folder: FolderOptions): Promise<Result<unknown>> {
   engines.get(folder.root)?.dispose();
-  const opened = await Engine.open(folder);
+  const { summarizer, ...options } = folder;
+  const opened = await Engine.open({ ...options, summarizer: summarizer ? llmFor(summarizer) : null });
   if (!opened.ok) return opened;
   const engine = opened.value;
   engines.set(folder.root, engine);
@@ -79,15 +107,55 @@ async function open(folder: FolderOptions): Promise<Result<unknown>> {
 
 /** Runs an indexing request, forwarding its progress and letting a `cancel` request stop it. */
 async function withProgress<T>(id: number, engine: Engine, run: (signal: AbortSignal) => Promise<Result<T>>): Promise<Result<T>> {
+  const subscription = engine.onProgress((progress) => post({ type: 'progress', id, progress: { ...progress } }));
+  try {
+    return await withCancellation(id, run);
+  } finally {
+    subscription.dispose();
+  }
+}
+
+/** Runs a request that a `cancel` request can stop. */
+async function withCancellation<T>(id: number, run: (signal: AbortSignal) => Promise<Result<T>>): Promise<Result<T>> {
   const controller = new AbortController();
   cancellations.set(id, controller);
-  const subscription = engine.onProgress((progress) => post({ type: 'progress', id, progress: { ...progress } }));
   try {
     return await run(controller.signal);
   } finally {
-    subscription.dispose();
     cancellations.delete(id);
   }
+}
+
+/** The client for the model the editor chose: HTTP backends run here, VS Code's in the host. */
+function llmFor(wire: LlmWire): LlmClient | null {
+  if (wire.provider === 'vscode') return new RemoteLlmClient(wire.model || 'default', callHost, wire.logPrompts ?? false);
+  return createLlmClient({ ...wire, provider: wire.provider });
+}
+
+function callHost(call: RemoteCall, onDelta: ((delta: string) => void) | undefined, signal: AbortSignal | undefined): Promise<Result<string | AssistantTurn>> {
+  const callId = nextCallId++;
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve(fail('cancelled', 'The question was cancelled.'));
+    remoteCalls.set(callId, { resolve, onDelta });
+    signal?.addEventListener(
+      'abort',
+      () => {
+        if (!remoteCalls.delete(callId)) return;
+        post({ type: 'llmCancel', callId });
+        resolve(fail('cancelled', 'The question was cancelled.'));
+      },
+      { once: true },
+    );
+    post({ type: 'llmCall', callId, call: { ...call } });
+  });
+}
+
+function receiveReply(reply: LlmReply): void {
+  const pending = remoteCalls.get(reply.callId);
+  if (!pending) return;
+  if (reply.type === 'llmDelta') return pending.onDelta?.(reply.delta);
+  remoteCalls.delete(reply.callId);
+  pending.resolve(reply.result.ok ? { ok: true, value: reply.result.value as string | AssistantTurn } : fail(reply.result.error.code as Parameters<typeof fail>[0], reply.result.error.message));
 }
 
 function respond(id: number, result: Result<unknown>): void {

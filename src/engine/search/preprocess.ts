@@ -43,6 +43,8 @@ export interface ParsedQuery {
 export interface Attachment {
   readonly path: string;
   readonly content: string;
+  /** The file line the content starts on, for a selection (1 for a whole file). */
+  readonly startLine?: number;
 }
 
 /**

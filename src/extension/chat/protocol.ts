@@ -1,0 +1,87 @@
+import { z } from 'zod';
+
+/**
+ * The messages between the chat webview and the extension host. The host validates everything the
+ * webview sends (it is a web page: treat it as untrusted input); the webview trusts the host.
+ */
+export const ANSWER_MODES = ['fast', 'thinking', 'deep'] as const;
+export const ChatMode = z.enum(ANSWER_MODES);
+export type ChatMode = z.infer<typeof ChatMode>;
+
+/** A file or selection sent with a question. */
+export const Attachment = z.object({
+  /** Workspace-relative path when the file is in the workspace, else the file name. */
+  path: z.string().max(1000),
+  content: z.string().max(512 * 1024),
+  /** Set for a selection: its first and last line in the file (1-based). */
+  startLine: z.number().int().positive().optional(),
+  endLine: z.number().int().positive().optional(),
+});
+export type Attachment = z.infer<typeof Attachment>;
+
+export const Citation = z.object({
+  path: z.string(),
+  startLine: z.number().int(),
+  endLine: z.number().int(),
+  why: z.string(),
+  /** The workspace folder (its URI) the path is relative to. */
+  folder: z.string(),
+});
+export type Citation = z.infer<typeof Citation>;
+
+/** The folded details under an answer. */
+export const AnswerDetails = z.object({
+  mode: ChatMode,
+  model: z.string().nullable(),
+  questionKind: z.string().nullable(),
+  levels: z.array(z.string()),
+  crag: z.object({ decision: z.string(), score: z.number(), strategy: z.string() }).nullable(),
+  passes: z.number().int().nullable(),
+  gapsIdentified: z.array(z.string()),
+  gapsResolved: z.array(z.string()),
+  gapsUnresolved: z.array(z.string()),
+  agentSteps: z.array(z.string()),
+  citationsDropped: z.number().int(),
+  timings: z.record(z.string(), z.number()),
+  durationMs: z.number(),
+});
+export type AnswerDetails = z.infer<typeof AnswerDetails>;
+
+export const ChatAnswer = z.object({
+  answer: z.string(),
+  confidence: z.number(),
+  citations: z.array(Citation),
+  followUps: z.array(z.string()),
+  evidenceOnly: z.boolean(),
+  notices: z.array(z.string()),
+  sessionId: z.string().nullable(),
+  details: AnswerDetails,
+});
+export type ChatAnswer = z.infer<typeof ChatAnswer>;
+
+export const FromWebview = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('ready') }),
+  z.object({ type: z.literal('ask'), id: z.string().max(100), question: z.string().max(200_000), mode: ChatMode, attachment: Attachment.optional(), sessionId: z.string().max(100).optional() }),
+  z.object({ type: z.literal('stop'), id: z.string().max(100) }),
+  z.object({ type: z.literal('openCitation'), folder: z.string().max(2000), path: z.string().max(1000), startLine: z.number().int().positive(), endLine: z.number().int().positive() }),
+  z.object({ type: z.literal('pickFile') }),
+  /** Files dropped from the explorer or the OS arrive as URIs; the host reads them. */
+  z.object({ type: z.literal('dropUris'), uris: z.array(z.string().max(2000)).max(10) }),
+  z.object({ type: z.literal('setMode'), mode: ChatMode }),
+]);
+export type FromWebview = z.infer<typeof FromWebview>;
+
+export type ToWebview =
+  | { type: 'init'; mode: ChatMode; modelLabel: string; indexReady: boolean }
+  | { type: 'indexing'; stage: string; label: string; percent: number }
+  | { type: 'indexReady'; files: number; chunks: number }
+  | { type: 'indexFailed'; message: string }
+  /** The host asks on the user's behalf (Explain this error, Ask about selection). */
+  | { type: 'ask'; question: string; mode: ChatMode; attachment?: Attachment; label?: string }
+  | { type: 'answerStart'; id: string }
+  | { type: 'answerText'; id: string; text: string }
+  | { type: 'agentStep'; id: string; step: string }
+  | { type: 'answerDone'; id: string; answer: ChatAnswer }
+  | { type: 'answerError'; id: string; message: string }
+  | { type: 'attachment'; attachment: Attachment }
+  | { type: 'modelLabel'; label: string };

@@ -1,0 +1,225 @@
+import * as vscode from 'vscode';
+import type { Answer } from '../../engine/answer/model';
+import { readConfig } from '../config';
+import type { Ctx } from '../ctx';
+import type { IndexProgress } from '../../engine/index/indexer';
+import { stagePercent, type FolderIndex } from '../folder-index';
+import { llmWire, modelLabel } from '../models';
+import { chatHtml } from './html';
+import { FromWebview, type Attachment, type ChatAnswer, type ChatMode, type ToWebview } from './protocol';
+
+/**
+ * The sidebar chat's host side: it creates the webview, answers its questions through the engine
+ * worker (streaming the text back, cancelling on Stop), opens citations on the exact lines, and
+ * asks on the user's behalf for "Explain this error" and "Ask about selection".
+ */
+const HIGHLIGHT_MS = 1500;
+const TRANSCRIPT_ENTRIES = 50;
+
+export interface TranscriptEntry {
+  readonly question: string;
+  readonly mode: ChatMode;
+  readonly answer: ChatAnswer;
+}
+
+export class ChatView implements vscode.WebviewViewProvider {
+  static readonly id = 'codeOracle.chatView';
+  private view: vscode.WebviewView | undefined;
+  private webviewReady = false;
+  private readonly queued: ToWebview[] = [];
+  private readonly running = new Map<string, AbortController>();
+  private readonly highlight = vscode.window.createTextEditorDecorationType({ backgroundColor: new vscode.ThemeColor('editor.findMatchHighlightBackground'), isWholeLine: true });
+  private sessionId: string | undefined;
+  private mode: ChatMode;
+
+  constructor(private readonly ctx: Ctx) {
+    this.mode = readConfig().chatMode;
+  }
+
+  resolveWebviewView(view: vscode.WebviewView): void {
+    this.view = view;
+    this.webviewReady = false;
+    const extensionUri = this.ctx.extension.extensionUri;
+    view.webview.options = { enableScripts: true, localResourceRoots: [vscode.Uri.joinPath(extensionUri, 'media'), vscode.Uri.joinPath(extensionUri, 'dist', 'webview')] };
+    view.webview.html = chatHtml(view.webview, extensionUri);
+    const subscriptions = [
+      view.webview.onDidReceiveMessage((raw: unknown) => void this.receive(raw)),
+      this.ctx.onProgress((progress) => {
+        if (!this.ctx.indexReady) this.post({ type: 'indexing', stage: progress.stage, label: STAGE_LABELS[progress.stage], percent: stagePercent(progress) });
+      }),
+      this.ctx.onReady((stats) => this.post({ type: 'indexReady', files: sum(stats.map((entry) => entry.files)), chunks: sum(stats.flatMap((entry) => Object.values(entry.chunks))) })),
+      this.ctx.onFailed((message) => this.post({ type: 'indexFailed', message })),
+    ];
+    view.onDidDispose(() => {
+      subscriptions.forEach((subscription) => subscription.dispose());
+      this.view = undefined;
+    });
+  }
+
+  /** Asks a question as if the user had typed it (Explain this error, Ask about selection). */
+  async askFromHost(request: { question: string; mode?: ChatMode; attachment?: Attachment; label?: string }): Promise<void> {
+    await vscode.commands.executeCommand(`${ChatView.id}.focus`);
+    this.post({ type: 'ask', question: request.question, mode: request.mode ?? this.mode, ...(request.attachment ? { attachment: request.attachment } : {}), ...(request.label ? { label: request.label } : {}) });
+  }
+
+  /** The questions and answers of this window, for "Export Chat". */
+  transcript(): readonly TranscriptEntry[] {
+    return this.ctx.extension.workspaceState.get<TranscriptEntry[]>('codeOracle.transcript', []);
+  }
+
+  refreshSettings(): void {
+    this.post({ type: 'modelLabel', label: modelLabel() });
+  }
+
+  private post(message: ToWebview): void {
+    if (!this.view || !this.webviewReady) {
+      if (message.type === 'ask') this.queued.push(message);
+      return;
+    }
+    void this.view.webview.postMessage(message);
+  }
+
+  private async receive(raw: unknown): Promise<void> {
+    const parsed = FromWebview.safeParse(raw);
+    if (!parsed.success) return this.ctx.log.warn(`chat_message_rejected reason=${parsed.error.issues[0]?.message ?? 'malformed'}`);
+    const message = parsed.data;
+    switch (message.type) {
+      case 'ready':
+        return this.onWebviewReady();
+      case 'ask':
+        return this.answer(message.id, message.question, message.mode, message.attachment, message.sessionId);
+      case 'stop':
+        return this.running.get(message.id)?.abort();
+      case 'openCitation':
+        return this.openCitation(message.folder, message.path, message.startLine, message.endLine);
+      case 'pickFile':
+        return this.pickFile();
+      case 'dropUris':
+        return this.attachUris(message.uris.map((uri) => vscode.Uri.parse(uri)));
+      case 'setMode':
+        this.mode = message.mode;
+        return;
+    }
+  }
+
+  private onWebviewReady(): void {
+    this.webviewReady = true;
+    this.post({ type: 'init', mode: this.mode, modelLabel: modelLabel(), indexReady: this.ctx.indexReady });
+    for (const message of this.queued.splice(0)) this.post(message);
+  }
+
+  private async answer(id: string, question: string, mode: ChatMode, attachment: Attachment | undefined, sessionId: string | undefined): Promise<void> {
+    const folder = this.ctx.folderFor();
+    if (!folder) return this.post({ type: 'answerError', id, message: 'Open a folder to ask about its code.' });
+    const controller = new AbortController();
+    this.running.set(id, controller);
+    this.post({ type: 'answerStart', id });
+    try {
+      const result = await this.ctx.client.ask(
+        folder.root,
+        {
+          question,
+          mode,
+          llm: await llmWire(this.ctx.extension.secrets),
+          ...(sessionId ?? this.sessionId ? { sessionId: (sessionId ?? this.sessionId)! } : {}),
+          ...(attachment ? { attachment: { path: attachment.path, content: attachment.content, ...(attachment.startLine ? { startLine: attachment.startLine } : {}) } } : {}),
+          ...(readConfig().webSearchUrl ? { webSearchUrl: readConfig().webSearchUrl } : {}),
+        },
+        { onText: (text) => this.post({ type: 'answerText', id, text }), onStep: (step) => this.post({ type: 'agentStep', id, step: `${step.tool} ${JSON.stringify(step.input)}${step.cached ? ' (cached)' : ''}` }) },
+        controller.signal,
+      );
+      if (!result.ok) return this.post({ type: 'answerError', id, message: result.error.code === 'cancelled' ? 'Stopped.' : result.error.message });
+      const answer = toChatAnswer(result.value, folder);
+      this.sessionId = answer.sessionId ?? this.sessionId;
+      this.post({ type: 'answerDone', id, answer });
+      await this.remember({ question, mode, answer });
+    } finally {
+      this.running.delete(id);
+    }
+  }
+
+  private async remember(entry: TranscriptEntry): Promise<void> {
+    await this.ctx.extension.workspaceState.update('codeOracle.transcript', [...this.transcript(), entry].slice(-TRANSCRIPT_ENTRIES));
+  }
+
+  /** Opens the cited file on its lines and highlights them for a moment. */
+  private async openCitation(folderUri: string, relative: string, startLine: number, endLine: number): Promise<void> {
+    const folder = vscode.workspace.workspaceFolders?.find((candidate) => candidate.uri.toString() === folderUri);
+    if (!folder || relative.split('/').includes('..')) return void vscode.window.showWarningMessage(`Code Oracle: ${relative} is not in this workspace.`);
+    const uri = vscode.Uri.joinPath(folder.uri, ...relative.split('/'));
+    try {
+      const document = await vscode.workspace.openTextDocument(uri);
+      const last = Math.min(endLine, document.lineCount);
+      const range = new vscode.Range(startLine - 1, 0, last - 1, document.lineAt(last - 1).text.length);
+      const editor = await vscode.window.showTextDocument(document, { selection: new vscode.Range(range.start, range.start), preview: true });
+      editor.revealRange(range, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+      editor.setDecorations(this.highlight, [range]);
+      setTimeout(() => editor.setDecorations(this.highlight, []), HIGHLIGHT_MS);
+    } catch (cause) {
+      void vscode.window.showWarningMessage(`Code Oracle: cannot open ${relative}: ${cause instanceof Error ? cause.message : String(cause)}`);
+    }
+  }
+
+  private async pickFile(): Promise<void> {
+    const folder = this.ctx.folderFor();
+    const picked = await vscode.window.showOpenDialog({ canSelectMany: false, openLabel: 'Attach', ...(folder ? { defaultUri: folder.folder.uri } : {}) });
+    if (picked?.[0]) await this.attachUris([picked[0]]);
+  }
+
+  private async attachUris(uris: readonly vscode.Uri[]): Promise<void> {
+    for (const uri of uris.slice(0, 1)) {
+      try {
+        const bytes = await vscode.workspace.fs.readFile(uri);
+        if (bytes.length > 512 * 1024) return void vscode.window.showWarningMessage('Code Oracle: the file is larger than 512 KB; attach a part of it (select it and use "Ask about Selection").');
+        const content = new TextDecoder('utf-8', { fatal: false }).decode(bytes);
+        if (content.includes('\u0000')) return void vscode.window.showWarningMessage('Code Oracle: that looks like a binary file; attach a text file.');
+        const folder = this.ctx.folderFor(uri);
+        const path = folder && vscode.workspace.getWorkspaceFolder(uri) ? this.ctx.relativePath(folder, uri) : uri.path.split('/').pop() ?? uri.path;
+        this.post({ type: 'attachment', attachment: { path, content } });
+      } catch (cause) {
+        void vscode.window.showWarningMessage(`Code Oracle: cannot read ${uri.fsPath}: ${cause instanceof Error ? cause.message : String(cause)}`);
+      }
+    }
+  }
+}
+
+function toChatAnswer(answer: Answer, folder: FolderIndex): ChatAnswer {
+  const { metadata } = answer;
+  const search = metadata.search;
+  return {
+    answer: answer.answer,
+    confidence: answer.confidence,
+    citations: answer.citations.map((citation) => ({ ...citation, folder: folder.folder.uri.toString() })),
+    followUps: [...answer.followUps],
+    evidenceOnly: answer.evidenceOnly,
+    notices: [...metadata.notices],
+    sessionId: metadata.cgrag?.sessionId ?? null,
+    details: {
+      mode: answer.mode,
+      model: metadata.model ? `${metadata.model.backend} ${metadata.model.name}` : null,
+      questionKind: search?.queryMode ?? null,
+      levels: [...(search?.levels ?? [])],
+      crag: search ? { decision: search.crag.decision, score: search.crag.score, strategy: search.crag.strategy } : null,
+      passes: metadata.cgrag?.passesUsed ?? null,
+      gapsIdentified: [...(metadata.cgrag?.gapsIdentified ?? [])],
+      gapsResolved: [...(metadata.cgrag?.gapsResolved ?? [])],
+      gapsUnresolved: [...(metadata.cgrag?.gapsUnresolved ?? [])],
+      agentSteps: (metadata.agent?.steps ?? []).map((step) => `${step.iteration}. ${step.tool} ${JSON.stringify(step.input)}${step.cached ? ' (cached)' : ''}`),
+      citationsDropped: metadata.citationsDropped,
+      timings: { ...(search?.timings ?? {}) },
+      durationMs: metadata.durationMs,
+    },
+  };
+}
+
+const STAGE_LABELS: Record<IndexProgress['stage'], string> = {
+  walk: 'Finding files…',
+  parse: 'Parsing the code…',
+  summarize: 'Summarising long functions…',
+  facts: 'Linking calls…',
+  embed: 'Embedding chunks…',
+  write: 'Writing the index…',
+};
+function sum(values: readonly number[]): number {
+  return values.reduce((a, b) => a + b, 0);
+}

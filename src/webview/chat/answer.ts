@@ -1,0 +1,122 @@
+import type { ChatAnswer } from '../../extension/chat/protocol';
+import { linkMentions, sourcesList } from './citations';
+import { detailsSection } from './details';
+import { h, icon } from './dom';
+import { drawDiagrams, renderMarkdown } from './markdown';
+import { attachmentLabel, type Entry } from './state';
+
+/** One conversation entry: the question and its answer, live while it streams, complete after. */
+export interface AnswerActions {
+  /** Asks a new question (a follow-up chip). */
+  ask(question: string): void;
+  /** Asks this entry's question again (after it was interrupted). */
+  retry(entry: Entry): void;
+  /** Called after the entry's content changed size, so the conversation can keep the end in view. */
+  rendered(): void;
+}
+
+export class AnswerView {
+  readonly element: HTMLElement;
+  private readonly response = h('div', { class: 'response' });
+  private frame = 0;
+
+  constructor(
+    readonly entry: Entry,
+    private readonly actions: AnswerActions,
+  ) {
+    this.element = h('article', { class: 'entry', 'data-testid': 'answer', 'data-id': entry.id }, questionBlock(entry), this.response);
+    this.render();
+  }
+
+  /** Re-renders at the next frame at most once: streamed text arrives faster than the screen repaints. */
+  scheduleRender(): void {
+    if (this.frame !== 0) return;
+    this.frame = requestAnimationFrame(() => {
+      this.frame = 0;
+      this.render();
+    });
+  }
+
+  render(): void {
+    cancelAnimationFrame(this.frame);
+    this.frame = 0;
+    this.element.dataset['status'] = this.entry.status;
+    this.response.replaceChildren(...this.parts().filter((part) => part !== null));
+    this.actions.rendered();
+  }
+
+  private parts(): (Node | null)[] {
+    const { entry } = this;
+    switch (entry.status) {
+      case 'streaming':
+        return [stepsList(entry.steps), entry.text ? answerText(entry.text, true) : working(entry.steps.length > 0)];
+      case 'done':
+        return entry.answer ? this.finished(entry.answer) : [];
+      case 'error':
+        return [entry.text ? answerText(entry.text, false) : null, h('div', { class: 'error', role: 'alert' }, entry.error ?? 'The answer failed.')];
+      case 'stopped':
+        return [entry.text ? answerText(entry.text, false) : null, h('p', { class: 'note' }, 'Stopped.')];
+      case 'interrupted':
+        return [entry.text ? answerText(entry.text, false) : null, this.interrupted()];
+    }
+  }
+
+  private finished(answer: ChatAnswer): (Node | null)[] {
+    const text = answerText(answer.answer, false);
+    linkMentions(text, answer.citations);
+    void drawDiagrams(text).then(() => this.actions.rendered());
+    return [
+      answer.evidenceOnly ? h('div', { class: 'evidence-only', 'data-testid': 'evidence-only-label' }, 'Evidence only — no model wrote this answer; it lists what the search found.') : null,
+      text,
+      notices(answer.notices),
+      sourcesList(answer.citations),
+      this.followUps(answer.followUps),
+      detailsSection(answer),
+    ];
+  }
+
+  private followUps(questions: readonly string[]): HTMLElement | null {
+    if (questions.length === 0) return null;
+    const chips = questions.map((question) => {
+      const chip = h('button', { type: 'button', class: 'chip follow-up', 'data-testid': 'follow-up' }, question);
+      chip.addEventListener('click', () => this.actions.ask(question));
+      return chip;
+    });
+    return h('div', { class: 'follow-ups', role: 'group', 'aria-label': 'Follow-up questions' }, ...chips);
+  }
+
+  private interrupted(): HTMLElement {
+    const again = h('button', { type: 'button', class: 'chip' }, 'Ask again');
+    again.addEventListener('click', () => this.actions.retry(this.entry));
+    return h('p', { class: 'note' }, 'This answer was interrupted when the view closed. ', again);
+  }
+}
+
+function questionBlock(entry: Entry): HTMLElement {
+  return h(
+    'div',
+    { class: 'question', title: entry.label ? entry.question : undefined },
+    h('div', { class: 'question-text' }, entry.label ?? entry.question),
+    entry.attachment ? h('span', { class: 'chip attachment' }, icon('attach'), h('span', { class: 'chip-text' }, attachmentLabel(entry.attachment))) : null,
+  );
+}
+
+function answerText(markdown: string, streaming: boolean): HTMLElement {
+  const element = h('div', { class: 'answer-text markdown', 'data-testid': 'answer-text', 'aria-busy': streaming ? 'true' : 'false' });
+  element.appendChild(renderMarkdown(markdown));
+  return element;
+}
+
+function stepsList(steps: readonly string[]): HTMLElement | null {
+  if (steps.length === 0) return null;
+  return h('ol', { class: 'steps', 'aria-label': 'Agent steps' }, ...steps.map((step) => h('li', {}, step)));
+}
+
+function working(searching: boolean): HTMLElement {
+  return h('p', { class: 'working', role: 'status' }, h('span', { class: 'spinner', 'aria-hidden': 'true' }), searching ? 'Working…' : 'Searching the index…');
+}
+
+function notices(items: readonly string[]): HTMLElement | null {
+  if (items.length === 0) return null;
+  return h('ul', { class: 'notices' }, ...items.map((notice) => h('li', { role: 'note' }, notice)));
+}

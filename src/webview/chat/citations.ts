@@ -1,0 +1,78 @@
+import type { Citation } from '../../extension/chat/protocol';
+import { h } from './dom';
+import { post } from './messages';
+
+/** Citations as `path:start-end` links that ask the host to open and highlight those lines. */
+
+interface Target {
+  readonly folder: string;
+  readonly path: string;
+  readonly startLine: number;
+  readonly endLine: number;
+}
+
+export function citationLink(target: Target, text = `${target.path}:${target.startLine}-${target.endLine}`): HTMLAnchorElement {
+  const link = h('a', { href: '#', class: 'citation', 'data-testid': 'citation', title: `Open ${target.path}, lines ${target.startLine}–${target.endLine}` }, text);
+  link.addEventListener('click', (event) => {
+    event.preventDefault();
+    post({ type: 'openCitation', folder: target.folder, path: target.path, startLine: target.startLine, endLine: target.endLine });
+  });
+  return link;
+}
+
+/** The "Sources" list under an answer: each citation with why it was cited. */
+export function sourcesList(citations: readonly Citation[]): HTMLElement | null {
+  if (citations.length === 0) return null;
+  const items = citations.map((citation) => h('li', {}, citationLink(citation), citation.why ? h('span', { class: 'why' }, ` — ${citation.why}`) : null));
+  return h('section', { class: 'sources', 'aria-label': 'Sources' }, h('h3', {}, 'Sources'), h('ul', {}, ...items));
+}
+
+/** `src/a.ts:12-20` or `src/a.ts:12` (an en dash too); the path part is checked against the citations. */
+const MENTION = /([\w@+.-]+(?:\/[\w@+.-]+)*):(\d+)(?:[-–](\d+))?/g;
+
+/**
+ * Turns mentions of cited spans in the rendered answer into citation links. A mention counts when
+ * its path is a cited path (or that path's tail) and its lines overlap a citation of that file;
+ * it opens the lines the text mentions, in the cited file's folder.
+ */
+export function linkMentions(root: HTMLElement, citations: readonly Citation[]): void {
+  if (citations.length === 0) return;
+  for (const node of textNodes(root)) {
+    const pieces = splitMentions(node.data, citations);
+    if (pieces.some((piece) => typeof piece !== 'string')) node.replaceWith(...pieces.map((piece) => (typeof piece === 'string' ? piece : citationLink(piece.target, piece.text))));
+  }
+}
+
+/** Text outside links and code blocks (inline `code` is kept: answers often cite spans in backticks). */
+function textNodes(root: HTMLElement): Text[] {
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT, {
+    acceptNode: (node) => (node.parentElement?.closest('a, pre') ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT),
+  });
+  const nodes: Text[] = [];
+  while (walker.nextNode()) nodes.push(walker.currentNode as Text);
+  return nodes;
+}
+
+type Piece = string | { readonly text: string; readonly target: Target };
+
+function splitMentions(text: string, citations: readonly Citation[]): Piece[] {
+  const pieces: Piece[] = [];
+  let last = 0;
+  for (const match of text.matchAll(MENTION)) {
+    const [whole, path = '', start = '', end = start] = match;
+    const target = resolve(path, Number(start), Number(end), citations);
+    if (!target) continue;
+    pieces.push(text.slice(last, match.index), { text: whole, target });
+    last = match.index + whole.length;
+  }
+  pieces.push(text.slice(last));
+  return pieces.filter((piece) => piece !== '');
+}
+
+function resolve(path: string, startLine: number, endLine: number, citations: readonly Citation[]): Target | null {
+  if (startLine < 1 || endLine < startLine) return null;
+  const citation = citations.find(
+    (candidate) => (candidate.path === path || candidate.path.endsWith(`/${path}`)) && startLine <= candidate.endLine && endLine >= candidate.startLine,
+  );
+  return citation ? { folder: citation.folder, path: citation.path, startLine, endLine } : null;
+}
