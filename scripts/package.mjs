@@ -49,8 +49,8 @@ const PACKAGE_FILES = {
   // Builds for browsers and bundlers, sources and types (16 MB): Node loads only the node builds.
   '@huggingface/transformers': (file) => /^dist\/transformers\.node\.(mjs|cjs)$/.test(file),
   // transformers' Node build carries the part of ONNX Runtime Web it uses inline, so this package
-  // (140 MB of wasm) is never loaded; its package.json stays so that the dependency tree vsce reads
-  // with `npm list` is complete.
+  // (140 MB of wasm) is never loaded; its package.json (and its small dependencies) stay so that
+  // the dependency tree vsce reads with `npm list` is complete.
   'onnxruntime-web': () => false,
   // One package with every platform's binaries: keep the target's. On macOS the versioned dylib is a
   // copy of libonnxruntime.1.dylib (npm turns the symlink into a file); the binding loads the latter.
@@ -76,10 +76,10 @@ export function parseTarget(args) {
   let target = hostTarget();
   for (let i = 0; i < args.length; i++) {
     const [flag, inline] = args[i].split(/=(.*)/s);
-    if (flag !== '--target') throw new Failure(`unknown argument ${args[i]}: usage: npm run package [-- --target <${Object.keys(TARGETS).join('|')}>]`);
+    if (flag !== '--target') throw new Failure(`unknown argument ${args[i]}: usage: npm run package [-- --target <target>]`);
     target = inline ?? args[++i];
   }
-  if (!TARGETS[target]) throw new Failure(`no VS Code target "${target}": pass --target with one of ${Object.keys(TARGETS).join(', ')}`);
+  if (!TARGETS[target]) throw new Failure(`no VS Code target "${target ?? ''}": pass --target with one of ${Object.keys(TARGETS).join(', ')}`);
   return target;
 }
 
@@ -122,12 +122,13 @@ function resolvePackage(name, from) {
 }
 
 /**
- * The packages `names` need, as installed: folder → package.json. Required dependencies and peers
- * are followed; optional ones are either other platforms' binaries (the target's are added by
- * nativePackages) or features the extension does not use, like LanceDB's OpenAI embeddings.
+ * The packages requested ({ name, from: the folder it is looked up from, neededBy }) and what they
+ * need, as installed: folder → package.json. Required dependencies and peers are followed; optional
+ * ones are either other platforms' binaries (the target's come from nativePackages) or features
+ * the extension does not use, like LanceDB's OpenAI embeddings.
  */
-function dependencyClosure(names, packages = new Map()) {
-  const queue = names.map((name) => ({ name, from: ROOT, neededBy: 'the bundle' }));
+function dependencyClosure(requests, packages = new Map()) {
+  const queue = [...requests];
   while (queue.length) {
     const { name, from, neededBy } = queue.shift();
     const dir = resolvePackage(name, from);
@@ -142,8 +143,9 @@ function dependencyClosure(names, packages = new Map()) {
 }
 
 /**
- * The target's native packages for the packages collected, or every reason they cannot be had:
- * npm installs only this machine's, and some libraries publish no binary for some targets.
+ * The target's native packages for the packages collected, as requests for dependencyClosure, or
+ * every reason they cannot be had: npm installs only this machine's, and some libraries publish no
+ * binary for some targets.
  */
 export function nativePackages(packages, target) {
   const byName = new Map([...packages].map(([dir, json]) => [json.name, { dir, json }]));
@@ -154,7 +156,7 @@ export function nativePackages(packages, target) {
     // On Windows libvips comes inside @img/sharp-win32-*; elsewhere it is a package of its own.
     if (!target.startsWith('win32')) wanted.push({ parent: 'sharp', name: `@img/sharp-libvips-${target}` });
   }
-  const names = [];
+  const requests = [];
   const problems = [];
   const missing = [];
   for (const { parent, name } of wanted) {
@@ -162,7 +164,7 @@ export function nativePackages(packages, target) {
     const version = json.optionalDependencies?.[name];
     if (!version) problems.push(`${parent} ${json.version} publishes no ${target} binary (${name})`);
     else if (!resolvePackage(name, dir)) missing.push(`${name}@${version}`);
-    else names.push(name);
+    else requests.push({ name, from: dir, neededBy: parent });
   }
   const onnx = byName.get('onnxruntime-node');
   if (onnx && !existsSync(path.join(onnx.dir, 'bin', 'napi-v6', ...target.split('-'), 'onnxruntime_binding.node'))) {
@@ -172,7 +174,7 @@ export function nativePackages(packages, target) {
     problems.push(`not installed: ${missing.join(', ')} (npm installs only this machine's native packages: package ${target} on a ${target} machine after npm ci)`);
   }
   if (problems.length) throw new Failure(`cannot package ${target}: ${problems.join('; ')}`);
-  return names;
+  return requests;
 }
 
 /** Whether a file of a package goes into the VSIX for the target (`file` relative to the package, with /). */
@@ -256,8 +258,11 @@ function listVsix(vsix) {
   return entries;
 }
 
-/** The bundles, grammars, webview, media and the target's binaries are inside; no other platform's binaries are. */
-function verifyContents(entries, target, natives) {
+/**
+ * The bundles, grammars, webview, media and the target's binaries are inside; no other platform's
+ * binaries are. `nativeDirs`: where the target's native packages are staged (node_modules/…).
+ */
+function verifyContents(entries, target, nativeDirs) {
   const names = new Set(entries.map((entry) => entry.name));
   const problems = [];
   for (const bundle of BUNDLES) if (!names.has(`extension/dist/${bundle}`)) problems.push(`dist/${bundle} missing`);
@@ -270,11 +275,18 @@ function verifyContents(entries, target, natives) {
     if (![...names].some((name) => name.startsWith(prefix))) problems.push(`no ${what} (${prefix.slice('extension/'.length)})`);
   }
   if (!names.has('extension/dist/web-tree-sitter.wasm')) problems.push('dist/web-tree-sitter.wasm missing');
-  const lancedb = `extension/node_modules/@lancedb/lancedb-${TARGETS[target].lancedb}/lancedb.${TARGETS[target].lancedb}.node`;
-  if (!names.has(lancedb)) problems.push(`LanceDB's ${target} binary missing (${lancedb})`);
-  // Every native binary belongs to the target: in one of its native packages or onnxruntime-node's folder for it.
-  const ours = [...natives.map((name) => `extension/node_modules/${name}/`), `extension/node_modules/onnxruntime-node/bin/napi-v6/${target.replace('-', '/')}/`];
-  const foreign = [...names].filter((name) => /\.(node|so(\.\d+)*|dylib|dll)$/.test(name) && !ours.some((prefix) => name.startsWith(prefix)));
+  // Each of the target's native packages (LanceDB's, sharp's) brought its binary, so did
+  // onnxruntime-node if it is inside, and every binary belongs to the target.
+  const binaries = [...names].filter((name) => /\.(node|so(\.\d+)*|dylib|dll)$/.test(name));
+  const ours = nativeDirs.map((dir) => `extension/${dir}/`);
+  for (const prefix of ours) {
+    if (!binaries.some((name) => name.startsWith(prefix))) problems.push(`no binary in ${prefix.slice('extension/'.length)}`);
+  }
+  const onnx = `extension/node_modules/onnxruntime-node/bin/napi-v6/${target.replace('-', '/')}/`;
+  if (names.has('extension/node_modules/onnxruntime-node/package.json') && !names.has(`${onnx}onnxruntime_binding.node`)) {
+    problems.push(`no ${onnx.slice('extension/'.length)}onnxruntime_binding.node`);
+  }
+  const foreign = binaries.filter((name) => !name.startsWith(onnx) && !ours.some((prefix) => name.startsWith(prefix)));
   if (foreign.length) problems.push(`binaries of other platforms: ${foreign.join(', ')}`);
   if (problems.length) throw new Failure(`the VSIX is incomplete: ${problems.join('; ')}`);
 }
@@ -344,9 +356,10 @@ async function main() {
   const specifiers = runtimeSpecifiers(bundles);
   // A deep import (x/sub) needs its package, x or @scope/x.
   const roots = [...new Set([...specifiers.keys()].map((name) => name.split('/').slice(0, name.startsWith('@') ? 2 : 1).join('/')))];
-  const packages = dependencyClosure(roots);
+  const packages = dependencyClosure(roots.map((name) => ({ name, from: ROOT, neededBy: 'the bundles' })));
   const natives = nativePackages(packages, target);
   dependencyClosure(natives, packages);
+  const nativeDirs = natives.map(({ name, from }) => path.relative(ROOT, resolvePackage(name, from)).split(path.sep).join('/'));
   log(`runtime packages: ${roots.join(', ')}; with dependencies and ${target} binaries ${packages.size} packages`);
 
   const stage = stageExtension(target, roots, packages);
@@ -355,7 +368,7 @@ async function main() {
 
   const vsix = runVsce(stage, target, version);
   const entries = listVsix(vsix);
-  verifyContents(entries, target, natives);
+  verifyContents(entries, target, nativeDirs);
   const size = statSync(vsix).size;
   log(`${path.basename(vsix)}: ${megabytes(size)}, ${entries.length} files (${megabytes(entries.reduce((sum, entry) => sum + entry.size, 0))} installed)`);
   for (const [part, bytes] of largestParts(entries, 8)) log(`  ${megabytes(bytes).padStart(8)}  ${part}`);

@@ -1,6 +1,8 @@
 import { strict as assert } from 'node:assert';
 import * as path from 'node:path';
 import { EngineWorkerClient } from '../../src/engine/host/client';
+import type { RemoteCall } from '../../src/engine/host/remote-llm';
+import { ok } from '../../src/engine/util/result';
 import type { IndexProgress } from '../../src/engine/index/indexer';
 import { Scratch, writeTree } from '../helpers/workspace';
 
@@ -60,4 +62,61 @@ describe('engine worker', function () {
     const resumed = await client.index(root);
     assert.ok(resumed.ok && resumed.value.files === 400, 'a cancelled run finishes next time');
   });
+
+  it('answers through the worker: evidence-only, and with a model the editor runs, streamed, cancellable', async () => {
+    const root = scratch.fixture('shop-py');
+    assert.ok((await client.open(folder(root))).ok);
+    assert.ok((await client.index(root)).ok);
+    const question = "why do I get 'attempt to write a readonly database'?";
+    const plain = await client.ask(root, { question, mode: 'fast', llm: { provider: 'none' } });
+    assert.ok(plain.ok && plain.value.evidenceOnly && plain.value.citations[0]!.path === 'shop/db.py');
+
+    const calls: RemoteCall[] = [];
+    client.setLlmHandler(async (call, onDelta) => {
+      calls.push(call);
+      const json = JSON.stringify({ answer: 'connect() refuses writes on read-only files.', confidence: 0.9, citations: [{ path: 'shop/db.py', startLine: 24, endLine: 24, why: 'the raise' }], followUps: [] });
+      for (let i = 0; i < json.length; i += 10) onDelta(json.slice(i, i + 10));
+      return ok(json);
+    });
+    const texts: string[] = [];
+    const answered = await client.ask(root, { question, mode: 'fast', llm: { provider: 'vscode', model: 'id:test-model' } }, { onText: (text) => texts.push(text) });
+    assert.ok(answered.ok, JSON.stringify(answered));
+    assert.equal(answered.value.answer, 'connect() refuses writes on read-only files.');
+    assert.deepEqual(answered.value.metadata.model, { backend: 'vscode', name: 'id:test-model' });
+    assert.equal(calls[0]!.kind, 'text');
+    assert.equal(calls[0]!.model, 'id:test-model');
+    assert.ok(texts.length > 2 && texts[texts.length - 1] === answered.value.answer, 'the answer streams through both threads');
+
+    let sawAbort = false;
+    client.setLlmHandler((_call, _onDelta, signal) => new Promise((resolve) => signal.addEventListener('abort', () => { sawAbort = true; resolve(ok('{}')); })));
+    const controller = new AbortController();
+    const pending = client.ask(root, { question, mode: 'fast', llm: { provider: 'vscode' } }, {}, controller.signal);
+    setTimeout(() => controller.abort(), 300);
+    const cancelled = await pending;
+    assert.ok(!cancelled.ok && cancelled.error.code === 'cancelled', JSON.stringify(cancelled));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.ok(sawAbort, 'the editor is told to stop the model call');
+    client.setLlmHandler(null);
+  });
+
+  it('serves code lenses and language-model tools: an outline with caller counts, tool text', async () => {
+    const root = scratch.fixture('shop-py');
+    assert.ok((await client.open(folder(root))).ok);
+    assert.ok((await client.index(root)).ok);
+    const outline = await client.outline(root, 'shop/db.py');
+    assert.ok(outline.ok);
+    assert.deepEqual(outline.value.map((entry) => [entry.qualifiedName, entry.kind, entry.startLine, entry.callers]), [
+      ['Database', 'class', 12, 1],
+      ['Database.__init__', 'method', 15, 0],
+      ['Database.connect', 'method', 20, 1],
+      ['get_connection', 'function', 29, 1],
+      ['reset_connections', 'function', 36, 1],
+    ]);
+    const traced = await client.tool(root, 'trace_callers', { symbol_name: 'reset_connections', depth: 2 });
+    assert.ok(traced.ok);
+    assert.match(traced.value, /^reset_connections \(shop\/db\.py:36\)\n  ← OrderService\.regenerate \(calls at shop\/service\.py:28\)/);
+    const bad = await client.tool(root, 'resolve_symbol', { symbol_name: 'x' });
+    assert.ok(!bad.ok && /Invalid input for resolve_symbol/.test(bad.error.message));
+  });
 });
+
