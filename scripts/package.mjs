@@ -6,15 +6,16 @@
 //   1. builds the bundles for production (node esbuild.mjs --production);
 //   2. reads from the bundles which packages they load at run time (esbuild leaves them external)
 //      and collects those packages, their dependencies and the target's native packages;
-//   3. stages the extension in .cache/package/<target>/: the files .vscodeignore picks, a
-//      package.json whose dependencies are those packages, and their node_modules pruned to what
-//      runs on the target;
-//   4. runs `vsce package --target <target>` in the staging folder;
-//   5. checks the VSIX's contents and size and, when the target is this machine, smoke-tests it:
-//      the runtime packages load from the VSIX's own node_modules and its CLI indexes a fixture.
+//   3. stages the extension in .cache/package/<target>/: dist/, media/, syntaxes/, the docs and
+//      licence, a package.json whose dependencies are those packages, and their node_modules
+//      pruned to what runs on the target;
+//   4. runs `vsce package --target <target>` there; .vscodeignore says which files it takes;
+//   5. checks the VSIX's contents and size (with unzip) and, when the target is this machine,
+//      smoke-tests it: the runtime packages load from the VSIX's own node_modules and its CLI
+//      indexes a fixture. A VSIX that fails these checks is deleted.
 // Any failure ends with one line saying what is wrong and exit code 1.
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, copyFileSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -32,7 +33,7 @@ const TARGETS = {
   'win32-arm64': { lancedb: 'win32-arm64-msvc' },
 };
 
-/** The bundles the extension runs; each must be in the VSIX. bench.js is a development tool and stays out. */
+/** The bundles the extension runs (the CLI too, for `bin`); each must be in the VSIX. bench.js is a development tool and stays out. */
 const BUNDLES = ['extension.js', 'engine-worker.js', 'parse-worker.js', 'cli.js'];
 
 /** What the extension consists of besides dist/ and node_modules; .vscodeignore then picks the files. */
@@ -238,7 +239,7 @@ function runVsce(stage, target, version) {
   const vsceDir = resolvePackage('@vscode/vsce', ROOT);
   if (!vsceDir) throw new Failure('@vscode/vsce is not installed: run npm ci');
   const vsix = path.join(ROOT, `code-oracle-${version}-${target}.vsix`);
-  rmSync(vsix, { force: true });
+  rmSync(vsix, { force: true }); // a failed run leaves no VSIX behind, not even an earlier one
   const args = ['package', '--target', target, '--out', vsix, '--ignoreFile', path.join(ROOT, '.vscodeignore')];
   runNode(`vsce package in ${path.relative(ROOT, stage)}`, [path.join(vsceDir, 'vsce'), ...args], { cwd: stage });
   return vsix;
@@ -262,7 +263,7 @@ function listVsix(vsix) {
  * The bundles, grammars, webview, media and the target's binaries are inside; no other platform's
  * binaries are. `nativeDirs`: where the target's native packages are staged (node_modules/…).
  */
-function verifyContents(entries, target, nativeDirs) {
+export function verifyContents(entries, target, nativeDirs) {
   const names = new Set(entries.map((entry) => entry.name));
   const problems = [];
   for (const bundle of BUNDLES) if (!names.has(`extension/dist/${bundle}`)) problems.push(`dist/${bundle} missing`);
@@ -342,9 +343,16 @@ function smokeStep(what, [command, ...args], options) {
   return result;
 }
 
+/**
+ * Runtime packages the VSIX does without: transformer embedding models need transformers.js, ONNX
+ * Runtime and libvips (25 MB packed); the default static model needs none of them, and the engine
+ * says so clearly when a transformer model is chosen in a build without them.
+ */
+const LEFT_OUT = new Map([['@huggingface/transformers', 'transformer embedding models only (with ONNX Runtime and libvips: 25 MB); the default Model2Vec model does not use it']]);
+
 const megabytes = (bytes) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 
-async function main() {
+function main() {
   const started = performance.now();
   const seconds = () => `${((performance.now() - started) / 1000).toFixed(1)} s`;
   const target = parseTarget(process.argv.slice(2));
@@ -354,37 +362,43 @@ async function main() {
 
   const bundles = BUNDLES.map((bundle) => readFileSync(path.join(ROOT, 'dist', bundle), 'utf8'));
   const specifiers = runtimeSpecifiers(bundles);
+  for (const [name, why] of LEFT_OUT) if (specifiers.delete(name)) log(`left out: ${name} — ${why}`);
   // A deep import (x/sub) needs its package, x or @scope/x.
   const roots = [...new Set([...specifiers.keys()].map((name) => name.split('/').slice(0, name.startsWith('@') ? 2 : 1).join('/')))];
   const packages = dependencyClosure(roots.map((name) => ({ name, from: ROOT, neededBy: 'the bundles' })));
   const natives = nativePackages(packages, target);
   dependencyClosure(natives, packages);
   const nativeDirs = natives.map(({ name, from }) => path.relative(ROOT, resolvePackage(name, from)).split(path.sep).join('/'));
-  log(`runtime packages: ${roots.join(', ')}; with dependencies and ${target} binaries ${packages.size} packages`);
+  log(`runtime packages: ${roots.join(', ')}; ${packages.size} with their dependencies and ${target} binaries`);
 
   const stage = stageExtension(target, roots, packages);
   const files = stageNodeModules(stage, packages, target);
   log(`staged ${path.relative(ROOT, stage)} (${files} files in node_modules) at ${seconds()}`);
 
   const vsix = runVsce(stage, target, version);
-  const entries = listVsix(vsix);
-  verifyContents(entries, target, nativeDirs);
-  const size = statSync(vsix).size;
-  log(`${path.basename(vsix)}: ${megabytes(size)}, ${entries.length} files (${megabytes(entries.reduce((sum, entry) => sum + entry.size, 0))} installed)`);
-  for (const [part, bytes] of largestParts(entries, 8)) log(`  ${megabytes(bytes).padStart(8)}  ${part}`);
-
-  if (target === hostTarget()) {
-    const summary = smokeTest(vsix, specifiers);
-    log(`smoke test passed: ${[...specifiers.keys()].join(', ')} load from the VSIX; its CLI indexed ${summary.indexed} files of test/fixtures/shop-py`);
-  } else {
-    log(`smoke test skipped: ${target} binaries do not run on this ${hostTarget()} machine`);
+  try {
+    const entries = listVsix(vsix);
+    verifyContents(entries, target, nativeDirs);
+    log(`${path.basename(vsix)}: ${megabytes(statSync(vsix).size)}, ${entries.length} files (${megabytes(entries.reduce((sum, entry) => sum + entry.size, 0))} installed)`);
+    for (const [part, bytes] of largestParts(entries, 8)) log(`  ${megabytes(bytes).padStart(8)}  ${part}`);
+    if (target === hostTarget()) {
+      const summary = smokeTest(vsix, specifiers);
+      log(`smoke test passed: ${[...specifiers.keys()].join(', ')} load from the VSIX; its CLI indexed ${summary.indexed} files of test/fixtures/shop-py`);
+    } else {
+      log(`smoke test skipped: ${target} binaries do not run on this ${hostTarget()} machine`);
+    }
+  } catch (error) {
+    rmSync(vsix, { force: true });
+    throw error;
   }
   log(`done in ${seconds()}`);
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
-  main().catch((error) => {
+  try {
+    main();
+  } catch (error) {
     console.error(`package: ${error instanceof Failure ? error.message : `unexpected error: ${error.message}`}`);
     process.exit(1);
-  });
+  }
 }

@@ -49,10 +49,10 @@ function charClass(code: number): number {
   return code === 0xa0 || code === 0x2028 || code === 0x2029 || code === 0x3000 || (code >= 0x2000 && code <= 0x200a) ? SPACE : WORD;
 }
 
-interface Tokenizer {
-  encode(text: string, options: { add_special_tokens: boolean }): number[];
-  model?: { unk_token_id?: number; tokens_to_ids?: Map<string, number> };
-  unk_token_id?: number;
+/** Tokenizers.js (pure JavaScript): no ONNX runtime or image library is loaded for a static model. */
+interface WordPieceTokenizer {
+  encode(text: string, options: { add_special_tokens: boolean }): { ids: number[] };
+  token_to_id(token: string): number | undefined;
 }
 
 export class StaticModel implements Embedder {
@@ -64,11 +64,11 @@ export class StaticModel implements Embedder {
 
   private constructor(
     private readonly payload: StaticModelPayload,
-    private readonly tokenizer: Tokenizer,
+    private readonly tokenizer: WordPieceTokenizer,
   ) {
     this.id = payload.id;
     this.dimensions = payload.dimensions;
-    this.unknownId = tokenizer.unk_token_id ?? tokenizer.model?.unk_token_id ?? tokenizer.model?.tokens_to_ids?.get('[UNK]');
+    this.unknownId = tokenizer.token_to_id('[UNK]');
   }
 
   static async loadPayload(directory: string, id: string): Promise<StaticModelPayload> {
@@ -96,9 +96,8 @@ export class StaticModel implements Embedder {
   }
 
   static async fromPayload(payload: StaticModelPayload): Promise<StaticModel> {
-    const { PreTrainedTokenizer } = await import('@huggingface/transformers');
-    const tokenizer = new PreTrainedTokenizer(JSON.parse(payload.tokenizerJson), payload.tokenizerConfig) as unknown as Tokenizer;
-    return new StaticModel(payload, tokenizer);
+    const { Tokenizer } = await import('@huggingface/tokenizers');
+    return new StaticModel(payload, new Tokenizer(JSON.parse(payload.tokenizerJson), payload.tokenizerConfig) as unknown as WordPieceTokenizer);
   }
 
   static async load(directory: string, id: string): Promise<StaticModel> {
@@ -159,7 +158,7 @@ export class StaticModel implements Embedder {
   private pieceIds(piece: string): readonly number[] {
     let ids = this.wordCache.get(piece);
     if (!ids) {
-      ids = this.tokenizer.encode(piece, { add_special_tokens: false });
+      ids = this.tokenizer.encode(piece, { add_special_tokens: false }).ids;
       if (this.wordCache.size >= WORD_CACHE_LIMIT) this.wordCache.clear();
       this.wordCache.set(piece, ids);
     }
@@ -170,7 +169,7 @@ export class StaticModel implements Embedder {
   referenceTokenIds(text: string): number[] {
     return this.tokenizer
       .encode(text, { add_special_tokens: false })
-      .filter((id) => id !== this.unknownId)
+      .ids.filter((id) => id !== this.unknownId)
       .slice(0, MAX_TOKENS);
   }
 

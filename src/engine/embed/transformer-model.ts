@@ -20,7 +20,7 @@ export class TransformerModel implements Embedder {
   ) {}
 
   static async load(directory: string, id: string): Promise<TransformerModel> {
-    const { pipeline, env } = await import('@huggingface/transformers');
+    const { pipeline, env } = await importTransformers();
     env.allowRemoteModels = false;
     env.allowLocalModels = true;
     env.localModelPath = '';
@@ -45,3 +45,17 @@ export class TransformerModel implements Embedder {
     void this.extractor.dispose?.();
   }
 }
+
+/**
+ * transformers.js, which the packaged extension leaves out (with ONNX Runtime it adds 25 MB): the
+ * error says what to do instead of showing a module path.
+ */
+async function importTransformers(): Promise<typeof import('@huggingface/transformers')> {
+  try {
+    return await import('@huggingface/transformers');
+  } catch (cause) {
+    if ((cause as NodeJS.ErrnoException).code !== 'MODULE_NOT_FOUND' && (cause as NodeJS.ErrnoException).code !== 'ERR_MODULE_NOT_FOUND') throw cause;
+    throw new Error('transformer embedding models need transformers.js and ONNX Runtime, which this build of Code Oracle leaves out; use a Model2Vec model (the default) or the command-line tool installed from npm');
+  }
+}
+

@@ -2,7 +2,10 @@ import type { Citation } from '../../extension/chat/protocol';
 import { h } from './dom';
 import { post } from './messages';
 
-/** Citations as `path:start-end` links that ask the host to open and highlight those lines. */
+/**
+ * Citations as `path:start-end` links that ask the host to open and highlight those lines. They are
+ * buttons dressed as links: VS Code's webview frame takes over clicks on real `<a href>` elements.
+ */
 
 interface Target {
   readonly folder: string;
@@ -11,10 +14,9 @@ interface Target {
   readonly endLine: number;
 }
 
-export function citationLink(target: Target, text = `${target.path}:${target.startLine}-${target.endLine}`): HTMLAnchorElement {
-  const link = h('a', { href: '#', class: 'citation', 'data-testid': 'citation', title: `Open ${target.path}, lines ${target.startLine}–${target.endLine}` }, text);
-  link.addEventListener('click', (event) => {
-    event.preventDefault();
+function citationLink(target: Target, text = `${target.path}:${target.startLine}-${target.endLine}`): HTMLButtonElement {
+  const link = h('button', { type: 'button', class: 'citation', 'data-testid': 'citation', title: `Open ${target.path}, lines ${target.startLine}–${target.endLine}` }, text);
+  link.addEventListener('click', () => {
     post({ type: 'openCitation', folder: target.folder, path: target.path, startLine: target.startLine, endLine: target.endLine });
   });
   return link;
@@ -46,7 +48,7 @@ export function linkMentions(root: HTMLElement, citations: readonly Citation[]):
 /** Text outside links and code blocks (inline `code` is kept: answers often cite spans in backticks). */
 function textNodes(root: HTMLElement): Text[] {
   const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT, {
-    acceptNode: (node) => (node.parentElement?.closest('a, pre') ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT),
+    acceptNode: (node) => (node.parentElement?.closest('a, pre, button') ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT),
   });
   const nodes: Text[] = [];
   while (walker.nextNode()) nodes.push(walker.currentNode as Text);

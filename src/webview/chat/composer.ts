@@ -4,10 +4,6 @@ import { drawHighlight } from './highlight';
 import { post } from './messages';
 import { attachmentLabel } from './state';
 
-/**
- * The question box: a transparent textarea over a highlighted copy of its text, the attachment
- * chip, and the toolbar (attach, mode, send / stop).
- */
 export interface ComposerEvents {
   send(question: string, attachment: Attachment | null): void;
   stop(): void;
@@ -25,6 +21,10 @@ const MODES: readonly { readonly value: ChatMode; readonly label: string; readon
 const MAX_ATTACHMENT_CHARS = 512 * 1024;
 const MAX_INPUT_HEIGHT_PX = 240;
 
+/**
+ * The question box: a transparent textarea over a highlighted copy of its text, the attachment
+ * chip, and the toolbar (attach, mode, send / stop).
+ */
 export class Composer {
   readonly element: HTMLFormElement;
   private readonly input = h('textarea', { 'data-testid': 'question-input', 'aria-label': 'Question', placeholder: 'Ask about this workspace…', rows: '1', spellcheck: 'false' });
@@ -91,10 +91,6 @@ export class Composer {
     this.events.draftChanged(this.input.value, this.attachment);
   }
 
-  focus(): void {
-    this.input.focus();
-  }
-
   private wireInput(): void {
     this.input.addEventListener('input', () => {
       this.refresh();
@@ -157,12 +153,15 @@ export class Composer {
     });
   }
 
-  /** Explorer drags carry URIs the host can read; files from the OS are read here. */
+  /** Files from the OS are read here; explorer drags carry only URIs, which the host reads. */
   private drop(data: DataTransfer): void {
-    const uris = uriList(data.getData('text/uri-list') || data.getData('application/vnd.code.uri-list'));
-    if (uris.length > 0) return post({ type: 'dropUris', uris });
     const file = data.files[0];
-    if (file) void this.readFile(file);
+    if (file) {
+      this.readFile(file).catch((error: unknown) => this.showAttachmentError(`${file.name} could not be read: ${error instanceof Error ? error.message : String(error)}`));
+      return;
+    }
+    const uris = uriList(data.getData('text/uri-list') || data.getData('application/vnd.code.uri-list'));
+    if (uris.length > 0) post({ type: 'dropUris', uris });
   }
 
   private async readFile(file: File): Promise<void> {

@@ -22,6 +22,7 @@ export class Conversation {
   private readonly hint = h('p', { class: 'hint' }, 'Ask a question about this workspace. Answers cite the exact lines they rely on; click a citation to open it.');
   private readonly views = new Map<string, AnswerView>();
   private stick = true;
+  private autoScrollTop = -1;
   private counter = 0;
 
   constructor(
@@ -31,6 +32,8 @@ export class Conversation {
     this.element.appendChild(this.hint);
     for (const entry of state.entries) this.add(entry);
     this.element.addEventListener('scroll', () => {
+      // Scroll events arrive a frame late: one from our own scroll may see content added since.
+      if (this.element.scrollTop === this.autoScrollTop) return;
       const { scrollHeight, scrollTop, clientHeight } = this.element;
       this.stick = scrollHeight - scrollTop - clientHeight < STICK_PX;
     });
@@ -81,6 +84,12 @@ export class Conversation {
     this.changed();
   }
 
+  /** The chat was hidden while the index built: now it has a size, show the latest entry. */
+  revealed(): void {
+    this.stick = true;
+    this.keepEndInView();
+  }
+
   /** Redraws finished answers, so diagrams pick up a new colour theme. */
   redraw(): void {
     for (const view of this.views.values()) if (view.entry.status === 'done') view.render();
@@ -90,15 +99,19 @@ export class Conversation {
     const view = new AnswerView(entry, {
       // A follow-up uses the mode selected now, as a typed question would.
       ask: (question) => this.ask({ question, mode: this.state.mode }),
+      // Only the attachment's name was kept, so a retry goes without its content.
       retry: (previous) => this.ask({ question: previous.question, mode: previous.mode, ...(previous.label ? { label: previous.label } : {}) }),
       rendered: () => this.keepEndInView(),
     });
     this.views.set(entry.id, view);
     this.element.appendChild(view.element);
+    this.keepEndInView();
   }
 
   private keepEndInView(): void {
-    if (this.stick) this.element.scrollTop = this.element.scrollHeight;
+    if (!this.stick) return;
+    this.element.scrollTop = this.element.scrollHeight;
+    this.autoScrollTop = this.element.scrollTop;
   }
 
   private changed(): void {

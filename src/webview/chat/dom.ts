@@ -17,7 +17,7 @@ export function h<K extends keyof HTMLElementTagNameMap>(tag: K, props: Props = 
   return element;
 }
 
-export function append(parent: Node, children: readonly Child[]): void {
+function append(parent: Node, children: readonly Child[]): void {
   for (const child of children) {
     if (child === null || child === undefined || child === false) continue;
     parent.appendChild(typeof child === 'string' ? document.createTextNode(child) : child);
@@ -34,7 +34,7 @@ const ICONS = {
   copy: 'M5.5 5.5h7v8h-7zM3.5 10.5v-8h7',
 } as const;
 
-export type IconName = keyof typeof ICONS;
+type IconName = keyof typeof ICONS;
 
 export function icon(name: IconName): SVGSVGElement {
   const svg = document.createElementNS(SVG, 'svg');

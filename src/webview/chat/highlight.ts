@@ -2,7 +2,7 @@
  * The composer's highlighting: splits the question into plain text, ``` fenced blocks and inline
  * `code`, and draws them into the layer under the (transparent) textarea.
  */
-export interface Segment {
+interface Segment {
   readonly kind: 'text' | 'fence' | 'code';
   readonly text: string;
 }
@@ -15,7 +15,7 @@ const INLINE_CODE = /`[^`\n]+`/g;
  * being typed). Each fence segment owns the newline that ends it, and the text before a fence ends
  * with its newline, so the fence can be drawn as a block without moving any line.
  */
-export function segments(text: string): Segment[] {
+function segments(text: string): Segment[] {
   const result: Segment[] = [];
   const lines = text.split(/(?<=\n)/);
   let plain = '';

@@ -40,7 +40,7 @@ export class IndexingView {
   /** The host's first word: an index that is already there means straight to the chat. */
   init(indexReady: boolean): void {
     if (indexReady) this.showChat(false);
-    else if (!this.chatShown) this.update('Preparing the index', 0);
+    else if (!this.chatShown) this.update('Preparing the index…', 0);
   }
 
   update(label: string, percent: number, stage = ''): void {
@@ -49,6 +49,7 @@ export class IndexingView {
     const clamped = Math.max(0, Math.min(100, Math.round(percent)));
     this.progress.classList.remove('failed');
     this.progress.setAttribute('role', 'progressbar');
+    this.progress.classList.toggle('complete', stage === 'ready');
     this.progress.setAttribute('aria-valuenow', String(clamped));
     this.label.textContent = label;
     this.percent.textContent = `${clamped}%`;
@@ -59,7 +60,8 @@ export class IndexingView {
   ready(files: number, chunks: number): void {
     this.banner.textContent = `Index ready — results available (${files} files, ${chunks} chunks)`;
     show(this.banner, true);
-    this.update('Index ready', 100, 'ready');
+    // A bar that was not showing (the index loaded from disk) is not flashed at 100%.
+    if (!this.progress.hidden) this.update('Index ready', 100, 'ready');
     this.finish();
   }
 
@@ -89,10 +91,11 @@ export class IndexingView {
 
   private startGame(): void {
     if (this.chatShown || Date.now() - this.startedAt < GAME_AFTER_MS) return;
+    const context = this.canvas.getContext('2d');
+    if (!context) return;
     show(this.game, true);
-    this.runner = new Runner(this.canvas);
+    this.runner = new Runner(this.canvas, context);
     this.runner.start();
-    this.canvas.focus();
   }
 
   /** Lets a run in progress end (or GRACE_MS pass) before the game fades: never cut a jump short. */
@@ -135,7 +138,7 @@ export class IndexingView {
   private hideProgressSoon(): void {
     if (this.progress.classList.contains('failed')) return;
     setTimeout(() => {
-      if (this.progress.getAttribute('aria-valuenow') === '100') show(this.progress, false);
+      if (this.progress.classList.contains('complete')) show(this.progress, false);
     }, FADE_MS * 2);
   }
 }

@@ -61,6 +61,7 @@ const chat = h('section', { class: 'chat', 'aria-label': 'Chat', hidden: true },
 const indexing = new IndexingView((fade) => {
   show(chat, true);
   if (fade) chat.classList.add('fade-in');
+  conversation.revealed();
 });
 (document.getElementById('app') ?? document.body).append(indexing.banner, indexing.progress, indexing.game, chat);
 
