@@ -3,7 +3,8 @@
 # host on Node 24) serving the workbench to headless Chromium driven by playwright-core. This
 # repository is loaded as an extension under development (no .vsix), on scratch copies of
 # test/fixtures/shop-py. Two stages against one code-server:
-#   (a) test/e2e/ui.js       command palette -> "Code Oracle: Reindex Workspace" -> status bar
+#   (a) test/e2e/ui.js       a user's journeys: reindex from the palette, ask in the chat and open a
+#                            citation, explain an error from the light bulb, callers lens -> tree
 #   (b) test/e2e/exthost.js  runs test/e2e/exthost/*.test.js (mocha) inside the extension host
 # Exit 0 only when both pass. Screenshots and logs go to .cache/e2e/. Tools: scripts/e2e/setup.sh.
 set -euo pipefail
@@ -113,8 +114,19 @@ run_driver() { # seconds script
 }
 
 passed=0 failed=0
-echo "e2e: (a) UI: command palette -> Reindex Workspace -> status bar"
-if run_driver 180 "$ROOT/test/e2e/ui.js"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+# both drivers end with "<stage>: N passed, N failed"; a driver that dies before it counts one failure
+count() { # stage file rc
+  local p f
+  p=$(sed -n "s/^$1: \([0-9]*\) passed, \([0-9]*\) failed.*/\1/p" "$2" | tail -1)
+  f=$(sed -n "s/^$1: \([0-9]*\) passed, \([0-9]*\) failed.*/\2/p" "$2" | tail -1)
+  passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0}))
+  if [ "$3" != 0 ] && [ "${f:-0}" = 0 ]; then failed=$((failed + 1)); fi
+}
+echo "e2e: (a) UI: reindex from the palette, chat with citations, explain an error, callers lens and tree"
+rc=0
+run_driver 300 "$ROOT/test/e2e/ui.js" > "$WORK/ui-results.txt" || rc=$?
+sed 's/^/  /' "$WORK/ui-results.txt"
+count ui "$WORK/ui-results.txt" "$rc"
 echo "e2e: (a) done after $(ms) ms"
 
 echo "e2e: (b) mocha suite inside the extension host"
@@ -122,14 +134,12 @@ rc=0
 run_driver 240 "$ROOT/test/e2e/exthost.js" || rc=$?
 if [ -f "$WORK/exthost-results.txt" ]; then
   sed 's/^/  /' "$WORK/exthost-results.txt"
-  p=$(sed -n 's/^exthost: \([0-9]*\) passed, \([0-9]*\) failed.*/\1/p' "$WORK/exthost-results.txt")
-  f=$(sed -n 's/^exthost: \([0-9]*\) passed, \([0-9]*\) failed.*/\2/p' "$WORK/exthost-results.txt")
-  passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0}))
 else
   echo "  no results from the extension host; the end of its console (all in .cache/e2e/logs/):"
   tail -n 30 "$E2E_BROWSER_LOG" 2>/dev/null | cut -c1-300 | sed 's/^/  /' || true
+  touch "$WORK/exthost-results.txt"
 fi
-[ "$rc" = 0 ] || { [ "${f:-0}" != 0 ] || failed=$((failed + 1)); }
+count exthost "$WORK/exthost-results.txt" "$rc"
 echo "e2e: (b) done after $(ms) ms; screenshots in ${OUT#$ROOT/}/shots, logs in ${OUT#$ROOT/}/logs"
 echo "e2e: $passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -64,8 +64,10 @@ if [ "$(cat "$CS_DIR/.installed" 2>/dev/null || true)" != "$CS_VER" ] \
   || [ "$(pkg_version "$CS_DIR/node_modules/code-server")" != "$CS_VER" ]; then
   rm -rf "$CS_DIR"
   mkdir -p "$CS_DIR"
-  (cd "$CS_DIR" && PATH="$N24/bin:$PATH" npm_config_nodedir="$N24" \
-    npm install --prefix "$CS_DIR" "${NPM_FLAGS[@]}" "code-server@$CS_VER")
+  # Run through `npm run e2e:setup`, the outer npm exports npm_config_* (user_agent among them:
+  # "npm/... node/v20..."), which the inner npm would read as its own config: drop them all.
+  (cd "$CS_DIR" && unset $(env | sed -n 's/^\(npm_config_[^=]*\)=.*/\1/p') \
+    && PATH="$N24/bin:$PATH" npm_config_nodedir="$N24" npm install --prefix "$CS_DIR" "${NPM_FLAGS[@]}" "code-server@$CS_VER")
   [ -d "$CS_DIR/node_modules/code-server/lib/vscode/node_modules" ] \
     || { echo "setup: code-server's postinstall did not install lib/vscode/node_modules" >&2; exit 1; }
   echo "$CS_VER" > "$CS_DIR/.installed"

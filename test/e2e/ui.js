@@ -1,7 +1,13 @@
-// Stage (a): drives the real workbench like a person would. Opens the workspace with this repository
-// loaded as an extension under development, waits for Code Oracle's status-bar item, runs
-// "Code Oracle: Reindex Workspace" from the command palette and checks that the status bar ends up
-// showing the index ("<N> files · <M> chunks", see src/extension/status.ts).
+// Stage (a): drives the real workbench like a person would, on a scratch copy of
+// test/fixtures/shop-py with this repository loaded as an extension under development and no
+// language model configured. Each step is a user journey with a screenshot at every stage:
+//   1. "Code Oracle: Reindex Workspace" from the command palette; the status bar shows the index
+//   2. the chat: open it from the activity bar, ask, see a cited answer, click a citation and land
+//      on the cited line
+//   3. "Explain this error with Code Oracle" from the light bulb on a JSON syntax error (the
+//      built-in JSON language server reports it), answered in the chat with the code around it
+//   4. a "N callers" lens: click it, see the callers tree, click a caller and land on the call
+// A failed step is reported and the next one still runs; the last line is `ui: N passed, N failed`.
 const fs = require('fs');
 const path = require('path');
 const { launchPage, workbenchUrl, log, env } = require('./workbench');
@@ -13,10 +19,171 @@ const SHOTS = env('E2E_SHOTS');
 const TIMEOUT = 90000;
 // IndexStatus.ready(): `$(database) ${files} files · ${chunks} chunks`; the codicon renders as an icon
 const READY = /(\d+) files · (\d+) chunks/;
+const STATUS_ITEM = '.statusbar-item[id$="codeOracle.status"]'; // `<extension id>.<item id>`
 const PALETTE_LABEL = 'Code Oracle: Reindex Workspace'; // category + title from package.json
+const QUESTION = 'why do I get readonly database after regenerating?';
+// A JSON file with a missing comma on line 3: the JSON language server flags it as an error.
+const BROKEN_JSON = 'shop-config.json';
+const BROKEN_JSON_TEXT = '{\n  "name": "shop",\n  "version": 1\n  "private": true\n}\n';
 
 fs.mkdirSync(SHOTS, { recursive: true });
-const shot = (page, name) => page.screenshot({ path: path.join(SHOTS, name) }).catch(() => undefined);
+fs.writeFileSync(path.join(FOLDER, BROKEN_JSON), BROKEN_JSON_TEXT);
+
+/** Screenshots are numbered in the order they were taken, named after what they show. */
+let shots = 0;
+const shot = (page, name) => page.screenshot({ path: path.join(SHOTS, `${String(++shots).padStart(2, '0')}-${name}.png`) }).catch(() => undefined);
+
+function check(condition, message) {
+  if (!condition) throw new Error(message);
+}
+
+/** The chat view's document: the webview's outer iframe holds the extension's page in an inner one. */
+const chatFrame = (page) => page.frameLocator('iframe.webview.ready').frameLocator('iframe');
+
+/**
+ * Waits for the active editor's cursor ("Ln 20, Col 1" in the status bar) to be on `line`: an
+ * editor opens first and gets its selection a moment later.
+ */
+async function expectCursorLine(page, line, what) {
+  const seen = await page.waitForFunction((expected) => {
+    const text = document.querySelector('.statusbar-item[id="status.editor.selection"]')?.textContent ?? '';
+    return new RegExp(`Ln ${expected}\\b`).test(text) && text;
+  }, line, { timeout: 10000 }).catch(() => null);
+  if (!seen) {
+    const text = await page.locator('.statusbar-item[id="status.editor.selection"]').innerText({ timeout: 1000 }).catch(() => '(none)');
+    throw new Error(`${what} put the cursor at ${JSON.stringify(text)}, not on line ${line}`);
+  }
+}
+
+/** Opens a workspace file through Quick Open (Ctrl+P), as a user would. */
+async function quickOpen(page, name) {
+  await page.keyboard.press('Control+P');
+  await page.waitForSelector('.quick-input-widget input', { timeout: 15000 });
+  await page.keyboard.type(name);
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first().waitFor({ timeout: 15000 });
+  await page.keyboard.press('Enter');
+  await page.waitForFunction((file) => document.querySelector('.tabs-container .tab.active')?.getAttribute('aria-label')?.startsWith(file), name, { timeout: 15000 });
+}
+
+async function reindexFromPalette(page) {
+  const item = page.locator(STATUS_ITEM);
+  // Record every text the item shows from now on, to prove the command really re-ran the index
+  // (with nothing changed on disk it is quick, and the end state looks the same as the start).
+  await page.evaluate((selector) => {
+    const el = document.querySelector(selector);
+    window.__oracleTexts = [];
+    new MutationObserver(() => window.__oracleTexts.push(el.textContent)).observe(el, { subtree: true, childList: true, characterData: true });
+  }, STATUS_ITEM);
+
+  await page.keyboard.press('F1');
+  await page.waitForSelector('.quick-input-widget input', { timeout: 15000 });
+  await page.keyboard.type(PALETTE_LABEL);
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: PALETTE_LABEL }).first().waitFor({ timeout: 15000 });
+  await shot(page, 'palette');
+  await page.keyboard.press('Enter');
+
+  // Done when the item went through an indexing state and is back to showing the index.
+  const texts = await page.waitForFunction((re) => {
+    const seen = window.__oracleTexts;
+    const last = seen[seen.length - 1];
+    return seen.some((t) => t.includes('Code Oracle:')) && last && new RegExp(re).test(last) && seen;
+  }, READY.source, { timeout: TIMEOUT }).then((h) => h.jsonValue());
+  log('status-bar texts after the command:', JSON.stringify([...new Set(texts)]));
+
+  const final = await item.innerText();
+  const m = READY.exec(final);
+  check(m, `status bar ended as ${JSON.stringify(final)}`);
+  const expected = fs.readdirSync(path.join(FOLDER, 'shop')).filter((f) => f.endsWith('.py')).length;
+  check(+m[1] === expected, `status bar shows ${m[1]} files, the workspace has ${expected} Python files`);
+  check(+m[2] >= +m[1], `status bar shows fewer chunks than files: ${final}`);
+  await shot(page, 'reindexed');
+}
+
+async function askInChat(page) {
+  await page.locator('.activitybar .action-item a[aria-label^="Code Oracle"]').first().click();
+  const chat = chatFrame(page);
+  const input = chat.locator('[data-testid=question-input]');
+  await input.waitFor({ timeout: 30000 });
+  await shot(page, 'chat-open');
+  await input.fill(QUESTION);
+  await chat.locator('[data-testid=send]').click();
+  const answer = chat.locator('[data-testid=answer][data-status=done]').last();
+  await answer.waitFor({ timeout: TIMEOUT });
+  check((await answer.innerText()).includes(QUESTION), 'the answer is not under the question asked');
+  check(await answer.locator('[data-testid=evidence-only-label]').count() === 1, 'an answer with no model is not labelled as evidence only');
+  const citations = await answer.locator('[data-testid=citation]').allInnerTexts();
+  log('citations:', JSON.stringify(citations));
+  check(citations.length > 0, 'the answer cites nothing');
+  // db.py:24 raises "attempt to write a readonly database"; the function holding it is cited first
+  const [cited, file, start] = /^(.+):(\d+)-\d+$/.exec(citations[0]) || [];
+  check(cited && file === 'shop/db.py', `first citation is ${citations[0]}, expected shop/db.py`);
+  await answer.scrollIntoViewIfNeeded();
+  await shot(page, 'chat-answer');
+
+  await answer.locator('[data-testid=citation]').first().click();
+  await page.waitForFunction(() => document.querySelector('.tabs-container .tab.active')?.getAttribute('aria-label')?.startsWith('db.py'), null, { timeout: 15000 });
+  await expectCursorLine(page, +start, `the citation ${citations[0]}`);
+  await shot(page, 'citation-opened');
+}
+
+async function explainFromLightBulb(page) {
+  await quickOpen(page, BROKEN_JSON);
+  const squiggle = page.locator('.monaco-editor .squiggly-error').first();
+  await squiggle.waitFor({ timeout: 30000 });
+  // the squiggle lies under the text layer: click through it to put the cursor on the error
+  await squiggle.click({ force: true });
+  const bulb = page.locator('.lightBulbWidget');
+  await bulb.waitFor({ timeout: 15000 });
+  await shot(page, 'error-light-bulb');
+  await bulb.click();
+  const action = page.locator('.action-widget .monaco-list-row', { hasText: 'Explain this error with Code Oracle' });
+  await action.waitFor({ timeout: 15000 });
+  await shot(page, 'error-quick-fix-menu');
+  const chat = chatFrame(page);
+  const before = await chat.locator('[data-testid=answer]').count();
+  await action.click();
+  // earlier answers are all done: the next done one is the explanation
+  const answer = chat.locator('[data-testid=answer][data-status=done]').nth(before);
+  await answer.waitFor({ timeout: TIMEOUT });
+  const text = await answer.innerText();
+  check(/Explain: Expected comma/.test(text), `the chat did not receive the diagnostic: ${text.slice(0, 200)}`);
+  const citations = await answer.locator('[data-testid=citation]').allInnerTexts();
+  log('citations:', JSON.stringify(citations));
+  // the code around the error (lines 1-5 of the file) is attached, so it is cited first
+  check(citations[0] === `${BROKEN_JSON}:1-5`, `first citation is ${citations[0]}, expected ${BROKEN_JSON}:1-5`);
+  await answer.scrollIntoViewIfNeeded();
+  await shot(page, 'error-explained');
+}
+
+async function callersFromLens(page) {
+  await quickOpen(page, 'service.py');
+  // OrderService.create_order (line 13) is called once, by create_order_endpoint at api.py:24
+  const lens = page.locator('.codelens-decoration a', { hasText: /^1 caller$/ }).first();
+  await lens.waitFor({ timeout: 30000 });
+  const lenses = await page.locator('.codelens-decoration a').allInnerTexts();
+  log('lenses:', JSON.stringify(lenses));
+  check(lenses.includes('no callers found'), 'uncalled methods show no lens');
+  await shot(page, 'callers-lens');
+  await lens.click();
+  const tree = page.locator('.pane', { has: page.locator('.pane-header', { hasText: 'Callers' }) });
+  const caller = tree.locator('.monaco-list-row', { hasText: 'create_order_endpoint' });
+  await caller.waitFor({ timeout: 15000 });
+  const rows = await tree.locator('.monaco-list-row').allInnerTexts();
+  log('callers tree:', JSON.stringify(rows));
+  check(rows[0].startsWith('OrderService.create_order'), `the tree's root is ${rows[0]}`);
+  await shot(page, 'callers-tree');
+  await caller.click();
+  await page.waitForFunction(() => document.querySelector('.tabs-container .tab.active')?.getAttribute('aria-label')?.startsWith('api.py'), null, { timeout: 15000 });
+  await expectCursorLine(page, 24, 'the caller node (the call is at api.py:24)');
+  await shot(page, 'caller-opened');
+}
+
+const STEPS = [
+  ['reindex from the command palette', reindexFromPalette],
+  ['chat: a cited answer with no model, and a citation that opens its line', askInChat],
+  ['explain this error from the light bulb', explainFromLightBulb],
+  ['a callers lens opens the callers tree, and a caller its call', callersFromLens],
+];
 
 (async () => {
   const { browser, page } = await launchPage();
@@ -24,70 +191,39 @@ const shot = (page, name) => page.screenshot({ path: path.join(SHOTS, name) }).c
   // kept for the failure report; first lines only (offline, the gallery errors carry long stacks)
   page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(m.text().split('\n')[0].slice(0, 300)); });
   page.on('pageerror', (e) => consoleErrors.push(`pageerror: ${String(e).split('\n')[0].slice(0, 300)}`));
-  // The item's id is `<extension id>.<item id>`: code-oracle.code-oracle.codeOracle.status
-  const item = page.locator('.statusbar-item[id$="codeOracle.status"]');
+  let passed = 0, failed = 0;
   try {
     await page.goto(workbenchUrl({ port: PORT, folder: FOLDER, devPath: DEV }));
     await page.waitForSelector('.monaco-workbench', { timeout: TIMEOUT });
-    log('workbench DOM present');
-
     // The status-bar item exists only once the remote extension host has activated the extension
-    // (onStartupFinished). Until then the palette may not list our commands, or list them before
-    // they can run: so the item, not the workbench, is the signal that the extension is there.
-    await item.waitFor({ timeout: TIMEOUT });
-    log('status-bar item present:', JSON.stringify(await item.innerText()));
-    // Activation indexes the folder once by itself; let that finish so the reindex below is ours.
-    await page.waitForFunction((re) => {
-      const el = document.querySelector('.statusbar-item[id$="codeOracle.status"]');
-      return el && new RegExp(re).test(el.textContent);
-    }, READY.source, { timeout: TIMEOUT });
-    log('first index done:', JSON.stringify(await item.innerText()));
-    await shot(page, '01-indexed.png');
-
-    // Record every text the item shows from now on, to prove the command really re-ran the index
-    // (with nothing changed on disk it is quick, and the end state looks the same as the start).
-    await page.evaluate(() => {
-      const el = document.querySelector('.statusbar-item[id$="codeOracle.status"]');
-      window.__oracleTexts = [];
-      new MutationObserver(() => window.__oracleTexts.push(el.textContent))
-        .observe(el, { subtree: true, childList: true, characterData: true });
-    });
-
-    await page.keyboard.press('F1');
-    await page.waitForSelector('.quick-input-widget input', { timeout: 15000 });
-    await page.keyboard.type(PALETTE_LABEL);
-    await page.locator('.quick-input-list .monaco-list-row', { hasText: PALETTE_LABEL }).first().waitFor({ timeout: 15000 });
-    await shot(page, '02-palette.png');
-    await page.keyboard.press('Enter');
-    log('command submitted');
-
-    // Done when the item went through an indexing state and is back to showing the index.
-    const texts = await page.waitForFunction((re) => {
-      const seen = window.__oracleTexts;
-      const last = seen[seen.length - 1];
-      return seen.some((t) => t.includes('Code Oracle:')) && last && new RegExp(re).test(last) && seen;
-    }, READY.source, { timeout: TIMEOUT }).then((h) => h.jsonValue());
-    log('status-bar texts after the command:', JSON.stringify([...new Set(texts)]));
-
-    const final = await item.innerText();
-    const m = READY.exec(final);
-    if (!m) throw new Error(`status bar ended as ${JSON.stringify(final)}`);
-    const files = +m[1];
-    const expected = fs.readdirSync(path.join(FOLDER, 'shop')).filter((f) => f.endsWith('.py')).length;
-    if (files !== expected) throw new Error(`status bar shows ${files} files, the workspace has ${expected}`);
-    if (+m[2] < files) throw new Error(`status bar shows fewer chunks than files: ${final}`);
-    await shot(page, '03-reindexed.png');
-    log(`status bar: ${JSON.stringify(final)}; screenshots in ${SHOTS}`);
-    console.log('ui: 1 passed, 0 failed');
-    await browser.close();
+    // (onStartupFinished), and activation indexes the folder by itself: every step starts after that.
+    await page.locator(STATUS_ITEM).waitFor({ timeout: TIMEOUT });
+    await page.waitForFunction(({ selector, re }) => new RegExp(re).test(document.querySelector(selector)?.textContent ?? ''), { selector: STATUS_ITEM, re: READY.source }, { timeout: TIMEOUT });
+    log('first index done:', JSON.stringify(await page.locator(STATUS_ITEM).innerText()));
+    await shot(page, 'indexed');
   } catch (error) {
-    await shot(page, '99-ui-failure.png');
-    const text = await item.innerText({ timeout: 1000 }).catch(() => '(no status-bar item)');
-    const tooltip = await item.getAttribute('aria-label', { timeout: 1000 }).catch(() => '');
-    console.error(`ui: FAILED: ${error.message}\n  status bar: ${JSON.stringify(text)} (${tooltip})`);
+    await shot(page, 'failure-startup');
+    console.error(`ui: FAILED before the first step: ${error.message}`);
     for (const e of consoleErrors.slice(-15)) console.error('  browser console error:', e);
-    console.log('ui: 0 passed, 1 failed');
+    console.log(`ui: 0 passed, ${STEPS.length} failed`);
     await browser.close();
     process.exit(1);
   }
-})().catch((e) => { console.error('ui: FAILED:', e); process.exit(1); });
+  for (const [name, step] of STEPS) {
+    log(`step: ${name}`);
+    try {
+      await step(page);
+      passed++;
+      log(`  passed: ${name}`);
+    } catch (error) {
+      failed++;
+      await shot(page, 'failure');
+      console.error(`ui: FAILED: ${name}: ${error.message.split('\n')[0]}`);
+      await page.keyboard.press('Escape').catch(() => undefined); // close a menu left open
+    }
+  }
+  if (failed) for (const e of consoleErrors.slice(-15)) console.error('  browser console error:', e);
+  console.log(`ui: ${passed} passed, ${failed} failed; screenshots in ${SHOTS}`);
+  await browser.close();
+  process.exit(failed ? 1 : 0);
+})().catch((e) => { console.error('ui: FAILED:', e); console.log('ui: 0 passed, 1 failed'); process.exit(1); });

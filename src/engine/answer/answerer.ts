@@ -114,7 +114,7 @@ export class Answerer {
       search = result.value;
     }
     const texts = await this.sources.chunkTexts(search.spans.map((span) => span.chunkId));
-    const answer = evidenceOnlyAnswer(request.question, search, this.sources, texts, mode, elapsedMs(started));
+    const answer = evidenceOnlyAnswer(request.question, search, this.sources, texts, mode, elapsedMs(started), request.attachment);
     return ok({ ...answer, metadata: { ...answer.metadata, notices: [...notices, ...answer.metadata.notices] } });
   }
 

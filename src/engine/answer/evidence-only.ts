@@ -4,6 +4,7 @@ import { codeLines, type CodeLine } from '../search/evidence';
 import type { SearchResult } from '../search/pipeline';
 import type { ChunkMeta } from '../store/tables';
 import type { Span } from '../search/spans';
+import type { Attachment } from '../search/preprocess';
 import type { Answer, AnswerMode, Citation } from './model';
 
 /**
@@ -22,11 +23,18 @@ export interface IndexView {
   readonly catalog: ReadonlyMap<string, ChunkMeta>;
 }
 
-export function evidenceOnlyAnswer(question: string, result: SearchResult, index: IndexView, texts: ReadonlyMap<string, string>, mode: AnswerMode, durationMs: number): Answer {
+export function evidenceOnlyAnswer(question: string, result: SearchResult, index: IndexView, texts: ReadonlyMap<string, string>, mode: AnswerMode, durationMs: number, attachment?: Attachment): Answer {
   const { graph } = index;
   const spans = result.spans.filter((span) => span.level !== 'directory');
-  const citations: Citation[] = spans.slice(0, CITED_SPANS).map((span) => ({ path: span.path, startLine: span.startLine, endLine: span.endLine, why: span.why }));
+  const attached = attachment ? attachmentCitation(attachment) : null;
+  const citations: Citation[] = [
+    ...(attached ? [attached] : []),
+    ...spans.slice(0, CITED_SPANS).map((span) => ({ path: span.path, startLine: span.startLine, endLine: span.endLine, why: span.why })),
+  ];
   const sections = [`*${EVIDENCE_ONLY_NOTICE}*`];
+  // The attached code (a selection, the lines around an error) is what the question is about:
+  // it leads the sources even when the index holds nothing for it (a JSON file, say).
+  if (attached) sections.push(`The code you attached, \`${attached.path}:${attached.startLine}-${attached.endLine}\`, comes first in the sources.`);
   if (!spans.length) sections.push(`Nothing in the index matches “${question.slice(0, 120)}”. Try the names of functions, files or error messages you expect to be involved.`);
   const facts = errorFacts(spans, graph, (span) => {
     const meta = index.catalog.get(span.chunkId);
@@ -36,7 +44,7 @@ export function evidenceOnlyAnswer(question: string, result: SearchResult, index
   if (facts.length) sections.push(`**What the code shows**\n${facts.map((fact) => `- ${fact}`).join('\n')}`);
   if (result.metadata.flow) sections.push(`**Call flow**\n\`\`\`\n${result.metadata.flow}\n\`\`\``);
   if (result.metadata.findings.length) sections.push(`**Findings**\n${result.metadata.findings.map((finding) => `- ${finding}`).join('\n')}`);
-  if (citations.length) sections.push(`The ${citations.length} most relevant places are listed in the sources, best first, with why each was chosen.`);
+  if (spans.length) sections.push(`The ${Math.min(spans.length, CITED_SPANS)} most relevant places are listed in the sources, best first, with why each was chosen.`);
   return {
     answer: sections.join('\n\n'),
     confidence: spans.length ? round(result.metadata.crag.score) : 0,
@@ -46,6 +54,12 @@ export function evidenceOnlyAnswer(question: string, result: SearchResult, index
     evidenceOnly: true,
     metadata: { model: null, search: result.metadata, citationsDropped: 0, evidence: spans.length, notices: result.metadata.notices, durationMs },
   };
+}
+
+function attachmentCitation(attachment: Attachment): Citation {
+  const startLine = attachment.startLine ?? 1;
+  const lineCount = attachment.content.replace(/\r\n/g, '\n').replace(/\n$/, '').split('\n').length;
+  return { path: attachment.path, startLine, endLine: startLine + lineCount - 1, why: 'the code attached to the question' };
 }
 
 /**

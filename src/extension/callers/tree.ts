@@ -37,7 +37,10 @@ export class CallersTree implements vscode.TreeDataProvider<CallerItem> {
 
   getTreeItem(item: CallerItem): vscode.TreeItem {
     const recursive = item.ancestors.includes(item.symbol.id);
-    const tree = new vscode.TreeItem(item.symbol.qualifiedName, item.hasCallers && !recursive ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
+    // The root opens expanded: clicking "N callers" should show those callers at once.
+    const expandable = item.hasCallers && !recursive;
+    const state = !expandable ? vscode.TreeItemCollapsibleState.None : item.ancestors.length ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.Expanded;
+    const tree = new vscode.TreeItem(item.symbol.qualifiedName, state);
     const site = item.sites[0];
     tree.description = `${site ? `${site.path}:${site.line}` : `${item.symbol.path}:${item.symbol.startLine}`}${item.sites.length > 1 ? ` (+${item.sites.length - 1} more)` : ''}${recursive ? ' · recursive' : ''}`;
     tree.tooltip = `${item.symbol.signature}\n${item.sites.length ? `calls at ${item.sites.map((entry) => `${entry.path}:${entry.line}`).join(', ')}` : `defined at ${item.symbol.path}:${item.symbol.startLine}`}`;

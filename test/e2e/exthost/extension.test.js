@@ -6,7 +6,8 @@ const vscode = require('vscode');
 
 const EXTENSION_ID = 'code-oracle.code-oracle'; // package.json publisher.name
 const ROOT = path.resolve(__dirname, '..', '..', '..');
-const COMMANDS = ['codeOracle.reindex', 'codeOracle.clearIndex', 'codeOracle.showLog'];
+// every command the manifest contributes must be registered by activation
+const COMMANDS = require(path.join(ROOT, 'package.json')).contributes.commands.map((entry) => entry.command);
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -50,7 +51,8 @@ suite('Code Oracle in a real VS Code extension host', () => {
     assert.ok(api, 'activate() returned nothing');
   });
 
-  test('its commands are registered', async () => {
+  test('every command it contributes is registered', async () => {
+    assert.ok(COMMANDS.length >= 8, `package.json contributes only ${COMMANDS.join(', ')}`);
     const all = await vscode.commands.getCommands(true);
     for (const command of COMMANDS) assert.ok(all.includes(command), `${command} is not registered`);
   });
@@ -89,5 +91,48 @@ suite('Code Oracle in a real VS Code extension host', () => {
     assert.ok(after.facts > before.facts, `the saved definition was not indexed (facts ${before.facts} -> ${after.facts})`);
     assert.strictEqual(after.files, before.files);
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+  });
+
+  test('the code-lens provider puts "N callers" over the functions of a fixture file', async () => {
+    const uri = vscode.Uri.joinPath(folder().uri, 'shop', 'service.py');
+    await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(uri));
+    const lenses = await vscode.commands.executeCommand('vscode.executeCodeLensProvider', uri);
+    const ours = lenses.filter((lens) => lens.command && lens.command.command === 'codeOracle.showCallers');
+    const byLine = new Map(ours.map((lens) => [lens.range.start.line + 1, lens.command]));
+    // __init__ 9, create_order 13 (called by api.create_order_endpoint), _validate 22, regenerate 26
+    assert.deepStrictEqual([...byLine.keys()].sort((a, b) => a - b), [9, 13, 22, 26]);
+    assert.strictEqual(byLine.get(13).title, '1 caller');
+    assert.strictEqual(byLine.get(26).title, 'no callers found');
+    assert.deepStrictEqual(byLine.get(13).arguments.slice(1), ['create_order', 13]);
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+  });
+
+  test('the code-action provider offers "Explain this error" on a diagnostic', async () => {
+    const uri = vscode.Uri.joinPath(folder().uri, 'shop', 'db.py');
+    const diagnostics = vscode.languages.createDiagnosticCollection('e2e');
+    try {
+      const range = new vscode.Range(23, 8, 23, 60);
+      const diagnostic = new vscode.Diagnostic(range, 'DatabaseError: attempt to write a readonly database', vscode.DiagnosticSeverity.Error);
+      diagnostic.source = 'e2e';
+      diagnostics.set(uri, [diagnostic]);
+      await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(uri));
+      const actions = await vscode.commands.executeCommand('vscode.executeCodeActionProvider', uri, range, vscode.CodeActionKind.QuickFix.value);
+      const explain = actions.find((action) => action.title === 'Explain this error with Code Oracle');
+      assert.ok(explain, `no "Explain this error" among ${JSON.stringify(actions.map((action) => action.title))}`);
+      assert.strictEqual(explain.command.command, 'codeOracle.explainError');
+      assert.strictEqual(explain.command.arguments[0].toString(), uri.toString());
+      assert.strictEqual(explain.command.arguments[1].message, diagnostic.message);
+      assert.strictEqual(explain.kind.value, vscode.CodeActionKind.QuickFix.value);
+    } finally {
+      diagnostics.dispose();
+      await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    }
+  });
+
+  test('the engine answers in the extension host with no model: citations inside the workspace', async () => {
+    const result = await api.client.ask(folder().uri.fsPath, { question: "Why do I get 'attempt to write a readonly database'?", mode: 'fast', llm: { provider: 'none' } });
+    assert.ok(result.ok, `ask failed: ${JSON.stringify(result.error)}`);
+    assert.strictEqual(result.value.evidenceOnly, true);
+    assert.ok(result.value.citations.some((citation) => citation.path === 'shop/db.py' && citation.startLine <= 24 && citation.endLine >= 24), JSON.stringify(result.value.citations));
   });
 });

@@ -42,6 +42,13 @@ describe('answers', () => {
       assert.ok(answer.followUps.length >= 2);
     });
 
+    it('cites the attached code first, even when the index holds nothing for its file', async () => {
+      const content = '{\n  "name": "shop",\n  "version": 1\n  "private": true\n}';
+      const answer = unwrap(await engine.ask({ question: 'Why do I get this error from json (519) at package.json:4?\n"Expected comma"', attachment: { path: 'package.json', content, startLine: 1 } }));
+      assert.deepEqual(answer.citations[0], { path: 'package.json', startLine: 1, endLine: 5, why: 'the code attached to the question' });
+      assert.match(answer.answer, /The code you attached, `package\.json:1-5`, comes first in the sources\./);
+    });
+
     it('refuses an empty question', async () => {
       const result = await engine.ask({ question: ' ' });
       assert.equal(!result.ok && result.error.code, 'invalid_input');
