@@ -2,8 +2,8 @@
 // test/fixtures/shop-py with this repository loaded as an extension under development and no
 // language model configured. Each step is a user journey with a screenshot at every stage:
 //   1. "Code Oracle: Reindex Workspace" from the command palette; the status bar shows the index
-//   2. the chat: open it from the activity bar, ask, see a cited answer, click a citation and land
-//      on the cited line
+//   2. the chat: open it from the activity bar, ask, see a cited answer, hide and show the view
+//      and still see it, click a citation and land on the cited line
 //   3. "Explain this error with Code Oracle" from the light bulb on a JSON syntax error (the
 //      built-in JSON language server reports it), answered in the chat with the code around it
 //   4. a "N callers" lens: click it, see the callers tree, click a caller and land on the call
@@ -119,6 +119,12 @@ async function askInChat(page) {
   check(cited && file === 'shop/db.py', `first citation is ${citations[0]}, expected shop/db.py`);
   await answer.scrollIntoViewIfNeeded();
   await shot(page, 'chat-answer');
+
+  // the conversation survives hiding the view (another view in the side bar) and showing it again
+  await page.locator('.activitybar .action-item a[aria-label^="Explorer"]').first().click();
+  await page.locator('.activitybar .action-item a[aria-label^="Code Oracle"]').first().click();
+  await answer.waitFor({ timeout: 15000 });
+  check((await answer.locator('[data-testid=citation]').allInnerTexts()).join() === citations.join(), 'the answer changed after hiding and showing the chat');
 
   await answer.locator('[data-testid=citation]').first().click();
   await page.waitForFunction(() => document.querySelector('.tabs-container .tab.active')?.getAttribute('aria-label')?.startsWith('db.py'), null, { timeout: 15000 });

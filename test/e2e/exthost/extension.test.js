@@ -107,6 +107,25 @@ suite('Code Oracle in a real VS Code extension host', () => {
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
   });
 
+  test('the lenses follow the index: a caller added and saved is counted', async () => {
+    const service = vscode.Uri.joinPath(folder().uri, 'shop', 'service.py');
+    const createOrderLens = async () => {
+      const lenses = await vscode.commands.executeCommand('vscode.executeCodeLensProvider', service);
+      const lens = lenses.find((candidate) => candidate.command && candidate.range.start.line === 12);
+      return lens && lens.command.title;
+    };
+    assert.strictEqual(await createOrderLens(), '1 caller');
+    const api = await vscode.workspace.openTextDocument(vscode.Uri.joinPath(folder().uri, 'shop', 'api.py'));
+    const editor = await vscode.window.showTextDocument(api);
+    const end = api.lineAt(api.lineCount - 1).range.end;
+    assert.ok(await editor.edit((b) => b.insert(end, '\n\n\ndef reorder_endpoint(request):\n    service = OrderService(request["db"])\n    return service.create_order(request["previous_items"])\n')));
+    assert.strictEqual(await api.save(), true);
+    let title;
+    for (let i = 0; i < 100 && (title = await createOrderLens()) !== '2 callers'; i++) await sleep(100);
+    assert.strictEqual(title, '2 callers');
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+  });
+
   test('the code-action provider offers "Explain this error" on a diagnostic', async () => {
     const uri = vscode.Uri.joinPath(folder().uri, 'shop', 'db.py');
     const diagnostics = vscode.languages.createDiagnosticCollection('e2e');
