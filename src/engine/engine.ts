@@ -17,6 +17,7 @@ import { Answerer, type AskRequest } from './answer/answerer';
 import type { Answer } from './answer/model';
 import { Summarizer } from './index/summaries';
 import type { LlmClient } from './llm/client';
+import { calibrate, calibrationCandidates, calibrationSamples, functionCount, isCurrent, readCalibration, writeCalibration, type RetrieverCalibration } from './search/calibration';
 import { Searcher, type SearchRequest, type SearchResult } from './search/pipeline';
 import { IndexStore } from './store/store';
 import { Emitter, type Disposable, type Event } from './util/event';
@@ -92,6 +93,7 @@ export class Engine implements Disposable {
   private readonly answerer: Answerer;
   private writes: Promise<unknown> = Promise.resolve();
   private disposed = false;
+  private retrieverCalibration: RetrieverCalibration | null = null;
 
   private constructor(
     readonly root: string,
@@ -163,7 +165,9 @@ export class Engine implements Disposable {
     for (const notice of notices) log.warn('index_notice', { message: notice });
     const graph = new CodeGraph(path.basename(root));
     graph.update([], await store.tables.allFacts());
-    return ok(new Engine(root, { ...options, storeDir }, store, graph, embedder, embedding, notices));
+    const engine = new Engine(root, { ...options, storeDir }, store, graph, embedder, embedding, notices);
+    engine.useCalibration(await readCalibration(store.directory));
+    return ok(engine);
   }
 
   get storeDir(): string {
@@ -351,11 +355,45 @@ export class Engine implements Disposable {
       if (result.ok) {
         const paths = [...plan.tasks.map((task) => task.path), ...plan.removed, ...plan.skipped.keys()];
         if (paths.length) this.changeEmitter.fire({ paths });
+        await this.recalibrate();
       }
       return result;
     } catch (cause) {
       log.error('indexing_failed', { repo_path: this.root, error: describeError(cause) });
       return fail('io_error', `Indexing failed: ${describeError(cause)}`);
+    }
+  }
+
+  /** How far the semantic retriever is trusted here (search/calibration.ts), as stored. */
+  get calibration(): RetrieverCalibration | null {
+    return this.retrieverCalibration;
+  }
+
+  private useCalibration(calibration: RetrieverCalibration | null): void {
+    this.retrieverCalibration = this.embedder && calibration?.modelId === this.embedder.id ? calibration : null;
+    this.searcher.calibrate(this.retrieverCalibration);
+  }
+
+  /**
+   * Measures how far the embedding model can be trusted on this codebase when the stored measure
+   * is missing, is for another model, or is for a much smaller or larger codebase. A failure
+   * leaves the seed's weights in place: it never fails the indexing run.
+   */
+  private async recalibrate(): Promise<void> {
+    const embedder = this.embedder;
+    const functions = functionCount(this.store.catalog.values());
+    if (!embedder || isCurrent(this.retrieverCalibration, embedder.id, functions)) return;
+    const started = performance.now();
+    try {
+      const candidates = calibrationCandidates(this.store.catalog.values(), embedder.kind);
+      const rows = await this.store.tables.chunkTexts(candidates.map((meta) => meta.id));
+      const texts = new Map([...rows].map(([id, row]) => [id, row.fullContent ?? row.content]));
+      const calibration = await calibrate(calibrationSamples(candidates, texts, embedder.kind), embedder, functions);
+      log.info('retrievers_calibrated', { model: calibration.modelId, functions, questions: calibration.questions, lexical_mrr: calibration.lexicalMrr, semantic_mrr: calibration.semanticMrr, semantic_share: calibration.semanticShare, semantic_trust: calibration.semanticTrust, duration_ms: Math.round(performance.now() - started) });
+      this.useCalibration(calibration);
+      await writeCalibration(this.store.directory, calibration);
+    } catch (cause) {
+      log.warn('calibration_failed', { error: describeError(cause) });
     }
   }
 

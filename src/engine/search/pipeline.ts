@@ -13,6 +13,7 @@ import { assignmentHits, lexicalHits, messageHits, pathHits, raiseHits, semantic
 import { shapeSpans, type RankedChunk } from './shaping';
 import type { Span } from './spans';
 import { runStrategy, type StrategyResult } from './strategies';
+import type { RetrieverCalibration } from './calibration';
 import { scoreTechnicality, type Technicality } from './technicality';
 import { VectorScan } from './vectors';
 import { relatedWords, stemsOf } from './vocabulary';
@@ -93,6 +94,14 @@ export class Searcher {
     this.texts = new ChunkTexts(index.tables);
   }
 
+  /** How far the semantic list is trusted on this codebase (1: the seed's weights). */
+  private semanticTrust = 1;
+
+  /** Applies a measured calibration of the retrievers (see calibration.ts); null restores the seed's weights. */
+  calibrate(calibration: RetrieverCalibration | null): void {
+    this.semanticTrust = calibration?.semanticTrust ?? 1;
+  }
+
   /** Forgets what was read from the tables; called whenever the index changes. */
   invalidate(): void {
     this.texts.clear();
@@ -111,7 +120,7 @@ export class Searcher {
 
     const parsed = preprocessQuery(request.query, request.attachment);
     const notices = noticesFor(request.query, parsed);
-    const technicality = scoreTechnicality(parsed, { has: (term) => this.index.lexical.hasTerm(term) });
+    const technicality = scoreTechnicality(parsed, { has: (term) => this.index.lexical.hasTerm(term) }, this.semanticTrust);
     mark('preprocess', started);
     started = performance.now();
     const llm = mode === 'thinking' ? request.llm ?? null : null;

@@ -1,0 +1,254 @@
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import { z } from 'zod';
+import type { Embedder } from '../embed/embedder';
+import { cosine } from '../embed/embedder';
+import type { ChunkMeta } from '../store/tables';
+import { camelSnakeTokenize } from '../text/tokenize';
+import { getLogger } from '../log/logger';
+import { describeError } from '../util/result';
+import { writeFileAtomic } from '../util/atomic-file';
+import { codeLines, documentationLines } from './evidence';
+import { STOP_WORDS } from './preprocess';
+import { PLAIN_ENGLISH_SEMANTIC_WEIGHT } from './technicality';
+
+/**
+ * How far the semantic retriever can be trusted on this codebase with this embedding model,
+ * measured on the codebase itself. The seed's weights (lexical 0.3 + 0.5·technicality, semantic
+ * the rest) assume a model that bridges plain English and code; a small general-purpose model
+ * does not, and then its list buries what word matching found. A function's documentation is a
+ * plain-English question whose answer is known — the function's code — so both retrievers rank
+ * the documented functions' code (documentation removed) for each one's documentation, and the
+ * semantic share of a weighted RRF of the two that ranks the answers best is what the semantic
+ * list gets for a plain-English question. Questions are scaled from there by the seed's formula.
+ */
+export const RetrieverCalibration = z.object({
+  /** The method's version: a calibration measured another way is measured again. */
+  version: z.literal(1),
+  modelId: z.string(),
+  /** Function chunks in the index when it was measured: a codebase that grew a lot is measured again. */
+  functions: z.number().int(),
+  /** Documented functions used as questions (and, with their documentation removed, as the pool). */
+  questions: z.number().int(),
+  /** Null when there were too few documented functions to measure: the seed's weights stay. */
+  lexicalMrr: z.number().nullable(),
+  semanticMrr: z.number().nullable(),
+  /** The semantic share of the fusion that ranked the answers best. */
+  semanticShare: z.number(),
+  /** semanticShare over the seed's semantic weight for plain English, at most 1. */
+  semanticTrust: z.number(),
+});
+export type RetrieverCalibration = z.infer<typeof RetrieverCalibration>;
+
+export interface CalibrationSample {
+  readonly chunkId: string;
+  /** The function's leading documentation, as plain text. */
+  readonly question: string;
+  /** The function's code without its documentation. */
+  readonly code: string;
+}
+
+const CALIBRATION_VERSION = 1;
+/** Fewer documented functions than this measure nothing reliable: the seed's weights stay. */
+export const MIN_QUESTIONS = 30;
+/** Static models embed in microseconds; a transformer costs a forward pass per text. */
+const MAX_QUESTIONS: Record<Embedder['kind'], number> = { static: 400, transformer: 120 };
+/** Functions read to find documented ones: a few times the questions wanted is enough. */
+const CANDIDATES_PER_QUESTION = 4;
+const MIN_QUESTION_WORDS = 6;
+const MAX_QUESTION_CHARACTERS = 300;
+const MIN_CODE_LINES = 3;
+const MRR_DEPTH = 10;
+const RRF_K = 60;
+const SHARE_STEP = 0.05;
+/** Measured again when the number of functions changed by more than this share. */
+const DRIFT = 0.2;
+const FILE_NAME = 'calibration.json';
+const DOC_MARKER = /^(\/\*\*?|\*\/|\*|\/\/+|#+|[rubfRUBF]{0,2}("""|'''))/;
+const DOCSTRING_QUOTE = /^[rubfRUBF]{0,2}("""|''')/;
+const DOC_END = /("""|'''|\*\/)\s*$/;
+
+const log = getLogger('search.calibration');
+
+export function functionCount(catalog: Iterable<ChunkMeta>): number {
+  let count = 0;
+  for (const meta of catalog) if (meta.level === 'function') count++;
+  return count;
+}
+
+/** Whether the stored calibration (if any) still describes this model and this codebase. */
+export function isCurrent(calibration: RetrieverCalibration | null, modelId: string, functions: number): boolean {
+  return !!calibration && calibration.version === CALIBRATION_VERSION && calibration.modelId === modelId && Math.abs(functions - calibration.functions) <= DRIFT * Math.max(1, calibration.functions);
+}
+
+/** Functions spread over the whole index (every n-th in id order: the same index, the same sample). */
+export function calibrationCandidates(catalog: Iterable<ChunkMeta>, kind: Embedder['kind']): ChunkMeta[] {
+  const functions = [...catalog].filter((meta) => meta.level === 'function').sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  return spread(functions, MAX_QUESTIONS[kind] * CANDIDATES_PER_QUESTION);
+}
+
+/** The documented candidates, each split into its documentation and its code. */
+export function calibrationSamples(candidates: readonly ChunkMeta[], texts: ReadonlyMap<string, string>, kind: Embedder['kind']): CalibrationSample[] {
+  const samples: CalibrationSample[] = [];
+  for (const meta of candidates) {
+    const text = texts.get(meta.id);
+    const sample = text ? splitDocumentation(meta, text) : null;
+    if (sample) samples.push(sample);
+  }
+  return spread(samples, MAX_QUESTIONS[kind]);
+}
+
+/** Ranks every sample's code for every sample's question, by words and by vectors, and fuses the two. */
+export async function calibrate(samples: readonly CalibrationSample[], embedder: Embedder, functions: number): Promise<RetrieverCalibration> {
+  if (samples.length < MIN_QUESTIONS) {
+    return { version: CALIBRATION_VERSION, modelId: embedder.id, functions, questions: samples.length, lexicalMrr: null, semanticMrr: null, semanticShare: PLAIN_ENGLISH_SEMANTIC_WEIGHT, semanticTrust: 1 };
+  }
+  const lexical = new PoolBm25(samples.map((sample) => words(sample.code)));
+  const vectors = await embedder.embed([...samples.map((sample) => sample.code), ...samples.map((sample) => sample.question)]);
+  const codeVectors = vectors.slice(0, samples.length);
+  const rankings = samples.map((sample, target) => ({
+    lexical: ranks(lexical.scores(words(sample.question))),
+    semantic: ranks(codeVectors.map((vector) => cosine(vectors[samples.length + target]!, vector))),
+  }));
+  const mrr = (scoresOf: (ranking: (typeof rankings)[number]) => number[]) => rankings.reduce((sum, ranking, target) => sum + reciprocalRank(scoresOf(ranking), target), 0) / samples.length;
+  const inverse = (list: readonly number[]) => list.map((rank) => 1 / rank);
+  let best = { share: 0, mrr: -1 };
+  for (let step = 0; step <= Math.round(1 / SHARE_STEP); step++) {
+    const share = step * SHARE_STEP;
+    const fused = mrr((ranking) => ranking.lexical.map((rank, i) => (1 - share) / (RRF_K + rank) + share / (RRF_K + ranking.semantic[i]!)));
+    // the seed's weights change only as far as the measure asks: ties go to the share nearer them
+    const nearer = Math.abs(share - PLAIN_ENGLISH_SEMANTIC_WEIGHT) < Math.abs(best.share - PLAIN_ENGLISH_SEMANTIC_WEIGHT);
+    if (fused > best.mrr + 1e-9 || (Math.abs(fused - best.mrr) <= 1e-9 && nearer)) best = { share, mrr: fused };
+  }
+  return {
+    version: CALIBRATION_VERSION,
+    modelId: embedder.id,
+    functions,
+    questions: samples.length,
+    lexicalMrr: round(mrr((ranking) => inverse(ranking.lexical))),
+    semanticMrr: round(mrr((ranking) => inverse(ranking.semantic))),
+    semanticShare: round(best.share),
+    semanticTrust: round(Math.min(1, best.share / PLAIN_ENGLISH_SEMANTIC_WEIGHT)),
+  };
+}
+
+export async function readCalibration(storeDir: string): Promise<RetrieverCalibration | null> {
+  const text = await fs.readFile(path.join(storeDir, FILE_NAME), 'utf8').catch(() => null);
+  if (text === null) return null;
+  try {
+    const parsed = RetrieverCalibration.safeParse(JSON.parse(text));
+    return parsed.success ? parsed.data : null;
+  } catch (cause) {
+    // a damaged file is measured again, like a missing one
+    log.warn('calibration_unreadable', { store: storeDir, error: describeError(cause) });
+    return null;
+  }
+}
+
+export function writeCalibration(storeDir: string, calibration: RetrieverCalibration): Promise<void> {
+  return writeFileAtomic(path.join(storeDir, FILE_NAME), JSON.stringify(calibration, null, 2));
+}
+
+function splitDocumentation(meta: ChunkMeta, text: string): CalibrationSample | null {
+  const lines = codeLines(meta, text);
+  const docs = documentationLines(lines, meta.language);
+  const code = lines.filter((line) => !docs.has(line.line) && line.text.trim());
+  if (code.length < MIN_CODE_LINES) return null;
+  const question = leadingDocumentation(lines, docs)
+    .map((text) => text.trim().replace(DOC_MARKER, '').replace(DOC_END, '').trim())
+    // parameter tags (@param, :param …) describe arguments, not what the function is for
+    .filter((text) => text && !text.startsWith('@') && !text.startsWith(':'))
+    .join(' ')
+    .slice(0, MAX_QUESTION_CHARACTERS);
+  if (words(question).length < MIN_QUESTION_WORDS) return null;
+  return { chunkId: meta.id, question, code: code.map((line) => line.text).join('\n') };
+}
+
+/**
+ * The function's own documentation: the first docstring or block comment (to its end), or the
+ * first run of line comments — not the comments further down in its body.
+ */
+function leadingDocumentation(lines: readonly { line: number; text: string }[], docs: ReadonlySet<number>): string[] {
+  const first = lines.findIndex((line) => docs.has(line.line) && line.text.trim());
+  if (first < 0) return [];
+  const opening = lines[first]!.text.trim();
+  const quote = DOCSTRING_QUOTE.exec(opening);
+  const closer = quote ? quote[1]! : opening.startsWith('/*') ? '*/' : null;
+  const out: string[] = [];
+  for (const [i, line] of lines.slice(first).entries()) {
+    const text = line.text.trim();
+    if (closer) {
+      out.push(line.text);
+      // on the opening line, only a closer after the opener ends the block
+      if ((i === 0 ? text.slice(quote ? quote[0].length : 2) : text).includes(closer)) break;
+    } else if (docs.has(line.line) && text) out.push(line.text);
+    else break;
+  }
+  return out;
+}
+
+function spread<T>(items: readonly T[], limit: number): T[] {
+  if (items.length <= limit) return [...items];
+  const step = items.length / limit;
+  return Array.from({ length: limit }, (_, i) => items[Math.floor(i * step)]!);
+}
+
+function words(text: string): string[] {
+  return camelSnakeTokenize(text).filter((word) => !STOP_WORDS.has(word));
+}
+
+/** 1-based ranks by score, best first; a document with no score at all ranks after every other. */
+function ranks(scores: readonly number[]): number[] {
+  const order = scores.map((score, i) => ({ score, i })).sort((a, b) => b.score - a.score);
+  const out = new Array<number>(scores.length);
+  order.forEach(({ score, i }, position) => (out[i] = score > 0 ? position + 1 : scores.length + 1));
+  return out;
+}
+
+/** 1 / rank of the target within the first MRR_DEPTH by score (ties count against it), else 0. */
+function reciprocalRank(scores: readonly number[], target: number): number {
+  const own = scores[target]!;
+  if (!(own > 0)) return 0;
+  let rank = 1;
+  for (let i = 0; i < scores.length && rank <= MRR_DEPTH; i++) if (i !== target && scores[i]! >= own) rank++;
+  return rank <= MRR_DEPTH ? 1 / rank : 0;
+}
+
+/** BM25 (k1 1.2, b 0.75) over a small in-memory pool: the lexical index's ranking, minus its name boost. */
+class PoolBm25 {
+  private readonly frequencies: Map<string, number>[];
+  private readonly lengths: number[];
+  private readonly documentFrequency = new Map<string, number>();
+  private readonly averageLength: number;
+
+  constructor(documents: readonly string[][]) {
+    this.frequencies = documents.map((terms) => {
+      const counts = new Map<string, number>();
+      for (const term of terms) counts.set(term, (counts.get(term) ?? 0) + 1);
+      for (const term of counts.keys()) this.documentFrequency.set(term, (this.documentFrequency.get(term) ?? 0) + 1);
+      return counts;
+    });
+    this.lengths = documents.map((terms) => terms.length);
+    this.averageLength = this.lengths.reduce((a, b) => a + b, 0) / Math.max(1, documents.length);
+  }
+
+  scores(query: readonly string[]): number[] {
+    const count = this.frequencies.length;
+    const idf = [...new Set(query)].map((term) => {
+      const frequency = this.documentFrequency.get(term) ?? 0;
+      return [term, frequency ? Math.log(1 + (count - frequency + 0.5) / (frequency + 0.5)) : 0] as const;
+    });
+    return this.frequencies.map((counts, doc) => {
+      let score = 0;
+      for (const [term, weight] of idf) {
+        const tf = counts.get(term) ?? 0;
+        if (tf) score += (weight * tf * 2.2) / (tf + 1.2 * (0.25 + (0.75 * this.lengths[doc]!) / (this.averageLength || 1)));
+      }
+      return score;
+    });
+  }
+}
+
+function round(value: number): number {
+  return Math.round(value * 1000) / 1000;
+}
