@@ -88,12 +88,24 @@ function functionRanges(meta: ChunkMeta, lines: readonly CodeLine[], evidence: r
   if (!code.length) return whole;
   const ranges = fewest(keepDocstring(bridge(code.map((line) => line.line), DOC_GAP), meta.language), RANGES_PER_FUNCTION);
   const focus = focusLines(code, evidence, weights, 0);
-  if (code.length <= allowance) return focusFirst(ranges, focus);
-  const first = code[0]!.line;
+  const overloaded = hasOverloads(meta, code, ranges);
+  if (code.length <= allowance) return overloaded ? [ranges[ranges.length - 1]!, ...ranges.slice(0, -1)] : focusFirst(ranges, focus);
+  // the implementation's signature, not the first overload's
+  const first = overloaded ? ranges[ranges.length - 1]![0] : code[0]!.line;
   const signature: [number, number] = [first, Math.min(meta.endLine, first + SIGNATURE_LINES - 1)];
   if (!focus.length) return mergeRanges([signature, ...clip(ranges, first + allowance - 1)]);
   const radius = Math.max(WINDOW_RADIUS, Math.floor(allowance / (2 * WINDOWS_PER_CHUNK)) - 1);
   return mergeRanges([signature, ...windowsAround(focus, radius, [meta.startLine, meta.endLine], WINDOWS_PER_CHUNK)]);
+}
+
+/**
+ * A TypeScript function declared with overloads: bodiless signatures (ending in `;`) come before
+ * the implementation, which is what a reader needs first.
+ */
+function hasOverloads(meta: ChunkMeta, code: readonly CodeLine[], ranges: readonly [number, number][]): boolean {
+  if (ranges.length < 2 || (meta.language !== 'typescript' && meta.language !== 'tsx')) return false;
+  const lastOfFirst = code.filter((line) => line.line <= ranges[0]![1]).pop();
+  return !!lastOfFirst && lastOfFirst.text.trimEnd().endsWith(';');
 }
 
 /** The range holding most focus lines leads (overloads and preambles follow it). */

@@ -172,4 +172,23 @@ describe('search pipeline', () => {
       }
     });
   });
+
+  describe('span shaping', () => {
+    it('cites an overloaded TypeScript function by its implementation first', async () => {
+      const overloads = Array.from({ length: 3 }, (_, i) => `export function throttleRetry<T>(count: number${', extra: string'.repeat(i)}): Operator<T>;`).join('\n');
+      const docs = Array.from({ length: 12 }, (_, i) => ` * Line ${i} of the long documentation of the implementation.`).join('\n');
+      const source = `${overloads}\n/**\n${docs}\n */\nexport function throttleRetry<T>(count: number, extra?: string): Operator<T> {\n  const attempts = count;\n  return resubscribe(attempts, extra);\n}\n`;
+      const tsEngine = await openEngine(scratch, scratch.tree({ 'src/retry.ts': source }));
+      try {
+        unwrap(await tsEngine.index());
+        const result = unwrap(await tsEngine.search({ query: 'how does throttleRetry resubscribe?' }));
+        const spans = result.spans.filter((span) => span.path === 'src/retry.ts' && span.level === 'function');
+        const implementation = source.split('\n').findIndex((line) => line.endsWith('{')) + 1;
+        assert.equal(spans[0]!.startLine, implementation, JSON.stringify(spans));
+        assert.ok(spans.some((span) => span.startLine === 1), 'the overloads are still cited, after it');
+      } finally {
+        tsEngine.dispose();
+      }
+    });
+  });
 });
