@@ -2,6 +2,7 @@ import { CHUNK_LEVELS, type ChunkLevel } from '../index/model';
 import type { LlmClient } from '../llm/client';
 import { elapsedMs, getLogger } from '../log/logger';
 import { withTrace } from '../log/trace';
+import type { RetrieverCalibration } from './calibration';
 import { ChunkTexts } from './chunk-texts';
 import { buildContext, MODE_BUDGETS, type BudgetedContext } from './context';
 import { evaluateRetrieval, expandQuery, searchWeb, type CragEvaluation, type WebResult } from './crag';
@@ -13,7 +14,6 @@ import { assignmentHits, lexicalHits, messageHits, pathHits, raiseHits, semantic
 import { shapeSpans, type RankedChunk } from './shaping';
 import type { Span } from './spans';
 import { runStrategy, type StrategyResult } from './strategies';
-import type { RetrieverCalibration } from './calibration';
 import { scoreTechnicality, type Technicality } from './technicality';
 import { VectorScan } from './vectors';
 import { relatedWords, stemsOf } from './vocabulary';
@@ -87,15 +87,14 @@ export class Searcher {
   private readonly router: LevelRouter;
   private readonly index: SearchIndex;
   readonly texts: ChunkTexts;
+  /** How far the semantic list is trusted on this codebase (1: the seed's weights). */
+  private semanticTrust = 1;
 
   constructor(index: Omit<SearchIndex, 'vectors'>) {
     this.index = { ...index, vectors: new VectorScan(index.tables, () => index.catalog.size) };
     this.router = new LevelRouter(index.embedder);
     this.texts = new ChunkTexts(index.tables);
   }
-
-  /** How far the semantic list is trusted on this codebase (1: the seed's weights). */
-  private semanticTrust = 1;
 
   /** Applies a measured calibration of the retrievers (see calibration.ts); null restores the seed's weights. */
   calibrate(calibration: RetrieverCalibration | null): void {

@@ -15,6 +15,8 @@ export interface Technicality {
   readonly score: number;
   readonly lexicalWeight: number;
   readonly semanticWeight: number;
+  /** The measured trust in the embedding model that scaled semanticWeight (1: the seed's weights). */
+  readonly semanticTrust: number;
 }
 
 const log = getLogger('search.technicality');
@@ -35,7 +37,7 @@ export function scoreTechnicality(query: ParsedQuery, vocabulary: { has(term: st
     semantic_weight: round(weights.semantic),
     semantic_trust: semanticTrust,
   });
-  return { identifier, filePath, vocabularyOverlap, score, lexicalWeight: weights.lexical, semanticWeight: weights.semantic };
+  return { identifier, filePath, vocabularyOverlap, score, lexicalWeight: weights.lexical, semanticWeight: weights.semantic, semanticTrust };
 }
 
 /** The seed's semantic weight for a question with no code in it (technicality 0). */
