@@ -168,7 +168,7 @@ async function callersFromLens(page) {
   await lens.waitFor({ timeout: 30000 });
   const lenses = await page.locator('.codelens-decoration a').allInnerTexts();
   log('lenses:', JSON.stringify(lenses));
-  check(lenses.includes('no callers found'), 'uncalled methods show no lens');
+  check(lenses.includes('no callers found'), 'no lens says "no callers found" over an uncalled method');
   await shot(page, 'callers-lens');
   await lens.click();
   const tree = page.locator('.pane', { has: page.locator('.pane-header', { hasText: 'Callers' }) });
