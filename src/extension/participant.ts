@@ -37,8 +37,11 @@ async function answer(ctx: Ctx, request: vscode.ChatRequest, response: vscode.Ch
     { question: request.prompt, mode, llm: { provider: 'vscode', model: `id:${request.model.id}` } },
     {
       onText: (text) => {
-        // The engine sends the whole text so far; the chat wants what is new.
-        if (text.startsWith(shown)) response.markdown(text.slice(shown.length));
+        // The engine sends the whole text so far; the chat wants what is new. Text that does not
+        // continue what was shown is a new attempt (the first failed validation): say so, since
+        // a chat response cannot take back what it showed.
+        if (!text.startsWith(shown)) response.markdown('\n\n---\n*The model answered again:*\n\n');
+        response.markdown(text.startsWith(shown) ? text.slice(shown.length) : text);
         shown = text;
       },
       onStep: (step) => response.progress(`${step.tool} ${JSON.stringify(step.input)}`),
@@ -50,8 +53,8 @@ async function answer(ctx: Ctx, request: vscode.ChatRequest, response: vscode.Ch
     return { metadata: { followUps: [] }, ...(result.error.code === 'cancelled' ? {} : { errorDetails: { message: result.error.message } }) };
   }
   const value = result.value;
-  if (!shown) response.markdown(value.answer);
-  else if (value.answer.startsWith(shown)) response.markdown(value.answer.slice(shown.length));
+  if (!value.answer.startsWith(shown)) response.markdown(`\n\n---\n${value.answer}`);
+  else response.markdown(value.answer.slice(shown.length));
   if (value.citations.length) {
     response.markdown('\n\n**Sources**\n');
     for (const citation of value.citations) {

@@ -75,7 +75,11 @@ describe('engine worker', function () {
     client.setLlmHandler(async (call, onDelta) => {
       calls.push(call);
       const json = JSON.stringify({ answer: 'connect() refuses writes on read-only files.', confidence: 0.9, citations: [{ path: 'shop/db.py', startLine: 24, endLine: 24, why: 'the raise' }], followUps: [] });
-      for (let i = 0; i < json.length; i += 10) onDelta(json.slice(i, i + 10));
+      // a model streams over time (the worker passes on the latest text at most every 50 ms)
+      for (let i = 0; i < json.length; i += 10) {
+        onDelta(json.slice(i, i + 10));
+        await new Promise((resolve) => setTimeout(resolve, 60));
+      }
       return ok(json);
     });
     const texts: string[] = [];

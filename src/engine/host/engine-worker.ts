@@ -1,7 +1,9 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { Engine } from '../engine';
+import type { IndexProgress } from '../index/indexer';
 import { logHub, type LogLevel } from '../log/logger';
 import { describeError, fail, ok, type Result } from '../util/result';
+import { LatestThrottle } from '../util/throttle';
 import type { AssistantTurn, LlmClient } from '../llm/client';
 import { createLlmClient } from '../llm/factory';
 import { LlmReply, Request, type FolderOptions, type LlmWire, type WorkerMessage } from './protocol';
@@ -16,6 +18,10 @@ const port = parentPort;
 if (!port) throw new Error('engine-worker must run in a worker thread');
 
 const engines = new Map<string, Engine>();
+/** Opening and closing a folder's engine, one after another per folder. */
+const lifecycles = new Map<string, Promise<unknown>>();
+/** The editor redraws progress and streamed text; more often than this is work for nothing. */
+const UPDATE_INTERVAL_MS = 50;
 const cancellations = new Map<number, AbortController>();
 const { logLevel } = (workerData ?? {}) as { logLevel?: LogLevel };
 
@@ -65,20 +71,30 @@ async function dispatch(request: Exclude<Request, { type: 'cancel' }>): Promise<
       const result = await engine.search({ query: request.query, mode: request.mode });
       return result.ok ? ok({ spans: result.value.spans, metadata: result.value.metadata }) : result;
     }
-    case 'ask':
-      return withCancellation(request.id, (signal) =>
-        engine.ask({
-          question: request.question,
-          mode: request.mode,
-          llm: llmFor(request.llm),
-          signal,
-          onText: (text) => post({ type: 'answerText', id: request.id, text }),
-          onStep: (step) => post({ type: 'agentStep', id: request.id, step: { ...step } }),
-          ...(request.sessionId ? { sessionId: request.sessionId } : {}),
-          ...(request.attachment ? { attachment: request.attachment } : {}),
-          ...(request.webSearchUrl ? { webSearchUrl: request.webSearchUrl } : {}),
-        }),
-      );
+    case 'ask': {
+      // the engine hands over the whole text so far: only the latest is worth sending
+      const text = new LatestThrottle<string>((latest) => post({ type: 'answerText', id: request.id, text: latest }), UPDATE_INTERVAL_MS);
+      try {
+        return await withCancellation(request.id, (signal) =>
+          engine.ask({
+            question: request.question,
+            mode: request.mode,
+            llm: llmFor(request.llm),
+            signal,
+            onText: (latest) => text.push(latest),
+            onStep: (step) => {
+              text.flush();
+              post({ type: 'agentStep', id: request.id, step: { ...step } });
+            },
+            ...(request.sessionId ? { sessionId: request.sessionId } : {}),
+            ...(request.attachment ? { attachment: request.attachment } : {}),
+            ...(request.webSearchUrl ? { webSearchUrl: request.webSearchUrl } : {}),
+          }),
+        );
+      } finally {
+        text.flush();
+      }
+    }
     case 'resolve':
       return engine.resolveSymbol(request.name, request.action);
     case 'trace':
@@ -88,14 +104,31 @@ async function dispatch(request: Exclude<Request, { type: 'cancel' }>): Promise<
     case 'outline':
       return ok(engine.outline(request.path));
     case 'close':
-      engine.dispose();
-      engines.delete(request.root);
-      return ok(null);
+      return inLifecycle(request.root, () => {
+        engines.get(request.root)?.dispose();
+        engines.delete(request.root);
+        return Promise.resolve(ok(null));
+      });
   }
 }
 
-async function open(folder: FolderOptions): Promise<Result<unknown>> {
+/**
+ * Opens and closes of one folder run in order: two opens in flight at once (a settings change
+ * during the first index) would otherwise both see no engine to replace, and one would leak.
+ */
+function inLifecycle<T>(root: string, step: () => Promise<T>): Promise<T> {
+  const next = (lifecycles.get(root) ?? Promise.resolve()).then(step, step);
+  lifecycles.set(root, next.catch(() => undefined));
+  return next;
+}
+
+function open(folder: FolderOptions): Promise<Result<unknown>> {
+  return inLifecycle(folder.root, () => openNow(folder));
+}
+
+async function openNow(folder: FolderOptions): Promise<Result<unknown>> {
   engines.get(folder.root)?.dispose();
+  engines.delete(folder.root);
   const { summarizer, ...options } = folder;
   const opened = await Engine.open({ ...options, summarizer: summarizer ? llmFor(summarizer) : null });
   if (!opened.ok) return opened;
@@ -107,11 +140,18 @@ async function open(folder: FolderOptions): Promise<Result<unknown>> {
 
 /** Runs an indexing request, forwarding its progress and letting a `cancel` request stop it. */
 async function withProgress<T>(id: number, engine: Engine, run: (signal: AbortSignal) => Promise<Result<T>>): Promise<Result<T>> {
-  const subscription = engine.onProgress((progress) => post({ type: 'progress', id, progress: { ...progress } }));
+  const updates = new LatestThrottle<IndexProgress>((progress) => post({ type: 'progress', id, progress: { ...progress } }), UPDATE_INTERVAL_MS);
+  let stage: IndexProgress['stage'] | null = null;
+  const subscription = engine.onProgress((progress) => {
+    // a new stage is shown at once; counts within a stage at most every interval
+    updates.push(progress, progress.stage !== stage);
+    stage = progress.stage;
+  });
   try {
     return await withCancellation(id, run);
   } finally {
     subscription.dispose();
+    updates.flush();
   }
 }
 
