@@ -1,6 +1,6 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import * as path from 'node:path';
-import type { ModelRequest } from '../engine/embed/embedder';
+import { parseModelSetting, type ModelRequest } from '../engine/embed/embedder';
 import type { EngineOptions } from '../engine/engine';
 import type { LogLevel } from '../engine/log/logger';
 
@@ -32,10 +32,7 @@ type EngineFlagValues = { [K in keyof typeof ENGINE_FLAGS]?: (typeof ENGINE_FLAG
 /** `--model DIR` loads a local model folder, `--model none` disables vectors, default is the hub model. */
 export function modelRequest(value: string | undefined): ModelRequest | undefined {
   const chosen = value ?? process.env.CODE_ORACLE_MODEL;
-  if (!chosen) return undefined;
-  if (chosen === 'none') return { kind: 'none' };
-  if (/^[\w.-]+\/[\w.-]+$/.test(chosen) && !chosen.startsWith('.')) return { kind: 'hub', repo: chosen };
-  return { kind: 'directory', path: path.resolve(chosen) };
+  return chosen ? parseModelSetting(chosen, process.cwd()) : undefined;
 }
 
 export function engineOptions(root: string, values: EngineFlagValues): EngineOptions {

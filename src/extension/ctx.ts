@@ -1,9 +1,9 @@
 import { promises as fs } from 'node:fs';
-import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { IndexStats } from '../engine/engine';
 import { EngineWorkerClient } from '../engine/host/client';
 import type { IndexProgress } from '../engine/index/indexer';
+import { relativePath } from '../engine/util/paths';
 import { CallersTree } from './callers/tree';
 import { CallersLens } from './callers/lens';
 import { ChatView } from './chat/view';
@@ -23,12 +23,17 @@ import { TranscriptLinks, TRANSCRIPT_LANGUAGE } from './transcript';
  * bar, the log channel, the chat, the callers lens and tree, one index per workspace folder) and
  * is what commands are built from.
  */
+/** Settings edits come in bursts (typing in settings.json); the folders restart once after them. */
+const RESTART_DELAY_MS = 500;
+
 export class Ctx implements vscode.Disposable {
   readonly log = vscode.window.createOutputChannel('Code Oracle', { log: true });
   readonly status = new IndexStatus();
   readonly client: EngineWorkerClient;
   readonly chat: ChatView;
   readonly callersTree: CallersTree;
+  private readonly callersLens: CallersLens;
+  private restartTimer: NodeJS.Timeout | undefined;
   private readonly subscriptions: vscode.Disposable[] = [];
   private readonly indexes = new Map<string, FolderIndex>();
   private readonly stats = new Map<string, IndexStats>();
@@ -50,7 +55,16 @@ export class Ctx implements vscode.Disposable {
     this.client.setLlmHandler(languageModelHandler);
     this.chat = new ChatView(this);
     this.callersTree = new CallersTree(this);
+    this.callersLens = new CallersLens(this);
     this.subscriptions.push(
+      this.chat,
+      this.callersLens,
+      // built or changed: callers counts may have moved
+      this.onReady(() => {
+        this.callersLens.refresh();
+        void this.callersTree.refresh();
+      }),
+      { dispose: () => clearTimeout(this.restartTimer) },
       this.log,
       this.status,
       this.progressEmitter,
@@ -78,7 +92,7 @@ export class Ctx implements vscode.Disposable {
 
   /** A folder's file as a path relative to it, in the index's form. */
   relativePath(folder: FolderIndex, uri: vscode.Uri): string {
-    return path.relative(folder.root, uri.fsPath).split(path.sep).join('/');
+    return relativePath(folder.root, uri.fsPath);
   }
 
   registerCommand(name: string, factory: commands.CommandFactory): void {
@@ -91,20 +105,21 @@ export class Ctx implements vscode.Disposable {
     this.subscriptions.push(
       vscode.window.registerWebviewViewProvider(ChatView.id, this.chat, { webviewOptions: { retainContextWhenHidden: true } }),
       vscode.window.registerTreeDataProvider(CallersTree.id, this.callersTree),
-      vscode.languages.registerCodeLensProvider(supported, new CallersLens(this)),
+      vscode.languages.registerCodeLensProvider(supported, this.callersLens),
       vscode.languages.registerCodeActionsProvider('*', new ExplainErrorActions(), { providedCodeActionKinds: ExplainErrorActions.kinds }),
       vscode.languages.registerDocumentLinkProvider({ language: TRANSCRIPT_LANGUAGE }, new TranscriptLinks()),
       ...registerParticipant(this),
       ...registerLanguageModelTools(this),
       vscode.workspace.onDidChangeWorkspaceFolders((event) => {
-        for (const folder of event.removed) this.closeFolder(folder);
+        for (const folder of event.removed) void this.closeFolder(folder);
         for (const folder of event.added) void this.openFolder(folder);
       }),
-      vscode.workspace.onDidChangeConfiguration((event) => {
-        if (event.affectsConfiguration(`${SECTION}.chat`) || event.affectsConfiguration(`${SECTION}.callersLens`) || event.affectsConfiguration(`${SECTION}.search`)) return this.chat.refreshSettings();
-        if (event.affectsConfiguration(SECTION) || event.affectsConfiguration('files.exclude')) void this.restartFolders();
+      vscode.workspace.onDidChangeConfiguration((event) => this.settingsChanged(event)),
+      vscode.workspace.onDidGrantWorkspaceTrust(() => {
+        this.chat.refreshSettings();
+        // a trusted workspace may summarise long functions with a model
+        if (readConfig().llm.summarizeLongFunctions) this.scheduleRestart();
       }),
-      vscode.workspace.onDidGrantWorkspaceTrust(() => void this.restartFolders()),
     );
     this.ready = Promise.all((vscode.workspace.workspaceFolders ?? []).map((folder) => this.openFolder(folder))).then(() => {
       this.indexReady = true;
@@ -116,8 +131,7 @@ export class Ctx implements vscode.Disposable {
     const folders = this.folders.map((index) => index.folder);
     for (const folder of folders) {
       const index = this.indexes.get(folder.uri.toString())!;
-      this.closeFolder(folder);
-      await this.client.close(index.root);
+      await this.closeFolder(folder);
       await fs.rm(index.storeDir, { recursive: true, force: true });
     }
     await Promise.all(folders.map((folder) => this.openFolder(folder)));
@@ -127,6 +141,25 @@ export class Ctx implements vscode.Disposable {
     this.folders.forEach((index) => index.dispose());
     this.indexes.clear();
     while (this.subscriptions.length) this.subscriptions.pop()!.dispose();
+  }
+
+  /**
+   * Each setting reaches only what reads it: the model label, the lenses, or (for what the index
+   * is built from) a restart of the folders, debounced so one edit of settings.json restarts once.
+   * Questions read the model settings afresh, so changing them needs no restart — unless long
+   * functions are summarised while indexing.
+   */
+  private settingsChanged(event: vscode.ConfigurationChangeEvent): void {
+    const affects = (key: string) => event.affectsConfiguration(`${SECTION}.${key}`);
+    if (affects('chat') || affects('llm') || affects('search')) this.chat.refreshSettings();
+    if (affects('callersLens')) this.callersLens.refresh();
+    const summarizerChanged = affects('llm.summarizeLongFunctions') || (readConfig().llm.summarizeLongFunctions && (affects('llm.provider') || affects('llm.model') || affects('llm.baseUrl')));
+    if (affects('embeddingModel') || affects('index') || event.affectsConfiguration('files.exclude') || summarizerChanged) this.scheduleRestart();
+  }
+
+  private scheduleRestart(): void {
+    clearTimeout(this.restartTimer);
+    this.restartTimer = setTimeout(() => void this.restartFolders(), RESTART_DELAY_MS);
   }
 
   private async openFolder(folder: vscode.WorkspaceFolder): Promise<void> {
@@ -140,6 +173,7 @@ export class Ctx implements vscode.Disposable {
         this.status.ready([...this.stats.values()]);
         this.readyEmitter.fire([...this.stats.values()]);
       },
+      unchanged: () => this.status.ready([...this.stats.values()]),
       failed: (message) => {
         this.log.error(message);
         this.status.failed(message);
@@ -147,18 +181,27 @@ export class Ctx implements vscode.Disposable {
       },
     });
     this.indexes.set(folder.uri.toString(), index);
-    await index.start();
+    try {
+      await index.start();
+    } catch (cause) {
+      // the worker gone, a storage folder that cannot be made: the status bar says so
+      const message = `Code Oracle could not index ${folder.name}: ${cause instanceof Error ? cause.message : String(cause)}`;
+      this.log.error(message);
+      this.status.failed(message);
+      this.failedEmitter.fire(message);
+    }
   }
 
-  private closeFolder(folder: vscode.WorkspaceFolder): void {
-    this.indexes.get(folder.uri.toString())?.dispose();
+  private async closeFolder(folder: vscode.WorkspaceFolder): Promise<void> {
+    const index = this.indexes.get(folder.uri.toString());
     this.indexes.delete(folder.uri.toString());
     this.stats.delete(folder.uri.toString());
+    await index?.close();
   }
 
   private async restartFolders(): Promise<void> {
     const folders = this.folders.map((index) => index.folder);
-    folders.forEach((folder) => this.closeFolder(folder));
+    await Promise.all(folders.map((folder) => this.closeFolder(folder)));
     await Promise.all(folders.map((folder) => this.openFolder(folder)));
   }
 }

@@ -1,9 +1,12 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { IndexStats } from '../engine/engine';
+import { DEFAULT_MODEL_REPO, parseModelSetting } from '../engine/embed/embedder';
 import type { EngineWorkerClient } from '../engine/host/client';
 import type { IndexProgress, IndexSummary } from '../engine/index/indexer';
+import type { LlmWire } from '../engine/host/protocol';
 import { shortHash } from '../engine/util/hash';
+import { isInside } from '../engine/util/paths';
 import type { Result } from '../engine/util/result';
 import { filesExclude, readConfig } from './config';
 import { llmWire } from './models';
@@ -17,7 +20,10 @@ const DEBOUNCE_MS = 400;
 
 export interface FolderIndexEvents {
   progress(progress: IndexProgress): void;
+  /** The index was built, or changed: its new totals. */
   ready(stats: IndexStats): void;
+  /** A run changed nothing (a save of an ignored file, a touched file): the last totals stand. */
+  unchanged(): void;
   failed(message: string): void;
 }
 
@@ -27,6 +33,8 @@ export class FolderIndex implements vscode.Disposable {
   private running: Promise<unknown> = Promise.resolve();
   private readonly disposables: vscode.Disposable[] = [];
   private opened = false;
+  /** Set by dispose(): a start still awaiting the worker stops there and reports nothing. */
+  private disposed = false;
 
   constructor(
     readonly folder: vscode.WorkspaceFolder,
@@ -47,16 +55,22 @@ export class FolderIndex implements vscode.Disposable {
 
   async start(): Promise<void> {
     const config = readConfig();
-    const summarizer = config.llm.summarizeLongFunctions ? await llmWire(this.secrets) : null;
+    const summarizer = config.llm.summarizeLongFunctions ? await this.summarizerModel() : null;
+    if (this.disposed) return;
     const opened = await this.client.open({
       root: this.root,
       storeDir: this.storeDir,
       storageRoot: this.storage.fsPath,
-      model: modelRequest(config.embeddingModel),
+      model: config.embeddingModel ? parseModelSetting(config.embeddingModel, this.root) : { kind: 'hub', repo: DEFAULT_MODEL_REPO },
       maxFileBytes: config.maxFileSize,
       exclude: [...filesExclude(this.folder), ...config.exclude],
       ...(summarizer && summarizer.provider !== 'none' ? { summarizer } : {}),
     });
+    if (this.disposed) {
+      // closed while the worker opened it: the worker runs opens and closes of a folder in order
+      if (opened.ok) void this.client.close(this.root);
+      return;
+    }
     if (!opened.ok) return this.events.failed(opened.error.message);
     this.opened = true;
     for (const notice of opened.value.notices) void vscode.window.showInformationMessage(`Code Oracle: ${notice}`);
@@ -67,7 +81,7 @@ export class FolderIndex implements vscode.Disposable {
   /** A full pass: new, changed and deleted files. The first one shows a progress notification. */
   indexAll(withNotification: boolean): Promise<Result<IndexSummary> | undefined> {
     return this.enqueue(async () => {
-      if (!withNotification) return this.finish(await this.client.index(this.root, (progress) => this.events.progress(progress)));
+      if (!withNotification) return this.finish(await this.client.index(this.root, (progress) => this.events.progress(progress)), true);
       return vscode.window.withProgress(
         { location: vscode.ProgressLocation.Notification, title: `Code Oracle: indexing ${this.folder.name}`, cancellable: true },
         async (report, token) => {
@@ -84,7 +98,7 @@ export class FolderIndex implements vscode.Disposable {
             },
             controller.signal,
           );
-          return this.finish(result);
+          return this.finish(result, true);
         },
       );
     });
@@ -99,15 +113,24 @@ export class FolderIndex implements vscode.Disposable {
   }
 
   dispose(): void {
+    void this.close();
+  }
+
+  /** Stops listening and closes the folder's engine; settles once the worker has closed it. */
+  async close(): Promise<void> {
+    this.disposed = true;
     clearTimeout(this.timer);
-    this.disposables.forEach((disposable) => disposable.dispose());
-    if (this.opened) void this.client.close(this.root);
+    this.disposables.splice(0).forEach((disposable) => disposable.dispose());
+    if (this.opened) {
+      this.opened = false;
+      await this.client.close(this.root);
+    }
   }
 
   private flush(): Promise<unknown> {
     const paths = [...this.pending];
     this.pending.clear();
-    return this.enqueue(async () => this.finish(await this.client.update(this.root, paths, (progress) => this.events.progress(progress))));
+    return this.enqueue(async () => this.finish(await this.client.update(this.root, paths, (progress) => this.events.progress(progress)), false));
   }
 
   private watch(): void {
@@ -124,14 +147,34 @@ export class FolderIndex implements vscode.Disposable {
     );
   }
 
-  private async finish(result: Result<IndexSummary>): Promise<Result<IndexSummary>> {
+  /**
+   * Reports a run. A full pass always reports the totals; an update that changed nothing (most
+   * watcher events: build output, ignored files) does not ask the worker for them, and so does
+   * not refresh lenses, the callers tree or the chat.
+   */
+  private async finish(result: Result<IndexSummary>, fullPass: boolean): Promise<Result<IndexSummary>> {
+    if (this.disposed) return result;
     if (!result.ok) {
       if (result.error.code !== 'cancelled') this.events.failed(result.error.message);
       return result;
     }
+    if (!fullPass && result.value.indexed + result.value.removed === 0) {
+      this.events.unchanged();
+      return result;
+    }
     const stats = await this.client.stats(this.root);
-    if (stats.ok) this.events.ready(stats.value);
+    if (stats.ok && !this.disposed) this.events.ready(stats.value);
     return result;
+  }
+
+  /** The model that summarises long functions; a key that cannot be read means none, with a warning. */
+  private async summarizerModel(): Promise<LlmWire | null> {
+    try {
+      return await llmWire(this.secrets);
+    } catch (cause) {
+      this.events.failed(`Code Oracle could not read the model's key, so long functions are not summarised: ${cause instanceof Error ? cause.message : String(cause)}`);
+      return null;
+    }
   }
 
   /** Runs are queued: one at a time per folder, in the order they were asked for. */
@@ -142,17 +185,8 @@ export class FolderIndex implements vscode.Disposable {
   }
 
   private contains(uri: vscode.Uri): boolean {
-    if (uri.scheme !== 'file') return false;
-    const relative = path.relative(this.root, uri.fsPath);
-    return !!relative && !relative.startsWith('..') && !path.isAbsolute(relative);
+    return uri.scheme === 'file' && uri.fsPath !== this.root && isInside(this.root, uri.fsPath);
   }
-}
-
-function modelRequest(setting: string): { kind: 'none' } | { kind: 'directory'; path: string } | { kind: 'hub'; repo: string } {
-  if (setting === 'none') return { kind: 'none' };
-  if (!setting) return { kind: 'hub', repo: 'minishlab/potion-code-16M' };
-  if (/^[\w.-]+\/[\w.-]+$/.test(setting) && !path.isAbsolute(setting)) return { kind: 'hub', repo: setting };
-  return { kind: 'directory', path: setting };
 }
 
 const STAGE_SPAN: Record<IndexProgress['stage'], [number, number]> = {

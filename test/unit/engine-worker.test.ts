@@ -100,6 +100,12 @@ describe('engine worker', function () {
     assert.ok(!cancelled.ok && cancelled.error.code === 'cancelled', JSON.stringify(cancelled));
     await new Promise((resolve) => setTimeout(resolve, 50));
     assert.ok(sawAbort, 'the editor is told to stop the model call');
+
+    // a model handler that throws (VS Code refusing the request) still answers the worker
+    client.setLlmHandler(() => Promise.reject(new Error('the user declined the language model request')));
+    const refused = await client.ask(root, { question, mode: 'fast', llm: { provider: 'vscode' } });
+    assert.ok(refused.ok && refused.value.evidenceOnly, JSON.stringify(refused));
+    assert.match(refused.value.metadata.notices[0]!, /the user declined the language model request/);
     client.setLlmHandler(null);
   });
 

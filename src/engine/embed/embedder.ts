@@ -1,3 +1,5 @@
+import * as path from 'node:path';
+
 /**
  * Turns text into vectors. Two kinds: a static Model2Vec table (microseconds per text, runs in
  * every parse worker) and a transformer through transformers.js (runs once, on the engine thread).
@@ -27,6 +29,13 @@ export type ModelRequest =
   | { readonly kind: 'none' };
 
 export const DEFAULT_MODEL_REPO = 'minishlab/potion-code-16M';
+
+/** A model flag or setting: `none`, a hub repository (`owner/name`), or a local folder, relative to `base`. */
+export function parseModelSetting(value: string, base: string): ModelRequest {
+  if (value === 'none') return { kind: 'none' };
+  if (/^[\w.-]+\/[\w.-]+$/.test(value) && !value.startsWith('.')) return { kind: 'hub', repo: value };
+  return { kind: 'directory', path: path.resolve(base, value) };
+}
 
 /** The text embedded for a chunk: where it lives and what it is named, then its content. */
 export function embeddingText(chunk: { filePath: string | null; directoryPath: string; className: string | null; functionName: string | null; content: string }): string {

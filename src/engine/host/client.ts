@@ -123,9 +123,11 @@ export class EngineWorkerClient implements Disposable {
     if (this.disposed) return;
     this.disposed = true;
     this.fail('the engine was shut down');
+    for (const call of this.hostCalls.values()) call.abort();
     void this.worker.terminate();
     this.logEmitter.dispose();
     this.changeEmitter.dispose();
+    this.exitEmitter.dispose();
   }
 
   private request<T>(message: Outgoing, onProgress?: (progress: IndexProgress) => void, signal?: AbortSignal, streams: Pick<Pending, 'onText' | 'onStep'> = {}): Promise<Result<T>> {
@@ -178,12 +180,16 @@ export class EngineWorkerClient implements Disposable {
   private async runHostCall(callId: number, call: RemoteCall): Promise<void> {
     const controller = new AbortController();
     this.hostCalls.set(callId, controller);
+    let result: Result<string | AssistantTurn>;
     try {
-      const result = this.llmHandler ? await this.llmHandler(call, (delta) => this.worker.postMessage({ type: 'llmDelta', callId, delta }), controller.signal) : fail('model_unavailable', "VS Code's language models are not available here.");
-      this.worker.postMessage({ type: 'llmReply', callId, result: result.ok ? { ok: true, value: result.value } : { ok: false, error: { ...result.error } } });
+      result = this.llmHandler ? await this.llmHandler(call, (delta) => this.worker.postMessage({ type: 'llmDelta', callId, delta }), controller.signal) : fail('model_unavailable', "VS Code's language models are not available here.");
+    } catch (cause) {
+      // the worker waits for a reply to every call: a handler that throws still gets one
+      result = fail('model_unavailable', `VS Code's language model failed: ${describeError(cause)}`);
     } finally {
       this.hostCalls.delete(callId);
     }
+    if (!this.disposed) this.worker.postMessage({ type: 'llmReply', callId, result: result.ok ? { ok: true, value: result.value } : { ok: false, error: { ...result.error } } });
   }
 
   private fail(reason: string): void {

@@ -4,20 +4,24 @@ import type { Ctx } from '../ctx';
 
 /**
  * "N callers" over every function and method the index knows in a file, read from the engine
- * worker (never computed on the editor's thread); clicking opens the callers tree. Lenses are
- * asked for again whenever the index changes.
+ * worker (never computed on the editor's thread); clicking opens the callers tree. Ctx asks
+ * for them again when the index changes.
  */
 const LENS_KINDS = new Set(['function', 'method']);
 
-export class CallersLens implements vscode.CodeLensProvider {
+export class CallersLens implements vscode.CodeLensProvider, vscode.Disposable {
   private readonly changeEmitter = new vscode.EventEmitter<void>();
   readonly onDidChangeCodeLenses = this.changeEmitter.event;
 
-  constructor(private readonly ctx: Ctx) {
-    ctx.onReady(() => {
-      this.changeEmitter.fire();
-      ctx.callersTree.refresh();
-    });
+  constructor(private readonly ctx: Ctx) {}
+
+  /** The index changed, or the setting did: the editor asks for lenses again. */
+  refresh(): void {
+    this.changeEmitter.fire();
+  }
+
+  dispose(): void {
+    this.changeEmitter.dispose();
   }
 
   async provideCodeLenses(document: vscode.TextDocument, token: vscode.CancellationToken): Promise<vscode.CodeLens[]> {

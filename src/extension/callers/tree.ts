@@ -4,10 +4,13 @@ import type { Ctx } from '../ctx';
 import type { FolderIndex } from '../folder-index';
 
 /**
- * The callers tree: a definition at the root, its callers below it, theirs below them — each
- * level read from the index when it is expanded, so deep trees cost nothing until opened. A node
- * jumps to the line where it makes the call; a caller already on the path is marked recursive.
+ * The callers tree: a definition at the root, its callers below it, theirs below them. Each trace
+ * reads two levels, so a node's children are already known when it is expanded and only the level
+ * below them is read then; deep trees cost nothing until opened. A node jumps to the line where it
+ * makes the call; a caller already on the path is marked recursive.
  */
+const LEVELS_PER_TRACE = 2;
+
 interface CallerItem {
   readonly folder: FolderIndex;
   readonly symbol: SymbolLocation;
@@ -16,11 +19,15 @@ interface CallerItem {
   /** Ids from the root down to this node, to cut cycles. */
   readonly ancestors: readonly string[];
   readonly hasCallers: boolean;
+  /** This node's callers, when the trace that found it went deep enough to read them. */
+  readonly callers: readonly CallerTreeNode[] | null;
 }
 
 export class CallersTree implements vscode.TreeDataProvider<CallerItem> {
   static readonly id = 'codeOracle.callers';
   private roots: CallerItem[] = [];
+  /** What the tree shows, to trace again when the index changes. */
+  private shown: { folder: FolderIndex; query: string } | null = null;
   private readonly changeEmitter = new vscode.EventEmitter<CallerItem | undefined>();
   readonly onDidChangeTreeData = this.changeEmitter.event;
 
@@ -28,9 +35,10 @@ export class CallersTree implements vscode.TreeDataProvider<CallerItem> {
 
   /** Shows the callers of `query` (a name, `Class.method`, or `path:line`). */
   async show(folder: FolderIndex, query: string, label: string): Promise<void> {
-    const traced = await this.ctx.client.trace(folder.root, query, 1);
+    const traced = await this.ctx.client.trace(folder.root, query, LEVELS_PER_TRACE);
     if (!traced.ok) return void vscode.window.showInformationMessage(`Code Oracle: ${traced.error.message.replace(`"${query}"`, `"${label}"`)}`);
-    this.roots = traced.value.map((node) => ({ folder, symbol: node.symbol, sites: [], ancestors: [], hasCallers: node.callers.length > 0 || node.truncated === 'depth' }));
+    this.shown = { folder, query };
+    this.roots = traced.value.map((node) => itemOf(folder, node, []));
     this.changeEmitter.fire(undefined);
     await vscode.commands.executeCommand(`${CallersTree.id}.focus`);
   }
@@ -52,20 +60,26 @@ export class CallersTree implements vscode.TreeDataProvider<CallerItem> {
 
   async getChildren(item?: CallerItem): Promise<CallerItem[]> {
     if (!item) return this.roots;
-    const traced = await this.ctx.client.trace(item.folder.root, item.symbol.id, 2);
-    if (!traced.ok) return [];
-    const node = traced.value.find((candidate) => candidate.symbol.id === item.symbol.id) ?? traced.value[0];
-    return (node?.callers ?? []).map((caller: CallerTreeNode) => ({
-      folder: item.folder,
-      symbol: caller.symbol,
-      sites: caller.callSites,
-      ancestors: [...item.ancestors, item.symbol.id],
-      hasCallers: caller.callers.length > 0 || caller.truncated === 'depth',
-    }));
+    let callers = item.callers;
+    if (!callers) {
+      const traced = await this.ctx.client.trace(item.folder.root, item.symbol.id, LEVELS_PER_TRACE);
+      callers = (traced.ok && traced.value.find((candidate) => candidate.symbol.id === item.symbol.id)?.callers) || [];
+    }
+    return callers.map((caller) => itemOf(item.folder, caller, [...item.ancestors, item.symbol.id]));
   }
 
-  /** The index changed: expanded levels are read again. */
-  refresh(): void {
+  /** The index changed: the tree shown is traced again (nothing, when no tree is shown). */
+  async refresh(): Promise<void> {
+    const shown = this.shown;
+    if (!shown) return;
+    const traced = await this.ctx.client.trace(shown.folder.root, shown.query, LEVELS_PER_TRACE);
+    if (this.shown !== shown) return;
+    this.roots = traced.ok ? traced.value.map((node) => itemOf(shown.folder, node, [])) : [];
     this.changeEmitter.fire(undefined);
   }
+}
+
+function itemOf(folder: FolderIndex, node: CallerTreeNode, ancestors: readonly string[]): CallerItem {
+  const known = node.truncated !== 'depth';
+  return { folder, symbol: node.symbol, sites: node.callSites, ancestors, hasCallers: node.callers.length > 0 || !known, callers: known ? node.callers : null };
 }

@@ -22,7 +22,7 @@ export interface TranscriptEntry {
   readonly answer: ChatAnswer;
 }
 
-export class ChatView implements vscode.WebviewViewProvider {
+export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
   static readonly id = 'codeOracle.chatView';
   private view: vscode.WebviewView | undefined;
   private webviewReady = false;
@@ -31,6 +31,8 @@ export class ChatView implements vscode.WebviewViewProvider {
   private readonly highlight = vscode.window.createTextEditorDecorationType({ backgroundColor: new vscode.ThemeColor('editor.findMatchHighlightBackground'), isWholeLine: true });
   private sessionId: string | undefined;
   private mode: ChatMode;
+  /** The "index ready" banner is for the first index a view sees, not for every later update. */
+  private readyAnnounced = false;
 
   constructor(private readonly ctx: Ctx) {
     this.mode = readConfig().chatMode;
@@ -47,13 +49,29 @@ export class ChatView implements vscode.WebviewViewProvider {
       this.ctx.onProgress((progress) => {
         if (!this.ctx.indexReady) this.post({ type: 'indexing', stage: progress.stage, label: STAGE_LABELS[progress.stage], percent: stagePercent(progress) });
       }),
-      this.ctx.onReady((stats) => this.post({ type: 'indexReady', files: sum(stats.map((entry) => entry.files)), chunks: sum(stats.flatMap((entry) => Object.values(entry.chunks))) })),
+      this.ctx.onReady((stats) => {
+        if (this.readyAnnounced) return;
+        this.readyAnnounced = true;
+        this.post({ type: 'indexReady', files: sum(stats.map((entry) => entry.files)), chunks: sum(stats.flatMap((entry) => Object.values(entry.chunks))) });
+      }),
       this.ctx.onFailed((message) => this.post({ type: 'indexFailed', message })),
     ];
     view.onDidDispose(() => {
       subscriptions.forEach((subscription) => subscription.dispose());
       this.view = undefined;
+      this.stopAll();
     });
+  }
+
+  dispose(): void {
+    this.stopAll();
+    this.highlight.dispose();
+  }
+
+  /** Answers nobody can see any more are stopped, so they spend no more model tokens. */
+  private stopAll(): void {
+    for (const controller of this.running.values()) controller.abort();
+    this.running.clear();
   }
 
   /** Asks a question as if the user had typed it (Explain this error, Ask about selection). */
@@ -104,6 +122,7 @@ export class ChatView implements vscode.WebviewViewProvider {
 
   private onWebviewReady(): void {
     this.webviewReady = true;
+    this.readyAnnounced ||= this.ctx.indexReady;
     this.post({ type: 'init', mode: this.mode, modelLabel: modelLabel(), indexReady: this.ctx.indexReady });
     for (const message of this.queued.splice(0)) this.post(message);
   }
@@ -115,6 +134,7 @@ export class ChatView implements vscode.WebviewViewProvider {
     this.running.set(id, controller);
     this.post({ type: 'answerStart', id });
     try {
+      const webSearchUrl = readConfig().webSearchUrl;
       const result = await this.ctx.client.ask(
         folder.root,
         {
@@ -123,7 +143,7 @@ export class ChatView implements vscode.WebviewViewProvider {
           llm: await llmWire(this.ctx.extension.secrets),
           ...(sessionId ?? this.sessionId ? { sessionId: (sessionId ?? this.sessionId)! } : {}),
           ...(attachment ? { attachment: { path: attachment.path, content: attachment.content, ...(attachment.startLine ? { startLine: attachment.startLine } : {}) } } : {}),
-          ...(readConfig().webSearchUrl ? { webSearchUrl: readConfig().webSearchUrl } : {}),
+          ...(webSearchUrl ? { webSearchUrl } : {}),
         },
         { onText: (text) => this.post({ type: 'answerText', id, text }), onStep: (step) => this.post({ type: 'agentStep', id, step: `${step.tool} ${JSON.stringify(step.input)}${step.cached ? ' (cached)' : ''}` }) },
         controller.signal,
@@ -133,6 +153,11 @@ export class ChatView implements vscode.WebviewViewProvider {
       this.sessionId = answer.sessionId ?? this.sessionId;
       this.post({ type: 'answerDone', id, answer });
       await this.remember({ question, mode, answer });
+    } catch (cause) {
+      // a key that cannot be read, a transcript that cannot be saved: the chat must not spin forever
+      const message = cause instanceof Error ? cause.message : String(cause);
+      this.ctx.log.warn(`chat_answer_failed error=${message}`);
+      this.post({ type: 'answerError', id, message: `Code Oracle could not answer: ${message}` });
     } finally {
       this.running.delete(id);
     }
