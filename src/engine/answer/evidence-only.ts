@@ -44,6 +44,8 @@ export function evidenceOnlyAnswer(question: string, result: SearchResult, index
   if (facts.length) sections.push(`**What the code shows**\n${facts.map((fact) => `- ${fact}`).join('\n')}`);
   if (result.metadata.flow) sections.push(`**Call flow**\n\`\`\`\n${result.metadata.flow}\n\`\`\``);
   if (result.metadata.findings.length) sections.push(`**Findings**\n${result.metadata.findings.map((finding) => `- ${finding}`).join('\n')}`);
+  // the chat draws it; calls between modules, busiest first
+  if (result.metadata.diagram) sections.push(`**Module dependencies** (calls between modules)\n\n\`\`\`mermaid\n${result.metadata.diagram}\n\`\`\``);
   if (spans.length) sections.push(`The ${Math.min(spans.length, CITED_SPANS)} most relevant places are listed in the sources, best first, with why each was chosen.`);
   return {
     answer: sections.join('\n\n'),

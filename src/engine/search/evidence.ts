@@ -138,11 +138,25 @@ export function documentationLines(lines: readonly CodeLine[], language: string 
   return docs;
 }
 
+/** The terms of each code line, kept across searches: the same chunks come back question after question. */
+const lineTerms = new Map<string, readonly string[]>();
+const LINE_TERMS_CACHE = 50_000;
+
+function termsOfLine(text: string): readonly string[] {
+  let terms = lineTerms.get(text);
+  if (!terms) {
+    terms = [...new Set(indexTerms(text))];
+    if (lineTerms.size >= LINE_TERMS_CACHE) lineTerms.delete(lineTerms.keys().next().value!);
+    lineTerms.set(text, terms);
+  }
+  return terms;
+}
+
 /** Per line of a chunk, the weight of the query terms it holds. */
 export function scoreLines(lines: readonly CodeLine[], weights: ReadonlyMap<string, number>): { line: number; score: number }[] {
   return lines.map(({ line, text }) => {
     let score = 0;
-    for (const term of new Set(indexTerms(text))) score += weights.get(term) ?? 0;
+    for (const term of termsOfLine(text)) score += weights.get(term) ?? 0;
     return { line, score };
   });
 }

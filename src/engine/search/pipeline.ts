@@ -13,7 +13,7 @@ import { MAX_QUERY_CHARACTERS, preprocessQuery, QUERY_TAIL_CHARACTERS, queryTerm
 import { assignmentHits, lexicalHits, messageHits, pathHits, raiseHits, semanticHits, symbolHits, type Hit, type RankedHits, type SearchIndex } from './retrievers';
 import { shapeSpans, type RankedChunk } from './shaping';
 import type { Span } from './spans';
-import { runStrategy, type StrategyResult } from './strategies';
+import { runStrategy, StructureCache, type StrategyResult } from './strategies';
 import { scoreTechnicality, type Technicality } from './technicality';
 import { VectorScan } from './vectors';
 import { relatedWords, stemsOf } from './vocabulary';
@@ -89,6 +89,7 @@ export class Searcher {
   readonly texts: ChunkTexts;
   /** How far the semantic list is trusted on this codebase (1: the seed's weights). */
   private semanticTrust = 1;
+  private readonly structure = new StructureCache();
 
   constructor(index: Omit<SearchIndex, 'vectors'>) {
     this.index = { ...index, vectors: new VectorScan(index.tables, () => index.catalog.size) };
@@ -105,6 +106,7 @@ export class Searcher {
   invalidate(): void {
     this.texts.clear();
     this.index.vectors.clear();
+    this.structure.clear();
   }
 
   search(request: SearchRequest): Promise<SearchResult> {
@@ -160,6 +162,7 @@ export class Searcher {
       seeds: fused.slice(0, limit).map((hit) => hit.id),
       errorSites: lists.filter((list) => list.source === 'message' || list.source === 'raises').flatMap((list) => list.hits),
       terms,
+      structure: this.structure,
     });
     if (strategy.hits.hits.length) {
       lists.push(strategy.hits);

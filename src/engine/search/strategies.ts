@@ -37,6 +37,30 @@ export interface StrategyInput {
   readonly errorSites: readonly Hit[];
   /** Query terms, for choosing which callees matter. */
   readonly terms: readonly string[];
+  /** Analyses of the whole graph, kept between questions until the index changes. */
+  readonly structure: StructureCache;
+}
+
+/**
+ * Hot spots, god functions, cycles and the dependency diagram depend on the graph and a scope,
+ * not on the question: they are computed once per scope and forgotten when the index changes.
+ */
+export class StructureCache {
+  private readonly byScope = new Map<string, { findings: { hits: Hit[]; notes: string[] }; diagram: string | null }>();
+
+  get(graph: CodeGraph, scope: string | null): { findings: { hits: Hit[]; notes: string[] }; diagram: string | null } {
+    const key = scope ?? '';
+    let entry = this.byScope.get(key);
+    if (!entry) {
+      entry = { findings: structuralFindings(graph, scope), diagram: moduleDiagram(graph, scope) };
+      this.byScope.set(key, entry);
+    }
+    return entry;
+  }
+
+  clear(): void {
+    this.byScope.clear();
+  }
 }
 
 const CALLER_HOPS = 3;
@@ -156,11 +180,11 @@ function analytical(input: StrategyInput): StrategyResult {
     if (mutated.length) hits.push({ chunkId: fact.chunkId, score: 1.2, evidence: `changes ${mutated.join(', ')}` });
   }
   if (HIERARCHY_CUE.test(input.query.naturalLanguage)) hits.push(...overrides(graph, targets));
-  const findings = structuralFindings(graph, input.scope);
+  const { findings, diagram } = input.structure.get(graph, input.scope);
   // Hot spots and cycles answer questions about structure, not "which functions call X".
   if (!hits.length || STRUCTURE_CUE.test(input.query.naturalLanguage)) hits.push(...findings.hits);
   log.info('strategy_applied', { mode: 'analytical', targets: [...targets], matches: hits.length, findings: findings.notes.length });
-  return { hits: { source: 'graph', hits: mergeHits(hits) }, flow: null, diagram: moduleDiagram(graph, input.scope), findings: findings.notes };
+  return { hits: { source: 'graph', hits: mergeHits(hits) }, flow: null, diagram, findings: findings.notes };
 }
 
 /**

@@ -1,4 +1,6 @@
 import { strict as assert } from 'node:assert';
+import { rmSync, writeFileSync } from 'node:fs';
+import * as path from 'node:path';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Engine } from '../../../src/engine/engine';
@@ -50,6 +52,25 @@ describe('search pipeline', () => {
       assert.ok(result.metadata.findings.some((finding) => /^Cycle: .*ping → .*pong|^Cycle: .*pong → .*ping/.test(finding)), result.metadata.findings.join('\n'));
       assert.ok(result.metadata.findings.some((finding) => /log_event .*has 4 callers/.test(finding)), result.metadata.findings.join('\n'));
       assert.match(result.metadata.diagram!, /^graph LR\n/);
+      // without a model, the answer shows the diagram for the chat to draw
+      const answer = unwrap(await engine.ask({ question: 'What are the hot spots and circular dependencies in this code?' }));
+      assert.ok(answer.answer.includes(`\`\`\`mermaid\n${result.metadata.diagram}\n\`\`\``), answer.answer);
+    });
+
+    it('analytical: structural findings follow the index as it changes', async () => {
+      const question = 'What are the hot spots and circular dependencies in this code?';
+      const before = await search(question);
+      assert.ok(before.metadata.findings.some((finding) => /log_event .*has 4 callers/.test(finding)));
+      const file = path.join(engine.root, 'shop', 'extra.py');
+      writeFileSync(file, 'from .util import log_event\n\n\ndef audit():\n    log_event("audit")\n');
+      try {
+        unwrap(await engine.updateFiles([file]));
+        const after = await search(question);
+        assert.ok(after.metadata.findings.some((finding) => /log_event .*has 5 callers/.test(finding)), after.metadata.findings.join('\n'));
+      } finally {
+        rmSync(file);
+        unwrap(await engine.updateFiles([file]));
+      }
     });
 
     it('analytical: "which functions call X" lists the call sites', async () => {
