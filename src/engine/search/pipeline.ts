@@ -102,6 +102,13 @@ export class Searcher {
     this.semanticTrust = calibration?.semanticTrust ?? 1;
   }
 
+  /** Where a function chunk's own definition starts, from its fact. */
+  private definitionLine(chunkId: string): number | undefined {
+    const meta = this.index.catalog.get(chunkId);
+    if (meta?.level !== 'function' || !meta.filePath) return undefined;
+    return this.index.graph.factsInFile(meta.filePath).find((fact) => fact.chunkId === chunkId)?.startLine;
+  }
+
   /** Forgets what was read from the tables; called whenever the index changes. */
   invalidate(): void {
     this.texts.clear();
@@ -179,7 +186,7 @@ export class Searcher {
     const ranked = this.rank(fused.map((hit) => hit.id), lists.concat(correction.added)).slice(0, SHAPED_CHUNKS);
     const bodies = await this.texts.get(ranked.map((chunk) => chunk.chunkId));
     const weights = this.termWeights([...terms, ...(correction.evaluation.expansion?.synonyms ?? [])]);
-    const spans = shapeSpans(ranked, this.index.catalog, bodies, weights);
+    const spans = shapeSpans(ranked, this.index.catalog, bodies, weights, (chunkId) => this.definitionLine(chunkId));
     mark('shape', started);
     started = performance.now();
     const context = await buildContext(spans, this.index.catalog, this.texts, request.budgetTokens ?? MODE_BUDGETS[modeDecision.mode]);

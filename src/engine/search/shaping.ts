@@ -39,6 +39,8 @@ export function shapeSpans(
   catalog: ReadonlyMap<string, ChunkMeta>,
   texts: ReadonlyMap<string, string>,
   termWeights: ReadonlyMap<string, number>,
+  /** The line a function's own definition starts on (after its doc comment and any overloads). */
+  definitionLine: (chunkId: string) => number | undefined,
 ): Span[] {
   const strong = STRONG_TERM_SHARE * Math.max(0, ...termWeights.values());
   const perChunk: Span[][] = [];
@@ -46,7 +48,7 @@ export function shapeSpans(
     const meta = catalog.get(chunk.chunkId);
     if (!meta) return;
     const allowance = rank < LEADING_CHUNKS ? LEADING_FUNCTION_LINES : WHOLE_FUNCTION_LINES;
-    const ranges = rangesOf(meta, texts.get(chunk.chunkId), chunk.lines, termWeights, strong, allowance);
+    const ranges = rangesOf(meta, texts.get(chunk.chunkId), chunk.lines, termWeights, strong, allowance, definitionLine(chunk.chunkId));
     if (ranges.length) perChunk.push(ranges.map(([startLine, endLine]) => ({ path: meta.filePath ?? meta.directoryPath, startLine, endLine, level: meta.level, score: chunk.score, why: chunk.why, chunkId: chunk.chunkId })));
   });
   return dropContained(perChunk.flat());
@@ -59,11 +61,12 @@ function rangesOf(
   weights: ReadonlyMap<string, number>,
   strong: number,
   allowance: number,
+  definitionLine: number | undefined,
 ): [number, number][] {
   // A folder has no lines to cite; its summary reaches the reader as the parent of its files' spans.
   if (meta.level === 'directory') return [];
   const lines = text ? codeLines(meta, text) : [];
-  if (meta.level === 'function') return functionRanges(meta, lines, evidence, weights, allowance);
+  if (meta.level === 'function') return functionRanges(meta, lines, evidence, weights, allowance, definitionLine);
   const segments = meta.segments ?? [];
   const focus = focusLines(lines, evidence, weights, strong);
   const chosen = segments.filter(([start, end]) => focus.some((line) => start <= line && line <= end));
@@ -81,31 +84,22 @@ function rangesOf(
   );
 }
 
-function functionRanges(meta: ChunkMeta, lines: readonly CodeLine[], evidence: readonly number[], weights: ReadonlyMap<string, number>, allowance: number): [number, number][] {
+function functionRanges(meta: ChunkMeta, lines: readonly CodeLine[], evidence: readonly number[], weights: ReadonlyMap<string, number>, allowance: number, definitionLine: number | undefined): [number, number][] {
   const whole: [number, number][] = [[meta.startLine, Math.min(meta.endLine, meta.startLine + allowance - 1)]];
   const docs = documentationLines(lines, meta.language);
   const code = lines.filter((line) => !docs.has(line.line));
   if (!code.length) return whole;
   const ranges = fewest(keepDocstring(bridge(code.map((line) => line.line), DOC_GAP), meta.language), RANGES_PER_FUNCTION);
   const focus = focusLines(code, evidence, weights, 0);
-  const overloaded = hasOverloads(meta, code, ranges);
-  if (code.length <= allowance) return overloaded ? [ranges[ranges.length - 1]!, ...ranges.slice(0, -1)] : focusFirst(ranges, focus);
+  // Code before the definition's own first line (TypeScript overload signatures) is preamble.
+  const preamble = definitionLine === undefined ? [] : ranges.filter(([, end]) => end < definitionLine);
+  if (code.length <= allowance) return preamble.length ? [...ranges.filter((range) => !preamble.includes(range)), ...preamble] : focusFirst(ranges, focus);
   // the implementation's signature, not the first overload's
-  const first = overloaded ? ranges[ranges.length - 1]![0] : code[0]!.line;
+  const first = preamble.length ? code.find((line) => line.line >= definitionLine!)?.line ?? code[0]!.line : code[0]!.line;
   const signature: [number, number] = [first, Math.min(meta.endLine, first + SIGNATURE_LINES - 1)];
   if (!focus.length) return mergeRanges([signature, ...clip(ranges, first + allowance - 1)]);
   const radius = Math.max(WINDOW_RADIUS, Math.floor(allowance / (2 * WINDOWS_PER_CHUNK)) - 1);
   return mergeRanges([signature, ...windowsAround(focus, radius, [meta.startLine, meta.endLine], WINDOWS_PER_CHUNK)]);
-}
-
-/**
- * A TypeScript function declared with overloads: bodiless signatures (ending in `;`) come before
- * the implementation, which is what a reader needs first.
- */
-function hasOverloads(meta: ChunkMeta, code: readonly CodeLine[], ranges: readonly [number, number][]): boolean {
-  if (ranges.length < 2 || (meta.language !== 'typescript' && meta.language !== 'tsx')) return false;
-  const lastOfFirst = code.filter((line) => line.line <= ranges[0]![1]).pop();
-  return !!lastOfFirst && lastOfFirst.text.trimEnd().endsWith(';');
 }
 
 /** The range holding most focus lines leads (overloads and preambles follow it). */

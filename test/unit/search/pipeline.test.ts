@@ -211,5 +211,19 @@ describe('search pipeline', () => {
         tsEngine.dispose();
       }
     });
+
+    it('keeps a function without overloads in order, even when a comment block splits its body', async () => {
+      const comment = Array.from({ length: 5 }, (_, i) => `  // step ${i} of the explanation of the backoff`).join('\n');
+      const source = `export function throttleBackoff(count: number): number {\n  const base = count * 2;\n${comment}\n  const capped = Math.min(base, 60);\n  return resubscribe(capped);\n}\n`;
+      const tsEngine = await openEngine(scratch, scratch.tree({ 'src/backoff.ts': source }));
+      try {
+        unwrap(await tsEngine.index());
+        const result = unwrap(await tsEngine.search({ query: 'how does throttleBackoff resubscribe?' }));
+        const spans = result.spans.filter((span) => span.path === 'src/backoff.ts' && span.level === 'function');
+        assert.equal(spans[0]!.startLine, 1, JSON.stringify(spans));
+      } finally {
+        tsEngine.dispose();
+      }
+    });
   });
 });
