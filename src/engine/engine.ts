@@ -17,7 +17,7 @@ import { Answerer, type AskRequest } from './answer/answerer';
 import type { Answer } from './answer/model';
 import { Summarizer } from './index/summaries';
 import type { LlmClient } from './llm/client';
-import { calibrate, calibrationCandidates, calibrationSamples, functionCount, isCurrent, readCalibration, writeCalibration, type RetrieverCalibration } from './search/calibration';
+import { CALIBRATION_VERSION, calibrate, calibrationCandidates, calibrationSamples, isCurrent, readCalibration, writeCalibration, type RetrieverCalibration } from './search/calibration';
 import { Searcher, type SearchRequest, type SearchResult } from './search/pipeline';
 import { IndexStore } from './store/store';
 import { Emitter, type Disposable, type Event } from './util/event';
@@ -94,6 +94,8 @@ export class Engine implements Disposable {
   private writes: Promise<unknown> = Promise.resolve();
   private disposed = false;
   private retrieverCalibration: RetrieverCalibration | null = null;
+  /** The codebase size of the last calibration that failed, so a save does not retry it. */
+  private failedCalibration: RetrieverCalibration | null = null;
 
   private constructor(
     readonly root: string,
@@ -355,7 +357,7 @@ export class Engine implements Disposable {
       if (result.ok) {
         const paths = [...plan.tasks.map((task) => task.path), ...plan.removed, ...plan.skipped.keys()];
         if (paths.length) this.changeEmitter.fire({ paths });
-        await this.recalibrate();
+        await this.recalibrate(result.value.chunks.function);
       }
       return result;
     } catch (cause) {
@@ -379,20 +381,20 @@ export class Engine implements Disposable {
    * is missing, is for another model, or is for a much smaller or larger codebase. A failure
    * leaves the seed's weights in place: it never fails the indexing run.
    */
-  private async recalibrate(): Promise<void> {
+  private async recalibrate(functions: number): Promise<void> {
     const embedder = this.embedder;
-    const functions = functionCount(this.store.catalog.values());
-    if (!embedder || isCurrent(this.retrieverCalibration, embedder.id, functions)) return;
+    if (!embedder || isCurrent(this.retrieverCalibration, embedder.id, functions) || isCurrent(this.failedCalibration, embedder.id, functions)) return;
     const started = performance.now();
     try {
       const candidates = calibrationCandidates(this.store.catalog.values(), embedder.kind);
-      const rows = await this.store.tables.chunkTexts(candidates.map((meta) => meta.id));
-      const texts = new Map([...rows].map(([id, row]) => [id, row.fullContent ?? row.content]));
+      const texts = await this.searcher.texts.get(candidates.map((meta) => meta.id));
       const calibration = await calibrate(calibrationSamples(candidates, texts, embedder.kind), embedder, functions);
       log.info('retrievers_calibrated', { model: calibration.modelId, functions, questions: calibration.questions, lexical_mrr: calibration.lexicalMrr, semantic_mrr: calibration.semanticMrr, semantic_share: calibration.semanticShare, semantic_trust: calibration.semanticTrust, duration_ms: Math.round(performance.now() - started) });
       this.useCalibration(calibration);
       await writeCalibration(this.store.directory, calibration);
     } catch (cause) {
+      // tried for this codebase's size: not again on every save, only once it has grown or shrunk
+      this.failedCalibration = { version: CALIBRATION_VERSION, modelId: embedder.id, functions, questions: 0, lexicalMrr: null, semanticMrr: null, semanticShare: 0, semanticTrust: 1 };
       log.warn('calibration_failed', { error: describeError(cause) });
     }
   }

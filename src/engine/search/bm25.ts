@@ -16,20 +16,28 @@ export interface LexicalHit {
 }
 
 export interface Bm25Options {
-  readonly k1?: number;
-  readonly b?: number;
-  /** Added per matched name term, times the term's idf. */
-  readonly nameBoost?: number;
-  /** Terms held by more than this share of a level's chunks carry too little to fetch postings for. */
-  readonly maxDocumentShare?: number;
   /** How much each term counts (1 when absent): a synonym the question did not use counts less. */
   readonly queryWeights?: ReadonlyMap<string, number>;
 }
 
-const DEFAULTS = { k1: 1.2, b: 0.75, nameBoost: 2.5, maxDocumentShare: 0.5 };
+const K1 = 1.2;
+const B = 0.75;
+/** Added per matched name term, times the term's idf. */
+const NAME_BOOST = 2.5;
+/** Terms held by more than this share of a level's chunks carry too little to fetch postings for. */
+const MAX_DOCUMENT_SHARE = 0.5;
+
+/** A term's rarity among `documents`, `frequency` of which hold it. */
+export function bm25Idf(documents: number, frequency: number): number {
+  return Math.log(1 + (documents - frequency + 0.5) / (frequency + 0.5));
+}
+
+/** What one term adds to a document's score: its frequency there, saturated and normalised by length. */
+export function bm25TermScore(idf: number, tf: number, length: number, averageLength: number): number {
+  return tf ? (idf * tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * length) / (averageLength || 1))) : 0;
+}
 
 export function bm25Search(index: LexicalIndex, level: ChunkLevel, terms: readonly string[], limit: number, options: Bm25Options = {}): LexicalHit[] {
-  const { k1, b, nameBoost, maxDocumentShare } = { ...DEFAULTS, ...options };
   const queryWeight = (term: string) => options.queryWeights?.get(term) ?? 1;
   const { documents, averageLength } = index.levelStats(level);
   if (!documents || !terms.length) return [];
@@ -38,16 +46,16 @@ export function bm25Search(index: LexicalIndex, level: ChunkLevel, terms: readon
   for (const term of unique) {
     const frequency = index.documentFrequencyOf(level, term);
     if (!frequency) continue;
-    weights.set(term, queryWeight(term) * Math.log(1 + (documents - frequency + 0.5) / (frequency + 0.5)));
+    weights.set(term, queryWeight(term) * bm25Idf(documents, frequency));
   }
   const scores = new Map<number, { score: number; matched: string[] }>();
   for (const [term, idf] of weights) {
-    if (index.documentFrequencyOf(level, term) > documents * maxDocumentShare && weights.size > 1) continue;
+    if (index.documentFrequencyOf(level, term) > documents * MAX_DOCUMENT_SHARE && weights.size > 1) continue;
     for (const docId of index.postings(level, term)) {
       const doc = index.document(docId)!;
       const tf = doc.termFrequency(term);
-      let score = tf ? (idf * tf * (k1 + 1)) / (tf + k1 * (1 - b + (b * doc.length) / (averageLength || 1))) : 0;
-      if (doc.hasNameTerm(term)) score += idf * nameBoost;
+      let score = bm25TermScore(idf, tf, doc.length, averageLength);
+      if (doc.hasNameTerm(term)) score += idf * NAME_BOOST;
       const entry = scores.get(docId) ?? { score: 0, matched: [] };
       entry.score += score;
       entry.matched.push(term);

@@ -4,11 +4,13 @@ import { z } from 'zod';
 import type { Embedder } from '../embed/embedder';
 import { cosine } from '../embed/embedder';
 import type { ChunkMeta } from '../store/tables';
-import { camelSnakeTokenize } from '../text/tokenize';
+import { camelSnakeTokenize, countTerms } from '../text/tokenize';
 import { getLogger } from '../log/logger';
 import { describeError } from '../util/result';
 import { writeFileAtomic } from '../util/atomic-file';
+import { bm25Idf, bm25TermScore } from './bm25';
 import { codeLines, documentationLines } from './evidence';
+import { RRF_K } from './fusion';
 import { STOP_WORDS } from './preprocess';
 import { PLAIN_ENGLISH_SEMANTIC_WEIGHT } from './technicality';
 
@@ -24,7 +26,7 @@ import { PLAIN_ENGLISH_SEMANTIC_WEIGHT } from './technicality';
  */
 export const RetrieverCalibration = z.object({
   /** The method's version: a calibration measured another way is measured again. */
-  version: z.literal(1),
+  version: z.literal(2),
   modelId: z.string(),
   /** Function chunks in the index when it was measured: a codebase that grew a lot is measured again. */
   functions: z.number().int(),
@@ -48,7 +50,7 @@ export interface CalibrationSample {
   readonly code: string;
 }
 
-const CALIBRATION_VERSION = 1;
+export const CALIBRATION_VERSION = 2;
 /** Fewer documented functions than this measure nothing reliable: the seed's weights stay. */
 export const MIN_QUESTIONS = 30;
 /** Static models embed in microseconds; a transformer costs a forward pass per text. */
@@ -59,7 +61,6 @@ const MIN_QUESTION_WORDS = 6;
 const MAX_QUESTION_CHARACTERS = 300;
 const MIN_CODE_LINES = 3;
 const MRR_DEPTH = 10;
-const RRF_K = 60;
 const SHARE_STEP = 0.05;
 /** Measured again when the number of functions changed by more than this share. */
 const DRIFT = 0.2;
@@ -69,12 +70,6 @@ const DOCSTRING_QUOTE = /^[rubfRUBF]{0,2}("""|''')/;
 const DOC_END = /("""|'''|\*\/)\s*$/;
 
 const log = getLogger('search.calibration');
-
-export function functionCount(catalog: Iterable<ChunkMeta>): number {
-  let count = 0;
-  for (const meta of catalog) if (meta.level === 'function') count++;
-  return count;
-}
 
 /** Whether the stored calibration (if any) still describes this model and this codebase. */
 export function isCurrent(calibration: RetrieverCalibration | null, modelId: string, functions: number): boolean {
@@ -174,6 +169,8 @@ function leadingDocumentation(lines: readonly { line: number; text: string }[], 
   const opening = lines[first]!.text.trim();
   const quote = DOCSTRING_QUOTE.exec(opening);
   const closer = quote ? quote[1]! : opening.startsWith('/*') ? '*/' : null;
+  // line comments after code are remarks in the body, not the function's documentation
+  if (!closer && lines.slice(0, first).some((line) => line.text.trim())) return [];
   const out: string[] = [];
   for (const [i, line] of lines.slice(first).entries()) {
     const text = line.text.trim();
@@ -193,6 +190,11 @@ function spread<T>(items: readonly T[], limit: number): T[] {
   return Array.from({ length: limit }, (_, i) => items[Math.floor(i * step)]!);
 }
 
+/**
+ * Identifier parts, stop words dropped. Unlike the index, whole identifiers are left out: a
+ * docstring often names code (`get_signing_serializer`) where a question in plain English does
+ * not, and matching those names would credit word search with what real questions never give it.
+ */
 function words(text: string): string[] {
   return camelSnakeTokenize(text).filter((word) => !STOP_WORDS.has(word));
 }
@@ -214,7 +216,7 @@ function reciprocalRank(scores: readonly number[], target: number): number {
   return rank <= MRR_DEPTH ? 1 / rank : 0;
 }
 
-/** BM25 (k1 1.2, b 0.75) over a small in-memory pool: the lexical index's ranking, minus its name boost. */
+/** The lexical index's BM25 (without its name boost) over a small in-memory pool. */
 class PoolBm25 {
   private readonly frequencies: Map<string, number>[];
   private readonly lengths: number[];
@@ -222,30 +224,18 @@ class PoolBm25 {
   private readonly averageLength: number;
 
   constructor(documents: readonly string[][]) {
-    this.frequencies = documents.map((terms) => {
-      const counts = new Map<string, number>();
-      for (const term of terms) counts.set(term, (counts.get(term) ?? 0) + 1);
-      for (const term of counts.keys()) this.documentFrequency.set(term, (this.documentFrequency.get(term) ?? 0) + 1);
-      return counts;
-    });
+    this.frequencies = documents.map((terms) => countTerms(terms));
+    for (const counts of this.frequencies) for (const term of counts.keys()) this.documentFrequency.set(term, (this.documentFrequency.get(term) ?? 0) + 1);
     this.lengths = documents.map((terms) => terms.length);
     this.averageLength = this.lengths.reduce((a, b) => a + b, 0) / Math.max(1, documents.length);
   }
 
   scores(query: readonly string[]): number[] {
-    const count = this.frequencies.length;
-    const idf = [...new Set(query)].map((term) => {
+    const idf = [...new Set(query)].flatMap((term) => {
       const frequency = this.documentFrequency.get(term) ?? 0;
-      return [term, frequency ? Math.log(1 + (count - frequency + 0.5) / (frequency + 0.5)) : 0] as const;
+      return frequency ? [[term, bm25Idf(this.frequencies.length, frequency)] as const] : [];
     });
-    return this.frequencies.map((counts, doc) => {
-      let score = 0;
-      for (const [term, weight] of idf) {
-        const tf = counts.get(term) ?? 0;
-        if (tf) score += (weight * tf * 2.2) / (tf + 1.2 * (0.25 + (0.75 * this.lengths[doc]!) / (this.averageLength || 1)));
-      }
-      return score;
-    });
+    return this.frequencies.map((counts, doc) => idf.reduce((score, [term, weight]) => score + bm25TermScore(weight, counts.get(term) ?? 0, this.lengths[doc]!, this.averageLength), 0));
   }
 }
 

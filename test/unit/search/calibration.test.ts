@@ -64,8 +64,10 @@ describe('retriever calibration', () => {
     const python = 'def load(path):\n    """Read the settings file from disk and merge it\n    into the default settings.\n\n    :param path: where it is\n    """\n    # not part of the question\n    data = read(path)\n    merged = merge(data)\n    return merged\n';
     const typescript = '/**\n * Subscribes again to the source observable when it fails, up to a given count of retries.\n * @param count how many times\n */\nexport function retry(count) {\n  // inside\n  let seen = 0;\n  return source.pipe(count, seen);\n}\n';
     const undocumented = 'def bare():\n    a = 1\n    b = 2\n    return a + b\n';
-    const texts = new Map([['load', python], ['retry', typescript], ['bare', undocumented]]);
-    const found = calibrationSamples([meta('load', 'python', 1), meta('retry', 'typescript', 1), meta('bare', 'python', 1)], texts, 'static');
+    // no documentation, only a remark in the body: not a question
+    const remark = 'function wait(ms) {\n  // we have to wait a little because the upstream server rate limits our requests\n  const started = Date.now();\n  while (Date.now() - started < ms) {}\n  return started;\n}\n';
+    const texts = new Map([['load', python], ['retry', typescript], ['bare', undocumented], ['wait', remark]]);
+    const found = calibrationSamples([meta('load', 'python', 1), meta('retry', 'typescript', 1), meta('bare', 'python', 1), meta('wait', 'javascript', 1)], texts, 'static');
     assert.deepEqual(found.map((sample) => sample.question), ['Read the settings file from disk and merge it into the default settings.', 'Subscribes again to the source observable when it fails, up to a given count of retries.']);
     assert.equal(found[0]!.code, 'def load(path):\n    data = read(path)\n    merged = merge(data)\n    return merged');
     assert.ok(!found[1]!.code.includes('Subscribes') && !found[1]!.code.includes('inside'));
