@@ -7,8 +7,8 @@ import { loadEmbedder } from './embed/load';
 import { StaticModel } from './embed/static-model';
 import { ParsePool } from './index/parse-pool';
 import { CodeGraph } from './graph/code-graph';
-import { Indexer, statIfFile, type IndexPlan, type IndexProgress, type IndexSummary } from './index/indexer';
-import { CHUNK_LEVELS, type ChunkLevel, type LanguageId } from './index/model';
+import { Indexer, type IndexPlan, type IndexProgress, type IndexSummary } from './index/indexer';
+import { CHUNK_LEVELS, type ChunkLevel } from './index/model';
 import { PathFilter, walkWorkspace, type SkipReason } from './index/walk';
 import { getLogger } from './log/logger';
 import { withTrace } from './log/trace';
@@ -22,7 +22,7 @@ import { Searcher, type SearchRequest, type SearchResult } from './search/pipeli
 import { IndexStore } from './store/store';
 import { Emitter, type Disposable, type Event } from './util/event';
 import { shortHash } from './util/hash';
-import { relativePath, toPosix } from './util/paths';
+import { isInside, relativePath, toPosix } from './util/paths';
 import { describeError, fail, ok, type Result } from './util/result';
 
 /**
@@ -124,7 +124,7 @@ export class Engine implements Disposable {
       this.pool,
     );
     this.indexer.onProgress((progress) => this.progressEmitter.fire(progress));
-    this.filter = new PathFilter(root, { exclude: options.exclude ?? [], maxFileBytes });
+    this.filter = new PathFilter(root, { exclude: options.exclude ?? [], maxFileBytes, ...(options.useGit !== undefined ? { useGit: options.useGit } : {}) });
     this.searcher = new Searcher({ catalog: store.catalog, lexical: store.lexical, tables: store.tables, graph, embedder });
     this.changeEmitter.event(() => this.searcher.invalidate());
     this.answerer = new Answerer({
@@ -185,31 +185,27 @@ export class Engine implements Disposable {
   index(signal?: AbortSignal): Promise<Result<IndexSummary>> {
     return this.enqueue(() =>
       withTrace(async () => {
-        this.progressEmitter.fire({ stage: 'walk', done: 0, total: 1 });
-        const walked = await walkWorkspace({ root: this.root, maxFileBytes: this.maxFileBytes, exclude: this.options.exclude ?? [], ...(this.options.useGit !== undefined ? { useGit: this.options.useGit } : {}) });
-        if (!walked.ok) return walked;
-        this.progressEmitter.fire({ stage: 'walk', done: 1, total: 1 });
-        const files = this.store.manifest.files;
-        const seen = new Set(walked.value.candidates.map((candidate) => candidate.path));
-        const tasks = walked.value.candidates.filter((candidate) => {
-          const entry = files[candidate.path];
-          return !entry || entry.size !== candidate.size || entry.mtimeMs !== candidate.mtimeMs;
-        });
-        const plan: IndexPlan = {
-          tasks,
-          removed: Object.keys(files).filter((file) => !seen.has(file)),
-          skipped: new Map(),
-          walkSkips: walked.value.skipped,
-          filesSeen: walked.value.candidates.length,
-        };
-        return this.runPlan(plan, signal);
+        const plan = await this.walkPlan();
+        return plan.ok ? this.runPlan(plan.value, signal) : plan;
       }),
     );
   }
 
-  /** Re-indexes files that were saved, created or changed on disk (paths absolute or relative). */
+  /**
+   * Re-indexes files that were saved, created or changed on disk (paths absolute or relative). A
+   * changed .gitignore can change what is indexed anywhere below it: that makes a full pass.
+   */
   updateFiles(paths: readonly string[], signal?: AbortSignal): Promise<Result<IndexSummary>> {
-    return this.enqueue(() => withTrace(async () => this.runPlan(await this.planFor(paths), signal)));
+    return this.enqueue(() =>
+      withTrace(async () => {
+        if (paths.some((file) => path.basename(file) === '.gitignore')) {
+          this.filter.invalidate();
+          const plan = await this.walkPlan();
+          return plan.ok ? this.runPlan(plan.value, signal) : plan;
+        }
+        return this.runPlan(await this.planFor(paths), signal);
+      }),
+    );
   }
 
   removeFiles(paths: readonly string[]): Promise<Result<IndexSummary>> {
@@ -218,11 +214,6 @@ export class Engine implements Disposable {
 
   renameFile(from: string, to: string): Promise<Result<IndexSummary>> {
     return this.updateFiles([from, to]);
-  }
-
-  /** Forgets cached .gitignore rules (call when a .gitignore file changes, then `index()`). */
-  invalidateIgnoreRules(): void {
-    this.filter.invalidate();
   }
 
   /**
@@ -300,14 +291,8 @@ export class Engine implements Disposable {
   /** Whether the folder has changed since the index was last brought up to date. */
   async isStale(): Promise<boolean> {
     if (!Object.keys(this.store.manifest.files).length) return true;
-    const walked = await walkWorkspace({ root: this.root, maxFileBytes: this.maxFileBytes, exclude: this.options.exclude ?? [], ...(this.options.useGit !== undefined ? { useGit: this.options.useGit } : {}) });
-    if (!walked.ok) return true;
-    const files = this.store.manifest.files;
-    if (walked.value.candidates.length !== Object.keys(files).length) return true;
-    return walked.value.candidates.some((candidate) => {
-      const entry = files[candidate.path];
-      return !entry || entry.size !== candidate.size || entry.mtimeMs !== candidate.mtimeMs;
-    });
+    const plan = await this.walkPlan();
+    return !plan.ok || plan.value.tasks.length > 0 || plan.value.removed.length > 0;
   }
 
   dispose(): void {
@@ -324,24 +309,41 @@ export class Engine implements Disposable {
     return this.options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
   }
 
+  /** The folder walked: new and changed files to index, and files gone since the last run. */
+  private async walkPlan(): Promise<Result<IndexPlan>> {
+    this.progressEmitter.fire({ stage: 'walk', done: 0, total: 1 });
+    const walked = await walkWorkspace({ root: this.root, maxFileBytes: this.maxFileBytes, exclude: this.options.exclude ?? [], ...(this.options.useGit !== undefined ? { useGit: this.options.useGit } : {}) });
+    if (!walked.ok) return walked;
+    this.progressEmitter.fire({ stage: 'walk', done: 1, total: 1 });
+    const files = this.store.manifest.files;
+    const seen = new Set(walked.value.candidates.map((candidate) => candidate.path));
+    return ok({
+      tasks: walked.value.candidates.filter((candidate) => {
+        const entry = files[candidate.path];
+        return !entry || entry.size !== candidate.size || entry.mtimeMs !== candidate.mtimeMs;
+      }),
+      removed: Object.keys(files).filter((file) => !seen.has(file)),
+      skipped: new Map(),
+      walkSkips: walked.value.skipped,
+      filesSeen: walked.value.candidates.length,
+    });
+  }
+
+  /** Named files only, judged by the walk's rules: indexed, skipped (if they were indexed) or removed. */
   private async planFor(paths: readonly string[]): Promise<IndexPlan> {
-    const tasks: { path: string; language: LanguageId; size: number; mtimeMs: number }[] = [];
+    const requested = [...new Set(paths.map((file) => this.relative(file)))].filter((file) => file && isInside(this.root, path.join(this.root, file)));
+    const verdicts = await this.filter.checkFiles(requested);
+    const tasks: IndexPlan['tasks'][number][] = [];
     const removed: string[] = [];
     const skipped = new Map<string, SkipReason>();
-    for (const requested of new Set(paths.map((file) => this.relative(file)))) {
-      if (!requested || requested.startsWith('..')) continue;
-      const known = !!this.store.manifest.files[requested];
-      const stat = await statIfFile(this.root, requested);
-      if (!stat) {
-        if (known) removed.push(requested);
-        continue;
-      }
-      const verdict = await this.filter.check(requested, stat.size);
-      if ('reason' in verdict) {
-        if (known) skipped.set(requested, verdict.reason);
-        continue;
-      }
-      tasks.push({ path: requested, language: verdict.language, ...stat });
+    for (const file of requested) {
+      const known = !!this.store.manifest.files[file];
+      const verdict = verdicts.get(file);
+      if (!verdict) {
+        if (known) removed.push(file);
+      } else if ('reason' in verdict) {
+        if (known) skipped.set(file, verdict.reason);
+      } else tasks.push({ path: file, language: verdict.language, size: verdict.size, mtimeMs: verdict.mtimeMs });
     }
     return { tasks, removed, skipped, walkSkips: new Map(), filesSeen: tasks.length };
   }

@@ -1,5 +1,6 @@
 import { strict as assert } from 'node:assert';
-import { appendFileSync, readFileSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { appendFileSync, readFileSync, renameSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { unwrap } from '../../src/engine/util/result';
 import { storeSnapshot } from '../helpers/snapshot';
@@ -124,5 +125,55 @@ describe('incremental indexing', () => {
     } finally {
       engine.dispose();
     }
+  });
+
+  describe('a saved file is judged as the walk judges it', () => {
+    const indexed = (engine: Awaited<ReturnType<typeof openEngine>>) => Object.entries(engine.store.manifest.files).filter(([, entry]) => !entry.skipped).map(([file]) => file).sort();
+
+    it('keeps a tracked file under an ignored folder, and drops one git excludes', async () => {
+      const root = scratch.tree({ '.gitignore': 'gen/\n', 'gen/api.py': 'def api():\n    return 1\n', 'src/main.py': 'def main():\n    return 2\n', 'src/local.py': 'def local():\n    return 3\n' });
+      execFileSync('git', ['init', '-q'], { cwd: root });
+      execFileSync('git', ['add', '-f', '.gitignore', 'gen/api.py', 'src/main.py'], { cwd: root });
+      const engine = await openEngine(scratch, root);
+      try {
+        unwrap(await engine.index());
+        assert.deepEqual(indexed(engine), ['gen/api.py', 'src/local.py', 'src/main.py']);
+        writeFileSync(path.join(root, '.git', 'info', 'exclude'), 'src/local.py\n');
+        appendFileSync(path.join(root, 'gen/api.py'), '\n\ndef more():\n    return 4\n');
+        unwrap(await engine.updateFiles(['gen/api.py', 'src/local.py']));
+        assert.deepEqual(indexed(engine), ['gen/api.py', 'src/main.py']);
+        assert.equal(await engine.isStale(), false, 'a save and a full walk agree');
+      } finally {
+        engine.dispose();
+      }
+    });
+
+    it('never indexes a link to a file outside the folder', async () => {
+      const outside = scratch.tree({ 'secret.py': 'TOKEN = "outside"\n' });
+      const root = scratch.tree({ 'src/main.py': 'def main():\n    return 2\n' });
+      const engine = await openEngine(scratch, root, { useGit: false });
+      try {
+        unwrap(await engine.index());
+        symlinkSync(path.join(outside, 'secret.py'), path.join(root, 'src/link.py'));
+        unwrap(await engine.updateFiles(['src/link.py']));
+        assert.deepEqual(indexed(engine), ['src/main.py']);
+      } finally {
+        engine.dispose();
+      }
+    });
+
+    it('walks again when a .gitignore changes', async () => {
+      const root = scratch.tree({ 'src/main.py': 'def main():\n    return 2\n', 'gen/out.py': 'def out():\n    return 5\n' });
+      const engine = await openEngine(scratch, root, { useGit: false });
+      try {
+        unwrap(await engine.index());
+        assert.deepEqual(indexed(engine), ['gen/out.py', 'src/main.py']);
+        writeFileSync(path.join(root, '.gitignore'), 'gen/\n');
+        unwrap(await engine.updateFiles(['.gitignore']));
+        assert.deepEqual(indexed(engine), ['src/main.py']);
+      } finally {
+        engine.dispose();
+      }
+    });
   });
 });

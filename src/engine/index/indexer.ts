@@ -1,5 +1,3 @@
-import { promises as fs } from 'node:fs';
-import * as path from 'node:path';
 import { embeddingText, type Embedder } from '../embed/embedder';
 import type { CodeGraph } from '../graph/code-graph';
 import { elapsedMs, getLogger } from '../log/logger';
@@ -12,7 +10,7 @@ import { fail, ok, type Result } from '../util/result';
 import { parentDir } from '../util/paths';
 import { buildDirectoryChunk, directoryChunkId, planDirectoryUnits } from './directories';
 import { lexicalTerms, type FileOutcome, type FileTask } from './file-task';
-import { CHUNK_LEVELS, type Chunk, type ChunkLevel, type CodeFact, type LanguageId } from './model';
+import type { Chunk, ChunkLevel, CodeFact, LanguageId } from './model';
 import type { ParsePool } from './parse-pool';
 import type { Summarizer } from './summaries';
 import type { SkipReason } from './walk';
@@ -495,9 +493,4 @@ function nearestUnit(directory: string, unitIds: ReadonlySet<string>): string | 
   }
 }
 
-export async function statIfFile(root: string, relative: string): Promise<{ size: number; mtimeMs: number } | null> {
-  const stat = await fs.stat(path.join(root, relative)).catch(() => null);
-  return stat?.isFile() ? { size: stat.size, mtimeMs: Math.floor(stat.mtimeMs) } : null;
-}
 
-export const LEVELS = CHUNK_LEVELS;

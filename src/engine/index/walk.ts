@@ -236,18 +236,44 @@ class Walk {
 export class PathFilter {
   private readonly exclude: Ignore;
   private readonly layers = new Map<string, IgnoreLayer | null>();
+  private gitTree: Promise<boolean> | undefined;
 
   constructor(
     private readonly root: string,
-    private readonly options: Pick<WalkOptions, 'exclude' | 'maxFileBytes'>,
+    private readonly options: Pick<WalkOptions, 'exclude' | 'maxFileBytes' | 'useGit'>,
   ) {
     this.exclude = ignore({ allowRelativePaths: true }).add([...(options.exclude ?? [])]);
   }
 
-  /** Why `relative` is not indexed, or null when it is a candidate of `language`. */
-  async check(relative: string, size: number): Promise<{ reason: SkipReason } | { language: LanguageId }> {
+  /**
+   * The files of a batch on disk, judged as the walk judges them: gone (absent from the result),
+   * skipped with a reason, or a candidate with its language, size and time. In a git work tree git
+   * itself says what is ignored (tracked files never are; .git/info/exclude counts), as `git
+   * ls-files` does for the walk; elsewhere the .gitignore files do.
+   */
+  async checkFiles(relatives: readonly string[]): Promise<Map<string, { reason: SkipReason } | { language: LanguageId; size: number; mtimeMs: number }>> {
+    const found = new Map<string, { size: number; mtimeMs: number } | { reason: SkipReason }>();
+    for (const relative of relatives) {
+      const file = await this.inspect(relative);
+      if (file) found.set(relative, file);
+    }
+    const gitIgnored = await this.ignoredByGit([...found.keys()]);
+    const verdicts = new Map<string, { reason: SkipReason } | { language: LanguageId; size: number; mtimeMs: number }>();
+    for (const [relative, file] of found) {
+      if ('reason' in file) verdicts.set(relative, file);
+      else {
+        const verdict = await this.check(relative, file.size, gitIgnored);
+        verdicts.set(relative, 'reason' in verdict ? verdict : { ...verdict, ...file });
+      }
+    }
+    return verdicts;
+  }
+
+  /** Why `relative` is not indexed, or its language. `gitIgnored`, when given, replaces the .gitignore files. */
+  async check(relative: string, size: number, gitIgnored: ReadonlySet<string> | null = null): Promise<{ reason: SkipReason } | { language: LanguageId }> {
     const reason = skipByName(relative, this.exclude);
     if (reason) return { reason };
+    if (gitIgnored) return gitIgnored.has(relative) ? { reason: 'ignored' } : this.byContent(relative, size);
     const segments = relative.split('/');
     const layers: IgnoreLayer[] = [];
     for (let depth = 0; depth < segments.length; depth++) {
@@ -257,10 +283,37 @@ export class PathFilter {
       if (depth > 0 && isIgnored(layers, folder, true)) return { reason: 'ignored' };
     }
     if (isIgnored(layers, relative, false)) return { reason: 'ignored' };
+    return this.byContent(relative, size);
+  }
+
+  private byContent(relative: string, size: number): { reason: SkipReason } | { language: LanguageId } {
     const language = languageForPath(relative);
     if (!language) return { reason: 'extension' };
     if (size > this.options.maxFileBytes) return { reason: 'too_large' };
     return { language: language.id };
+  }
+
+  /** A file's size and time; a link only when its target lies inside the folder (as in the walk). */
+  private async inspect(relative: string): Promise<{ size: number; mtimeMs: number } | { reason: SkipReason } | null> {
+    const absolute = path.join(this.root, relative);
+    const link = await fs.lstat(absolute).catch(() => null);
+    if (!link) return null;
+    if (link.isSymbolicLink()) {
+      const real = await fs.realpath(absolute).catch(() => null);
+      if (!real) return null;
+      if (!isInside(this.root, real)) return { reason: 'symlink_outside' };
+    }
+    const stat = link.isSymbolicLink() ? await fs.stat(absolute).catch(() => null) : link;
+    return stat?.isFile() ? { size: stat.size, mtimeMs: Math.floor(stat.mtimeMs) } : null;
+  }
+
+  /** Which of `relatives` git ignores, or null outside a git work tree (or without git). */
+  private async ignoredByGit(relatives: readonly string[]): Promise<Set<string> | null> {
+    if (this.options.useGit === false || !relatives.length) return null;
+    this.gitTree ??= gitListable(this.root);
+    if (!(await this.gitTree)) return null;
+    const output = await runWithInput('git', ['check-ignore', '-z', '--stdin'], this.root, relatives.join('\0'));
+    return output === null ? null : new Set(output.split('\0').filter(Boolean).map(toPosix));
   }
 
   /** Forgets cached .gitignore files, e.g. after one of them changed. */
@@ -312,11 +365,16 @@ interface GitListing {
   readonly ignoredEntries: number;
 }
 
-async function gitListing(root: string): Promise<GitListing | null> {
+/** Whether git decides what is ignored under `root`: a work tree that does not ignore `root` itself. */
+async function gitListable(root: string): Promise<boolean> {
   const inside = await run('git', ['rev-parse', '--is-inside-work-tree'], root);
-  if (inside?.trim() !== 'true') return null;
+  if (inside?.trim() !== 'true') return false;
   // A folder the enclosing repository ignores was still opened on purpose: walk it instead.
-  if ((await run('git', ['check-ignore', '-q', '.'], root)) !== null) return null;
+  return (await run('git', ['check-ignore', '-q', '.'], root)) === null;
+}
+
+async function gitListing(root: string): Promise<GitListing | null> {
+  if (!(await gitListable(root))) return null;
   const listed = await run('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], root);
   if (listed === null) return null;
   const ignored = await run('git', ['ls-files', '-z', '--others', '--ignored', '--exclude-standard', '--directory'], root);
@@ -324,6 +382,22 @@ async function gitListing(root: string): Promise<GitListing | null> {
     files: [...new Set(listed.split('\0').filter(Boolean).map(toPosix))],
     ignoredEntries: ignored ? ignored.split('\0').filter(Boolean).length : 0,
   };
+}
+
+/**
+ * `git check-ignore` exits 1 when nothing is ignored: that is an empty answer, not a failure.
+ * Paths go in on stdin, NUL-separated, so a batch of any size fits.
+ */
+function runWithInput(command: string, args: string[], cwd: string, input: string): Promise<string | null> {
+  return new Promise((resolve) => {
+    const child = execFile(command, args, { cwd, maxBuffer: 64 * 1024 * 1024, encoding: 'utf8' }, (error, stdout) => {
+      if (error && error.code !== 1) {
+        log.debug('git_unavailable', { command: `${command} ${args[0]}`, error: describeError(error) });
+        resolve(null);
+      } else resolve(stdout);
+    });
+    child.stdin?.end(input);
+  });
 }
 
 function run(command: string, args: string[], cwd: string): Promise<string | null> {
