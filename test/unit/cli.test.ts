@@ -145,6 +145,9 @@ describe('code-oracle CLI', () => {
     const badFlag = run('index', '.', '--depth', '3');
     assert.equal(badFlag.code, 2);
     assert.match(badFlag.stderr, /^error: Unknown option '--depth'/);
+    const meaningless = run('eval', '--callers', 'cases.jsonl', '--store', home, '--out', 'r.jsonl');
+    assert.equal(meaningless.code, 2);
+    assert.match(meaningless.stderr, /^error: eval keeps one store per corpus .*--store does not apply/);
     const notFound = run('callers', 'no_such_function', '--dir', scratch.fixture('shop-py'));
     assert.equal(notFound.code, 1);
     assert.match(notFound.stderr, /error: No definition named "no_such_function" is indexed\.\n$/);

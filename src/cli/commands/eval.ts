@@ -52,6 +52,10 @@ const EVAL_FLAGS = {
 export async function evalCommand(args: string[]): Promise<void> {
   const { values } = parse(args, EVAL_FLAGS);
   if (values.questions && values.callers) throw new UsageError('give --questions or --callers, not both');
+  // flags shared with the other commands that would mean nothing here: refused, not ignored
+  if (values.store) throw new UsageError('eval keeps one store per corpus (under CODE_ORACLE_HOME): --store does not apply');
+  if (values.json) throw new UsageError('eval writes JSON Lines to --out: --json does not apply');
+  if (values.fast && values.thinking) throw new UsageError('give --fast or --thinking, not both');
   if (values.questions) return evalQuestions(values);
   if (!values.callers) throw new UsageError('eval needs --questions Q.jsonl or --callers CASES.jsonl');
   if (!values['corpus-root']) throw new UsageError('eval needs --corpus-root DIR');
@@ -102,7 +106,7 @@ async function evalQuestions(values: ReturnType<typeof parse<typeof EVAL_FLAGS>>
     if (!ofCorpus.length) continue;
     const root = corpusFolder(values['corpus-root'], corpus);
     const baseline = values.baseline ? await WindowBaseline.build(root) : null;
-    await withEngine(engineOptions(root, { ...values, store: undefined }), logLevel(values['log-level'], 'error'), async (engine) => {
+    await withEngine(engineOptions(root, values), logLevel(values['log-level'], 'error'), async (engine) => {
       const summary = await indexWithProgress(engine);
       note(`${corpus.id}: ${summary.files} files indexed (${(summary.durationMs / 1000).toFixed(1)} s)`);
       for (const question of ofCorpus) {
@@ -139,7 +143,7 @@ function printScores(scored: { question: Question; ours: Metrics; baseline: Metr
 async function answerCorpus(corpus: Corpus, cases: CallersCase[], corpusRoot: string, values: Parameters<typeof engineOptions>[1]): Promise<Map<string, { path: string; line: number }[]>> {
   const root = corpusFolder(corpusRoot, corpus);
   const answers = new Map<string, { path: string; line: number }[]>();
-  await withEngine({ ...engineOptions(root, { ...values, store: undefined }) }, logLevel(values['log-level'], 'error'), async (engine) => {
+  await withEngine(engineOptions(root, values), logLevel(values['log-level'], 'error'), async (engine) => {
     const summary = await indexWithProgress(engine);
     note(`${corpus.id}: ${summary.files} files, ${summary.facts} facts (${(summary.durationMs / 1000).toFixed(1)} s)`);
     for (const entry of cases) {

@@ -1,7 +1,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { Engine } from '../engine';
 import type { IndexProgress } from '../index/indexer';
-import { logHub, type LogLevel } from '../log/logger';
+import { getLogger, logHub, type LogLevel } from '../log/logger';
 import { describeError, fail, ok, type Result } from '../util/result';
 import { LatestThrottle } from '../util/throttle';
 import type { AssistantTurn, LlmClient } from '../llm/client';
@@ -17,6 +17,7 @@ import { RemoteLlmClient, type RemoteCall } from './remote-llm';
 const port = parentPort;
 if (!port) throw new Error('engine-worker must run in a worker thread');
 
+const log = getLogger('host.worker');
 const engines = new Map<string, Engine>();
 /** Opening and closing a folder's engine, one after another per folder. */
 const lifecycles = new Map<string, Promise<unknown>>();
@@ -32,8 +33,12 @@ const remoteCalls = new Map<number, { resolve: (result: Result<string | Assistan
 let nextCallId = 1;
 
 port.on('message', (raw: unknown) => {
-  const reply = LlmReply.safeParse(raw);
-  if (reply.success) return receiveReply(reply.data);
+  const type = (raw as { type?: unknown } | null)?.type;
+  if (type === 'llmDelta' || type === 'llmReply') {
+    const reply = LlmReply.safeParse(raw);
+    if (reply.success) return receiveReply(reply.data);
+    return log.warn('model_reply_rejected', { reason: reply.error.issues[0]?.message ?? 'malformed' });
+  }
   const parsed = Request.safeParse(raw);
   if (!parsed.success) {
     const id = (raw as { id?: unknown } | null)?.id;

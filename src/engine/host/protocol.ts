@@ -63,7 +63,8 @@ export const Request = z.discriminatedUnion('type', [
 ]);
 export type Request = z.infer<typeof Request>;
 
-const EngineErrorShape = z.object({ code: z.string(), message: z.string() });
+/** A Result on the wire: the value, or the engine's error (code and message). */
+const Outcome = z.discriminatedUnion('ok', [z.object({ ok: z.literal(true), value: z.unknown() }), z.object({ ok: z.literal(false), error: z.object({ code: z.string(), message: z.string() }) })]);
 
 /** The editor's replies to the worker's model calls (VS Code's language models live in the host). */
 export const LlmReply = z.discriminatedUnion('type', [
@@ -71,14 +72,12 @@ export const LlmReply = z.discriminatedUnion('type', [
   z.object({
     type: z.literal('llmReply'),
     callId: z.number().int(),
-    result: z.discriminatedUnion('ok', [z.object({ ok: z.literal(true), value: z.unknown() }), z.object({ ok: z.literal(false), error: EngineErrorShape })]),
+    result: Outcome,
   }),
 ]);
 export type LlmReply = z.infer<typeof LlmReply>;
 export type RequestType = Request['type'];
 
-const EngineError = z.object({ code: z.string(), message: z.string() });
-const Outcome = z.discriminatedUnion('ok', [z.object({ ok: z.literal(true), value: z.unknown() }), z.object({ ok: z.literal(false), error: EngineError })]);
 
 export const WorkerMessage = z.discriminatedUnion('type', [
   z.object({ type: z.literal('ready') }),

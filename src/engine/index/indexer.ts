@@ -8,7 +8,7 @@ import type { CallerRecord } from '../store/tables';
 import { Emitter, type Event } from '../util/event';
 import { fail, ok, type Result } from '../util/result';
 import { parentDir } from '../util/paths';
-import { buildDirectoryChunk, directoryChunkId, planDirectoryUnits } from './directories';
+import { buildDirectoryChunk, directoryChunkId, planDirectoryUnits, type DirectoryUnit } from './directories';
 import { lexicalTerms, type FileOutcome, type FileTask } from './file-task';
 import type { Chunk, ChunkLevel, CodeFact, LanguageId } from './model';
 import type { ParsePool } from './parse-pool';
@@ -353,7 +353,7 @@ class Run {
       const terms = lexicalTerms(chunk);
       return lexicalDocument(chunk.id, directoryLexicalKey(chunk.id), 'directory', terms.terms, terms.nameTerms);
     });
-    await this.relinkFileChunks(unitOfFiles(graph.files()));
+    await this.relinkFileChunks(unitMap(units));
     return { chunks, removedIds, lexical, lexicalRemoved: [...removedIds, ...chunks.map((chunk) => chunk.id)].map(directoryLexicalKey) };
   }
 
@@ -480,8 +480,13 @@ function ancestors(file: string): string[] {
 }
 
 function unitOfFiles(files: Iterable<string>): Map<string, string> {
+  return unitMap(planDirectoryUnits(files));
+}
+
+/** Each file's directory chunk id. */
+function unitMap(units: readonly DirectoryUnit[]): Map<string, string> {
   const unitOf = new Map<string, string>();
-  for (const unit of planDirectoryUnits(files)) for (const file of unit.files) unitOf.set(file, directoryChunkId(unit.directory));
+  for (const unit of units) for (const file of unit.files) unitOf.set(file, directoryChunkId(unit.directory));
   return unitOf;
 }
 
