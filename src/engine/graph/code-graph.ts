@@ -3,6 +3,7 @@ import type { CallSite, CodeFact, ImportBinding } from '../index/model';
 import { languageById } from '../lang/registry';
 import type { LanguageSpec } from '../lang/spec';
 import { ModuleMap } from './modules';
+import { normalizeIdentifier } from '../text/tokenize';
 
 /**
  * The code-facts graph: every definition with its calls resolved to definitions, and the inverse
@@ -67,6 +68,8 @@ export class CodeGraph {
   /** Top-level definitions of every folder by name: a Go package sees all of them. */
   private readonly folderTopLevel = new Map<string, Map<string, CodeFact>>();
   private readonly byName = new Map<string, Set<string>>();
+  /** By name without case or separators: `getuserbyid` for `get_user_by_id` and `getUserById`. */
+  private readonly byLooseName = new Map<string, Set<string>>();
   private readonly callersByName = new Map<string, Set<string>>();
   private readonly outgoing = new Map<string, ResolvedCall[]>();
   /** Calls into each definition, grouped by calling definition so one caller's calls go at once. */
@@ -126,6 +129,11 @@ export class CodeGraph {
     const matches = [...ids].map((id) => this.facts.get(id)!);
     if (simple === name) return matches;
     return matches.filter((fact) => fact.qualifiedName === name || fact.qualifiedName.endsWith(`.${name}`));
+  }
+
+  /** Definitions whose name, without case or separators, is `normalized`. */
+  definitionsLooselyNamed(normalized: string): CodeFact[] {
+    return [...(this.byLooseName.get(normalized) ?? [])].map((id) => this.facts.get(id)!);
   }
 
   /**
@@ -198,7 +206,10 @@ export class CodeGraph {
       names.set(fact.name, fact);
     }
     else if (fact.parent !== null) file.nested.set(`${fact.parent}\0${fact.name}`, fact);
-    if (fact.qualifiedName !== MODULE_QUALIFIED_NAME) addTo(this.byName, fact.name, fact.id);
+    if (fact.qualifiedName !== MODULE_QUALIFIED_NAME) {
+      addTo(this.byName, fact.name, fact.id);
+      addTo(this.byLooseName, normalizeIdentifier(fact.name), fact.id);
+    }
     for (const call of fact.calls) addTo(this.callersByName, call.name, fact.id);
   }
 
@@ -207,6 +218,7 @@ export class CodeGraph {
     const names = this.folderTopLevel.get(folderOf(fact.path));
     if (names?.get(fact.name) === fact) names.delete(fact.name);
     removeFrom(this.byName, fact.name, fact.id);
+    removeFrom(this.byLooseName, normalizeIdentifier(fact.name), fact.id);
     for (const call of fact.calls) removeFrom(this.callersByName, call.name, fact.id);
   }
 

@@ -120,8 +120,7 @@ function escapeRegExp(text: string): string {
 /** `getuserbyid` finds `get_user_by_id` and `getUserById` when no definition has the exact name. */
 function looseMatches(graph: CodeGraph, normalized: string): CodeFact[] {
   if (normalized.length < 4) return [];
-  const found: CodeFact[] = [];
-  for (const fact of graph.allFacts()) if (fact.kind !== 'module' && normalizeIdentifier(fact.name) === normalized) found.push(fact);
+  const found = graph.definitionsLooselyNamed(normalized).filter((fact) => fact.kind !== 'module');
   return found.length <= 8 ? found : [];
 }
 

@@ -194,6 +194,13 @@ describe('search pipeline', () => {
     });
   });
 
+  it('finds a definition named in another case style (getConnection for get_connection)', async () => {
+    const result = await search('what does getConnection return?');
+    const symbols = result.trace.retrievers.find((list) => list.source === 'symbol')!;
+    assert.equal(symbols.top[0]?.chunkId, 'shop/db.py::None::get_connection::function', JSON.stringify(symbols.top));
+    assert.equal(symbols.top[0]?.evidence, 'defines get_connection');
+  });
+
   describe('span shaping', () => {
     it('cites an overloaded TypeScript function by its implementation first', async () => {
       const overloads = Array.from({ length: 3 }, (_, i) => `export function throttleRetry<T>(count: number${', extra: string'.repeat(i)}): Operator<T>;`).join('\n');
