@@ -107,6 +107,21 @@ suite('Code Oracle in a real VS Code extension host', () => {
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
   });
 
+  test('in an unsaved edit the lenses stay on their definitions', async () => {
+    const uri = vscode.Uri.joinPath(folder().uri, 'shop', 'service.py');
+    const document = await vscode.workspace.openTextDocument(uri);
+    const editor = await vscode.window.showTextDocument(document);
+    assert.ok(await editor.edit((b) => b.insert(new vscode.Position(0, 0), '# one\n# two\n')));
+    try {
+      const lenses = await vscode.commands.executeCommand('vscode.executeCodeLensProvider', uri);
+      const lines = lenses.filter((lens) => lens.command && lens.command.command === 'codeOracle.showCallers').map((lens) => lens.range.start.line + 1).sort((a, b) => a - b);
+      assert.deepStrictEqual(lines, [11, 15, 24, 28], 'each lens moved down with its definition');
+    } finally {
+      await vscode.commands.executeCommand('workbench.action.files.revert');
+      await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    }
+  });
+
   test('the lenses follow the index: a caller added and saved is counted', async () => {
     const service = vscode.Uri.joinPath(folder().uri, 'shop', 'service.py');
     const createOrderLens = async () => {
