@@ -90,6 +90,7 @@ export class Searcher {
   /** How far the semantic list is trusted on this codebase (1: the seed's weights). */
   private semanticTrust = 1;
   private readonly structure = new StructureCache();
+  private knownFolders: Set<string> | null = null;
 
   constructor(index: Omit<SearchIndex, 'vectors'>) {
     this.index = { ...index, vectors: new VectorScan(index.tables, () => index.catalog.size) };
@@ -114,6 +115,7 @@ export class Searcher {
     this.texts.clear();
     this.index.vectors.clear();
     this.structure.clear();
+    this.knownFolders = null;
   }
 
   search(request: SearchRequest): Promise<SearchResult> {
@@ -132,8 +134,8 @@ export class Searcher {
     mark('preprocess', started);
     started = performance.now();
     const llm = mode === 'thinking' ? request.llm ?? null : null;
-    const route = await this.router.route(parsed, mode, llm, request.signal);
-    const modeDecision = await classifyMode(parsed, this.folders(), llm, request.signal);
+    // with a model (thinking mode) both ask it: at the same time, not one after the other
+    const [route, modeDecision] = await Promise.all([this.router.route(parsed, mode, llm, request.signal), classifyMode(parsed, this.folders(), llm, request.signal)]);
     mark('route', started);
 
     started = performance.now();
@@ -334,10 +336,13 @@ export class Searcher {
     return weights;
   }
 
+  /** The index's folders (for scopes like "in the auth module"), kept until the index changes. */
   private folders(): Set<string> {
-    const folders = new Set<string>();
-    for (const meta of this.index.catalog.values()) if (meta.directoryPath && meta.directoryPath !== '.') folders.add(meta.directoryPath);
-    return folders;
+    if (!this.knownFolders) {
+      this.knownFolders = new Set();
+      for (const meta of this.index.catalog.values()) if (meta.directoryPath && meta.directoryPath !== '.') this.knownFolders.add(meta.directoryPath);
+    }
+    return this.knownFolders;
   }
 }
 
