@@ -113,8 +113,7 @@ export class Answerer {
       if (!result.ok) return result;
       search = result.value;
     }
-    const texts = await this.sources.chunkTexts(search.spans.map((span) => span.chunkId));
-    const answer = evidenceOnlyAnswer(request.question, search, this.sources, texts, mode, elapsedMs(started), request.attachment);
+    const answer = evidenceOnlyAnswer(request.question, search, this.sources, mode, elapsedMs(started), request.attachment);
     return ok({ ...answer, metadata: { ...answer.metadata, notices: [...notices, ...answer.metadata.notices] } });
   }
 

@@ -1,6 +1,5 @@
 import type { CodeGraph } from '../graph/code-graph';
 import type { CodeFact } from '../index/model';
-import { codeLines, type CodeLine } from '../search/evidence';
 import type { SearchResult } from '../search/pipeline';
 import type { ChunkMeta } from '../store/tables';
 import type { Span } from '../search/spans';
@@ -23,7 +22,7 @@ export interface IndexView {
   readonly catalog: ReadonlyMap<string, ChunkMeta>;
 }
 
-export function evidenceOnlyAnswer(question: string, result: SearchResult, index: IndexView, texts: ReadonlyMap<string, string>, mode: AnswerMode, durationMs: number, attachment?: Attachment): Answer {
+export function evidenceOnlyAnswer(question: string, result: SearchResult, index: IndexView, mode: AnswerMode, durationMs: number, attachment?: Attachment): Answer {
   const { graph } = index;
   const spans = result.spans.filter((span) => span.level !== 'directory');
   const attached = attachment ? attachmentCitation(attachment) : null;
@@ -36,11 +35,7 @@ export function evidenceOnlyAnswer(question: string, result: SearchResult, index
   // it leads the sources even when the index holds nothing for it (a JSON file, say).
   if (attached) sections.push(`The code you attached, \`${attached.path}:${attached.startLine}-${attached.endLine}\`, comes first in the sources.`);
   if (!spans.length) sections.push(`Nothing in the index matches “${question.slice(0, 120)}”. Try the names of functions, files or error messages you expect to be involved.`);
-  const facts = errorFacts(spans, graph, (span) => {
-    const meta = index.catalog.get(span.chunkId);
-    const text = texts.get(span.chunkId);
-    return meta && text ? codeLines(meta, text) : [];
-  });
+  const facts = errorFacts(spans, graph);
   if (facts.length) sections.push(`**What the code shows**\n${facts.map((fact) => `- ${fact}`).join('\n')}`);
   if (result.metadata.flow) sections.push(`**Call flow**\n\`\`\`\n${result.metadata.flow}\n\`\`\``);
   if (result.metadata.findings.length) sections.push(`**Findings**\n${result.metadata.findings.map((finding) => `- ${finding}`).join('\n')}`);
@@ -68,13 +63,12 @@ function attachmentCitation(attachment: Attachment): Citation {
  * For spans holding a quoted message: the line it is on and the definition it is in, then who
  * calls that definition, where, and what those callers change.
  */
-function errorFacts(spans: readonly Span[], graph: CodeGraph, linesOf: (span: Span) => CodeLine[]): string[] {
+function errorFacts(spans: readonly Span[], graph: CodeGraph): string[] {
   const facts: string[] = [];
   for (const span of spans) {
-    const message = /holds the message "([^"]+)"/.exec(span.why)?.[1];
-    if (!message) continue;
+    if (!span.message) continue;
+    const { text: message, line } = span.message;
     const fact = innermostFact(graph, span.path, span.startLine, span.endLine);
-    const line = lineHolding(linesOf(span), span, message.replace(/…$/, ''));
     facts.push(`The message “${message}” is at \`${span.path}:${line}\`${fact ? ` in \`${fact.qualifiedName}()\`` : ''}.`);
     if (!fact) continue;
     for (const call of graph.callers(fact.id).slice(0, CALLERS_SHOWN)) {
@@ -93,13 +87,6 @@ function innermostFact(graph: CodeGraph, path: string, start: number, end: numbe
     .factsInFile(path)
     .filter((fact) => fact.kind !== 'module' && fact.kind !== 'class' && fact.startLine <= start && end <= fact.endLine)
     .sort((a, b) => a.endLine - a.startLine - (b.endLine - b.startLine))[0];
-}
-
-/** The line of a span that holds the start of the message; the span's first line otherwise. */
-function lineHolding(lines: readonly CodeLine[], span: Span, message: string): number {
-  const probe = message.slice(0, 24).toLowerCase();
-  const found = lines.find((entry) => entry.line >= span.startLine && entry.line <= span.endLine && entry.text.toLowerCase().includes(probe));
-  return found?.line ?? span.startLine;
 }
 
 function followUps(spans: readonly Span[], graph: CodeGraph): string[] {

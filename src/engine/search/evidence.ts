@@ -83,11 +83,12 @@ export function matchMessage(message: Trigrams, lines: readonly CodeLine[]): Lin
   const words = new Set([...message].flatMap((gram) => gram.split(' ')));
   const holdsWord = lines.map((line) => (line.text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).some((word) => words.has(word)));
   const found = new Set<string>();
-  const perLine: { line: number; hits: number }[] = [];
+  const perLine: { line: number; hits: number; own: number }[] = [];
   for (let i = 0; i < lines.length; i++) {
     // A window can only match where its lines hold a word of the message.
     if (!holdsWord[i] && !holdsWord[i + 1]) continue;
-    const window = trigrams(`${literalText(lines[i]!.text)} ${literalText(lines[i + 1]?.text ?? '')}`);
+    const own = literalText(lines[i]!.text);
+    const window = trigrams(`${own} ${literalText(lines[i + 1]?.text ?? '')}`);
     let hits = 0;
     for (const gram of window) {
       if (message.has(gram)) {
@@ -95,9 +96,10 @@ export function matchMessage(message: Trigrams, lines: readonly CodeLine[]): Lin
         found.add(gram);
       }
     }
-    if (hits) perLine.push({ line: lines[i]!.line, hits });
+    // of windows matching alike, the one whose own line holds the message comes first
+    if (hits) perLine.push({ line: lines[i]!.line, hits, own: holdsWord[i] ? [...trigrams(own)].filter((gram) => message.has(gram)).length : 0 });
   }
-  perLine.sort((a, b) => b.hits - a.hits || a.line - b.line);
+  perLine.sort((a, b) => b.hits - a.hits || b.own - a.own || a.line - b.line);
   return { coverage: found.size / message.size, lines: perLine.map((entry) => entry.line) };
 }
 

@@ -10,7 +10,7 @@ import { boostByGroup, computeTopK, weightedRrf, type RankedList } from './fusio
 import { LevelRouter, type DecidingLayer, type LevelRoute, type SearchMode } from './level-router';
 import { classifyMode, type ModeDecision, type QueryMode } from './mode-router';
 import { MAX_QUERY_CHARACTERS, preprocessQuery, QUERY_TAIL_CHARACTERS, queryTerms, type Attachment, type ParsedQuery } from './preprocess';
-import { assignmentHits, lexicalHits, messageHits, pathHits, raiseHits, semanticHits, symbolHits, type Hit, type RankedHits, type SearchIndex } from './retrievers';
+import { assignmentHits, lexicalHits, messageHits, pathHits, raiseHits, semanticHits, symbolHits, type Hit, type QuotedMessage, type RankedHits, type SearchIndex } from './retrievers';
 import { shapeSpans, type RankedChunk } from './shaping';
 import type { Span } from './spans';
 import { runStrategy, StructureCache, type StrategyResult } from './strategies';
@@ -263,10 +263,11 @@ export class Searcher {
    * summaries are not moved ahead of code: they reach the reader as the parents of each span.
    */
   private rank(order: readonly string[], lists: readonly RankedHits[]): RankedChunk[] {
-    const evidence = new Map<string, { why: string[]; lines: number[] }>();
+    const evidence = new Map<string, { why: string[]; lines: number[]; message?: QuotedMessage }>();
     for (const list of lists) {
       for (const hit of list.hits) {
         const entry = evidence.get(hit.chunkId) ?? { why: [], lines: [] };
+        entry.message ??= hit.message;
         // Word matches and similarity are said once, however many lists found them.
         if (entry.why.length < 3 && !entry.why.some((why) => reasonKind(why) === reasonKind(hit.evidence))) entry.why.push(hit.evidence);
         entry.lines.push(...(hit.lines ?? []));
@@ -277,7 +278,7 @@ export class Searcher {
       const entry = evidence.get(chunkId);
       const meta = this.index.catalog.get(chunkId);
       const name = meta ? [meta.className, meta.functionName].filter(Boolean).join('.') || meta.filePath || meta.directoryPath : chunkId;
-      return { chunkId, score: 1 / (rank + 1), why: `${meta?.level ?? 'chunk'} ${name}: ${entry?.why.join('; ') ?? 'related'}`, lines: [...new Set(entry?.lines ?? [])] };
+      return { chunkId, score: 1 / (rank + 1), why: `${meta?.level ?? 'chunk'} ${name}: ${entry?.why.join('; ') ?? 'related'}`, lines: [...new Set(entry?.lines ?? [])], ...(entry?.message ? { message: entry.message } : {}) };
     });
   }
 

@@ -23,6 +23,13 @@ export interface Hit {
   readonly evidence: string;
   /** Lines inside the chunk the evidence sits on, when known (1-based file lines). */
   readonly lines?: readonly number[];
+  /** For code holding a message the question quotes: the message and the line it is on. */
+  readonly message?: QuotedMessage;
+}
+
+export interface QuotedMessage {
+  readonly text: string;
+  readonly line: number;
 }
 
 export interface RankedHits {
@@ -154,7 +161,8 @@ export async function messageHits(index: SearchIndex, query: ParsedQuery, texts:
       const lines = codeLines(meta, text);
       const match = plausible.map((fragment) => matchMessage(fragment.grams, lines)).reduce((best, next) => (next.coverage > best.coverage ? next : best));
       if (match.coverage < MESSAGE_COVERAGE) continue;
-      hits.push({ chunkId, score: match.coverage, evidence: `holds the message "${shorten(message)}"`, lines: match.lines.slice(0, 3) });
+      const quoted = shorten(message);
+      hits.push({ chunkId, score: match.coverage, evidence: `holds the message "${quoted}"`, lines: match.lines.slice(0, 3), ...(match.lines.length ? { message: { text: quoted, line: match.lines[0]! } } : {}) });
     }
   }
   return { source: 'message', hits: sortByScore(dedupe(hits)) };

@@ -1,5 +1,6 @@
 import type { ChunkMeta } from '../store/tables';
 import { codeLines, documentationLines, scoreLines, windowsAround, type CodeLine } from './evidence';
+import type { QuotedMessage } from './retrievers';
 import type { Span } from './spans';
 
 /**
@@ -15,6 +16,7 @@ export interface RankedChunk {
   readonly why: string;
   /** Lines the retrievers tied to the question (call sites, messages, named symbols). */
   readonly lines: readonly number[];
+  readonly message?: QuotedMessage;
 }
 
 /** Functions up to this many code lines are cited whole; the first chunks get the larger allowance. */
@@ -49,7 +51,22 @@ export function shapeSpans(
     if (!meta) return;
     const allowance = rank < LEADING_CHUNKS ? LEADING_FUNCTION_LINES : WHOLE_FUNCTION_LINES;
     const ranges = rangesOf(meta, texts.get(chunk.chunkId), chunk.lines, termWeights, strong, allowance, definitionLine(chunk.chunkId));
-    if (ranges.length) perChunk.push(ranges.map(([startLine, endLine]) => ({ path: meta.filePath ?? meta.directoryPath, startLine, endLine, level: meta.level, score: chunk.score, why: chunk.why, chunkId: chunk.chunkId })));
+    const message = chunk.message;
+    if (ranges.length) {
+      perChunk.push(
+        ranges.map(([startLine, endLine]) => ({
+          path: meta.filePath ?? meta.directoryPath,
+          startLine,
+          endLine,
+          level: meta.level,
+          score: chunk.score,
+          why: chunk.why,
+          chunkId: chunk.chunkId,
+          // the quoted message goes with the span that shows its line
+          ...(message && startLine <= message.line && message.line <= endLine ? { message } : {}),
+        })),
+      );
+    }
   });
   return dropContained(perChunk.flat());
 }

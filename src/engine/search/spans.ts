@@ -1,3 +1,4 @@
+import type { QuotedMessage } from './retrievers';
 import type { ChunkLevel } from '../index/model';
 
 /** One place in the code a result points at: what the model is shown and what a citation opens. */
@@ -10,4 +11,6 @@ export interface Span {
   /** Why this span was chosen, in words. */
   readonly why: string;
   readonly chunkId: string;
+  /** A message the question quotes, when this span shows the line holding it. */
+  readonly message?: QuotedMessage;
 }

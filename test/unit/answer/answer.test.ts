@@ -49,6 +49,20 @@ describe('answers', () => {
       assert.match(answer.answer, /The code you attached, `package\.json:1-5`, comes first in the sources\./);
     });
 
+    it('quotes a message holding quotation marks whole, at the line that holds it', async () => {
+      const source = 'def load(config):\n    """Read the settings."""\n    if "name" not in config:\n        raise KeyError(\'expected "name" in the settings file\')\n    return config["name"]\n';
+      // other modules, so the message's words are rare enough for word search to fetch
+      const others = Object.fromEntries(['cart', 'price', 'stock', 'order'].map((name) => [`app/${name}.py`, `def ${name}_total(items):\n    return sum(item.count for item in items)\n`]));
+      const quoted = await openEngine(scratch, scratch.tree({ 'app/settings.py': source, ...others }));
+      try {
+        unwrap(await quoted.index());
+        const answer = unwrap(await quoted.ask({ question: 'Why do I get KeyError: \'expected "name" in the settings file\'?' }));
+        assert.match(answer.answer, /The message “expected "name" in the settings file” is at `app\/settings\.py:4` in `load\(\)`/, answer.answer);
+      } finally {
+        quoted.dispose();
+      }
+    });
+
     it('refuses an empty question', async () => {
       const result = await engine.ask({ question: ' ' });
       assert.equal(!result.ok && result.error.code, 'invalid_input');
