@@ -83,10 +83,7 @@ function errorFacts(spans: readonly Span[], graph: CodeGraph): string[] {
 }
 
 function innermostFact(graph: CodeGraph, path: string, start: number, end: number): CodeFact | undefined {
-  return graph
-    .factsInFile(path)
-    .filter((fact) => fact.kind !== 'module' && fact.kind !== 'class' && fact.startLine <= start && end <= fact.endLine)
-    .sort((a, b) => a.endLine - a.startLine - (b.endLine - b.startLine))[0];
+  return graph.innermostAt(path, start, end, (fact) => fact.kind !== 'class');
 }
 
 function followUps(spans: readonly Span[], graph: CodeGraph): string[] {

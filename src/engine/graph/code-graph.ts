@@ -131,6 +131,19 @@ export class CodeGraph {
     return matches.filter((fact) => fact.qualifiedName === name || fact.qualifiedName.endsWith(`.${name}`));
   }
 
+  /**
+   * The smallest definition in `path` (not the module) holding lines `start` to `end`, among
+   * those `accept` takes: the one a line of code belongs to.
+   */
+  innermostAt(path: string, start: number, end = start, accept: (fact: CodeFact) => boolean = () => true): CodeFact | undefined {
+    let best: CodeFact | undefined;
+    for (const fact of this.factsInFile(path)) {
+      if (fact.kind === 'module' || fact.startLine > start || end > fact.endLine || !accept(fact)) continue;
+      if (!best || fact.endLine - fact.startLine < best.endLine - best.startLine) best = fact;
+    }
+    return best;
+  }
+
   /** Definitions whose name, without case or separators, is `normalized`. */
   definitionsLooselyNamed(normalized: string): CodeFact[] {
     return [...(this.byLooseName.get(normalized) ?? [])].map((id) => this.facts.get(id)!);

@@ -58,11 +58,10 @@ export function findDefinitions(graph: CodeGraph, query: string): CodeFact[] {
   const location = /^(.+):(\d+)$/.exec(trimmed);
   if (location) {
     const [, file, line] = location;
-    const facts = graph.factsInFile(file!).filter((fact) => fact.kind !== 'module');
-    const exact = facts.filter((fact) => fact.startLine === Number(line));
+    const exact = graph.factsInFile(file!).filter((fact) => fact.kind !== 'module' && fact.startLine === Number(line));
     if (exact.length) return exact;
-    const containing = facts.filter((fact) => fact.startLine <= Number(line) && Number(line) <= fact.endLine);
-    return containing.sort((a, b) => a.endLine - a.startLine - (b.endLine - b.startLine)).slice(0, 1);
+    const containing = graph.innermostAt(file!, Number(line));
+    return containing ? [containing] : [];
   }
   return graph.definitionsNamed(trimmed).sort((a, b) => a.path.localeCompare(b.path) || a.startLine - b.startLine);
 }

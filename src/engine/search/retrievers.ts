@@ -206,10 +206,7 @@ export function pathHits(index: SearchIndex, query: ParsedQuery): RankedHits {
   for (const frame of query.errorAnchors.frames) {
     const file = [...files].find((candidate) => frame.file === candidate || frame.file.endsWith(`/${candidate}`));
     if (!file) continue;
-    const containing = index.graph
-      .factsInFile(file)
-      .filter((fact) => fact.kind !== 'module' && fact.startLine <= frame.line && frame.line <= fact.endLine)
-      .sort((a, b) => a.endLine - a.startLine - (b.endLine - b.startLine))[0];
+    const containing = index.graph.innermostAt(file, frame.line);
     const chunkId = containing?.chunkId ?? `${file}::None::None::file`;
     hits.push({ chunkId, score: 2, evidence: `the stack trace passes ${file}:${frame.line}`, lines: [frame.line] });
   }

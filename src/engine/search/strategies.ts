@@ -313,11 +313,14 @@ function moduleOf(path: string): string {
 /** The definitions of a chunk that hold the given lines (all of them when no lines are known). */
 function factsAt(graph: CodeGraph, chunkId: string, lines: readonly number[] | undefined): CodeFact[] {
   const path = chunkId.slice(0, chunkId.indexOf('::'));
-  const facts = graph.factsInFile(path).filter((fact) => fact.chunkId === chunkId && fact.kind !== 'module');
-  if (!lines?.length) return facts.filter((fact) => fact.kind !== 'class').slice(0, 2);
-  const containing = facts.filter((fact) => lines.some((line) => fact.startLine <= line && line <= fact.endLine));
+  const ofChunk = (fact: CodeFact) => fact.chunkId === chunkId;
+  if (!lines?.length) return graph.factsInFile(path).filter((fact) => ofChunk(fact) && fact.kind !== 'module' && fact.kind !== 'class').slice(0, 2);
   // The innermost definition holding the line is the one raising.
-  return containing.sort((a, b) => a.endLine - a.startLine - (b.endLine - b.startLine)).slice(0, 1);
+  const innermost = lines
+    .map((line) => graph.innermostAt(path, line, line, ofChunk))
+    .filter((fact): fact is CodeFact => !!fact)
+    .sort((a, b) => a.endLine - a.startLine - (b.endLine - b.startLine));
+  return innermost.slice(0, 1);
 }
 
 /** Hits of the same chunk combine: scores add up, lines and evidence accumulate. */
