@@ -3,6 +3,7 @@ import type { CodeGraph } from '../graph/code-graph';
 import type { ToolSpec } from '../llm/client';
 import { getLogger } from '../log/logger';
 import { resolveSymbol, SYMBOL_ACTIONS, traceCallers, type CallerTreeNode, type SymbolLocation } from '../resolve/symbols';
+import { countTokens } from '../search/context';
 import type { Evidence } from './model';
 import { numberedEvidence } from './snippets';
 import type { AnswerSources } from './sources';
@@ -96,7 +97,8 @@ async function searchCode(query: string, sources: AnswerSources): Promise<ToolOu
     blocks.push(`${item.path}:${item.startLine}-${item.endLine} — ${span?.why ?? item.level}\n${preview.join('\n')}${lines.length > 1 + PREVIEW_LINES ? '\n…' : ''}`);
     // Only the previewed lines were seen, so only they may be cited.
     const numbered = preview.filter((line) => /^\s*\d+ \| /.test(line));
-    if (numbered.length) evidence.push({ path: item.path, startLine: item.startLine, endLine: Math.min(item.endLine, shownEnd), text: `### ${item.path}:${item.startLine}-${Math.min(item.endLine, shownEnd)}\n${numbered.join('\n')}`, tokens: Math.round(numbered.join('\n').length / 4), source: 'tool' });
+    // counted like every other piece of evidence, so the agent's evidence budget adds like with like
+    if (numbered.length) evidence.push({ path: item.path, startLine: item.startLine, endLine: Math.min(item.endLine, shownEnd), text: `### ${item.path}:${item.startLine}-${Math.min(item.endLine, shownEnd)}\n${numbered.join('\n')}`, tokens: await countTokens(numbered.join('\n')), source: 'tool' });
   }
   return { text: blocks.join('\n\n'), evidence };
 }
