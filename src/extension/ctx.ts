@@ -18,14 +18,14 @@ import { registerParticipant } from './participant';
 import { IndexStatus } from './status';
 import { TranscriptLinks, TRANSCRIPT_LANGUAGE } from './transcript';
 
+/** Settings edits come in bursts (typing in settings.json); the folders restart once after them. */
+const RESTART_DELAY_MS = 500;
+
 /**
  * The extension's one context object: it owns every disposable (the engine worker, the status
  * bar, the log channel, the chat, the callers lens and tree, one index per workspace folder) and
  * is what commands are built from.
  */
-/** Settings edits come in bursts (typing in settings.json); the folders restart once after them. */
-const RESTART_DELAY_MS = 500;
-
 export class Ctx implements vscode.Disposable {
   readonly log = vscode.window.createOutputChannel('Code Oracle', { log: true });
   readonly status = new IndexStatus();
