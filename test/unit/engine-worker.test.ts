@@ -46,6 +46,14 @@ describe('engine worker', function () {
     assert.ok(stats.ok && stats.value.files === 9);
   });
 
+  it('runs opens and closes of a folder in order: two opens and a close leave nothing open', async () => {
+    const root = scratch.fixture('shop-py');
+    const [first, second, closed] = await Promise.all([client.open(folder(root)), client.open(folder(root)), client.close(root)]);
+    assert.ok(first.ok && second.ok && closed.ok);
+    const stats = await client.stats(root);
+    assert.equal(!stats.ok && stats.error.code, 'not_found');
+  });
+
   it('answers with typed errors: unknown folders, missing folders, cancelled runs', async () => {
     const unknown = await client.search('/not/open', 'x');
     assert.ok(!unknown.ok && unknown.error.code === 'not_found');

@@ -63,6 +63,7 @@ async function handle(request: Request): Promise<void> {
 
 async function dispatch(request: Exclude<Request, { type: 'cancel' }>): Promise<Result<unknown>> {
   if (request.type === 'open') return open(request.folder);
+  if (request.type === 'close') return close(request.root);
   const engine = engines.get(request.root);
   if (!engine) return fail('not_found', `No index is open for ${request.root}.`);
   switch (request.type) {
@@ -108,12 +109,6 @@ async function dispatch(request: Exclude<Request, { type: 'cancel' }>): Promise<
       return engine.runTool(request.name, request.input);
     case 'outline':
       return ok(engine.outline(request.path));
-    case 'close':
-      return inLifecycle(request.root, () => {
-        engines.get(request.root)?.dispose();
-        engines.delete(request.root);
-        return Promise.resolve(ok(null));
-      });
   }
 }
 
@@ -129,6 +124,15 @@ function inLifecycle<T>(root: string, step: () => Promise<T>): Promise<T> {
 
 function open(folder: FolderOptions): Promise<Result<unknown>> {
   return inLifecycle(folder.root, () => openNow(folder));
+}
+
+/** Closes a folder's engine, after any open of it still in flight. */
+function close(root: string): Promise<Result<unknown>> {
+  return inLifecycle(root, async () => {
+    engines.get(root)?.dispose();
+    engines.delete(root);
+    return ok(null);
+  });
 }
 
 async function openNow(folder: FolderOptions): Promise<Result<unknown>> {
