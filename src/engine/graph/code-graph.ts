@@ -122,6 +122,11 @@ export class CodeGraph {
     return this.outgoing.get(id) ?? [];
   }
 
+  /** Definitions with a call naming `name` (`f()`, `obj.f()`, `new f()`), resolved or not. */
+  factsCalling(name: string): CodeFact[] {
+    return [...(this.callersByName.get(name) ?? [])].map((id) => this.facts.get(id)!);
+  }
+
   /** Definitions with this simple name (`ensure_sync`) or qualified name (`Flask.ensure_sync`). */
   definitionsNamed(name: string): CodeFact[] {
     const simple = name.slice(name.lastIndexOf('.') + 1);

@@ -74,3 +74,25 @@ export function boostByGroup(fused: readonly FusedHit[], groupOf: (id: string) =
     })
     .sort((a, b) => b.score - a.score || a.id.localeCompare(b.id));
 }
+
+/**
+ * `extra` woven into `order`: the first `keep` ids of `order` stay where they are, then one id of
+ * `extra` follows every `every` ids of the rest, and what is left of `extra` comes last. An id
+ * appears once, at its first place.
+ */
+export function weaveIn(order: readonly string[], extra: readonly string[], keep: number, every: number): string[] {
+  const woven = new Set<string>(order.slice(0, keep));
+  const pending = extra.values();
+  const takeExtra = () => {
+    for (let next = pending.next(); !next.done; next = pending.next()) {
+      if (!woven.has(next.value)) return woven.add(next.value);
+    }
+    return woven;
+  };
+  order.slice(keep).forEach((id, index) => {
+    woven.add(id);
+    if ((index + 1) % every === 0) takeExtra();
+  });
+  for (const id of pending) woven.add(id);
+  return [...woven];
+}

@@ -6,14 +6,14 @@ import type { RetrieverCalibration } from './calibration';
 import { ChunkTexts } from './chunk-texts';
 import { buildContext, MODE_BUDGETS, type BudgetedContext } from './context';
 import { evaluateRetrieval, expandQuery, searchWeb, type CragEvaluation, type WebResult } from './crag';
-import { boostByGroup, computeTopK, weightedRrf, type RankedList } from './fusion';
+import { boostByGroup, computeTopK, weaveIn, weightedRrf, type RankedList } from './fusion';
 import { LevelRouter, type DecidingLayer, type LevelRoute, type SearchMode } from './level-router';
 import { classifyMode, type ModeDecision, type QueryMode } from './mode-router';
 import { MAX_QUERY_CHARACTERS, preprocessQuery, QUERY_TAIL_CHARACTERS, queryTerms, type Attachment, type ParsedQuery } from './preprocess';
 import { assignmentHits, lexicalHits, messageHits, pathHits, raiseHits, semanticHits, symbolHits, type Hit, type QuotedMessage, type RankedHits, type SearchIndex } from './retrievers';
 import { shapeSpans, type RankedChunk } from './shaping';
 import type { Span } from './spans';
-import { runStrategy, StructureCache, type StrategyResult } from './strategies';
+import { neighbourHits, runStrategy, StructureCache, type StrategyResult } from './strategies';
 import { scoreTechnicality, type Technicality } from './technicality';
 import { VectorScan } from './vectors';
 import { relatedWords, stemsOf } from './vocabulary';
@@ -75,6 +75,9 @@ export interface SearchResult {
 /** Chunks shaped into spans: enough for the budget and for 50 results. */
 const SHAPED_CHUNKS = 45;
 const EXPANSION_WEIGHT = 0.5;
+/** The first hits that keep their places before graph neighbours are woven in, one after every few hits. */
+const NEIGHBOURS_AFTER = 5;
+const NEIGHBOUR_EVERY = 3;
 /** A related word the question did not use counts this much of one it did. */
 const SYNONYM_WEIGHT = 0.35;
 const STEM_WEIGHT = 0.7;
@@ -185,7 +188,10 @@ export class Searcher {
     mark('correct', started);
 
     started = performance.now();
-    const ranked = this.rank(fused.map((hit) => hit.id), lists.concat(correction.added)).slice(0, SHAPED_CHUNKS);
+    // The best hits keep their places; their neighbours in the calls graph fill in after them.
+    const neighbours = neighbourHits(this.index, fused.slice(0, limit).map((hit) => hit.id));
+    const order = weaveIn(fused.map((hit) => hit.id), neighbours.hits.map((hit) => hit.chunkId), NEIGHBOURS_AFTER, NEIGHBOUR_EVERY);
+    const ranked = this.rank(order, [...lists, ...correction.added, neighbours]).slice(0, SHAPED_CHUNKS);
     const bodies = await this.texts.get(ranked.map((chunk) => chunk.chunkId));
     const weights = this.termWeights([...terms, ...(correction.evaluation.expansion?.synonyms ?? [])]);
     const spans = shapeSpans(ranked, this.index.catalog, bodies, weights, (chunkId) => this.definitionLine(chunkId));
@@ -222,7 +228,7 @@ export class Searcher {
         parsed,
         route,
         modeDecision,
-        retrievers: lists.concat(correction.added).map((list) => ({ source: list.source, top: list.hits.slice(0, 8).map(({ chunkId, score, evidence }) => ({ chunkId, score, evidence })) })),
+        retrievers: [...lists, ...correction.added, neighbours].map((list) => ({ source: list.source, top: list.hits.slice(0, 8).map(({ chunkId, score, evidence }) => ({ chunkId, score, evidence })) })),
         fused: fused.slice(0, 20).map((hit) => ({ chunkId: hit.id, score: hit.score, ranks: hit.ranks })),
       },
     };
@@ -241,6 +247,8 @@ export class Searcher {
       // Facts answer "which functions call / change X" better than any text match.
       graph: mode === 'analytical' ? 2.5 : mode === 'conceptual' ? 0.5 : mode === 'diagnostic' ? 0.9 : 1.2,
       expansion: EXPANSION_WEIGHT,
+      // woven in after fusion (see run): fused, a neighbour of the first hit would displace the second
+      neighbours: 0,
     };
     const ranked: RankedList[] = lists.map((list) => ({
       ids: list.hits.map((hit) => hit.chunkId),

@@ -33,7 +33,7 @@ export interface QuotedMessage {
 }
 
 export interface RankedHits {
-  readonly source: 'lexical' | 'semantic' | 'symbol' | 'message' | 'raises' | 'path' | 'graph' | 'expansion';
+  readonly source: 'lexical' | 'semantic' | 'symbol' | 'message' | 'raises' | 'path' | 'graph' | 'neighbours' | 'expansion';
   readonly hits: readonly Hit[];
 }
 

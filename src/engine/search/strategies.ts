@@ -91,6 +91,67 @@ export function runStrategy(input: StrategyInput): StrategyResult {
   }
 }
 
+/** How many of the best function hits lend weight to their neighbours in the calls graph. */
+const NEIGHBOUR_SEEDS = 5;
+/** A call the resolver could not tie to one definition is linked by name to at most this many. */
+const NAME_LINK_DEFINITIONS = 4;
+/** A name called from more places than this is too common to say anything about one of them. */
+const NAME_LINK_CALLERS = 8;
+
+/**
+ * The direct callers and callees of the best function hits. The code that answers a question is
+ * rarely one function: the caller that hands over control and the callee that does the work are
+ * the next lines a reader follows. Calls the resolver could not tie to a definition
+ * (`self.session_interface.save_session()`) link by name when the name is distinctive, as a
+ * reader's search for it would. A neighbour of several strong hits outranks one of a single weak
+ * hit; a caller points at the line of its call.
+ */
+export function neighbourHits(index: Pick<SearchIndex, 'graph' | 'catalog'>, seeds: readonly string[]): RankedHits {
+  const { graph, catalog } = index;
+  const functions = seeds.filter((id) => catalog.get(id)?.level === 'function').slice(0, NEIGHBOUR_SEEDS);
+  const hits: Hit[] = [];
+  const add = (fact: CodeFact | undefined, from: string, score: number, evidence: string, line?: number) => {
+    if (fact?.chunkId && fact.chunkId !== from && fact.kind !== 'class') hits.push({ chunkId: fact.chunkId, score, evidence, ...(line ? { lines: [line] } : {}) });
+  };
+  functions.forEach((chunkId, rank) => {
+    const weight = 1 / (rank + 1);
+    const facts = graph.factsInFile(catalog.get(chunkId)!.filePath!).filter((fact) => fact.chunkId === chunkId && fact.kind !== 'class' && fact.kind !== 'module');
+    // a method's class is built somewhere: where its error is raised, where its helper is made
+    const owners = new Set(facts.flatMap((fact) => (fact.parent ? graph.factsInFile(fact.path).filter((owner) => owner.kind === 'class' && owner.name === fact.parent) : [])));
+    for (const owner of owners) for (const call of graph.callers(owner.id)) add(graph.fact(call.callerId), chunkId, weight / 2, `creates ${owner.qualifiedName}`, call.site.line);
+    for (const fact of facts) {
+      const resolvedLines = new Set<number>();
+      for (const call of graph.callees(fact.id)) {
+        resolvedLines.add(call.site.line);
+        add(graph.fact(call.targetId), chunkId, weight, `called from ${fact.qualifiedName}`);
+      }
+      for (const call of fact.calls.filter((site) => site.receiver && !resolvedLines.has(site.line) && !graph.isBuiltinMethod(site.name))) {
+        const targets = distinctiveDefinitions(graph, call.name);
+        for (const target of targets) add(target, chunkId, weight / targets.length, `may be called from ${fact.qualifiedName} (by name)`);
+      }
+      const resolvedCallers = new Set<string>();
+      for (const call of graph.callers(fact.id)) {
+        resolvedCallers.add(call.callerId);
+        add(graph.fact(call.callerId), chunkId, weight, `calls ${fact.qualifiedName}`, call.site.line);
+      }
+      const namesakes = distinctiveDefinitions(graph, fact.name).length;
+      const callers = namesakes ? graph.factsCalling(fact.name).filter((caller) => !resolvedCallers.has(caller.id)) : [];
+      if (callers.length > NAME_LINK_CALLERS) continue;
+      for (const caller of callers) {
+        const line = caller.calls.find((site) => site.name === fact.name && site.receiver)?.line;
+        if (line) add(caller, chunkId, weight / namesakes, `may call ${fact.qualifiedName} (by name)`, line);
+      }
+    }
+  });
+  return { source: 'neighbours', hits: mergeHits(hits) };
+}
+
+/** Functions and methods named `name`, when there are few enough for a link by name to mean something. */
+function distinctiveDefinitions(graph: CodeGraph, name: string): CodeFact[] {
+  const definitions = graph.definitionsNamed(name).filter((fact) => fact.kind !== 'class' && fact.kind !== 'module' && fact.chunkId);
+  return definitions.length <= NAME_LINK_DEFINITIONS ? definitions : [];
+}
+
 /** Callers of the error sites, hop by hop; callers that mutate state come first in each hop. */
 function diagnostic(input: StrategyInput): Hit[] {
   const { graph } = input.index;
