@@ -49,8 +49,7 @@ export function shapeSpans(
   ranked.forEach((chunk, rank) => {
     const meta = catalog.get(chunk.chunkId);
     if (!meta) return;
-    const allowance = rank < LEADING_CHUNKS ? LEADING_FUNCTION_LINES : WHOLE_FUNCTION_LINES;
-    const ranges = rangesOf(meta, texts.get(chunk.chunkId), chunk.lines, termWeights, strong, allowance, definitionLine(chunk.chunkId));
+    const ranges = rangesOf(meta, texts.get(chunk.chunkId), chunk.lines, termWeights, strong, rank < LEADING_CHUNKS, definitionLine(chunk.chunkId));
     const message = chunk.message;
     if (ranges.length) {
       perChunk.push(
@@ -77,13 +76,13 @@ function rangesOf(
   evidence: readonly number[],
   weights: ReadonlyMap<string, number>,
   strong: number,
-  allowance: number,
+  leading: boolean,
   definitionLine: number | undefined,
 ): [number, number][] {
   // A folder has no lines to cite; its summary reaches the reader as the parent of its files' spans.
   if (meta.level === 'directory') return [];
   const lines = text ? codeLines(meta, text) : [];
-  if (meta.level === 'function') return functionRanges(meta, lines, evidence, weights, allowance, definitionLine);
+  if (meta.level === 'function') return functionRanges(meta, lines, evidence, weights, leading ? LEADING_FUNCTION_LINES : WHOLE_FUNCTION_LINES, definitionLine);
   const segments = meta.segments ?? [];
   const focus = focusLines(lines, evidence, weights, strong);
   const chosen = segments.filter(([start, end]) => focus.some((line) => start <= line && line <= end));
@@ -91,12 +90,13 @@ function rangesOf(
   // a class without it is cited by its header.
   if (!chosen.length && meta.level === 'file') return [];
   const picked = chosen.length ? chosen : segments.slice(0, 1);
-  // A long segment (imports, a table) is cut to its header or to windows around its focus.
+  // A long segment (imports, a table) is cut to its header or to windows around its focus: one
+  // window past the leading chunks, whose budget is better spent on the code of functions.
   return mergeRanges(
     picked.flatMap(([start, end]): [number, number][] => {
       if (end - start + 1 <= WHOLE_FUNCTION_LINES / 2) return [[start, end]];
       const inside = focus.filter((line) => start <= line && line <= end);
-      return inside.length ? windowsAround(inside, WINDOW_RADIUS, [start, end], WINDOWS_PER_CHUNK) : [[start, Math.min(end, start + HEADER_LINES - 1)]];
+      return inside.length ? windowsAround(inside, WINDOW_RADIUS, [start, end], leading ? WINDOWS_PER_CHUNK : 1) : [[start, Math.min(end, start + HEADER_LINES - 1)]];
     }),
   );
 }
