@@ -188,8 +188,9 @@ export class Searcher {
     mark('correct', started);
 
     started = performance.now();
-    // The best hits keep their places; their neighbours in the calls graph fill in after them.
-    const neighbours = neighbourHits(this.index, fused.slice(0, limit).map((hit) => hit.id));
+    // The best hits keep their places; their neighbours in the calls graph fill in after them. Not
+    // for analytical questions: their answer is the list of facts that match, which neighbours dilute.
+    const neighbours: RankedHits = modeDecision.mode === 'analytical' ? { source: 'neighbours', hits: [] } : neighbourHits(this.index, fused.map((hit) => hit.id));
     const order = weaveIn(fused.map((hit) => hit.id), neighbours.hits.map((hit) => hit.chunkId), NEIGHBOURS_AFTER, NEIGHBOUR_EVERY);
     const ranked = this.rank(order, [...lists, ...correction.added, neighbours]).slice(0, SHAPED_CHUNKS);
     const bodies = await this.texts.get(ranked.map((chunk) => chunk.chunkId));

@@ -97,6 +97,12 @@ const NEIGHBOUR_SEEDS = 5;
 const NAME_LINK_DEFINITIONS = 4;
 /** A name called from more places than this is too common to say anything about one of them. */
 const NAME_LINK_CALLERS = 8;
+/**
+ * A neighbour the retrievers found as well is corroborated: up to this many times its weight for
+ * a place at the top of their ranking, less further down, none past CORROBORATION_DEPTH.
+ */
+const CORROBORATION = 10;
+const CORROBORATION_DEPTH = 200;
 
 /**
  * The direct callers and callees of the best function hits. The code that answers a question is
@@ -104,11 +110,12 @@ const NAME_LINK_CALLERS = 8;
  * the next lines a reader follows. Calls the resolver could not tie to a definition
  * (`self.session_interface.save_session()`) link by name when the name is distinctive, as a
  * reader's search for it would. A neighbour of several strong hits outranks one of a single weak
- * hit; a caller points at the line of its call.
+ * hit, and a neighbour the retrievers ranked as well (`ranking`, best first) outranks both; a
+ * caller points at the line of its call.
  */
-export function neighbourHits(index: Pick<SearchIndex, 'graph' | 'catalog'>, seeds: readonly string[]): RankedHits {
+export function neighbourHits(index: Pick<SearchIndex, 'graph' | 'catalog'>, ranking: readonly string[]): RankedHits {
   const { graph, catalog } = index;
-  const functions = seeds.filter((id) => catalog.get(id)?.level === 'function').slice(0, NEIGHBOUR_SEEDS);
+  const functions = ranking.filter((id) => catalog.get(id)?.level === 'function').slice(0, NEIGHBOUR_SEEDS);
   const hits: Hit[] = [];
   const add = (fact: CodeFact | undefined, from: string, score: number, evidence: string, line?: number) => {
     if (fact?.chunkId && fact.chunkId !== from && fact.kind !== 'class') hits.push({ chunkId: fact.chunkId, score, evidence, ...(line ? { lines: [line] } : {}) });
@@ -143,7 +150,12 @@ export function neighbourHits(index: Pick<SearchIndex, 'graph' | 'catalog'>, see
       }
     }
   });
-  return { source: 'neighbours', hits: mergeHits(hits) };
+  const place = new Map(ranking.slice(0, CORROBORATION_DEPTH).map((id, rank) => [id, rank]));
+  const corroborated = (hit: Hit) => {
+    const rank = place.get(hit.chunkId);
+    return rank === undefined ? hit : { ...hit, score: hit.score * (1 + CORROBORATION * (1 - rank / CORROBORATION_DEPTH)) };
+  };
+  return { source: 'neighbours', hits: mergeHits(hits).map(corroborated).sort((a, b) => b.score - a.score) };
 }
 
 /** Functions and methods named `name`, when there are few enough for a link by name to mean something. */

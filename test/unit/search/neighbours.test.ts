@@ -103,6 +103,14 @@ describe('graph neighbours of the best hits', () => {
     assert.ok(save.every((hit) => hit.score === 0.5), 'each gets half of the seed weight');
   });
 
+  it('ranks a neighbour the retrievers found as well above one they did not', () => {
+    const alone = neighbours('Response.finish');
+    assert.equal(alone.find((hit) => hit.chunkId === chunk('CookieStore.write_cookie_jar'))!.score, alone.find((hit) => hit.chunkId === chunk('MemoryStore.write_cookie_jar'))!.score);
+    const ranking = [chunk('Response.finish'), chunk('parse'), chunk('MemoryStore.write_cookie_jar')];
+    const corroborated = neighbourHits({ graph: engine.graph, catalog: engine.store.catalog }, ranking).hits.map((hit) => hit.chunkId);
+    assert.ok(corroborated.indexOf(chunk('MemoryStore.write_cookie_jar')) < corroborated.indexOf(chunk('CookieStore.write_cookie_jar')), corroborated.join(', '));
+  });
+
   it('ranks a neighbour of several hits above a neighbour of one', () => {
     const hits = neighbours('parse', 'UnknownFlag.describe');
     assert.equal(hits[0]!.chunkId, chunk('match_flag'), 'called by parse and raising UnknownFlag');

@@ -44,6 +44,7 @@ describe('search pipeline', () => {
       const at = (name: string) => flow.findIndex((line) => line.includes(`${name}()`));
       assert.ok(at('handle_login') === 0 && at('handle_login') < at('authenticate') && at('authenticate') < at('log_event'), flow.join('\n'));
       assert.ok(cites(result, 'shop/api.py', 16) >= 0 && cites(result, 'shop/api.py', 10) >= 0, 'the entry point and the check it calls are cited');
+      assert.ok(result.trace.retrievers.find((list) => list.source === 'neighbours')!.top.length > 0, 'the best hits bring their callers and callees');
     });
 
     it('analytical: finds the planted call cycle and the hot spot, with a dependency diagram', async () => {
@@ -77,6 +78,7 @@ describe('search pipeline', () => {
       const result = await search('Which functions call log_event?');
       for (const line of [8, 17]) assert.ok(cites(result, 'shop/api.py', line) >= 0 && cites(result, 'shop/api.py', line) < 8, `api.py:${line}`);
       for (const line of [19, 29]) assert.ok(cites(result, 'shop/service.py', line) >= 0 && cites(result, 'shop/service.py', line) < 8, `service.py:${line}`);
+      assert.deepEqual(result.trace.retrievers.find((list) => list.source === 'neighbours')!.top, [], 'the list of call sites is not diluted by their neighbours');
     });
 
     it('conceptual: reaches code through the summaries and vocabulary, without the code\'s words', async () => {
