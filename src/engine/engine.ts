@@ -126,7 +126,7 @@ export class Engine implements Disposable {
     this.indexer.onProgress((progress) => this.progressEmitter.fire(progress));
     this.filter = new PathFilter(root, { exclude: options.exclude ?? [], maxFileBytes, ...(options.useGit !== undefined ? { useGit: options.useGit } : {}) });
     this.searcher = new Searcher({ catalog: store.catalog, lexical: store.lexical, tables: store.tables, graph, embedder });
-    this.changeEmitter.event(() => this.searcher.invalidate());
+    this.changeEmitter.event((change) => this.searcher.invalidate(change.paths));
     this.answerer = new Answerer({
       root,
       graph,

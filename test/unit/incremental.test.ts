@@ -3,6 +3,8 @@ import { execFileSync } from 'node:child_process';
 import { appendFileSync, readFileSync, renameSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { unwrap } from '../../src/engine/util/result';
+import { VectorScan } from '../../src/engine/search/vectors';
+import { captureLogs, eventsNamed } from '../helpers/logs';
 import { storeSnapshot } from '../helpers/snapshot';
 import { openEngine, POTION_MODEL, Scratch } from '../helpers/workspace';
 
@@ -122,6 +124,38 @@ describe('incremental indexing', () => {
       assert.equal(chunks, engine.store.catalog.size);
       const nearest = await engine.store.tables.nearest((await engine.embedder!.embed(['discount price of an item']))[0]!, 3);
       assert.ok(nearest.some((hit) => hit.id === 'lib/pricing.js::None::discount::function'), JSON.stringify(nearest));
+    } finally {
+      engine.dispose();
+    }
+  });
+
+  it('patches the vectors in memory after a save to what a fresh read gives, reading only the saved file and the folders', async () => {
+    const root = scratch.fixture('shop-js');
+    const engine = await openEngine(scratch, root, { model: { kind: 'directory', path: POTION_MODEL } });
+    try {
+      unwrap(await engine.index());
+      const scan = new VectorScan(engine.store.tables, engine.store.catalog);
+      engine.onDidChangeIndex((change) => scan.refresh(change.paths));
+      const query = (await engine.embedder!.embed(['discount price of an item']))[0]!;
+      const levels = ['directory', 'file', 'class', 'function'] as const;
+      await scan.nearest(query, 5, levels);
+      const pricing = path.join(root, 'lib/pricing.js');
+      const before = readFileSync(pricing, 'utf8');
+      const removed = [...engine.store.catalog.values()].find((meta) => meta.filePath === 'lib/pricing.js' && meta.level === 'function')!;
+      writeFileSync(pricing, `${before.replace(`function ${removed.functionName}(`, 'function renamedAway(')}\nexports.discount = function discount(item) {\n  return exports.priceOf(item) / 2;\n};\n`);
+      const { events } = await captureLogs(async () => {
+        unwrap(await engine.updateFiles(['lib/pricing.js']));
+        return scan.nearest(query, 5, levels);
+      });
+      const refreshed = eventsNamed(events, 'vectors_refreshed');
+      assert.equal(refreshed.length, 1);
+      assert.equal(eventsNamed(events, 'vectors_loaded').length, 0, 'the table is not read whole again');
+      const readAgain = [...engine.store.catalog.values()].filter((meta) => meta.filePath === 'lib/pricing.js' || meta.level === 'directory').length;
+      assert.equal(refreshed[0]!.read, readAgain);
+      const all = engine.store.catalog.size;
+      const fresh = new VectorScan(engine.store.tables, engine.store.catalog);
+      assert.deepEqual(await scan.nearest(query, all, levels), await fresh.nearest(query, all, levels));
+      assert.ok((await scan.nearest(query, all, levels)).every((hit) => engine.store.catalog.has(hit.id)), 'no vector of a chunk that is gone');
     } finally {
       engine.dispose();
     }

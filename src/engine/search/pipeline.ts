@@ -96,7 +96,7 @@ export class Searcher {
   private knownFolders: Set<string> | null = null;
 
   constructor(index: Omit<SearchIndex, 'vectors'>) {
-    this.index = { ...index, vectors: new VectorScan(index.tables, () => index.catalog.size) };
+    this.index = { ...index, vectors: new VectorScan(index.tables, index.catalog) };
     this.router = new LevelRouter(index.embedder);
     this.texts = new ChunkTexts(index.tables);
   }
@@ -113,10 +113,14 @@ export class Searcher {
     return this.index.graph.factsInFile(meta.filePath).find((fact) => fact.chunkId === chunkId)?.startLine;
   }
 
-  /** Forgets what was read from the tables; called whenever the index changes. */
-  invalidate(): void {
+  /**
+   * Forgets what was read from the tables; called whenever the index changes. The vectors in
+   * memory are patched for the `changed` files when they are known, not read again whole.
+   */
+  invalidate(changed?: readonly string[]): void {
     this.texts.clear();
-    this.index.vectors.clear();
+    if (changed) this.index.vectors.refresh(changed);
+    else this.index.vectors.clear();
     this.structure.clear();
     this.knownFolders = null;
   }

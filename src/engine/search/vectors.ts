@@ -1,13 +1,14 @@
 import type { ChunkLevel } from '../index/model';
 import { getLogger } from '../log/logger';
-import type { Tables } from '../store/tables';
+import type { ChunkMeta, Tables } from '../store/tables';
 
 /**
  * Nearest chunks by cosine similarity, scanned in memory: the vectors are read from the table once
  * (on the first search after a change), quantised to 8 bits per dimension (a quarter of the memory,
  * with rankings that match float search to well within the noise of a small embedding model), and
  * scanned whole — faster than a query through the database for any workspace that fits. Larger
- * workspaces keep searching the table itself.
+ * workspaces keep searching the table itself. After a save only the saved files' vectors (and the
+ * folders', whose summaries follow their files) are read again, not the whole table.
  */
 export interface Neighbour {
   readonly id: string;
@@ -16,6 +17,8 @@ export interface Neighbour {
 
 /** Above this many chunks (≈50 MB of 256-dimension vectors) the table is searched instead. */
 const MAX_IN_MEMORY = 200_000;
+/** A change to more files than this (a branch switch) reads the whole table again. */
+const REFRESH_MAX_FILES = 500;
 const SCALE = 127;
 
 const log = getLogger('search.vectors');
@@ -32,12 +35,29 @@ export class VectorScan {
 
   constructor(
     private readonly tables: Tables,
-    private readonly chunkCount: () => number,
+    private readonly catalog: ReadonlyMap<string, ChunkMeta>,
   ) {}
 
   /** Forgets the vectors; the next search reads them again. */
   clear(): void {
     this.loading = null;
+  }
+
+  /**
+   * Brings the vectors in memory up to date after the chunks of `paths` changed: their rows and
+   * the folders' are dropped and read again, the rest are kept. Nothing is read when no search
+   * has loaded the vectors yet.
+   */
+  refresh(paths: readonly string[]): void {
+    if (!this.loading) return;
+    if (paths.length > REFRESH_MAX_FILES) return this.clear();
+    const changed = new Set(paths);
+    this.loading = this.loading
+      .then((loaded) => (loaded ? this.patch(loaded, changed) : null))
+      .catch((error: unknown) => {
+        log.warn('vectors_refresh_failed', { files: paths.length, error: String(error) });
+        return this.load();
+      });
   }
 
   async nearest(vector: Float32Array, limit: number, levels: readonly ChunkLevel[]): Promise<Neighbour[]> {
@@ -49,12 +69,41 @@ export class VectorScan {
 
   private async load(): Promise<Loaded | null> {
     const dimensions = this.tables.dimensions;
-    if (!dimensions || this.chunkCount() > MAX_IN_MEMORY) return null;
+    if (!dimensions || this.catalog.size > MAX_IN_MEMORY) return null;
     const started = performance.now();
+    const loaded = await this.read(dimensions, this.tables.vectors(), this.catalog.size);
+    log.info('vectors_loaded', { chunks: loaded.ids.length, dimensions, bytes: loaded.codes.length, duration_ms: Math.round(performance.now() - started) });
+    return loaded;
+  }
+
+  private async patch(loaded: Loaded, changed: ReadonlySet<string>): Promise<Loaded | null> {
+    const dimensions = this.tables.dimensions;
+    if (!dimensions || dimensions !== loaded.dimensions || this.catalog.size > MAX_IN_MEMORY) return this.load();
+    const started = performance.now();
+    const stale = (meta: ChunkMeta | undefined) => !meta || meta.level === 'directory' || (meta.filePath !== null && changed.has(meta.filePath));
+    const kept = loaded.ids.flatMap((id, row) => (stale(this.catalog.get(id)) ? [] : [row]));
+    // chunks missing from memory for any reason (a run that failed half-way) are read as well
+    const held = new Set(kept.map((row) => loaded.ids[row]!));
+    const fresh = [...this.catalog.keys()].filter((id) => !held.has(id));
+    const added = await this.read(dimensions, this.tables.vectors(fresh), fresh.length);
+    const codes = new Int8Array((kept.length + added.ids.length) * dimensions);
+    kept.forEach((row, at) => codes.set(loaded.codes.subarray(row * dimensions, (row + 1) * dimensions), at * dimensions));
+    codes.set(added.codes, kept.length * dimensions);
+    log.info('vectors_refreshed', { files: changed.size, kept: kept.length, read: added.ids.length, duration_ms: Math.round(performance.now() - started) });
+    return {
+      ids: [...kept.map((row) => loaded.ids[row]!), ...added.ids],
+      levels: [...kept.map((row) => loaded.levels[row]!), ...added.levels],
+      codes,
+      dimensions,
+    };
+  }
+
+  /** Quantises the rows of `vectors` into one block of codes. */
+  private async read(dimensions: number, vectors: AsyncIterable<{ id: string; level: ChunkLevel; vector: Float32Array }>, expected: number): Promise<Loaded> {
     const ids: string[] = [];
     const levels: ChunkLevel[] = [];
-    let codes = new Int8Array(Math.max(1, this.chunkCount()) * dimensions);
-    for await (const row of this.tables.vectors()) {
+    let codes = new Int8Array(Math.max(1, expected) * dimensions);
+    for await (const row of vectors) {
       if ((ids.length + 1) * dimensions > codes.length) {
         const grown = new Int8Array(codes.length * 2);
         grown.set(codes);
@@ -64,7 +113,6 @@ export class VectorScan {
       ids.push(row.id);
       levels.push(row.level);
     }
-    log.info('vectors_loaded', { chunks: ids.length, dimensions, bytes: ids.length * dimensions, duration_ms: Math.round(performance.now() - started) });
     return { ids, levels, codes: codes.subarray(0, ids.length * dimensions), dimensions };
   }
 }
@@ -98,7 +146,8 @@ function scan(loaded: Loaded, vector: Float32Array, limit: number, levels: Reado
       best.pop();
     }
   }
+  // equal scores by id, so the order does not depend on where a row sits in memory
   return best
-    .sort((a, b) => b.score - a.score)
+    .sort((a, b) => b.score - a.score || (ids[a.index]! < ids[b.index]! ? -1 : 1))
     .map((entry) => ({ id: ids[entry.index]!, distance: 1 - entry.score / (SCALE * SCALE) }));
 }

@@ -221,9 +221,17 @@ export class Tables {
   }
 
   /** Every chunk's vector with its id and level, streamed batch by batch (for an in-memory scan). */
-  async *vectors(): AsyncGenerator<{ id: string; level: ChunkLevel; vector: Float32Array }> {
+  /** Every chunk's vector, or only those of `ids`. */
+  async *vectors(ids?: readonly string[]): AsyncGenerator<{ id: string; level: ChunkLevel; vector: Float32Array }> {
     if (!this.dimensions) return;
-    for await (const batch of this.chunks.query().select(['id', 'level', 'vector'])) {
+    if (ids) {
+      for (let i = 0; i < ids.length; i += DELETE_BATCH) yield* this.vectorsWhere(`id IN (${sqlList(ids.slice(i, i + DELETE_BATCH))})`);
+    } else yield* this.vectorsWhere(null);
+  }
+
+  private async *vectorsWhere(filter: string | null): AsyncGenerator<{ id: string; level: ChunkLevel; vector: Float32Array }> {
+    const query = this.chunks.query().select(['id', 'level', 'vector']);
+    for await (const batch of filter ? query.where(filter) : query) {
       const ids = batch.getChild('id')!;
       const levels = batch.getChild('level')!;
       const vectors = batch.getChild('vector')!;
