@@ -37,6 +37,9 @@ interface IndexResult {
   coldIndexSeconds: number;
   coldOverParse: number;
   savedFileMs: number;
+  /** The first search after a save (the index changed under it) next to a warm search. */
+  searchAfterSaveMs: number;
+  warmSearchMs: number;
   startupSeconds: number;
   savedFile: string;
   chunks: number;
@@ -47,6 +50,7 @@ const CACHE = path.resolve('.cache');
 const EVAL_DIR = path.resolve(process.env.CODE_ORACLE_EVAL_DIR ?? path.join('..', 'shared', 'eval'));
 const MODEL = path.resolve(process.env.CODE_ORACLE_BENCH_MODEL ?? path.join('..', 'shared', 'models', 'potion-base-2M'));
 const SAVES = 7;
+const SAVE_QUESTION = 'where are errors reported to the caller';
 
 async function main(): Promise<void> {
   const only = process.argv.slice(2);
@@ -63,7 +67,7 @@ async function main(): Promise<void> {
     if (corpus.id === 'rxjs') search = await benchSearch(corpus.id, root);
   }
   if (search) console.table([search]);
-  console.table(results.map(({ corpus, files, lines, parseSeconds, coldIndexSeconds, coldOverParse, savedFileMs }) => ({ corpus, files, lines, parseSeconds, coldIndexSeconds, coldOverParse, savedFileMs })));
+  console.table(results.map(({ corpus, files, lines, parseSeconds, coldIndexSeconds, coldOverParse, savedFileMs, searchAfterSaveMs, warmSearchMs }) => ({ corpus, files, lines, parseSeconds, coldIndexSeconds, coldOverParse, savedFileMs, searchAfterSaveMs, warmSearchMs })));
   const file = path.resolve('bench', 'results', 'latest.json');
   const previous = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>) : {};
   writeFileSync(file, `${JSON.stringify({ ...previous, index: results, ...(search ? { search } : {}), measuredAt: new Date().toISOString(), machine: { cores: availableParallelism(), node: process.version } }, null, 2)}\n`);
@@ -101,6 +105,13 @@ async function benchIndex(id: string, root: string): Promise<IndexResult> {
     const saved = sources.reduce((best, file) => (Math.abs(countLines(file.source) - 1000) < Math.abs(countLines(best.source) - 1000) ? file : best));
     const comment = saved.language === 'python' || saved.language === 'ruby' ? '#' : '//';
     const timings: number[] = [];
+    const searchesAfterSave: number[] = [];
+    const warmSearches: number[] = [];
+    const timeSearch = async () => {
+      const started = performance.now();
+      unwrap(await engine.search({ query: SAVE_QUESTION }));
+      return performance.now() - started;
+    };
     const saveStages = new MemorySink('info');
     const listeningSaves = logHub.addSink(saveStages);
     for (let i = 0; i < SAVES; i++) {
@@ -110,6 +121,14 @@ async function benchIndex(id: string, root: string): Promise<IndexResult> {
       timings.push(performance.now() - started);
     }
     listeningSaves.dispose();
+    // apart from the saves above, so searches do not weigh on their timings
+    await timeSearch();
+    for (let i = 0; i < SAVES; i++) {
+      appendFileSync(path.join(root, saved.path), `\n${comment} bench search edit ${i}\n`);
+      unwrap(await engine.updateFiles([saved.path]));
+      searchesAfterSave.push(await timeSearch());
+      warmSearches.push(await timeSearch());
+    }
     const saveBreakdown: Record<string, number> = {};
     for (const event of saveStages.named('index_stage_completed')) saveBreakdown[event.stage as string] = round((saveBreakdown[event.stage as string] ?? 0) + (event.duration_ms as number) / SAVES, 1);
     process.stderr.write(`bench: ${id} saved-file stages (ms, mean): ${JSON.stringify(saveBreakdown)}\n`);
@@ -124,6 +143,8 @@ async function benchIndex(id: string, root: string): Promise<IndexResult> {
       coldIndexSeconds: round(coldIndexSeconds, 2),
       coldOverParse: round(coldIndexSeconds / parseSeconds, 2),
       savedFileMs: round(timings[Math.floor(timings.length / 2)]!, 1),
+      searchAfterSaveMs: round(percentile(searchesAfterSave, 0.5), 1),
+      warmSearchMs: round(percentile(warmSearches, 0.5), 1),
       startupSeconds: round(startupSeconds, 2),
       savedFile: `${saved.path} (${countLines(saved.source)} lines)`,
       chunks: Object.values(summary.chunks).reduce((a, b) => a + b, 0),
