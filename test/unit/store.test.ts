@@ -43,6 +43,7 @@ describe('index store', () => {
     const manifest = JSON.parse(readFileSync(path.join(storeDir, 'manifest.json'), 'utf8'));
     assert.equal(manifest.pending.length, 0);
     assert.equal(Object.keys(manifest.files).length, 8);
+    assert.ok(!existsSync(path.join(storeDir, 'pending.json')), 'no write is pending after a commit');
   });
 
   for (const [label, damage, message] of [
@@ -51,6 +52,7 @@ describe('index store', () => {
     ['a manifest that is not JSON', (dir: string) => writeFileSync(path.join(dir, 'manifest.json'), '{"schemaVersion": 1, "fi'), /could not be read \(manifest is not valid JSON/],
     ['damaged tables', (dir: string) => rmSync(path.join(dir, 'lance', 'chunks.lance'), { recursive: true }), /was damaged/],
     ['a damaged lexical log', (dir: string) => writeFileSync(path.join(dir, 'lexical-0.delta'), '{"remove": [\n{}\n'), /was damaged \(line 1 of the lexical delta log is damaged\)/],
+    ['a damaged journal of pending writes', (dir: string) => writeFileSync(path.join(dir, 'pending.json'), '{"pend'), /was damaged/],
   ] as const) {
     it(`rebuilds a store with ${label}, saying why`, async () => {
       const { root, storeDir, snapshot } = await indexedStore();
@@ -151,6 +153,7 @@ describe('index store', () => {
     try {
       assert.equal(eventsNamed(events, 'index_recovered_interrupted_write')[0]?.files, 2);
       assert.deepEqual(await storeSnapshot(result.engine), snapshot);
+      assert.ok(!existsSync(path.join(storeDir, 'pending.json')), 'the journal is gone once repaired');
     } finally {
       result.engine.dispose();
     }
@@ -166,15 +169,15 @@ describe('index store', () => {
     const cli = path.resolve(__dirname, '..', '..', 'dist', 'cli.js');
     const child = spawn(process.execPath, [cli, 'index', root, '--store', storeDir, '--model', 'none'], { stdio: 'ignore' });
     const exited = new Promise((resolve) => child.on('exit', resolve));
-    // Kill it once it has started writing: the manifest then lists the files it is rewriting.
-    const manifest = path.join(storeDir, 'manifest.json');
-    const writing = () => existsSync(manifest) && JSON.parse(readFileSync(manifest, 'utf8') || '{}').pending?.length > 0;
+    // Kill it once it has started writing: the journal then lists the files it is rewriting.
+    const journal = path.join(storeDir, 'pending.json');
+    const writing = () => existsSync(journal) && JSON.parse(readFileSync(journal, 'utf8') || '[]').length > 0;
     for (let waited = 0; !writing() && waited < 60_000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
     assert.ok(writing(), 'the indexer began writing');
     await new Promise((resolve) => setTimeout(resolve, 300));
     child.kill('SIGKILL');
     await exited;
-    assert.ok(JSON.parse(readFileSync(manifest, 'utf8')).pending.length > 0, 'killed before its commit');
+    assert.ok(writing(), 'killed before its commit');
     const { engine } = await reopenAndIndex(root, storeDir);
     const fresh = await openEngine(scratch, root);
     try {

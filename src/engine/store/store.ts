@@ -1,8 +1,10 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
+import { z } from 'zod';
 import { PARSER_VERSION } from '../lang/grammars';
 import { elapsedMs, getLogger } from '../log/logger';
 import type { Chunk, CodeFact } from '../index/model';
+import { writeFileAtomic } from '../util/atomic-file';
 import type { Disposable } from '../util/event';
 import { describeError, fail, ok, type Result } from '../util/result';
 import { LexicalIndex, type LexicalDocument } from './lexical';
@@ -87,7 +89,8 @@ export class IndexStore {
     const snapshot = lexicalSnapshotPath(directory, generation);
     const lexical = (await exists(snapshot)) ? await LexicalIndex.readSnapshot(snapshot) : new LexicalIndex();
     await lexical.replayDelta(lexicalDeltaPath(directory, generation));
-    const store = new IndexStore(directory, manifest, tables, lexical, generation);
+    const journal = await readPendingJournal(directory);
+    const store = new IndexStore(directory, { ...manifest, pending: [...new Set([...manifest.pending, ...journal])] }, tables, lexical, generation);
     for (const meta of await tables.chunkMetadata()) store.catalog.set(meta.id, meta);
     store.checkConsistency();
     await store.recoverPending();
@@ -120,16 +123,21 @@ export class IndexStore {
     for (const file of pending) delete files[file];
     this.manifestState = { ...this.manifestState, files, pending: [] };
     await writeManifest(manifestPath(this.directory), this.manifestState);
+    await fs.rm(pendingJournalPath(this.directory), { force: true });
   }
 
   lock(): Result<Disposable> {
     return acquireWriteLock(path.join(this.directory, 'index.lock'));
   }
 
-  /** Marks files about to be rewritten, so a crash before `commit` is repaired on the next open. */
+  /**
+   * Marks files about to be rewritten, so a crash before `commit` is repaired on the next open.
+   * The mark is a small journal beside the manifest: writing the whole manifest for it would
+   * cost a second write of every file's entry on each save.
+   */
   async beginWrite(paths: readonly string[]): Promise<void> {
     this.manifestState = { ...this.manifestState, pending: [...new Set(paths)] };
-    await writeManifest(manifestPath(this.directory), this.manifestState);
+    await writeFileAtomic(pendingJournalPath(this.directory), JSON.stringify(this.manifestState.pending));
   }
 
   /** Drops every chunk, fact and lexical entry of these files (directory chunks are by id). */
@@ -193,6 +201,7 @@ export class IndexStore {
       ...(embedding ? { embedding: embedding.embedding, embeddingReason: embedding.reason } : {}),
     };
     await writeManifest(manifestPath(this.directory), this.manifestState);
+    await fs.rm(pendingJournalPath(this.directory), { force: true });
     await this.removeStrayLexicalFiles();
   }
 
@@ -232,6 +241,24 @@ function incompatibility(manifest: Manifest, options: StoreOpenOptions): string 
 function metaOf(chunk: Chunk): ChunkMeta {
   const { content: _content, fullContent: _fullContent, ...meta } = chunk;
   return meta;
+}
+
+function pendingJournalPath(directory: string): string {
+  return path.join(directory, 'pending.json');
+}
+
+/** The files a write had begun on when it was cut short (none when it committed). */
+async function readPendingJournal(directory: string): Promise<string[]> {
+  let text: string;
+  try {
+    text = await fs.readFile(pendingJournalPath(directory), 'utf8');
+  } catch (cause) {
+    if ((cause as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw cause;
+  }
+  const parsed = z.array(z.string()).safeParse(JSON.parse(text));
+  if (!parsed.success) throw new Error('the journal of pending writes is damaged');
+  return parsed.data;
 }
 
 async function wipe(directory: string): Promise<void> {
