@@ -33,7 +33,7 @@ const CUES: Record<Exclude<QueryMode, 'conceptual'>, RegExp[]> = {
   ],
   exploratory: [
     /\b(trace|walk (me )?through|step by step|flow|call path|call chain|sequence|lifecycle|pipeline)\b/i,
-    /\bwhat happens (when|inside|after|before|if)\b/i,
+    /\bwhat happens (when|inside|after|before|if|at|on|during|once)\b/i,
     /\b(from the moment|until|end(s)? up (in|at)|reach(es)?|gets? to|hands? (off|over)|passes? (it|control)|through the)\b/i,
     /\bhow does .+ (get|end up|reach|arrive|flow|propagate|become)\b/i,
   ],
