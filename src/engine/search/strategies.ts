@@ -1,5 +1,5 @@
 import type { CodeGraph } from '../graph/code-graph';
-import type { CodeFact } from '../index/model';
+import type { CallSite, CodeFact } from '../index/model';
 import { getLogger } from '../log/logger';
 import { splitIdentifier } from '../text/tokenize';
 import type { QueryMode } from './mode-router';
@@ -118,36 +118,27 @@ export function neighbourHits(index: Pick<SearchIndex, 'graph' | 'catalog'>, ran
   const functions = ranking.filter((id) => catalog.get(id)?.level === 'function').slice(0, NEIGHBOUR_SEEDS);
   const hits: Hit[] = [];
   const add = (fact: CodeFact | undefined, from: string, score: number, evidence: string, line?: number) => {
-    if (fact?.chunkId && fact.chunkId !== from && fact.kind !== 'class') hits.push({ chunkId: fact.chunkId, score, evidence, ...(line ? { lines: [line] } : {}) });
+    const chunkId = fact && fact.kind !== 'class' ? chunkHolding(graph, fact) : null;
+    if (chunkId && chunkId !== from) hits.push({ chunkId, score, evidence, ...(line ? { lines: [line] } : {}) });
   };
   functions.forEach((chunkId, rank) => {
     const weight = 1 / (rank + 1);
-    const facts = graph.factsInFile(catalog.get(chunkId)!.filePath!).filter((fact) => fact.chunkId === chunkId && fact.kind !== 'class' && fact.kind !== 'module');
+    // with the functions nested in it, whose calls are made from its code too
+    const facts = graph.factsInFile(catalog.get(chunkId)!.filePath!).filter((fact) => fact.kind !== 'class' && fact.kind !== 'module' && chunkHolding(graph, fact) === chunkId);
     // a method's class is built somewhere: where its error is raised, where its helper is made
     const owners = new Set(facts.flatMap((fact) => (fact.parent ? graph.factsInFile(fact.path).filter((owner) => owner.kind === 'class' && owner.name === fact.parent) : [])));
     for (const owner of owners) for (const call of graph.callers(owner.id)) add(graph.fact(call.callerId), chunkId, weight / 2, `creates ${owner.qualifiedName}`, call.site.line);
     for (const fact of facts) {
-      const resolvedLines = new Set<number>();
-      for (const call of graph.callees(fact.id)) {
-        resolvedLines.add(call.site.line);
-        add(graph.fact(call.targetId), chunkId, weight, `called from ${fact.qualifiedName}`);
-      }
-      for (const call of fact.calls.filter((site) => site.receiver && !resolvedLines.has(site.line) && !graph.isBuiltinMethod(site.name))) {
-        const targets = distinctiveDefinitions(graph, call.name);
+      for (const call of graph.callees(fact.id)) add(graph.fact(call.targetId), chunkId, weight, `called from ${fact.qualifiedName}`);
+      for (const site of unresolvedCalls(graph, fact).filter((call) => !graph.isBuiltinMethod(call.name))) {
+        const targets = distinctiveDefinitions(graph, site.name);
         for (const target of targets) add(target, chunkId, weight / targets.length, `may be called from ${fact.qualifiedName} (by name)`);
       }
-      const resolvedCallers = new Set<string>();
-      for (const call of graph.callers(fact.id)) {
-        resolvedCallers.add(call.callerId);
-        add(graph.fact(call.callerId), chunkId, weight, `calls ${fact.qualifiedName}`, call.site.line);
-      }
+      for (const call of graph.callers(fact.id)) add(graph.fact(call.callerId), chunkId, weight, `calls ${fact.qualifiedName}`, call.site.line);
       const namesakes = distinctiveDefinitions(graph, fact.name).length;
-      const callers = namesakes ? graph.factsCalling(fact.name).filter((caller) => !resolvedCallers.has(caller.id)) : [];
-      if (callers.length > NAME_LINK_CALLERS) continue;
-      for (const caller of callers) {
-        const line = caller.calls.find((site) => site.name === fact.name && site.receiver)?.line;
-        if (line) add(caller, chunkId, weight / namesakes, `may call ${fact.qualifiedName} (by name)`, line);
-      }
+      const sites = namesakes ? graph.factsCalling(fact.name).flatMap((caller) => unresolvedCalls(graph, caller).filter((site) => site.name === fact.name).map((site) => ({ caller, line: site.line }))) : [];
+      if (sites.length > NAME_LINK_CALLERS) continue;
+      for (const { caller, line } of sites) add(caller, chunkId, weight / namesakes, `may call ${fact.qualifiedName} (by name)`, line);
     }
   });
   const place = new Map(ranking.slice(0, CORROBORATION_DEPTH).map((id, rank) => [id, rank]));
@@ -156,6 +147,17 @@ export function neighbourHits(index: Pick<SearchIndex, 'graph' | 'catalog'>, ran
     return rank === undefined ? hit : { ...hit, score: hit.score * (1 + CORROBORATION * (1 - rank / CORROBORATION_DEPTH)) };
   };
   return { source: 'neighbours', hits: mergeHits(hits).map(corroborated).sort((a, b) => b.score - a.score) };
+}
+
+/** The chunk holding a definition's code: its own, or for a function nested in another, its enclosing one's. */
+function chunkHolding(graph: CodeGraph, fact: CodeFact): string | null {
+  return fact.chunkId ?? graph.innermostAt(fact.path, fact.startLine, fact.endLine, (outer) => outer.id !== fact.id && outer.chunkId !== null)?.chunkId ?? null;
+}
+
+/** Method calls (`obj.f()`) of a definition that the resolver tied to no definition. */
+function unresolvedCalls(graph: CodeGraph, fact: CodeFact): CallSite[] {
+  const resolved = new Set(graph.callees(fact.id).map((call) => `${call.site.line}:${call.site.name}`));
+  return fact.calls.filter((site) => site.receiver && !resolved.has(`${site.line}:${site.name}`));
 }
 
 /** Functions and methods named `name`, when there are few enough for a link by name to mean something. */

@@ -54,6 +54,16 @@ describe('graph neighbours of the best hits', () => {
         'def use(writer):',
         '    writer.save(1)',
         '',
+        '',
+        'def outer(items):',
+        '    def each(item):',
+        '        return transform_item(item)',
+        '    return [each(i) for i in items]',
+        '',
+        '',
+        'def transform_item(item):',
+        '    return item',
+        '',
       ].join('\n'),
     });
     engine = await openEngine(scratch, root);
@@ -101,6 +111,13 @@ describe('graph neighbours of the best hits', () => {
     const save = hits.filter((hit) => hit.chunkId === chunk('Writer.save') || hit.chunkId === chunk('OtherWriter.save'));
     assert.equal(save.length, 2);
     assert.ok(save.every((hit) => hit.score === 0.5), 'each gets half of the seed weight');
+  });
+
+  it('follows the calls of a function nested in a hit, and cites a nested caller by the function holding it', () => {
+    assert.ok(neighbours('outer').some((hit) => hit.chunkId === chunk('transform_item')), 'outer calls it through each');
+    const caller = neighbours('transform_item').find((hit) => hit.chunkId === chunk('outer'));
+    assert.ok(caller, 'each is cited as outer');
+    assert.deepEqual(caller.lines, [45]);
   });
 
   it('ranks a neighbour the retrievers found as well above one they did not', () => {
