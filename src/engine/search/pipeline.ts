@@ -13,7 +13,7 @@ import { MAX_QUERY_CHARACTERS, preprocessQuery, QUERY_TAIL_CHARACTERS, queryTerm
 import { assignmentHits, lexicalHits, messageHits, pathHits, raiseHits, semanticHits, symbolHits, type Hit, type QuotedMessage, type RankedHits, type SearchIndex } from './retrievers';
 import { shapeSpans, type RankedChunk } from './shaping';
 import type { Span } from './spans';
-import { neighbourHits, runStrategy, StructureCache, type StrategyResult } from './strategies';
+import { NEIGHBOUR_SEEDS, neighbourHits, runStrategy, StructureCache, type StrategyResult } from './strategies';
 import { scoreTechnicality, type Technicality } from './technicality';
 import { VectorScan } from './vectors';
 import { relatedWords, stemsOf } from './vocabulary';
@@ -194,7 +194,7 @@ export class Searcher {
     started = performance.now();
     // The best hits keep their places; their neighbours in the calls graph fill in after them. Not
     // for analytical questions: their answer is the list of facts that match, which neighbours dilute.
-    const neighbours: RankedHits = modeDecision.mode === 'analytical' ? { source: 'neighbours', hits: [] } : neighbourHits(this.index, fused.map((hit) => hit.id));
+    const neighbours: RankedHits = modeDecision.mode === 'analytical' ? { source: 'neighbours', hits: [] } : await this.neighbours(fused.map((hit) => hit.id));
     const order = weaveIn(fused.map((hit) => hit.id), neighbours.hits.map((hit) => hit.chunkId), NEIGHBOURS_AFTER, NEIGHBOUR_EVERY);
     const ranked = this.rank(order, [...lists, ...correction.added, neighbours]).slice(0, SHAPED_CHUNKS);
     const bodies = await this.texts.get(ranked.map((chunk) => chunk.chunkId));
@@ -237,6 +237,12 @@ export class Searcher {
         fused: fused.slice(0, 20).map((hit) => ({ chunkId: hit.id, score: hit.score, ranks: hit.ranks })),
       },
     };
+  }
+
+  /** Graph neighbours of the best hits, with the code of the hits read for the members they name. */
+  private async neighbours(ranking: readonly string[]): Promise<RankedHits> {
+    const seeds = ranking.filter((id) => this.index.catalog.get(id)?.level === 'function').slice(0, NEIGHBOUR_SEEDS);
+    return neighbourHits(this.index, ranking, await this.texts.get(seeds));
   }
 
   /** Weighted RRF across the retrievers; the weights follow technicality and the question's mode. */

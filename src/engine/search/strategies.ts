@@ -92,7 +92,7 @@ export function runStrategy(input: StrategyInput): StrategyResult {
 }
 
 /** How many of the best function hits lend weight to their neighbours in the calls graph. */
-const NEIGHBOUR_SEEDS = 5;
+export const NEIGHBOUR_SEEDS = 5;
 /** A call the resolver could not tie to one definition is linked by name to at most this many. */
 const NAME_LINK_DEFINITIONS = 4;
 /** A name called from more places than this is too common to say anything about one of them. */
@@ -113,7 +113,7 @@ const CORROBORATION_DEPTH = 200;
  * hit, and a neighbour the retrievers ranked as well (`ranking`, best first) outranks both; a
  * caller points at the line of its call.
  */
-export function neighbourHits(index: Pick<SearchIndex, 'graph' | 'catalog'>, ranking: readonly string[]): RankedHits {
+export function neighbourHits(index: Pick<SearchIndex, 'graph' | 'catalog'>, ranking: readonly string[], texts: ReadonlyMap<string, string> = new Map()): RankedHits {
   const { graph, catalog } = index;
   const functions = ranking.filter((id) => catalog.get(id)?.level === 'function').slice(0, NEIGHBOUR_SEEDS);
   const hits: Hit[] = [];
@@ -128,6 +128,7 @@ export function neighbourHits(index: Pick<SearchIndex, 'graph' | 'catalog'>, ran
     // a method's class is built somewhere: where its error is raised, where its helper is made
     const owners = new Set(facts.flatMap((fact) => (fact.parent ? graph.factsInFile(fact.path).filter((owner) => owner.kind === 'class' && owner.name === fact.parent) : [])));
     for (const owner of owners) for (const call of graph.callers(owner.id)) add(graph.fact(call.callerId), chunkId, weight / 2, `creates ${owner.qualifiedName}`, call.site.line);
+    for (const member of memberReferences(graph, facts, texts.get(chunkId))) add(member, chunkId, weight, `used by ${facts[0]!.qualifiedName} (self.${member.name})`);
     for (const fact of facts) {
       for (const call of graph.callees(fact.id)) add(graph.fact(call.targetId), chunkId, weight, `called from ${fact.qualifiedName}`);
       for (const site of unresolvedCalls(graph, fact).filter((call) => !graph.isBuiltinMethod(call.name))) {
@@ -147,6 +148,23 @@ export function neighbourHits(index: Pick<SearchIndex, 'graph' | 'catalog'>, ran
     return rank === undefined ? hit : { ...hit, score: hit.score * (1 + CORROBORATION * (1 - rank / CORROBORATION_DEPTH)) };
   };
   return { source: 'neighbours', hits: mergeHits(hits).map(corroborated).sort((a, b) => b.score - a.score) };
+}
+
+/**
+ * Methods of the hit's own class that its code names without calling them: properties and
+ * getters (`self.apparent_encoding`), methods handed on as callbacks (`this.onError`).
+ */
+function memberReferences(graph: CodeGraph, facts: readonly CodeFact[], text: string | undefined): CodeFact[] {
+  const method = facts.find((fact) => fact.className);
+  if (!text || !method) return [];
+  const members = new Map(graph.factsInFile(method.path).filter((fact) => fact.className === method.className && fact.kind !== 'class').map((fact) => [fact.name, fact]));
+  const called = new Set(facts.flatMap((fact) => fact.calls.map((call) => call.name)));
+  const named = new Set<CodeFact>();
+  for (const match of text.matchAll(/\b(?:self|this)\.([A-Za-z_$][\w$]*)/g)) {
+    const member = members.get(match[1]!);
+    if (member && !called.has(member.name) && !facts.includes(member)) named.add(member);
+  }
+  return [...named];
 }
 
 /** The chunk holding a definition's code: its own, or for a function nested in another, its enclosing one's. */

@@ -64,6 +64,15 @@ describe('graph neighbours of the best hits', () => {
         'def transform_item(item):',
         '    return item',
         '',
+        '',
+        'class Reply:',
+        '    @property',
+        '    def guessed_charset(self):',
+        '        return "utf-8"',
+        '',
+        '    def decoded(self):',
+        '        return self.raw.decode(self.guessed_charset)',
+        '',
       ].join('\n'),
     });
     engine = await openEngine(scratch, root);
@@ -118,6 +127,12 @@ describe('graph neighbours of the best hits', () => {
     const caller = neighbours('transform_item').find((hit) => hit.chunkId === chunk('outer'));
     assert.ok(caller, 'each is cited as outer');
     assert.deepEqual(caller.lines, [45]);
+  });
+
+  it("links a method to the members of its class it names without calling: a property it reads", async () => {
+    const texts = new Map([...(await engine.store.tables.chunkTexts([chunk('Reply.decoded')]))].map(([id, text]) => [id, text.content]));
+    const hits = neighbourHits({ graph: engine.graph, catalog: engine.store.catalog }, [chunk('Reply.decoded')], texts).hits;
+    assert.ok(hits.some((hit) => hit.chunkId === chunk('Reply.guessed_charset') && /self\.guessed_charset/.test(hit.evidence)), JSON.stringify(hits));
   });
 
   it('ranks a neighbour the retrievers found as well above one they did not', () => {
