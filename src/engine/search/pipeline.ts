@@ -242,7 +242,8 @@ export class Searcher {
   /** Graph neighbours of the best hits, with the code of the hits read for the members they name. */
   private async neighbours(ranking: readonly string[]): Promise<RankedHits> {
     const seeds = ranking.filter((id) => this.index.catalog.get(id)?.level === 'function').slice(0, NEIGHBOUR_SEEDS);
-    return neighbourHits(this.index, ranking, await this.texts.get(seeds));
+    const files = seeds.map((id) => this.index.catalog.get(id)!.parentFileId).filter((id): id is string => !!id);
+    return neighbourHits(this.index, ranking, await this.texts.get([...new Set([...seeds, ...files])]));
   }
 
   /** Weighted RRF across the retrievers; the weights follow technicality and the question's mode. */

@@ -66,7 +66,7 @@ export const STOP_WORDS = new Set([
   'of', 'to', 'it', 'as', 'at', 'by', 'or', 'if', 'an', 'me', 'my', 'we', 'so', 'no', 'up', 'get', 'gets', 'got',
   'use', 'uses', 'used', 'using', 'happen', 'happens', 'happening', 'way', 'ways', 'thing', 'things', 'something',
   'anything', 'whether', 'like', 'want', 'need', 'needs', 'make', 'makes', 'work', 'works', 'working', 'without',
-  'still', 'even', 'instead', 'rather', 'between', 'through', 'during', 'where', 'what', 'code', 'i', 'a',
+  'still', 'even', 'instead', 'rather', 'between', 'through', 'during', 'where', 'what', 'code', 'i', 'a', 'per', 'via',
 ]);
 
 /** Words of Python, JavaScript and TypeScript that are never names of the user's code. */

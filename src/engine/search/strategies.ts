@@ -1,5 +1,7 @@
 import type { CodeGraph } from '../graph/code-graph';
 import type { CallSite, CodeFact } from '../index/model';
+import type { ChunkMeta } from '../store/tables';
+import { codeLines } from './evidence';
 import { getLogger } from '../log/logger';
 import { splitIdentifier } from '../text/tokenize';
 import type { QueryMode } from './mode-router';
@@ -107,13 +109,19 @@ const CORROBORATION_DEPTH = 200;
 /**
  * The direct callers and callees of the best function hits. The code that answers a question is
  * rarely one function: the caller that hands over control and the callee that does the work are
- * the next lines a reader follows. Calls the resolver could not tie to a definition
+ * the next lines a reader follows, and so are the module constants it reads (its file cited at
+ * the line assigning them). Calls the resolver could not tie to a definition
  * (`self.session_interface.save_session()`) link by name when the name is distinctive, as a
  * reader's search for it would. A neighbour of several strong hits outranks one of a single weak
  * hit, and a neighbour the retrievers ranked as well (`ranking`, best first) outranks both; a
  * caller points at the line of its call.
  */
-export function neighbourHits(index: Pick<SearchIndex, 'graph' | 'catalog'>, ranking: readonly string[], texts: ReadonlyMap<string, string> = new Map()): RankedHits {
+export function neighbourHits(
+  index: Pick<SearchIndex, 'graph' | 'catalog'>,
+  ranking: readonly string[],
+  /** The code of the best hits and of their files, for the names they use without a call. */
+  texts: ReadonlyMap<string, string> = new Map(),
+): RankedHits {
   const { graph, catalog } = index;
   const functions = ranking.filter((id) => catalog.get(id)?.level === 'function').slice(0, NEIGHBOUR_SEEDS);
   const hits: Hit[] = [];
@@ -129,6 +137,10 @@ export function neighbourHits(index: Pick<SearchIndex, 'graph' | 'catalog'>, ran
     const owners = new Set(facts.flatMap((fact) => (fact.parent ? graph.factsInFile(fact.path).filter((owner) => owner.kind === 'class' && owner.name === fact.parent) : [])));
     for (const owner of owners) for (const call of graph.callers(owner.id)) add(graph.fact(call.callerId), chunkId, weight / 2, `creates ${owner.qualifiedName}`, call.site.line);
     for (const member of memberReferences(graph, facts, texts.get(chunkId))) add(member, chunkId, weight, `used by ${facts[0]!.qualifiedName} (self.${member.name})`);
+    const file = catalog.get(catalog.get(chunkId)!.parentFileId ?? '');
+    for (const { name, line } of file ? constantsUsed(file, texts.get(file.id), texts.get(chunkId)) : []) {
+      hits.push({ chunkId: file!.id, score: weight, evidence: `assigns ${name}, used by ${facts[0]?.qualifiedName ?? 'it'}`, lines: [line] });
+    }
     for (const fact of facts) {
       for (const call of graph.callees(fact.id)) add(graph.fact(call.targetId), chunkId, weight, `called from ${fact.qualifiedName}`);
       for (const site of unresolvedCalls(graph, fact).filter((call) => !graph.isBuiltinMethod(call.name))) {
@@ -165,6 +177,24 @@ function memberReferences(graph: CodeGraph, facts: readonly CodeFact[], text: st
     if (member && !called.has(member.name) && !facts.includes(member)) named.add(member);
   }
   return [...named];
+}
+
+const MODULE_ASSIGNMENT = /^\s*(?:export\s+)?(?:(?:const|let|var)\s+)?([A-Z][A-Z0-9_]{2,})\s*(?::[^=]+)?=(?!=)/;
+
+/**
+ * Module-level constants (`DEFAULT_POOLSIZE = 10`) a hit's code uses, with the lines of its file
+ * that assign them: the defaults and limits a question about behaviour often turns on.
+ */
+function constantsUsed(file: ChunkMeta, fileText: string | undefined, code: string | undefined): { name: string; line: number }[] {
+  if (!fileText || !code) return [];
+  const used = new Set(code.match(/\b[A-Z][A-Z0-9_]{2,}\b/g) ?? []);
+  if (!used.size) return [];
+  const out: { name: string; line: number }[] = [];
+  for (const { line, text } of codeLines(file, fileText)) {
+    const name = MODULE_ASSIGNMENT.exec(text)?.[1];
+    if (name && used.has(name)) out.push({ name, line });
+  }
+  return out;
 }
 
 /** The chunk holding a definition's code: its own, or for a function nested in another, its enclosing one's. */

@@ -11,6 +11,7 @@ describe('graph neighbours of the best hits', () => {
   let engine: Engine;
   before(async () => {
     const root = scratch.tree({
+      'app/pool.py': 'import os\n\nDEFAULT_POOLSIZE = 10\nDEFAULT_TIMEOUT = 5\n\n\ndef open_pool(size=DEFAULT_POOLSIZE):\n    return [os.getpid()] * size\n',
       'app/errors.py': 'class UnknownFlag(Exception):\n    def describe(self):\n        return "no such flag"\n',
       'app/flags.py': [
         'from .errors import UnknownFlag',
@@ -133,6 +134,15 @@ describe('graph neighbours of the best hits', () => {
     const texts = new Map([...(await engine.store.tables.chunkTexts([chunk('Reply.decoded')]))].map(([id, text]) => [id, text.content]));
     const hits = neighbourHits({ graph: engine.graph, catalog: engine.store.catalog }, [chunk('Reply.decoded')], texts).hits;
     assert.ok(hits.some((hit) => hit.chunkId === chunk('Reply.guessed_charset') && /self\.guessed_charset/.test(hit.evidence)), JSON.stringify(hits));
+  });
+
+  it('cites the module constants a hit uses at the lines of its file that assign them', async () => {
+    const file = [...engine.store.catalog.values()].find((meta) => meta.level === 'file' && meta.filePath === 'app/pool.py')!;
+    const texts = new Map([...(await engine.store.tables.chunkTexts([chunk('open_pool'), file.id]))].map(([id, text]) => [id, text.content]));
+    const constants = neighbourHits({ graph: engine.graph, catalog: engine.store.catalog }, [chunk('open_pool')], texts).hits.filter((hit) => hit.chunkId === file.id);
+    assert.equal(constants.length, 1);
+    assert.deepEqual(constants[0]!.lines, [3], 'DEFAULT_POOLSIZE, not DEFAULT_TIMEOUT, which open_pool does not use');
+    assert.match(constants[0]!.evidence, /assigns DEFAULT_POOLSIZE, used by open_pool/);
   });
 
   it('ranks a neighbour the retrievers found as well above one they did not', () => {

@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { MAX_QUERY_CHARACTERS, preprocessQuery } from '../../../src/engine/search/preprocess';
+import { MAX_QUERY_CHARACTERS, preprocessQuery, queryTerms } from '../../../src/engine/search/preprocess';
 import { retrievalWeights, scoreTechnicality } from '../../../src/engine/search/technicality';
 import { camelSnakeTokenize } from '../../../src/engine/text/tokenize';
 import { computeTopK, weightedRrf } from '../../../src/engine/search/fusion';
@@ -28,6 +28,10 @@ describe('query preprocessing (the seed\'s tests)', () => {
     // a measured trust in the embedding model scales the semantic weight; lexical takes the rest
     close(retrievalWeights(0, 0.5), 0.65, 0.35);
     close(retrievalWeights(0.2, 0), 1, 0);
+  });
+
+  it('searches by the words that carry meaning, not by prepositions and question words', () => {
+    assert.deepEqual(queryTerms('where can the number kept per host be tuned via the settings?'), ['number', 'kept', 'host', 'tuned', 'settings']);
   });
 
   it('tokenizes camelCase and snake_case alike', () => {
