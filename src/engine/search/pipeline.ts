@@ -13,7 +13,7 @@ import { MAX_QUERY_CHARACTERS, preprocessQuery, QUERY_TAIL_CHARACTERS, queryTerm
 import { assignmentHits, lexicalHits, messageHits, pathHits, raiseHits, semanticHits, symbolHits, type Hit, type QuotedMessage, type RankedHits, type SearchIndex } from './retrievers';
 import { shapeSpans, type RankedChunk } from './shaping';
 import type { Span } from './spans';
-import { NEIGHBOUR_SEEDS, neighbourHits, runStrategy, StructureCache, type StrategyResult } from './strategies';
+import { neighbourHits, neighbourSeeds, runStrategy, StructureCache, type StrategyResult } from './strategies';
 import { scoreTechnicality, type Technicality } from './technicality';
 import { VectorScan } from './vectors';
 import { relatedWords, stemsOf } from './vocabulary';
@@ -241,7 +241,7 @@ export class Searcher {
 
   /** Graph neighbours of the best hits, with the code of the hits read for the members they name. */
   private async neighbours(ranking: readonly string[]): Promise<RankedHits> {
-    const seeds = ranking.filter((id) => this.index.catalog.get(id)?.level === 'function').slice(0, NEIGHBOUR_SEEDS);
+    const seeds = neighbourSeeds(this.index.catalog, ranking);
     const files = seeds.map((id) => this.index.catalog.get(id)!.parentFileId).filter((id): id is string => !!id);
     return neighbourHits(this.index, ranking, await this.texts.get([...new Set([...seeds, ...files])]));
   }

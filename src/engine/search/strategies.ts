@@ -94,7 +94,7 @@ export function runStrategy(input: StrategyInput): StrategyResult {
 }
 
 /** How many of the best function hits lend weight to their neighbours in the calls graph. */
-export const NEIGHBOUR_SEEDS = 5;
+const NEIGHBOUR_SEEDS = 5;
 /** A call the resolver could not tie to one definition is linked by name to at most this many. */
 const NAME_LINK_DEFINITIONS = 4;
 /** A name called from more places than this is too common to say anything about one of them. */
@@ -123,7 +123,7 @@ export function neighbourHits(
   texts: ReadonlyMap<string, string> = new Map(),
 ): RankedHits {
   const { graph, catalog } = index;
-  const functions = ranking.filter((id) => catalog.get(id)?.level === 'function').slice(0, NEIGHBOUR_SEEDS);
+  const functions = neighbourSeeds(catalog, ranking);
   const hits: Hit[] = [];
   const add = (fact: CodeFact | undefined, from: string, score: number, evidence: string, line?: number) => {
     const chunkId = fact && fact.kind !== 'class' ? chunkHolding(graph, fact) : null;
@@ -206,6 +206,11 @@ function chunkHolding(graph: CodeGraph, fact: CodeFact): string | null {
 function unresolvedCalls(graph: CodeGraph, fact: CodeFact): CallSite[] {
   const resolved = new Set(graph.callees(fact.id).map((call) => `${call.site.line}:${call.site.name}`));
   return fact.calls.filter((site) => site.receiver && !resolved.has(`${site.line}:${site.name}`));
+}
+
+/** The best function hits of a ranking: the ones whose neighbours are brought in. */
+export function neighbourSeeds(catalog: SearchIndex['catalog'], ranking: readonly string[]): string[] {
+  return ranking.filter((id) => catalog.get(id)?.level === 'function').slice(0, NEIGHBOUR_SEEDS);
 }
 
 /** Functions and methods named `name`, when there are few enough for a link by name to mean something. */
