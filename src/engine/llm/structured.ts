@@ -180,9 +180,16 @@ function oneLine(validationError: string): string {
   return `${message} ${path.trim()}`.replace(/^✖\s*/, '').trim().replace(/[.…]$/, '');
 }
 
-/** Tells `onText` the streamed field's text whenever it grows, and from empty again on a retry. */
+/**
+ * Tells `onText` the streamed field's text whenever it grows, and from empty again on a retry.
+ * The JSON text only grows within one response, so decoding resumes where it stopped: each piece
+ * is read once, however long the answer (rescanning from `{` made streaming quadratic).
+ */
 class StreamedField {
   private delivered = '';
+  private seen = 0;
+  /** The text up to the field's opening quote, once found, and the string decoded from there. */
+  private reading: { anchor: string; next: number; value: string; closed: boolean } | null = null;
 
   constructor(
     private readonly field: string,
@@ -190,18 +197,34 @@ class StreamedField {
   ) {}
 
   restart(): void {
+    this.reading = null;
+    this.seen = 0;
     if (this.delivered === '') return;
     this.delivered = '';
     this.onText('');
   }
 
   update(jsonSoFar: string): void {
-    // Local models often open a Markdown fence before the JSON despite being told not to.
-    const text = extractPartialStringField(jsonSoFar.replace(/^\s*```[a-zA-Z]*\s*/, ''), this.field);
-    // Within one response the text only grows; after an HTTP retry it starts again, shorter.
-    if (text === null || text === this.delivered) return;
+    // After an HTTP retry the text starts again, shorter or different.
+    if (jsonSoFar.length < this.seen || (this.reading && !jsonSoFar.startsWith(this.reading.anchor))) this.reading = null;
+    this.seen = jsonSoFar.length;
+    this.reading ??= this.locate(jsonSoFar);
+    if (!this.reading || this.reading.closed) return;
+    const body = new PartialJsonScanner(jsonSoFar, this.reading.next).readStringBody();
+    this.reading.value += body.value;
+    this.reading.next = body.end;
+    this.reading.closed = body.terminated;
+    const text = body.terminated ? this.reading.value : withoutDanglingHighSurrogate(this.reading.value);
+    if (text === this.delivered) return;
     this.delivered = text;
     this.onText(text);
+  }
+
+  private locate(jsonSoFar: string): StreamedField['reading'] {
+    // Local models often open a Markdown fence before the JSON despite being told not to.
+    const fence = /^\s*```[a-zA-Z]*\s*/.exec(jsonSoFar)?.[0].length ?? 0;
+    const start = stringFieldStart(jsonSoFar.slice(fence), this.field);
+    return start === null ? null : { anchor: jsonSoFar.slice(0, fence + start), next: fence + start, value: '', closed: false };
   }
 }
 
@@ -347,16 +370,21 @@ function capitalize(text: string): string {
  * not a string. An escape cut off at the end is left out until the rest of it arrives.
  */
 export function extractPartialStringField(jsonSoFar: string, field: string): string | null {
+  const start = stringFieldStart(jsonSoFar, field);
+  if (start === null) return null;
+  const body = new PartialJsonScanner(jsonSoFar, start).readStringBody();
+  return body.terminated ? body.value : withoutDanglingHighSurrogate(body.value);
+}
+
+/** Where the string value of the top-level field `field` begins (after its quote); null until it has. */
+function stringFieldStart(jsonSoFar: string, field: string): number | null {
   const scanner = new PartialJsonScanner(jsonSoFar);
   if (!scanner.consume('{')) return null;
   for (;;) {
     if (!scanner.consume('"')) return null;
     const key = scanner.readStringBody();
     if (!key.terminated || !scanner.consume(':')) return null;
-    if (key.value === field) {
-      if (!scanner.consume('"')) return null;
-      return scanner.readStringBody().value;
-    }
+    if (key.value === field) return scanner.consume('"') ? scanner.offset : null;
     if (!scanner.skipValue() || !scanner.consume(',')) return null;
   }
 }
@@ -365,9 +393,15 @@ const SIMPLE_ESCAPES: Record<string, string> = { '"': '"', '\\': '\\', '/': '/',
 
 /** Reads JSON text that may stop anywhere; every method reports whether the text ran out. */
 class PartialJsonScanner {
-  private position = 0;
+  constructor(
+    private readonly text: string,
+    private position = 0,
+  ) {}
 
-  constructor(private readonly text: string) {}
+  /** Where reading has got to. */
+  get offset(): number {
+    return this.position;
+  }
 
   /** Skips whitespace and then `char`, if it is next. */
   consume(char: string): boolean {
@@ -377,14 +411,17 @@ class PartialJsonScanner {
     return true;
   }
 
-  /** Decodes a string whose opening quote has been consumed, up to its closing quote or the end. */
-  readStringBody(): { value: string; terminated: boolean } {
+  /**
+   * Decodes a string whose opening quote has been consumed, up to its closing quote or the end;
+   * `end` is where reading stopped (before an escape cut off at the end, to resume there).
+   */
+  readStringBody(): { value: string; terminated: boolean; end: number } {
     let value = '';
     while (this.position < this.text.length) {
       const char = this.text[this.position]!;
       if (char === '"') {
         this.position++;
-        return { value, terminated: true };
+        return { value, terminated: true, end: this.position };
       }
       if (char !== '\\') {
         value += char;
@@ -395,7 +432,7 @@ class PartialJsonScanner {
       if (escaped === null) break;
       value += escaped;
     }
-    return { value: withoutDanglingHighSurrogate(value), terminated: false };
+    return { value, terminated: false, end: this.position };
   }
 
   /** Skips one value of any kind; false when the text ends inside it. */

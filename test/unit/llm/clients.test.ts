@@ -190,6 +190,21 @@ describe('LLM clients', () => {
       assert.equal(server.requests[0]!.body.stream, true);
     });
 
+    it('streams a field cut anywhere, even inside escapes and surrogate pairs, as it reads in one go', async () => {
+      const json = '{"answer": "caf\\u00e9 \\"q\\" a\\nb smile \\ud83d\\ude00 end", "confidence": 0.5}';
+      const pieces = [...json];
+      server.script(anthropicStream({ type: 'tool_use', name: 'Answer' }, pieces));
+      const seen: string[] = [];
+      const result = await client().complete({ ...QUESTION, stream: { field: 'answer', onText: (text) => seen.push(text) } });
+      assert.deepEqual(result, { ok: true, value: { answer: 'café "q" a\nb smile 😀 end', confidence: 0.5 } });
+      const expected: string[] = [];
+      for (let end = 1; end <= json.length; end++) {
+        const text = extractPartialStringField(json.slice(0, end), 'answer');
+        if (text !== null && text !== (expected[expected.length - 1] ?? '')) expected.push(text);
+      }
+      assert.deepEqual(seen, expected);
+    });
+
     it('starts the streamed field again from empty when an answer fails validation', async () => {
       server.script(anthropicStream({ type: 'tool_use', name: 'Answer' }, ['{"answer": "Wrong"', ', "confidence": 7}']), anthropicStream({ type: 'tool_use', name: 'Answer' }, ['{"answer": "Right", "confidence": 0.7}']));
       const seen: string[] = [];
