@@ -3,10 +3,11 @@ import { execFileSync } from 'node:child_process';
 import { appendFileSync, readFileSync, renameSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { unwrap } from '../../src/engine/util/result';
+import { directoryChunkId } from '../../src/engine/index/directories';
 import { VectorScan } from '../../src/engine/search/vectors';
 import { captureLogs, eventsNamed } from '../helpers/logs';
 import { storeSnapshot } from '../helpers/snapshot';
-import { openEngine, POTION_MODEL, Scratch } from '../helpers/workspace';
+import { openEngine, POTION_MODEL, Scratch, writeTree } from '../helpers/workspace';
 
 /** After any sequence of edits, an updated index equals a fresh index of the final tree. */
 describe('incremental indexing', () => {
@@ -129,11 +130,15 @@ describe('incremental indexing', () => {
     }
   });
 
-  it('patches the vectors in memory after a save to what a fresh read gives, reading only the saved file and the folders', async () => {
+  it('patches the vectors in memory after a save to what a fresh read gives, reading only the saved file and the folders above it', async () => {
     const root = scratch.fixture('shop-js');
+    // a second folder with a summary of its own, which a save in lib/ must leave alone
+    // (more than 20 files in all, so each folder is summarised on its own)
+    writeTree(root, Object.fromEntries(Array.from({ length: 18 }, (_, i) => [`delivery/step${i}.js`, `exports.step${i} = function step${i}(order) {\n  return order.id + ${i};\n};\n`])));
     const engine = await openEngine(scratch, root, { model: { kind: 'directory', path: POTION_MODEL } });
     try {
       unwrap(await engine.index());
+      assert.ok(engine.store.catalog.has(directoryChunkId('delivery')) && engine.store.catalog.has(directoryChunkId('lib')), 'both folders are summarised');
       const scan = new VectorScan(engine.store.tables, engine.store.catalog);
       engine.onDidChangeIndex((change) => scan.refresh(change.paths));
       const query = (await engine.embedder!.embed(['discount price of an item']))[0]!;
@@ -150,7 +155,9 @@ describe('incremental indexing', () => {
       const refreshed = eventsNamed(events, 'vectors_refreshed');
       assert.equal(refreshed.length, 1);
       assert.equal(eventsNamed(events, 'vectors_loaded').length, 0, 'the table is not read whole again');
-      const readAgain = [...engine.store.catalog.values()].filter((meta) => meta.filePath === 'lib/pricing.js' || meta.level === 'directory').length;
+      const folders = ['lib', '.'];
+      assert.ok(!folders.includes('delivery'));
+      const readAgain = [...engine.store.catalog.values()].filter((meta) => meta.filePath === 'lib/pricing.js' || (meta.level === 'directory' && folders.includes(meta.directoryPath))).length;
       assert.equal(refreshed[0]!.read, readAgain);
       const all = engine.store.catalog.size;
       const fresh = new VectorScan(engine.store.tables, engine.store.catalog);

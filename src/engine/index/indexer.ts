@@ -7,7 +7,7 @@ import type { FileEntry } from '../store/manifest';
 import type { CallerRecord } from '../store/tables';
 import { Emitter, type Event } from '../util/event';
 import { fail, ok, type Result } from '../util/result';
-import { parentDir } from '../util/paths';
+import { ancestors, parentDir } from '../util/paths';
 import { buildDirectoryChunk, directoryChunkId, planDirectoryUnits, type DirectoryUnit } from './directories';
 import { lexicalTerms, type FileOutcome, type FileTask } from './file-task';
 import type { Chunk, ChunkLevel, CodeFact, LanguageId } from './model';
@@ -471,14 +471,6 @@ export function callerRecords(graph: CodeGraph, id: string): CallerRecord[] {
 }
 
 /** Every folder above a file, the root ('.') included. */
-function ancestors(file: string): string[] {
-  const out: string[] = [];
-  for (let folder = parentDir(file); ; folder = parentDir(folder)) {
-    out.push(folder);
-    if (folder === '.') return out;
-  }
-}
-
 function unitOfFiles(files: Iterable<string>): Map<string, string> {
   return unitMap(planDirectoryUnits(files));
 }

@@ -75,7 +75,7 @@ export interface SymbolFacts {
   readonly imports: readonly ImportBinding[];
   /** Base classes / extended types as written, for classes. */
   readonly bases: readonly string[];
-  /** The chunk that holds this definition's code (null for functions nested in functions). */
+  /** The chunk that holds this definition's code (a function nested in another shares its chunk). */
   readonly chunkId: string | null;
 }
 

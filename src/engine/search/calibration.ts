@@ -9,7 +9,7 @@ import { getLogger } from '../log/logger';
 import { describeError } from '../util/result';
 import { writeFileAtomic } from '../util/atomic-file';
 import { bm25Idf, bm25TermScore } from './bm25';
-import { codeLines, documentationLines } from './evidence';
+import { codeLines, DOCSTRING_OPEN, documentationLines } from './evidence';
 import { RRF_K } from './fusion';
 import { STOP_WORDS } from './preprocess';
 import { PLAIN_ENGLISH_SEMANTIC_WEIGHT } from './technicality';
@@ -66,7 +66,6 @@ const SHARE_STEP = 0.05;
 const DRIFT = 0.2;
 const FILE_NAME = 'calibration.json';
 const DOC_MARKER = /^(\/\*\*?|\*\/|\*|\/\/+|#+|[rubfRUBF]{0,2}("""|'''))/;
-const DOCSTRING_QUOTE = /^[rubfRUBF]{0,2}("""|''')/;
 const DOC_END = /("""|'''|\*\/)\s*$/;
 
 const log = getLogger('search.calibration');
@@ -167,7 +166,7 @@ function leadingDocumentation(lines: readonly { line: number; text: string }[], 
   const first = lines.findIndex((line) => docs.has(line.line) && line.text.trim());
   if (first < 0) return [];
   const opening = lines[first]!.text.trim();
-  const quote = DOCSTRING_QUOTE.exec(opening);
+  const quote = DOCSTRING_OPEN.exec(opening);
   const closer = quote ? quote[1]! : opening.startsWith('/*') ? '*/' : null;
   // line comments after code are remarks in the body, not the function's documentation
   if (!closer && lines.slice(0, first).some((line) => line.text.trim())) return [];

@@ -1,9 +1,10 @@
 import type { Tables } from '../store/tables';
+import { ancestors } from '../util/paths';
 
 /**
  * Chunk texts for the search steps that read code (message matching, focused windows), fetched
  * from the table in one query per call and kept in a bounded cache, since the same chunks come
- * back question after question. The cache is emptied whenever the index changes.
+ * back question after question. A change to the index forgets what it rewrote.
  */
 const CAPACITY = 4000;
 
@@ -37,5 +38,12 @@ export class ChunkTexts {
 
   clear(): void {
     this.cache.clear();
+  }
+
+  /** Forgets the texts of the chunks of `paths` and of the folders above them, which a save rebuilds. */
+  forget(paths: readonly string[]): void {
+    const gone = new Set([...paths, ...paths.flatMap(ancestors)]);
+    // a chunk id starts with its file's path, or its folder's for a folder summary (chunkId in index/chunks.ts)
+    for (const id of [...this.cache.keys()]) if (gone.has(id.slice(0, id.indexOf('::')))) this.cache.delete(id);
   }
 }

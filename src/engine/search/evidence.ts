@@ -110,7 +110,8 @@ function literalText(line: string): string {
 }
 
 const HASH_COMMENT_LANGUAGES = new Set(['python', 'ruby', 'php']);
-const DOCSTRING_OPEN = /^[rubfRUBF]{0,2}("""|''')/;
+/** The opening of a Python docstring, with its quotes in the first group. */
+export const DOCSTRING_OPEN = /^[rubfRUBF]{0,2}("""|''')/;
 
 /**
  * The lines of a chunk that are documentation rather than code: comments, docstrings and blank
@@ -177,4 +178,12 @@ export function windowsAround(lines: readonly number[], radius: number, bounds: 
     } else windows.push([start, end]);
   }
   return windows;
+}
+
+/**
+ * A line assigning a module-level name (`DEFAULT_TIMEOUT = 5`, `export const config = …`);
+ * `name` is the pattern of the name, in a group when the caller wants it captured.
+ */
+export function assignmentLine(name: string): RegExp {
+  return new RegExp(`^\\s*(?:export\\s+)?(?:(?:const|let|var|final|static|public|private)\\s+)*${name}\\s*(?::[^=]+)?=(?!=)`);
 }

@@ -114,13 +114,17 @@ export class Searcher {
   }
 
   /**
-   * Forgets what was read from the tables; called whenever the index changes. The vectors in
-   * memory are patched for the `changed` files when they are known, not read again whole.
+   * Forgets what was read from the tables; called whenever the index changes. When the `changed`
+   * files are known, only their texts are forgotten and the vectors in memory patched for them.
    */
   invalidate(changed?: readonly string[]): void {
-    this.texts.clear();
-    if (changed) this.index.vectors.refresh(changed);
-    else this.index.vectors.clear();
+    if (changed) {
+      this.texts.forget(changed);
+      this.index.vectors.refresh(changed);
+    } else {
+      this.texts.clear();
+      this.index.vectors.clear();
+    }
     this.structure.clear();
     this.knownFolders = null;
   }

@@ -7,7 +7,7 @@ import type { ChunkMeta, Tables } from '../store/tables';
 import { indexTerms, normalizeIdentifier } from '../text/tokenize';
 import { bm25Search } from './bm25';
 import type { ChunkTexts } from './chunk-texts';
-import { codeLines, matchMessage, messageFragments, trigrams } from './evidence';
+import { assignmentLine, codeLines, matchMessage, messageFragments, trigrams } from './evidence';
 import { queryTerms, type ParsedQuery } from './preprocess';
 import type { VectorScan } from './vectors';
 
@@ -108,7 +108,7 @@ export async function assignmentHits(index: SearchIndex, query: ParsedQuery, tex
   for (const identifier of query.extractedIdentifiers) {
     const name = identifier.slice(identifier.lastIndexOf('.') + 1);
     if (name.length < 3) continue;
-    const assigns = new RegExp(`^\\s*(?:export\\s+)?(?:(?:const|let|var|final|static|public|private)\\s+)*${escapeRegExp(name)}\\s*(?::[^=]+)?=(?!=)`);
+    const assigns = assignmentLine(escapeRegExp(name));
     const candidates = bm25Search(index.lexical, 'file', indexTerms(name), ASSIGNMENT_CANDIDATES).map((hit) => hit.chunkId);
     for (const [chunkId, text] of await texts.get(candidates)) {
       const meta = index.catalog.get(chunkId);

@@ -1,7 +1,7 @@
 import type { CodeGraph } from '../graph/code-graph';
 import type { CallSite, CodeFact } from '../index/model';
 import type { ChunkMeta } from '../store/tables';
-import { codeLines } from './evidence';
+import { assignmentLine, codeLines } from './evidence';
 import { getLogger } from '../log/logger';
 import { splitIdentifier } from '../text/tokenize';
 import type { QueryMode } from './mode-router';
@@ -125,16 +125,16 @@ export function neighbourHits(
   const { graph, catalog } = index;
   const functions = neighbourSeeds(catalog, ranking);
   const hits: Hit[] = [];
+  // a function nested in another shares its chunk, so a nested caller is cited by the one holding it
   const add = (fact: CodeFact | undefined, from: string, score: number, evidence: string, line?: number) => {
-    const chunkId = fact && fact.kind !== 'class' ? chunkHolding(graph, fact) : null;
-    if (chunkId && chunkId !== from) hits.push({ chunkId, score, evidence, ...(line ? { lines: [line] } : {}) });
+    if (fact?.chunkId && fact.chunkId !== from && fact.kind !== 'class') hits.push({ chunkId: fact.chunkId, score, evidence, ...(line ? { lines: [line] } : {}) });
   };
   functions.forEach((chunkId, rank) => {
     const weight = 1 / (rank + 1);
     // with the functions nested in it, whose calls are made from its code too
-    const facts = graph.factsInFile(catalog.get(chunkId)!.filePath!).filter((fact) => fact.kind !== 'class' && fact.kind !== 'module' && chunkHolding(graph, fact) === chunkId);
+    const facts = graph.factsInFile(catalog.get(chunkId)!.filePath!).filter((fact) => fact.chunkId === chunkId && fact.kind !== 'class' && fact.kind !== 'module');
     // a method's class is built somewhere: where its error is raised, where its helper is made
-    const owners = new Set(facts.flatMap((fact) => (fact.parent ? graph.factsInFile(fact.path).filter((owner) => owner.kind === 'class' && owner.name === fact.parent) : [])));
+    const owners = new Set(facts.map((fact) => fact.parent && graph.factByQualifiedName(fact.path, fact.parent)).filter((owner): owner is CodeFact => !!owner && owner.kind === 'class'));
     for (const owner of owners) for (const call of graph.callers(owner.id)) add(graph.fact(call.callerId), chunkId, weight / 2, `creates ${owner.qualifiedName}`, call.site.line);
     for (const member of memberReferences(graph, facts, texts.get(chunkId))) add(member, chunkId, weight, `used by ${facts[0]!.qualifiedName} (self.${member.name})`);
     const file = catalog.get(catalog.get(chunkId)!.parentFileId ?? '');
@@ -149,9 +149,8 @@ export function neighbourHits(
       }
       for (const call of graph.callers(fact.id)) add(graph.fact(call.callerId), chunkId, weight, `calls ${fact.qualifiedName}`, call.site.line);
       const namesakes = distinctiveDefinitions(graph, fact.name).length;
-      const sites = namesakes ? graph.factsCalling(fact.name).flatMap((caller) => unresolvedCalls(graph, caller).filter((site) => site.name === fact.name).map((site) => ({ caller, line: site.line }))) : [];
-      if (sites.length > NAME_LINK_CALLERS) continue;
-      for (const { caller, line } of sites) add(caller, chunkId, weight / namesakes, `may call ${fact.qualifiedName} (by name)`, line);
+      const sites = namesakes ? unresolvedSitesCalling(graph, fact.name, NAME_LINK_CALLERS) : null;
+      for (const { caller, line } of sites ?? []) add(caller, chunkId, weight / namesakes, `may call ${fact.qualifiedName} (by name)`, line);
     }
   });
   const place = new Map(ranking.slice(0, CORROBORATION_DEPTH).map((id, rank) => [id, rank]));
@@ -179,7 +178,7 @@ function memberReferences(graph: CodeGraph, facts: readonly CodeFact[], text: st
   return [...named];
 }
 
-const MODULE_ASSIGNMENT = /^\s*(?:export\s+)?(?:(?:const|let|var)\s+)?([A-Z][A-Z0-9_]{2,})\s*(?::[^=]+)?=(?!=)/;
+const CONSTANT_ASSIGNMENT = assignmentLine('([A-Z][A-Z0-9_]{2,})');
 
 /**
  * Module-level constants (`DEFAULT_POOLSIZE = 10`) a hit's code uses, with the lines of its file
@@ -191,15 +190,26 @@ function constantsUsed(file: ChunkMeta, fileText: string | undefined, code: stri
   if (!used.size) return [];
   const out: { name: string; line: number }[] = [];
   for (const { line, text } of codeLines(file, fileText)) {
-    const name = MODULE_ASSIGNMENT.exec(text)?.[1];
+    const name = CONSTANT_ASSIGNMENT.exec(text)?.[1];
     if (name && used.has(name)) out.push({ name, line });
   }
   return out;
 }
 
-/** The chunk holding a definition's code: its own, or for a function nested in another, its enclosing one's. */
-function chunkHolding(graph: CodeGraph, fact: CodeFact): string | null {
-  return fact.chunkId ?? graph.innermostAt(fact.path, fact.startLine, fact.endLine, (outer) => outer.id !== fact.id && outer.chunkId !== null)?.chunkId ?? null;
+/**
+ * The method calls naming `name` that the resolver tied to no definition, with their callers;
+ * null once there are more than `limit` (too common a name to say anything), without reading on.
+ */
+function unresolvedSitesCalling(graph: CodeGraph, name: string, limit: number): { caller: CodeFact; line: number }[] | null {
+  const sites: { caller: CodeFact; line: number }[] = [];
+  for (const caller of graph.factsCalling(name)) {
+    const named = caller.calls.filter((site) => site.name === name && site.receiver);
+    if (!named.length) continue;
+    const resolved = new Set(graph.callees(caller.id).filter((call) => call.site.name === name).map((call) => call.site.line));
+    for (const site of named) if (!resolved.has(site.line)) sites.push({ caller, line: site.line });
+    if (sites.length > limit) return null;
+  }
+  return sites;
 }
 
 /** Method calls (`obj.f()`) of a definition that the resolver tied to no definition. */

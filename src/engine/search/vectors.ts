@@ -1,14 +1,15 @@
 import type { ChunkLevel } from '../index/model';
 import { getLogger } from '../log/logger';
 import type { ChunkMeta, Tables } from '../store/tables';
+import { ancestors } from '../util/paths';
 
 /**
  * Nearest chunks by cosine similarity, scanned in memory: the vectors are read from the table once
  * (on the first search after a change), quantised to 8 bits per dimension (a quarter of the memory,
  * with rankings that match float search to well within the noise of a small embedding model), and
  * scanned whole — faster than a query through the database for any workspace that fits. Larger
- * workspaces keep searching the table itself. After a save only the saved files' vectors (and the
- * folders', whose summaries follow their files) are read again, not the whole table.
+ * workspaces keep searching the table itself. After a save only the saved files' vectors (and those
+ * of the folders above them, whose summaries follow their files) are read again, not the whole table.
  */
 export interface Neighbour {
   readonly id: string;
@@ -45,15 +46,16 @@ export class VectorScan {
 
   /**
    * Brings the vectors in memory up to date after the chunks of `paths` changed: their rows and
-   * the folders' are dropped and read again, the rest are kept. Nothing is read when no search
-   * has loaded the vectors yet.
+   * those of the folders above them are dropped and read again, the rest are kept. Nothing is
+   * read when no search has loaded the vectors yet.
    */
   refresh(paths: readonly string[]): void {
     if (!this.loading) return;
     if (paths.length > REFRESH_MAX_FILES) return this.clear();
     const changed = new Set(paths);
     this.loading = this.loading
-      .then((loaded) => (loaded ? this.patch(loaded, changed) : null))
+      // a table searched in place may have shrunk below the size kept in memory
+      .then((loaded) => (loaded ? this.patch(loaded, changed) : this.load()))
       .catch((error: unknown) => {
         log.warn('vectors_refresh_failed', { files: paths.length, error: String(error) });
         return this.load();
@@ -80,7 +82,9 @@ export class VectorScan {
     const dimensions = this.tables.dimensions;
     if (!dimensions || dimensions !== loaded.dimensions || this.catalog.size > MAX_IN_MEMORY) return this.load();
     const started = performance.now();
-    const stale = (meta: ChunkMeta | undefined) => !meta || meta.level === 'directory' || (meta.filePath !== null && changed.has(meta.filePath));
+    // the folders above a changed file have their summaries rebuilt, and no others
+    const folders = new Set([...changed].flatMap(ancestors));
+    const stale = (meta: ChunkMeta | undefined) => !meta || (meta.level === 'directory' ? folders.has(meta.directoryPath) : meta.filePath !== null && changed.has(meta.filePath));
     const kept = loaded.ids.flatMap((id, row) => (stale(this.catalog.get(id)) ? [] : [row]));
     // chunks missing from memory for any reason (a run that failed half-way) are read as well
     const held = new Set(kept.map((row) => loaded.ids[row]!));

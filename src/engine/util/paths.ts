@@ -15,6 +15,15 @@ export function parentDir(relative: string): string {
   return index < 0 ? '.' : relative.slice(0, index);
 }
 
+/** The folders holding a workspace-relative file, innermost first, down to `.`. */
+export function ancestors(file: string): string[] {
+  const out: string[] = [];
+  for (let folder = parentDir(file); ; folder = parentDir(folder)) {
+    out.push(folder);
+    if (folder === '.') return out;
+  }
+}
+
 export function baseName(relative: string): string {
   return relative.slice(relative.lastIndexOf('/') + 1);
 }
