@@ -35,12 +35,11 @@ export function baseName(relative: string): string {
 export function confineToRoot(root: string, requested: string): string | null {
   const normalizedRoot = path.resolve(root);
   const absolute = path.resolve(normalizedRoot, requested);
-  const relative = path.relative(normalizedRoot, absolute);
-  if (relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative))) return absolute;
-  return null;
+  return isInside(normalizedRoot, absolute) ? absolute : null;
 }
 
+/** Whether `absolute` is `root` or below it; a file named `..notes` is below it, `../notes` is not. */
 export function isInside(root: string, absolute: string): boolean {
   const relative = path.relative(root, absolute);
-  return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative));
+  return relative !== '..' && !relative.startsWith(`..${path.sep}`) && !path.isAbsolute(relative);
 }
