@@ -1,9 +1,8 @@
 import { strict as assert } from 'node:assert';
 import { spawn, spawnSync } from 'node:child_process';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
+import { FakeServer } from '../helpers/fake-server';
 import { Scratch } from '../helpers/workspace';
 
 /** The built CLI, run as a user would (npm run build first; `npm test` does). */
@@ -90,26 +89,14 @@ describe('code-oracle CLI', () => {
 
   it('asks a local OpenAI-compatible server, streams the answer, checks citations, and prints JSON', async () => {
     const root = scratch.fixture('shop-py');
-    const requests: Record<string, unknown>[] = [];
     const answer = { answer: 'Database.connect raises DatabaseError when the file is read-only.', confidence: 0.8, citations: [{ path: 'shop/db.py', startLine: 22, endLine: 24, why: 'the raise' }, { path: 'shop/nowhere.py', startLine: 1, endLine: 2, why: 'invented' }], followUps: ['Who calls get_connection?'] };
-    const server = createServer((request, response) => {
-      let body = '';
-      request.on('data', (chunk) => (body += chunk));
-      request.on('end', () => {
-        const parsed = JSON.parse(body) as Record<string, unknown>;
-        requests.push(parsed);
-        const content = JSON.stringify(answer);
-        if (!parsed.stream) {
-          response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ choices: [{ message: { role: 'assistant', content }, finish_reason: 'stop' }] }));
-          return;
-        }
-        response.writeHead(200, { 'content-type': 'text/event-stream' });
-        for (let i = 0; i < content.length; i += 16) response.write(`data: ${JSON.stringify({ choices: [{ delta: { content: content.slice(i, i + 16) } }] })}\n\n`);
-        response.end('data: [DONE]\n\n');
-      });
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+    const content = JSON.stringify(answer);
+    const pieces: string[] = [];
+    for (let i = 0; i < content.length; i += 16) pieces.push(`data: ${JSON.stringify({ choices: [{ delta: { content: content.slice(i, i + 16) } }] })}\n\n`);
+    const server = new FakeServer();
+    // The first ask streams its answer; the second (--json) asks for it whole.
+    server.script({ sse: [...pieces, 'data: [DONE]\n\n'] }, { json: { choices: [{ message: { role: 'assistant', content }, finish_reason: 'stop' }] } });
+    const baseUrl = `${await server.start()}/v1`;
     const ask = (...extra: string[]) =>
       new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
         const child = spawn(process.execPath, [CLI, 'ask', root, "why do I get 'attempt to write a readonly database'?", '--provider', 'ollama', '--base-url', baseUrl, ...extra], { env: { ...process.env, CODE_ORACLE_HOME: home, CODE_ORACLE_MODEL: 'none' } });
@@ -124,14 +111,14 @@ describe('code-oracle CLI', () => {
       assert.equal(streamed.code, 0, streamed.stderr);
       assert.match(streamed.stdout, /^Database\.connect raises DatabaseError when the file is read-only\.\n\nSources:\n  1\. shop\/db\.py:22-24  the raise\n\n/m);
       assert.match(streamed.stdout, /fast mode · openai-compatible qwen2\.5-coder:7b · confidence 0\.65 · 1 citation outside the evidence dropped/);
-      assert.equal(requests[0]!.model, 'qwen2.5-coder:7b');
-      assert.equal(requests[0]!.stream, true);
+      assert.equal(server.requests[0]!.body.model, 'qwen2.5-coder:7b');
+      assert.equal(server.requests[0]!.body.stream, true);
       const asJson = await ask('--json');
       const parsed = JSON.parse(asJson.stdout);
       assert.deepEqual(Object.keys(parsed).slice(0, 5), ['answer', 'confidence', 'citations', 'followUps', 'mode']);
       assert.deepEqual(parsed.citations, [{ path: 'shop/db.py', startLine: 22, endLine: 24, why: 'the raise' }]);
     } finally {
-      server.close();
+      await server.close();
     }
   });
 

@@ -2,7 +2,7 @@ import type { AskRequest } from '../../engine/answer/answerer';
 import { ANSWER_MODES, type Answer, type AnswerMode } from '../../engine/answer/model';
 import { logHub } from '../../engine/log/logger';
 import { PrettySink } from '../../engine/log/sinks';
-import { createLlmClient, llmSettingsFromEnv, type LlmProvider } from '../../engine/llm/factory';
+import { createLlmClient, llmSettingsFromEnv, providerNamed } from '../../engine/llm/factory';
 import { ENGINE_FLAGS, engineOptions, logLevel, parse, UsageError } from '../args';
 import { json, note, out } from '../output';
 import { ensureIndexed, unwrapOrThrow, withEngine } from '../session';
@@ -19,8 +19,6 @@ export const ASK_HELP = `code-oracle ask DIR "question" [--mode fast|thinking|de
   CODE_ORACLE_LLM_API_KEY. With a model, long functions are summarised while indexing unless
   --no-summaries. --model names the embedding model, as for index. Indexes DIR first when needed.`;
 
-const PROVIDERS: Record<string, LlmProvider> = { anthropic: 'anthropic', ollama: 'openai-compatible', openai: 'openai-compatible', 'openai-compatible': 'openai-compatible', none: 'none' };
-
 export async function askCommand(args: string[]): Promise<void> {
   const { values, positionals } = parse(args, {
     ...ENGINE_FLAGS,
@@ -36,7 +34,7 @@ export async function askCommand(args: string[]): Promise<void> {
   if (positionals.length !== 2) throw new UsageError('ask needs a folder and a question');
   const mode = (values.mode ?? 'fast') as AnswerMode;
   if (!ANSWER_MODES.includes(mode)) throw new UsageError(`--mode must be fast, thinking or deep, got "${values.mode}"`);
-  const provider = values.provider === undefined ? undefined : PROVIDERS[values.provider];
+  const provider = values.provider === undefined ? undefined : providerNamed(values.provider);
   if (values.provider !== undefined && !provider) throw new UsageError(`--provider must be anthropic, ollama, openai or none, got "${values.provider}"`);
   const settings = unwrapOrThrow(llmSettingsFromEnv(process.env, { ...(provider ? { provider } : {}), ...(values['llm-model'] ? { model: values['llm-model'] } : {}), ...(values['base-url'] ? { baseUrl: values['base-url'] } : {}) }));
   const llm = createLlmClient(settings);

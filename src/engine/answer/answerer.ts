@@ -14,7 +14,7 @@ import { ModelAnswer } from './schemas';
 import { SessionStore } from './sessions';
 import { runTool, type ToolOutput } from './tools';
 import { WorkspaceFiles } from './workspace-files';
-import { numberedEvidence } from './snippets';
+import { attachmentLines, numberedEvidence } from './snippets';
 import { contextText, evidenceOf, type AnswerSources } from './sources';
 import { writeAnswer, type Written } from './write';
 
@@ -161,9 +161,7 @@ export class Answerer {
 const ATTACHMENT_TOKENS = 3000;
 
 async function attachmentEvidence(attachment: Attachment): Promise<Evidence | null> {
-  const first = attachment.startLine ?? 1;
-  const lines = attachment.content.replace(/\r\n/g, '\n').replace(/\n$/, '').split('\n').map((text, i) => ({ line: first + i, text }));
-  return numberedEvidence(attachment.path, 'attached by the user', lines, ATTACHMENT_TOKENS, 'attachment');
+  return numberedEvidence(attachment.path, 'attached by the user', attachmentLines(attachment), ATTACHMENT_TOKENS, 'attachment');
 }
 
 function optional(request: AskRequest): { onText?: (text: string) => void; onStep?: (step: AgentStep) => void; signal?: AbortSignal } {

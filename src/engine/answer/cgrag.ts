@@ -3,6 +3,7 @@ import { getLogger } from '../log/logger';
 import type { QueryMode } from '../search/mode-router';
 import type { SearchResult } from '../search/pipeline';
 import { ok, type Result } from '../util/result';
+import { rangeKey } from './citations';
 import { GAP_BUDGET, resolveGap } from './gaps';
 import type { CgragReport, Evidence } from './model';
 import { GAP_SYSTEM_PROMPT } from './prompts';
@@ -48,8 +49,10 @@ export async function runCgrag(input: CgragInput): Promise<Result<CgragOutcome>>
   const { sources, llm, question, search, session } = input;
   const limits = input.budget ?? GAP_BUDGET;
   const fromSearch = evidenceOf(search.context);
-  const cached = session.cached().filter((piece) => !fromSearch.some((item) => sameRange(item, piece)));
+  const shownRanges = new Set(fromSearch.map(rangeKey));
+  const cached = session.cached().filter((piece) => !shownRanges.has(rangeKey(piece)));
   const added: Evidence[] = [...cached, ...(input.extra?.evidence ?? [])];
+  for (const piece of added) shownRanges.add(rangeKey(piece));
   const identified: string[] = [];
   const resolved: string[] = [];
   const unresolved: string[] = [];
@@ -101,9 +104,10 @@ export async function runCgrag(input: CgragInput): Promise<Result<CgragOutcome>>
         continue;
       }
       // Code already in the context resolves the gap too; only new code is added.
-      const fresh = found.evidence.filter((piece) => ![...fromSearch, ...added].some((item) => sameRange(item, piece)));
+      const fresh = found.evidence.filter((piece) => !shownRanges.has(rangeKey(piece)));
       resolved.push(gap);
       added.push(...fresh);
+      for (const piece of fresh) shownRanges.add(rangeKey(piece));
       const tokens = fresh.reduce((sum, piece) => sum + piece.tokens, 0);
       passSpent += tokens;
       spent += tokens;
@@ -122,10 +126,6 @@ export async function runCgrag(input: CgragInput): Promise<Result<CgragOutcome>>
   };
   log.info('cgrag_completed', { passes_used: report.passesUsed, stopped_because: stoppedBecause, gaps_identified: identified.length, gaps_resolved: resolved.length, gaps_unresolved: report.gapsUnresolved.length, gap_tokens: spent, session_id: session.id, context_from_cache: report.contextFromCache });
   return ok({ written: written!, evidence, report });
-}
-
-function sameRange(a: Evidence, b: Evidence): boolean {
-  return a.path === b.path && a.startLine === b.startLine && a.endLine === b.endLine;
 }
 
 /** "The `get_db()` function in deps.py." and "get_db() in deps.py" are one gap. */

@@ -20,7 +20,7 @@ export function checkCitations(citations: readonly Citation[], evidence: readonl
   const seen = new Set<string>();
   for (const raw of citations) {
     const citation = { ...raw, path: normalizePath(raw.path) };
-    const key = `${citation.path}:${citation.startLine}-${citation.endLine}`;
+    const key = rangeKey(citation);
     if (seen.has(key)) continue;
     seen.add(key);
     const inside = citation.startLine <= citation.endLine && evidence.some((item) => item.path === citation.path && item.startLine <= citation.startLine && citation.endLine <= item.endLine);
@@ -31,6 +31,11 @@ export function checkCitations(citations: readonly Citation[], evidence: readonl
     }
   }
   return { kept, dropped };
+}
+
+/** A range of lines as `path:start-end`, the form answers cite it in: one key per range, to tell ranges apart. */
+export function rangeKey(range: Pick<Citation, 'path' | 'startLine' | 'endLine'>): string {
+  return `${range.path}:${range.startLine}-${range.endLine}`;
 }
 
 /** Confidence after checking: each invented citation lowers it. */

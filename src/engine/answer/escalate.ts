@@ -29,6 +29,7 @@ export interface Escalation {
 
 export async function escalateLongFunctions(sources: AnswerSources, llm: LlmClient, question: string, search: SearchResult, signal?: AbortSignal): Promise<Escalation> {
   const out: Escalation = { evidence: [], notes: [], functions: [] };
+  const questionNeedsBody = NEEDS_BODY.test(question);
   const candidates = [...new Set(search.spans.map((span) => span.chunkId))]
     .map((id) => sources.catalog.get(id))
     .filter((meta) => meta?.isSummarized)
@@ -37,13 +38,13 @@ export async function escalateLongFunctions(sources: AnswerSources, llm: LlmClie
     if (!meta || out.functions.length >= ESCALATIONS) break;
     const shown = search.context.items.filter((item) => item.chunkId === meta.id && item.role === 'evidence');
     const partial = shown.reduce((sum, item) => sum + item.endLine - item.startLine + 1, 0) < meta.endLine - meta.startLine + 1;
-    if (!NEEDS_BODY.test(question) && !partial) continue;
+    if (!questionNeedsBody && !partial) continue;
     const body = (await sources.chunkTexts([meta.id])).get(meta.id);
     if (!body) continue;
     const name = [meta.className, meta.functionName].filter(Boolean).join('.');
     const piece = await numberedEvidence(meta.filePath!, `function ${name}, whole`, codeLines(meta, body), FOCUS_TOKENS, 'function');
     if (!piece) continue;
-    log.info('long_function_escalated', { chunk_id: meta.id, file_path: meta.filePath, function_name: name, full_content_tokens: piece.tokens, reason: NEEDS_BODY.test(question) ? 'question_needs_body' : 'only_part_in_context' });
+    log.info('long_function_escalated', { chunk_id: meta.id, file_path: meta.filePath, function_name: name, full_content_tokens: piece.tokens, reason: questionNeedsBody ? 'question_needs_body' : 'only_part_in_context' });
     const focused = await writeAnswer({ llm, system: FOCUSED_FUNCTION_PROMPT, question, context: piece.text, evidence: [piece], schema: ModelAnswer, schemaName: 'FocusedAnswer', ...(signal ? { signal } : {}) });
     out.evidence.push(piece);
     out.functions.push(`${meta.filePath}:${name}`);

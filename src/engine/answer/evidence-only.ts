@@ -5,6 +5,7 @@ import type { ChunkMeta } from '../store/tables';
 import type { Span } from '../search/spans';
 import type { Attachment } from '../search/preprocess';
 import type { Answer, AnswerMode, Citation } from './model';
+import { attachmentLines } from './snippets';
 
 /**
  * The answer when no model is configured: deterministic and labelled as what it is — the facts
@@ -54,9 +55,8 @@ export function evidenceOnlyAnswer(question: string, result: SearchResult, index
 }
 
 function attachmentCitation(attachment: Attachment): Citation {
-  const startLine = attachment.startLine ?? 1;
-  const lineCount = attachment.content.replace(/\r\n/g, '\n').replace(/\n$/, '').split('\n').length;
-  return { path: attachment.path, startLine, endLine: startLine + lineCount - 1, why: 'the code attached to the question' };
+  const lines = attachmentLines(attachment);
+  return { path: attachment.path, startLine: lines[0]!.line, endLine: lines[lines.length - 1]!.line, why: 'the code attached to the question' };
 }
 
 /**

@@ -4,7 +4,7 @@ import type { QueryMode } from '../search/mode-router';
 import { findDefinitions } from '../resolve/symbols';
 import type { Evidence } from './model';
 import { definitionEvidence, outlineEvidence } from './snippets';
-import type { AnswerSources } from './sources';
+import { evidenceOf, type AnswerSources } from './sources';
 
 /**
  * Resolving what a model said was missing, cheapest and surest way first (the CGRAG seed's
@@ -71,10 +71,10 @@ async function searched(sources: AnswerSources, gap: string, budget: number): Pr
   if (!result.ok) return null;
   const pieces: Evidence[] = [];
   let used = 0;
-  for (const item of result.value.context.items.filter((entry) => entry.role === 'evidence' && entry.level !== 'directory').slice(0, SEARCHED_SPANS)) {
-    if (used + item.tokens > budget) break;
-    pieces.push({ path: item.path, startLine: item.startLine, endLine: item.endLine, text: item.text, tokens: item.tokens, source: 'gap', why: `found searching for: ${gap}` });
-    used += item.tokens;
+  for (const piece of evidenceOf(result.value.context).slice(0, SEARCHED_SPANS)) {
+    if (used + piece.tokens > budget) break;
+    pieces.push({ ...piece, source: 'gap', why: `found searching for: ${gap}` });
+    used += piece.tokens;
   }
   return pieces.length ? { evidence: pieces, via: 'search' } : null;
 }

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { getLogger } from '../log/logger';
+import { rangeKey } from './citations';
 import type { Evidence } from './model';
 
 /**
@@ -31,7 +32,7 @@ export class Session {
 
   remember(pieces: readonly Evidence[]): void {
     for (const piece of pieces) {
-      const key = `${piece.path}:${piece.startLine}-${piece.endLine}`;
+      const key = rangeKey(piece);
       this.nodes.delete(key);
       this.nodes.set(key, { ...piece, source: 'session' });
     }

@@ -1,6 +1,7 @@
 import type { CodeFact } from '../index/model';
-import { countTokens } from '../search/context';
+import { countTokens, linesNotShown, linesToKeep, numberedLines } from '../search/context';
 import { codeLines, type CodeLine } from '../search/evidence';
+import type { Attachment } from '../search/preprocess';
 import type { Evidence } from './model';
 import type { AnswerSources } from './sources';
 
@@ -31,16 +32,22 @@ export async function outlineEvidence(sources: AnswerSources, path: string, budg
   return pieces;
 }
 
+/** The attached code's lines, numbered from the line it starts on; a final newline ends the last line, it adds none. */
+export function attachmentLines(attachment: Attachment): CodeLine[] {
+  const first = attachment.startLine ?? 1;
+  return attachment.content.replace(/\r\n/g, '\n').replace(/\n$/, '').split('\n').map((text, i) => ({ line: first + i, text }));
+}
+
 export async function numberedEvidence(path: string, label: string, lines: readonly CodeLine[], budget: number, source: Evidence['source'], why?: string): Promise<Evidence | null> {
   if (!lines.length) return null;
   const width = String(lines[lines.length - 1]!.line).length;
   const render = (shown: readonly CodeLine[], omitted: number) =>
-    `### ${path}:${shown[0]!.line}-${shown[shown.length - 1]!.line} (${label})\n${shown.map((line) => `${String(line.line).padStart(width)} | ${line.text}`).join('\n')}${omitted ? `\n… (${omitted} more lines not shown)` : ''}`;
+    `### ${path}:${shown[0]!.line}-${shown[shown.length - 1]!.line} (${label})\n${numberedLines(shown, width)}${omitted ? `\n${linesNotShown(omitted)}` : ''}`;
   let shown = lines.length;
   let text = render(lines, 0);
   let tokens = await countTokens(text);
   while (tokens > budget && shown > 1) {
-    shown = Math.max(1, Math.floor((shown * budget) / tokens) - 1);
+    shown = linesToKeep(shown, tokens, budget, 1);
     text = render(lines.slice(0, shown), lines.length - shown);
     tokens = await countTokens(text);
   }

@@ -1,5 +1,5 @@
 import type { CodeGraph } from '../graph/code-graph';
-import type { BudgetedContext } from '../search/context';
+import type { BudgetedContext, ContextItem } from '../search/context';
 import type { SearchRequest, SearchResult } from '../search/pipeline';
 import type { ChunkMeta } from '../store/tables';
 import type { Result } from '../util/result';
@@ -18,11 +18,14 @@ export interface AnswerSources {
   chunkTexts(ids: Iterable<string>): Promise<Map<string, string>>;
 }
 
-/** The citable part of a search's context: the spans themselves, with their numbered lines. */
+/** The citable items of a search's context: the spans themselves (not their surroundings), with their numbered lines. */
+export function citableItems(context: BudgetedContext): ContextItem[] {
+  return context.items.filter((item) => item.role === 'evidence' && item.level !== 'directory');
+}
+
+/** The citable part of a search's context as evidence. */
 export function evidenceOf(context: BudgetedContext): Evidence[] {
-  return context.items
-    .filter((item) => item.role === 'evidence' && item.level !== 'directory')
-    .map((item) => ({ path: item.path, startLine: item.startLine, endLine: item.endLine, text: item.text, tokens: item.tokens, source: 'search' as const }));
+  return citableItems(context).map((item) => ({ path: item.path, startLine: item.startLine, endLine: item.endLine, text: item.text, tokens: item.tokens, source: 'search' as const }));
 }
 
 /** The context as the model reads it: every item (surroundings included) in order. */

@@ -6,7 +6,7 @@ import { resolveSymbol, SYMBOL_ACTIONS, traceCallers, type CallerTreeNode, type 
 import { countTokens } from '../search/context';
 import type { Evidence } from './model';
 import { numberedEvidence } from './snippets';
-import type { AnswerSources } from './sources';
+import { citableItems, type AnswerSources } from './sources';
 import type { WorkspaceFiles } from './workspace-files';
 
 /**
@@ -57,35 +57,37 @@ const EVIDENCE_TOKENS = 4000;
 const log = getLogger('answer.tools');
 
 export async function runTool(name: string, input: unknown, sources: AnswerSources, files: WorkspaceFiles): Promise<ToolOutput> {
-  const spec = [...AGENT_TOOLS, ...EDITOR_TOOLS].find((tool) => tool.name === name);
-  if (!spec) return { text: `There is no tool named ${name}. The tools are ${AGENT_TOOLS.map((tool) => tool.name).join(', ')}.`, evidence: [], isError: true };
-  const parsed = spec.schema.safeParse(input);
-  if (!parsed.success) {
-    log.warn('tool_input_invalid', { tool: name, error: z.prettifyError(parsed.error) });
-    return { text: `Invalid input for ${name}: ${z.prettifyError(parsed.error)}`, evidence: [], isError: true };
-  }
-  switch (name) {
-    case 'trace_callers': {
-      const { symbol_name, depth } = TraceCallersInput.parse(parsed.data);
-      return { text: callersText(sources.graph, symbol_name, depth ?? 3), evidence: [] };
-    }
-    case 'search_code':
-      return searchCode(SearchCodeInput.parse(parsed.data).query, sources);
-    case 'resolve_symbol': {
-      const { symbol_name, action } = ResolveSymbolInput.parse(parsed.data);
-      return symbol(sources.graph, symbol_name, action as (typeof SYMBOL_ACTIONS)[number]);
-    }
-    case 'read_file':
-      return readFile(ReadFileInput.parse(parsed.data), files);
-    default:
-      return { text: repositoryMap(sources, ReadMapInput.parse(parsed.data).path), evidence: [] };
-  }
+  const run = Object.hasOwn(TOOL_RUNNERS, name) ? TOOL_RUNNERS[name] : undefined;
+  if (!run) return { text: `There is no tool named ${name}. The tools are ${AGENT_TOOLS.map((tool) => tool.name).join(', ')}.`, evidence: [], isError: true };
+  return run(name, input, sources, files);
 }
+
+type ToolRunner = (name: string, input: unknown, sources: AnswerSources, files: WorkspaceFiles) => Promise<ToolOutput>;
+
+/** Binds a tool's schema to what the tool does, so its input is validated once and arrives typed. */
+function validated<T>(schema: z.ZodType<T>, run: (input: T, sources: AnswerSources, files: WorkspaceFiles) => ToolOutput | Promise<ToolOutput>): ToolRunner {
+  return async (name, input, sources, files) => {
+    const parsed = schema.safeParse(input);
+    if (!parsed.success) {
+      log.warn('tool_input_invalid', { tool: name, error: z.prettifyError(parsed.error) });
+      return { text: `Invalid input for ${name}: ${z.prettifyError(parsed.error)}`, evidence: [], isError: true };
+    }
+    return run(parsed.data, sources, files);
+  };
+}
+
+const TOOL_RUNNERS: Readonly<Record<string, ToolRunner>> = {
+  search_code: validated(SearchCodeInput, ({ query }, sources) => searchCode(query, sources)),
+  resolve_symbol: validated(ResolveSymbolInput, ({ symbol_name, action }, sources) => symbol(sources.graph, symbol_name, action as (typeof SYMBOL_ACTIONS)[number])),
+  read_file: validated(ReadFileInput, (input, _sources, files) => readFile(input, files)),
+  read_map: validated(ReadMapInput, ({ path }, sources) => ({ text: repositoryMap(sources, path), evidence: [] })),
+  trace_callers: validated(TraceCallersInput, ({ symbol_name, depth }, sources) => ({ text: callersText(sources.graph, symbol_name, depth ?? 3), evidence: [] })),
+};
 
 async function searchCode(query: string, sources: AnswerSources): Promise<ToolOutput> {
   const result = await sources.search({ query, mode: 'fast' });
   if (!result.ok) return { text: result.error.message, evidence: [], isError: true };
-  const items = result.value.context.items.filter((item) => item.role === 'evidence' && item.level !== 'directory').slice(0, SEARCH_RESULTS);
+  const items = citableItems(result.value.context).slice(0, SEARCH_RESULTS);
   if (!items.length) return { text: `No code matches "${query}".`, evidence: [] };
   const evidence: Evidence[] = [];
   const blocks: string[] = [];

@@ -1,6 +1,7 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { getLogger } from '../log/logger';
+import { isInside } from '../util/paths';
 import { describeError, fail, ok, type Result } from '../util/result';
 
 /**
@@ -55,7 +56,7 @@ export class WorkspaceFiles {
       log.warn('read_file_failed', { path: normalized, error: describeError(cause) });
       return fail('not_found', `No file ${normalized} in the workspace.`);
     }
-    if (real !== root && !real.startsWith(`${root}${path.sep}`)) return this.refuse(relative, 'a symbolic link leads outside the workspace');
+    if (!isInside(root, real)) return this.refuse(relative, 'a symbolic link leads outside the workspace');
     return ok({ absolute: real, normalized });
   }
 

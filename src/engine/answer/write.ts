@@ -37,7 +37,7 @@ const log = getLogger('answer.write');
 
 export async function writeAnswer<T extends ModelAnswer>(request: WriteRequest<T>): Promise<Result<Written<T>>> {
   const prompt = contextBlock(request.question, request.context, request.notes);
-  log.info('llm_synthesis_call', { context_chunks: request.evidence.length, estimated_prompt_tokens: Math.round(prompt.length / 4), schema: request.schemaName });
+  log.info('llm_synthesis_call', { context_chunks: request.evidence.length, schema: request.schemaName });
   const result = await request.llm.complete({
     system: request.system,
     prompt,

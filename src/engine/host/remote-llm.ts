@@ -1,5 +1,5 @@
 import type { AssistantTurn, ConversationMessage, ConversationRequest, LlmClient, StructuredRequest, TextRequest } from '../llm/client';
-import { callSettings, completeStructured, conversationPromptText, loggedCall, objectJsonSchema, type CallSettings, type ChatTurn } from '../llm/structured';
+import { callSettings, completeStructured, conversationPromptText, loggedCall, objectJsonSchema, withSchemaInstructions, type CallSettings, type ChatTurn } from '../llm/structured';
 import { fail, type Result } from '../util/result';
 
 /**
@@ -37,7 +37,7 @@ export class RemoteLlmClient implements LlmClient {
   complete<T>(request: StructuredRequest<T>): Promise<Result<T>> {
     const jsonSchema = objectJsonSchema(request.schema, request.schemaName);
     if (!jsonSchema.ok) return Promise.resolve(jsonSchema);
-    const system = `${request.system}\n\nAnswer with one JSON object and nothing else (no prose, no code fence) that matches this JSON Schema:\n${JSON.stringify(jsonSchema.value)}`;
+    const system = withSchemaInstructions(request.system, jsonSchema.value);
     return completeStructured(this.settings, request, async (turns, onJsonSoFar) => {
       let soFar = '';
       const result = await this.send({ kind: 'text', model: this.model, system, turns }, onJsonSoFar ? (delta) => onJsonSoFar((soFar += delta)) : undefined, request.signal);

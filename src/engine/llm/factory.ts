@@ -36,7 +36,7 @@ export function createLlmClient(settings: LlmSettings): LlmClient | null {
   }
 }
 
-/** The names CODE_ORACLE_LLM_PROVIDER accepts: Ollama and OpenAI both mean the OpenAI-compatible API. */
+/** The provider names people use (CODE_ORACLE_LLM_PROVIDER, --provider): Ollama and OpenAI both mean the OpenAI-compatible API. */
 const PROVIDER_NAMES: Record<string, LlmProvider> = {
   anthropic: 'anthropic',
   'openai-compatible': 'openai-compatible',
@@ -45,6 +45,11 @@ const PROVIDER_NAMES: Record<string, LlmProvider> = {
   none: 'none',
 };
 
+/** The provider a name means, or undefined when it names none (own keys only: "toString" is no provider). */
+export function providerNamed(name: string): LlmProvider | undefined {
+  return Object.hasOwn(PROVIDER_NAMES, name) ? PROVIDER_NAMES[name] : undefined;
+}
+
 /**
  * LLM settings from the environment, with `overrides` (e.g. editor settings) taking precedence
  * where they are set. Without CODE_ORACLE_LLM_PROVIDER the provider is 'none': nothing leaves the
@@ -52,7 +57,7 @@ const PROVIDER_NAMES: Record<string, LlmProvider> = {
  */
 export function llmSettingsFromEnv(env: NodeJS.ProcessEnv = process.env, overrides: Partial<LlmSettings> = {}): Result<LlmSettings> {
   const providerName = (env.CODE_ORACLE_LLM_PROVIDER ?? '').trim().toLowerCase();
-  const envProvider = providerName === '' ? 'none' : PROVIDER_NAMES[providerName];
+  const envProvider = providerName === '' ? 'none' : providerNamed(providerName);
   if (!envProvider) {
     return fail('invalid_input', `CODE_ORACLE_LLM_PROVIDER=${providerName} is not one of ${Object.keys(PROVIDER_NAMES).join(', ')}.`);
   }

@@ -17,6 +17,7 @@ import {
   sendWithRetry,
   wireName,
   withoutRetry,
+  withSchemaInstructions,
   type CallOptions,
   type CallSettings,
   type TransportFailure,
@@ -100,7 +101,7 @@ export class OpenAiCompatibleClient implements LlmClient {
   async complete<T>(request: StructuredRequest<T>): Promise<Result<T>> {
     const jsonSchema = objectJsonSchema(request.schema, request.schemaName);
     if (!jsonSchema.ok) return jsonSchema;
-    const system = `${request.system}\n\nAnswer with one JSON object and nothing else (no prose, no code fence) that matches this JSON Schema:\n${JSON.stringify(jsonSchema.value)}`;
+    const system = withSchemaInstructions(request.system, jsonSchema.value);
     return completeStructured(this.settings, request, (turns, onJsonSoFar) => {
       const body = {
         ...this.bodyBase(system, turns, request.maxTokens),

@@ -155,7 +155,7 @@ export function parseStructuredAnswer<T>(text: string, schema: z.ZodType<T>): Re
   try {
     value = JSON.parse(stripCodeFence(text));
   } catch (cause) {
-    return err(`The answer is not valid JSON (${cause instanceof Error ? cause.message : String(cause)}).`);
+    return err(`The answer is not valid JSON (${describeError(cause)}).`);
   }
   const validated = schema.safeParse(value);
   return validated.success ? ok(validated.data) : err(truncate(z.prettifyError(validated.error), MAX_VALIDATION_ERROR_CHARS));
@@ -240,11 +240,19 @@ export function objectJsonSchema(schema: z.ZodType<unknown>, name: string): Resu
     // Parts JSON Schema cannot express (transforms, dates) become "any"; the zod check still applies them.
     jsonSchema = z.toJSONSchema(schema, { unrepresentable: 'any' }) as Record<string, unknown>;
   } catch (cause) {
-    return fail('invalid_input', `The schema ${name} cannot be written as JSON Schema: ${cause instanceof Error ? cause.message : String(cause)}.`);
+    return fail('invalid_input', `The schema ${name} cannot be written as JSON Schema: ${describeError(cause)}.`);
   }
   const { $schema: _dialect, ...withoutDialect } = jsonSchema;
   if (withoutDialect.type !== 'object') return fail('invalid_input', `The schema ${name} must describe an object to be asked of a model.`);
   return ok({ ...withoutDialect, type: 'object' });
+}
+
+/**
+ * The system prompt with the answer's JSON Schema written into it: the editor's models get the
+ * schema no other way, and small local models follow a schema they can read better than one they cannot.
+ */
+export function withSchemaInstructions(system: string, jsonSchema: object): string {
+  return `${system}\n\nAnswer with one JSON object and nothing else (no prose, no code fence) that matches this JSON Schema:\n${JSON.stringify(jsonSchema)}`;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -3,7 +3,7 @@ import type { ChunkLevel } from '../index/model';
 import { getLogger } from '../log/logger';
 import type { ChunkMeta } from '../store/tables';
 import type { ChunkTexts } from './chunk-texts';
-import { codeLines } from './evidence';
+import { codeLines, type CodeLine } from './evidence';
 import type { QueryMode } from './mode-router';
 import type { Span } from './spans';
 
@@ -126,8 +126,25 @@ function spanText(meta: ChunkMeta, body: string | undefined, span: Span): string
   if (meta.level === 'directory') return body;
   const lines = codeLines(meta, body).filter((line) => line.line >= span.startLine && line.line <= span.endLine);
   if (!lines.length) return headerOf(body);
-  const width = String(span.endLine).length;
+  return numberedLines(lines, String(span.endLine).length);
+}
+
+/** Code lines as models read and cite them: `number | text`, the numbers right-aligned to `width` digits. */
+export function numberedLines(lines: readonly CodeLine[], width: number): string {
   return lines.map((line) => `${String(line.line).padStart(width)} | ${line.text}`).join('\n');
+}
+
+/**
+ * How many of `lineCount` lines, which came to `tokens`, to keep so they fit `budget`: in
+ * proportion, one less to make room for the marker, and never fewer than `minimum`.
+ */
+export function linesToKeep(lineCount: number, tokens: number, budget: number, minimum: number): number {
+  return Math.max(minimum, Math.floor((lineCount * budget) / tokens) - 1);
+}
+
+/** The marker after code cut short, so the model knows there is more it did not see. */
+export function linesNotShown(omitted: number): string {
+  return `… (${omitted} more lines not shown)`;
 }
 
 async function item(meta: ChunkMeta, role: ContextItem['role'], startLine: number, endLine: number, text: string): Promise<ContextItem> {
@@ -137,8 +154,8 @@ async function item(meta: ChunkMeta, role: ContextItem['role'], startLine: numbe
   let truncated = false;
   if (tokens > ITEM_CAP) {
     const lines = body.split('\n');
-    const keep = Math.max(3, Math.floor((lines.length * ITEM_CAP) / tokens) - 1);
-    body = `${lines.slice(0, keep).join('\n')}\n… (${lines.length - keep} more lines not shown)`;
+    const keep = linesToKeep(lines.length, tokens, ITEM_CAP, 3);
+    body = `${lines.slice(0, keep).join('\n')}\n${linesNotShown(lines.length - keep)}`;
     tokens = await countTokens(`${title}\n${body}`);
     truncated = true;
   }

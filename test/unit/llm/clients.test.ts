@@ -1,6 +1,4 @@
 import { strict as assert } from 'node:assert';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
 import { AnthropicClient } from '../../../src/engine/llm/anthropic';
 import type { ConversationMessage, LlmClient, ToolSpec } from '../../../src/engine/llm/client';
@@ -8,64 +6,8 @@ import { createLlmClient, llmSettingsFromEnv } from '../../../src/engine/llm/fac
 import { OpenAiCompatibleClient } from '../../../src/engine/llm/openai-compatible';
 import { extractPartialStringField } from '../../../src/engine/llm/structured';
 import type { LogEvent } from '../../../src/engine/log/logger';
+import { FakeServer, type Reply } from '../../helpers/fake-server';
 import { captureLogs, eventsNamed } from '../../helpers/logs';
-
-/** What a fake server does with one request. */
-type Reply =
-  | { readonly status?: number; readonly headers?: Record<string, string>; readonly json: unknown }
-  /** Server-sent events, each written separately so the client sees them arrive one by one. */
-  | { readonly sse: readonly string[] }
-  | 'hang'
-  | 'reset';
-
-interface RecordedRequest {
-  readonly path: string;
-  readonly headers: IncomingMessage['headers'];
-  readonly body: any;
-}
-
-/** An HTTP server on 127.0.0.1 that answers requests with scripted replies, in order, and records them. */
-class FakeServer {
-  readonly requests: RecordedRequest[] = [];
-  private replies: Reply[] = [];
-  private readonly server: Server = createServer((request, response) => void this.handle(request, response));
-
-  async start(): Promise<string> {
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-  }
-
-  script(...replies: Reply[]): void {
-    this.requests.length = 0;
-    this.replies = replies;
-  }
-
-  async close(): Promise<void> {
-    this.server.closeAllConnections();
-    await new Promise((resolve) => this.server.close(resolve));
-  }
-
-  private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    let text = '';
-    for await (const piece of request) text += piece;
-    this.requests.push({ path: request.url ?? '', headers: request.headers, body: JSON.parse(text) });
-    const reply = this.replies.shift() ?? { status: 500, json: { error: { type: 'api_error', message: 'no reply scripted' } } };
-    if (reply === 'hang') return;
-    if (reply === 'reset') return void request.socket.destroy();
-    if ('sse' in reply) return writeEvents(response, reply.sse);
-    response.writeHead(reply.status ?? 200, { 'content-type': 'application/json', ...reply.headers });
-    response.end(JSON.stringify(reply.json));
-  }
-}
-
-async function writeEvents(response: ServerResponse, events: readonly string[]): Promise<void> {
-  response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-  for (const event of events) {
-    response.write(event);
-    await new Promise((resolve) => setTimeout(resolve, 2));
-  }
-  response.end();
-}
 
 const Answer = z.object({ answer: z.string().min(1), confidence: z.number().min(0).max(1) });
 const ReadFile = z.object({ path: z.string() });
