@@ -1,5 +1,6 @@
 import type { IndexProgress, IndexSummary } from '../engine/index/indexer';
 import type { EmbeddingStatus } from '../engine/embed/embedder';
+import { stageHeading } from '../engine/index/progress-labels';
 
 /** Everything the CLI prints goes through here: results to stdout, progress and notes to stderr. */
 export function out(line = ''): void {
@@ -14,14 +15,6 @@ export function json(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 }
 
-const STAGE_LABEL: Record<IndexProgress['stage'], string> = {
-  walk: 'Walking files',
-  parse: 'Parsing',
-  summarize: 'Summarising long functions',
-  facts: 'Building facts',
-  embed: 'Embedding',
-  write: 'Writing index',
-};
 const BAR_WIDTH = 24;
 
 /** A one-line progress bar on an interactive terminal; silent when stderr is piped. */
@@ -41,7 +34,7 @@ export class ProgressBar {
     const filled = Math.round(ratio * BAR_WIDTH);
     const bar = `${'█'.repeat(filled)}${'░'.repeat(BAR_WIDTH - filled)}`;
     const counts = progress.stage === 'parse' ? ` ${progress.done}/${progress.total} files` : progress.total > 1 ? ` ${progress.done}/${progress.total}` : '';
-    const line = `${STAGE_LABEL[progress.stage].padEnd(15)} [${bar}] ${Math.round(ratio * 100)}%${counts}`;
+    const line = `${stageHeading(progress.stage).padEnd(15)} [${bar}] ${Math.round(ratio * 100)}%${counts}`;
     process.stderr.write(`\r\x1b[2K${line}`);
     this.active = true;
   }

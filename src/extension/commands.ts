@@ -64,7 +64,7 @@ const showCallers: CommandFactory = (ctx) => async (...args: unknown[]) => {
   const symbol = name ?? (editor ? editor.document.getText(editor.document.getWordRangeAtPosition(editor.selection.active)) : '');
   if (!symbol) return vscode.window.showInformationMessage('Code Oracle: put the cursor on a function name to trace its callers.');
   const query = line ? `${ctx.relativePath(folder, target)}:${line}` : symbol;
-  await ctx.callersTree.show(folder, query, symbol);
+  await ctx.callersTree.show(folder, query);
 };
 
 const exportChat: CommandFactory = (ctx) => () => exportTranscript(ctx.chat.transcript());

@@ -4,6 +4,7 @@ import type { IndexStats } from '../engine/engine';
 import { EngineWorkerClient } from '../engine/host/client';
 import type { IndexProgress } from '../engine/index/indexer';
 import { relativePath } from '../engine/util/paths';
+import { describeError } from '../engine/util/result';
 import { CallersTree } from './callers/tree';
 import { CallersLens } from './callers/lens';
 import { ChatView } from './chat/view';
@@ -58,6 +59,7 @@ export class Ctx implements vscode.Disposable {
     this.callersLens = new CallersLens(this);
     this.subscriptions.push(
       this.chat,
+      this.callersTree,
       this.callersLens,
       // built or changed: callers counts may have moved
       this.onReady(() => {
@@ -174,22 +176,21 @@ export class Ctx implements vscode.Disposable {
         this.readyEmitter.fire([...this.stats.values()]);
       },
       unchanged: () => this.status.ready([...this.stats.values()]),
-      failed: (message) => {
-        this.log.error(message);
-        this.status.failed(message);
-        this.failedEmitter.fire(message);
-      },
+      failed: (message) => this.indexFailed(message),
     });
     this.indexes.set(folder.uri.toString(), index);
     try {
       await index.start();
     } catch (cause) {
       // the worker gone, a storage folder that cannot be made: the status bar says so
-      const message = `Code Oracle could not index ${folder.name}: ${cause instanceof Error ? cause.message : String(cause)}`;
-      this.log.error(message);
-      this.status.failed(message);
-      this.failedEmitter.fire(message);
+      this.indexFailed(`Code Oracle could not index ${folder.name}: ${describeError(cause)}`);
     }
+  }
+
+  private indexFailed(message: string): void {
+    this.log.error(message);
+    this.status.failed(message);
+    this.failedEmitter.fire(message);
   }
 
   private async closeFolder(folder: vscode.WorkspaceFolder): Promise<void> {

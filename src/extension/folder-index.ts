@@ -4,10 +4,11 @@ import type { IndexStats } from '../engine/engine';
 import { DEFAULT_MODEL_REPO, parseModelSetting } from '../engine/embed/embedder';
 import type { EngineWorkerClient } from '../engine/host/client';
 import type { IndexProgress, IndexSummary } from '../engine/index/indexer';
+import { INDEX_STAGE_LABELS } from '../engine/index/progress-labels';
 import type { LlmWire } from '../engine/host/protocol';
 import { shortHash } from '../engine/util/hash';
 import { isInside } from '../engine/util/paths';
-import type { Result } from '../engine/util/result';
+import { describeError, type Result } from '../engine/util/result';
 import { filesExclude, readConfig } from './config';
 import { llmWire } from './models';
 
@@ -66,11 +67,7 @@ export class FolderIndex implements vscode.Disposable {
       exclude: [...filesExclude(this.folder), ...config.exclude],
       ...(summarizer && summarizer.provider !== 'none' ? { summarizer } : {}),
     });
-    if (this.disposed) {
-      // closed while the worker opened it: the worker runs opens and closes of a folder in order
-      if (opened.ok) void this.client.close(this.root);
-      return;
-    }
+    if (this.disposed) return;
     if (!opened.ok) return this.events.failed(opened.error.message);
     this.opened = true;
     for (const notice of opened.value.notices) void vscode.window.showInformationMessage(`Code Oracle: ${notice}`);
@@ -116,15 +113,17 @@ export class FolderIndex implements vscode.Disposable {
     void this.close();
   }
 
-  /** Stops listening and closes the folder's engine; settles once the worker has closed it. */
+  /**
+   * Stops listening and closes the folder's engine; settles once the worker has closed it. The
+   * close goes even when no open has finished: the worker runs a folder's opens and closes in
+   * order, so it also closes an open still in flight, and closing a folder it never opened is harmless.
+   */
   async close(): Promise<void> {
     this.disposed = true;
+    this.opened = false;
     clearTimeout(this.timer);
     this.disposables.splice(0).forEach((disposable) => disposable.dispose());
-    if (this.opened) {
-      this.opened = false;
-      await this.client.close(this.root);
-    }
+    await this.client.close(this.root);
   }
 
   private flush(): Promise<unknown> {
@@ -172,7 +171,7 @@ export class FolderIndex implements vscode.Disposable {
     try {
       return await llmWire(this.secrets);
     } catch (cause) {
-      this.events.failed(`Code Oracle could not read the model's key, so long functions are not summarised: ${cause instanceof Error ? cause.message : String(cause)}`);
+      this.events.failed(`Code Oracle could not read the model's key, so long functions are not summarised: ${describeError(cause)}`);
       return null;
     }
   }
@@ -205,5 +204,6 @@ export function stagePercent(progress: IndexProgress): number {
 }
 
 function progressMessage(progress: IndexProgress): string {
-  return progress.stage === 'parse' ? `parsing ${progress.done}/${progress.total} files` : `${progress.stage}…`;
+  const label = INDEX_STAGE_LABELS[progress.stage];
+  return progress.stage === 'parse' ? `${label} ${progress.done}/${progress.total} files` : `${label}…`;
 }

@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import { describeStep } from '../engine/answer/model';
 import type { Ctx } from './ctx';
 
 /**
@@ -44,7 +45,7 @@ async function answer(ctx: Ctx, request: vscode.ChatRequest, response: vscode.Ch
         response.markdown(text.startsWith(shown) ? text.slice(shown.length) : text);
         shown = text;
       },
-      onStep: (step) => response.progress(`${step.tool} ${JSON.stringify(step.input)}`),
+      onStep: (step) => response.progress(describeStep(step)),
     },
     controller.signal,
   );

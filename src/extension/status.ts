@@ -1,17 +1,9 @@
 import * as vscode from 'vscode';
 import type { IndexStats } from '../engine/engine';
 import type { IndexProgress } from '../engine/index/indexer';
+import { INDEX_STAGE_LABELS, indexTotals } from '../engine/index/progress-labels';
 
 /** The status-bar item: what the index is doing, or what it holds. Clicking opens the log. */
-const STAGES: Record<IndexProgress['stage'], string> = {
-  walk: 'finding files',
-  parse: 'parsing',
-  summarize: 'summarising long functions',
-  facts: 'linking calls',
-  embed: 'embedding',
-  write: 'writing',
-};
-
 export class IndexStatus implements vscode.Disposable {
   private readonly item = vscode.window.createStatusBarItem('codeOracle.status', vscode.StatusBarAlignment.Left, 10);
 
@@ -24,16 +16,15 @@ export class IndexStatus implements vscode.Disposable {
 
   indexing(progress: IndexProgress): void {
     const counts = progress.total > 1 ? ` ${progress.done}/${progress.total}` : '';
-    this.item.text = `$(sync~spin) Code Oracle: ${STAGES[progress.stage]}${counts}`;
+    this.item.text = `$(sync~spin) Code Oracle: ${INDEX_STAGE_LABELS[progress.stage]}${counts}`;
     this.item.tooltip = 'Code Oracle is indexing this workspace. Click to show the log.';
   }
 
   ready(stats: readonly IndexStats[]): void {
-    const files = stats.reduce((sum, entry) => sum + entry.files, 0);
-    const chunks = stats.reduce((sum, entry) => sum + Object.values(entry.chunks).reduce((a, b) => a + b, 0), 0);
+    const { files, chunks, facts } = indexTotals(stats);
     this.item.text = `$(database) ${files} files · ${chunks} chunks`;
     const embedding = stats.find((entry) => !entry.embedding.available)?.embedding.reason ?? `Embeddings: ${stats[0]?.embedding.modelId ?? 'none'}`;
-    this.item.tooltip = `Code Oracle index: ${files} files, ${chunks} chunks, ${stats.reduce((sum, entry) => sum + entry.facts, 0)} definitions.\n${embedding}\nClick to show the log.`;
+    this.item.tooltip = `Code Oracle index: ${files} files, ${chunks} chunks, ${facts} definitions.\n${embedding}\nClick to show the log.`;
   }
 
   failed(message: string): void {

@@ -46,6 +46,21 @@ describe('engine worker', function () {
     assert.ok(stats.ok && stats.value.files === 9);
   });
 
+  it('fails a request made after the worker stopped, instead of leaving it unanswered', async () => {
+    const stopping = new EngineWorkerClient({ logLevel: 'warn' });
+    try {
+      const exited = new Promise<string>((resolve) => stopping.onDidExit(resolve));
+      // what a crash of the worker thread looks like from the host
+      await (stopping as unknown as { worker: { terminate(): Promise<number> } }).worker.terminate();
+      assert.match(await exited, /exited/);
+      const closed = await stopping.close(scratch.folder());
+      assert.equal(closed.ok, false);
+      assert.match(!closed.ok ? closed.error.message : '', /The request failed because the engine exited/);
+    } finally {
+      stopping.dispose();
+    }
+  });
+
   it('runs opens and closes of a folder in order: two opens and a close leave nothing open', async () => {
     const root = scratch.fixture('shop-py');
     const [first, second, closed] = await Promise.all([client.open(folder(root)), client.open(folder(root)), client.close(root)]);

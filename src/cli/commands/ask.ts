@@ -1,5 +1,5 @@
 import type { AskRequest } from '../../engine/answer/answerer';
-import { ANSWER_MODES, type Answer, type AnswerMode } from '../../engine/answer/model';
+import { ANSWER_MODES, describeStep, type Answer, type AnswerMode } from '../../engine/answer/model';
 import { logHub } from '../../engine/log/logger';
 import { PrettySink } from '../../engine/log/sinks';
 import { createLlmClient, llmSettingsFromEnv, providerNamed } from '../../engine/llm/factory';
@@ -55,7 +55,7 @@ export async function askCommand(args: string[]): Promise<void> {
         signal: controller.signal,
         ...(values.session ? { sessionId: values.session } : {}),
         ...(values.web ? { webSearchUrl: values.web } : {}),
-        ...(stream ? { onText: (text: string) => stream.update(text), onStep: (step) => note(`  · ${step.tool} ${JSON.stringify(step.input)}${step.cached ? ' (cached)' : ''}`) } : {}),
+        ...(stream ? { onText: (text: string) => stream.update(text), onStep: (step) => note(`  · ${describeStep(step)}`) } : {}),
       };
       const answer = unwrapOrThrow(await engine.ask(request));
       if (values.json) return json(answer);

@@ -5,7 +5,7 @@ import type { SearchMetadata } from '../search/pipeline';
  * code the answer was written from. The same shape for every mode and for the no-model answer.
  */
 export type AnswerMode = 'fast' | 'thinking' | 'deep';
-export const ANSWER_MODES: readonly AnswerMode[] = ['fast', 'thinking', 'deep'];
+export const ANSWER_MODES = ['fast', 'thinking', 'deep'] as const satisfies readonly AnswerMode[];
 
 export interface Citation {
   readonly path: string;
@@ -44,6 +44,11 @@ export interface AgentStep {
   /** The first lines of what the tool returned. */
   readonly summary: string;
   readonly cached: boolean;
+}
+
+/** A step as one line for people: the tool, its input, and whether the result was reused. */
+export function describeStep(step: AgentStep): string {
+  return `${step.tool} ${JSON.stringify(step.input)}${step.cached ? ' (cached)' : ''}`;
 }
 
 export interface AgentReport {

@@ -10,9 +10,9 @@ import type { SearchMetadata } from '../search/pipeline';
 import type { Span } from '../search/spans';
 import { Emitter, type Disposable, type Event } from '../util/event';
 import { describeError, fail, type EngineError, type Result } from '../util/result';
-import type { Answer, AnswerMode, AgentStep } from '../answer/model';
+import type { Answer, AgentStep } from '../answer/model';
 import type { AssistantTurn } from '../llm/client';
-import { WorkerMessage, type FolderOptions, type LlmWire, type Request } from './protocol';
+import { WorkerMessage, type FolderOptions, type Request } from './protocol';
 import type { RemoteCall } from './remote-llm';
 
 /**
@@ -30,14 +30,8 @@ interface Pending {
   readonly onStep?: (step: AgentStep) => void;
 }
 
-export interface AskOptions {
-  readonly question: string;
-  readonly mode: AnswerMode;
-  readonly llm: LlmWire;
-  readonly sessionId?: string;
-  readonly attachment?: { path: string; content: string; startLine?: number };
-  readonly webSearchUrl?: string;
-}
+/** An ask request as the worker receives it, less what the client fills in. */
+export type AskOptions = Omit<Extract<Request, { type: 'ask' }>, 'id' | 'type' | 'root'>;
 
 /**
  * Runs a model call the worker cannot make itself (VS Code's language models): `onDelta` streams
@@ -48,6 +42,8 @@ export type HostLlmHandler = (call: RemoteCall, onDelta: (delta: string) => void
 export class EngineWorkerClient implements Disposable {
   private readonly worker: Worker;
   private readonly pending = new Map<number, Pending>();
+  /** Why the worker stopped, once it has. */
+  private stopped: string | null = null;
   private readonly logEmitter = new Emitter<LogEvent>();
   private readonly changeEmitter = new Emitter<{ root: string; paths: string[] }>();
   private readonly exitEmitter = new Emitter<string>();
@@ -132,6 +128,8 @@ export class EngineWorkerClient implements Disposable {
 
   private request<T>(message: Outgoing, onProgress?: (progress: IndexProgress) => void, signal?: AbortSignal, streams: Pick<Pending, 'onText' | 'onStep'> = {}): Promise<Result<T>> {
     if (this.disposed) return Promise.resolve(fail('cancelled', 'The engine was shut down.'));
+    // a message to a worker that has stopped would never be answered
+    if (this.stopped) return Promise.resolve(fail('io_error', `The request failed because ${this.stopped}.`));
     const id = this.nextId++;
     return new Promise((resolve) => {
       this.pending.set(id, { resolve: resolve as (result: Result<unknown>) => void, ...(onProgress ? { onProgress } : {}), ...streams });
@@ -193,6 +191,7 @@ export class EngineWorkerClient implements Disposable {
   }
 
   private fail(reason: string): void {
+    this.stopped ??= reason;
     for (const pending of this.pending.values()) pending.resolve(fail('io_error', `The request failed because ${reason}.`));
     this.pending.clear();
     if (!this.disposed) this.exitEmitter.fire(reason);

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ANSWER_MODES } from '../answer/model';
 
 /**
  * The messages between the editor and the engine's worker thread. Both sides validate what they
@@ -48,7 +49,7 @@ export const Request = z.discriminatedUnion('type', [
     type: z.literal('ask'),
     root: z.string(),
     question: z.string(),
-    mode: z.enum(['fast', 'thinking', 'deep']),
+    mode: z.enum(ANSWER_MODES),
     llm: LlmWire,
     sessionId: z.string().optional(),
     attachment: z.object({ path: z.string(), content: z.string(), startLine: z.number().int().positive().optional() }).optional(),

@@ -49,13 +49,16 @@ export interface CallerTreeNode {
 
 export const MAX_TRACE_DEPTH = 8;
 
+/** A `path:line` query: the definition at (or around) that line of that file. */
+const LOCATION_QUERY = /^(.+):(\d+)$/;
+
 /** Definitions matching `query`: `name`, `Class.method`, `path:line`, or a fact id `path::name`. */
 export function findDefinitions(graph: CodeGraph, query: string): CodeFact[] {
   const trimmed = query.trim();
   if (!trimmed) return [];
   const direct = graph.fact(trimmed);
   if (direct) return [direct];
-  const location = /^(.+):(\d+)$/.exec(trimmed);
+  const location = LOCATION_QUERY.exec(trimmed);
   if (location) {
     const [, file, line] = location;
     const exact = graph.factsInFile(file!).filter((fact) => fact.kind !== 'module' && fact.startLine === Number(line));
@@ -69,7 +72,7 @@ export function findDefinitions(graph: CodeGraph, query: string): CodeFact[] {
 export function resolveSymbol(graph: CodeGraph, query: string, action: SymbolAction): Result<SymbolResult[]> {
   if (!query.trim()) return fail('invalid_input', 'Give a symbol name, such as `create_user` or `UserService.create`.');
   const definitions = findDefinitions(graph, query);
-  if (!definitions.length) return fail('not_found', `No definition named "${query}" is indexed.`);
+  if (!definitions.length) return notFound(query);
   return ok(
     definitions.map((fact): SymbolResult => {
       const symbol = location(fact);
@@ -90,9 +93,15 @@ export function resolveSymbol(graph: CodeGraph, query: string, action: SymbolAct
 /** The callers of `query`, then their callers, up to `depth` hops; cycles are cut and marked. */
 export function traceCallers(graph: CodeGraph, query: string, depth: number): Result<CallerTreeNode[]> {
   const definitions = findDefinitions(graph, query);
-  if (!definitions.length) return fail('not_found', `No definition named "${query}" is indexed.`);
+  if (!definitions.length) return notFound(query);
   const limit = Math.max(1, Math.min(MAX_TRACE_DEPTH, Math.floor(depth)));
   return ok(definitions.map((fact) => callerNode(graph, fact, [], limit, new Set([fact.id]))));
+}
+
+/** A location query is not a name, and is reported as the place it is. */
+function notFound(query: string): Result<never> {
+  const trimmed = query.trim();
+  return fail('not_found', LOCATION_QUERY.test(trimmed) ? `No definition at ${trimmed} is indexed.` : `No definition named "${query}" is indexed.`);
 }
 
 function callerNode(graph: CodeGraph, fact: CodeFact, callSites: CallerTreeNode['callSites'], remaining: number, path: Set<string>): CallerTreeNode {

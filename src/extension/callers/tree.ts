@@ -23,7 +23,7 @@ interface CallerItem {
   readonly callers: readonly CallerTreeNode[] | null;
 }
 
-export class CallersTree implements vscode.TreeDataProvider<CallerItem> {
+export class CallersTree implements vscode.TreeDataProvider<CallerItem>, vscode.Disposable {
   static readonly id = 'codeOracle.callers';
   private roots: CallerItem[] = [];
   /** What the tree shows, to trace again when the index changes. */
@@ -34,9 +34,9 @@ export class CallersTree implements vscode.TreeDataProvider<CallerItem> {
   constructor(private readonly ctx: Ctx) {}
 
   /** Shows the callers of `query` (a name, `Class.method`, or `path:line`). */
-  async show(folder: FolderIndex, query: string, label: string): Promise<void> {
+  async show(folder: FolderIndex, query: string): Promise<void> {
     const traced = await this.ctx.client.trace(folder.root, query, LEVELS_PER_TRACE);
-    if (!traced.ok) return void vscode.window.showInformationMessage(`Code Oracle: ${traced.error.message.replace(`"${query}"`, `"${label}"`)}`);
+    if (!traced.ok) return void vscode.window.showInformationMessage(`Code Oracle: ${traced.error.message}`);
     this.shown = { folder, query };
     this.roots = traced.value.map((node) => itemOf(folder, node, []));
     this.changeEmitter.fire(undefined);
@@ -76,6 +76,10 @@ export class CallersTree implements vscode.TreeDataProvider<CallerItem> {
     if (this.shown !== shown) return;
     this.roots = traced.ok ? traced.value.map((node) => itemOf(shown.folder, node, [])) : [];
     this.changeEmitter.fire(undefined);
+  }
+
+  dispose(): void {
+    this.changeEmitter.dispose();
   }
 }
 

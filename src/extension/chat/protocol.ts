@@ -1,10 +1,11 @@
 import { z } from 'zod';
+import { ANSWER_MODES } from '../../engine/answer/model';
 
 /**
  * The messages between the chat webview and the extension host. The host validates everything the
- * webview sends (it is a web page: treat it as untrusted input); the webview trusts the host.
+ * webview sends (it is a web page: treat it as untrusted input); the webview trusts the host, so
+ * what only the host sends is described by plain types.
  */
-export const ANSWER_MODES = ['fast', 'thinking', 'deep'] as const;
 export const ChatMode = z.enum(ANSWER_MODES);
 export type ChatMode = z.infer<typeof ChatMode>;
 
@@ -19,45 +20,42 @@ export const Attachment = z.object({
 });
 export type Attachment = z.infer<typeof Attachment>;
 
-export const Citation = z.object({
-  path: z.string(),
-  startLine: z.number().int(),
-  endLine: z.number().int(),
-  why: z.string(),
+export interface Citation {
+  readonly path: string;
+  readonly startLine: number;
+  readonly endLine: number;
+  readonly why: string;
   /** The workspace folder (its URI) the path is relative to. */
-  folder: z.string(),
-});
-export type Citation = z.infer<typeof Citation>;
+  readonly folder: string;
+}
 
 /** The folded details under an answer. */
-export const AnswerDetails = z.object({
-  mode: ChatMode,
-  model: z.string().nullable(),
-  questionKind: z.string().nullable(),
-  levels: z.array(z.string()),
-  crag: z.object({ decision: z.string(), score: z.number(), strategy: z.string() }).nullable(),
-  passes: z.number().int().nullable(),
-  gapsIdentified: z.array(z.string()),
-  gapsResolved: z.array(z.string()),
-  gapsUnresolved: z.array(z.string()),
-  agentSteps: z.array(z.string()),
-  citationsDropped: z.number().int(),
-  timings: z.record(z.string(), z.number()),
-  durationMs: z.number(),
-});
-export type AnswerDetails = z.infer<typeof AnswerDetails>;
+export interface AnswerDetails {
+  readonly mode: ChatMode;
+  readonly model: string | null;
+  readonly questionKind: string | null;
+  readonly levels: readonly string[];
+  readonly crag: { readonly decision: string; readonly score: number; readonly strategy: string } | null;
+  readonly passes: number | null;
+  readonly gapsIdentified: readonly string[];
+  readonly gapsResolved: readonly string[];
+  readonly gapsUnresolved: readonly string[];
+  readonly agentSteps: readonly string[];
+  readonly citationsDropped: number;
+  readonly timings: Readonly<Record<string, number>>;
+  readonly durationMs: number;
+}
 
-export const ChatAnswer = z.object({
-  answer: z.string(),
-  confidence: z.number(),
-  citations: z.array(Citation),
-  followUps: z.array(z.string()),
-  evidenceOnly: z.boolean(),
-  notices: z.array(z.string()),
-  sessionId: z.string().nullable(),
-  details: AnswerDetails,
-});
-export type ChatAnswer = z.infer<typeof ChatAnswer>;
+export interface ChatAnswer {
+  readonly answer: string;
+  readonly confidence: number;
+  readonly citations: readonly Citation[];
+  readonly followUps: readonly string[];
+  readonly evidenceOnly: boolean;
+  readonly notices: readonly string[];
+  readonly sessionId: string | null;
+  readonly details: AnswerDetails;
+}
 
 export const FromWebview = z.discriminatedUnion('type', [
   z.object({ type: z.literal('ready') }),

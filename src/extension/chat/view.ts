@@ -1,8 +1,10 @@
 import * as vscode from 'vscode';
-import type { Answer } from '../../engine/answer/model';
+import { describeStep, type Answer } from '../../engine/answer/model';
+import { indexTotals, stageHeading } from '../../engine/index/progress-labels';
+import { confineToRoot, relativePath } from '../../engine/util/paths';
+import { describeError } from '../../engine/util/result';
 import { readConfig } from '../config';
 import type { Ctx } from '../ctx';
-import type { IndexProgress } from '../../engine/index/indexer';
 import { stagePercent, type FolderIndex } from '../folder-index';
 import { llmWire, modelLabel } from '../models';
 import { chatHtml } from './html';
@@ -29,7 +31,6 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
   private readonly queued: ToWebview[] = [];
   private readonly running = new Map<string, AbortController>();
   private readonly highlight = vscode.window.createTextEditorDecorationType({ backgroundColor: new vscode.ThemeColor('editor.findMatchHighlightBackground'), isWholeLine: true });
-  private sessionId: string | undefined;
   private mode: ChatMode;
   /** The "index ready" banner is for the first index a view sees, not for every later update. */
   private readyAnnounced = false;
@@ -47,12 +48,13 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
     const subscriptions = [
       view.webview.onDidReceiveMessage((raw: unknown) => void this.receive(raw)),
       this.ctx.onProgress((progress) => {
-        if (!this.ctx.indexReady) this.post({ type: 'indexing', stage: progress.stage, label: STAGE_LABELS[progress.stage], percent: stagePercent(progress) });
+        if (!this.ctx.indexReady) this.post({ type: 'indexing', stage: progress.stage, label: `${stageHeading(progress.stage)}…`, percent: stagePercent(progress) });
       }),
       this.ctx.onReady((stats) => {
         if (this.readyAnnounced) return;
         this.readyAnnounced = true;
-        this.post({ type: 'indexReady', files: sum(stats.map((entry) => entry.files)), chunks: sum(stats.flatMap((entry) => Object.values(entry.chunks))) });
+        const { files, chunks } = indexTotals(stats);
+        this.post({ type: 'indexReady', files, chunks });
       }),
       this.ctx.onFailed((message) => this.post({ type: 'indexFailed', message })),
     ];
@@ -141,21 +143,20 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
           question,
           mode,
           llm: await llmWire(this.ctx.extension.secrets),
-          ...(sessionId ?? this.sessionId ? { sessionId: (sessionId ?? this.sessionId)! } : {}),
+          ...(sessionId ? { sessionId } : {}),
           ...(attachment ? { attachment: { path: attachment.path, content: attachment.content, ...(attachment.startLine ? { startLine: attachment.startLine } : {}) } } : {}),
           ...(webSearchUrl ? { webSearchUrl } : {}),
         },
-        { onText: (text) => this.post({ type: 'answerText', id, text }), onStep: (step) => this.post({ type: 'agentStep', id, step: `${step.tool} ${JSON.stringify(step.input)}${step.cached ? ' (cached)' : ''}` }) },
+        { onText: (text) => this.post({ type: 'answerText', id, text }), onStep: (step) => this.post({ type: 'agentStep', id, step: describeStep(step) }) },
         controller.signal,
       );
       if (!result.ok) return this.post({ type: 'answerError', id, message: result.error.code === 'cancelled' ? 'Stopped.' : result.error.message });
       const answer = toChatAnswer(result.value, folder);
-      this.sessionId = answer.sessionId ?? this.sessionId;
       this.post({ type: 'answerDone', id, answer });
       await this.remember({ question, mode, answer });
     } catch (cause) {
       // a key that cannot be read, a transcript that cannot be saved: the chat must not spin forever
-      const message = cause instanceof Error ? cause.message : String(cause);
+      const message = describeError(cause);
       this.ctx.log.warn(`chat_answer_failed error=${message}`);
       this.post({ type: 'answerError', id, message: `Code Oracle could not answer: ${message}` });
     } finally {
@@ -170,8 +171,10 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
   /** Opens the cited file on its lines and highlights them for a moment. */
   private async openCitation(folderUri: string, relative: string, startLine: number, endLine: number): Promise<void> {
     const folder = vscode.workspace.workspaceFolders?.find((candidate) => candidate.uri.toString() === folderUri);
-    if (!folder || relative.split('/').includes('..')) return void vscode.window.showWarningMessage(`Code Oracle: ${relative} is not in this workspace.`);
-    const uri = vscode.Uri.joinPath(folder.uri, ...relative.split('/'));
+    const absolute = folder ? confineToRoot(folder.uri.fsPath, relative) : null;
+    if (!folder || !absolute) return void vscode.window.showWarningMessage(`Code Oracle: ${relative} is not in this workspace.`);
+    // Joined to the folder's URI rather than made a file URI, so a folder keeps its scheme (remote, virtual).
+    const uri = vscode.Uri.joinPath(folder.uri, ...relativePath(folder.uri.fsPath, absolute).split('/'));
     try {
       const document = await vscode.workspace.openTextDocument(uri);
       const last = Math.min(endLine, document.lineCount);
@@ -181,7 +184,7 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
       editor.setDecorations(this.highlight, [range]);
       setTimeout(() => editor.setDecorations(this.highlight, []), HIGHLIGHT_MS);
     } catch (cause) {
-      void vscode.window.showWarningMessage(`Code Oracle: cannot open ${relative}: ${cause instanceof Error ? cause.message : String(cause)}`);
+      void vscode.window.showWarningMessage(`Code Oracle: cannot open ${relative}: ${describeError(cause)}`);
     }
   }
 
@@ -202,7 +205,7 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
         const path = folder && vscode.workspace.getWorkspaceFolder(uri) ? this.ctx.relativePath(folder, uri) : uri.path.split('/').pop() ?? uri.path;
         this.post({ type: 'attachment', attachment: { path, content } });
       } catch (cause) {
-        void vscode.window.showWarningMessage(`Code Oracle: cannot read ${uri.fsPath}: ${cause instanceof Error ? cause.message : String(cause)}`);
+        void vscode.window.showWarningMessage(`Code Oracle: cannot read ${uri.fsPath}: ${describeError(cause)}`);
       }
     }
   }
@@ -229,22 +232,10 @@ function toChatAnswer(answer: Answer, folder: FolderIndex): ChatAnswer {
       gapsIdentified: [...(metadata.cgrag?.gapsIdentified ?? [])],
       gapsResolved: [...(metadata.cgrag?.gapsResolved ?? [])],
       gapsUnresolved: [...(metadata.cgrag?.gapsUnresolved ?? [])],
-      agentSteps: (metadata.agent?.steps ?? []).map((step) => `${step.iteration}. ${step.tool} ${JSON.stringify(step.input)}${step.cached ? ' (cached)' : ''}`),
+      agentSteps: (metadata.agent?.steps ?? []).map((step) => `${step.iteration}. ${describeStep(step)}`),
       citationsDropped: metadata.citationsDropped,
       timings: { ...(search?.timings ?? {}) },
       durationMs: metadata.durationMs,
     },
   };
-}
-
-const STAGE_LABELS: Record<IndexProgress['stage'], string> = {
-  walk: 'Finding files…',
-  parse: 'Parsing the code…',
-  summarize: 'Summarising long functions…',
-  facts: 'Linking calls…',
-  embed: 'Embedding chunks…',
-  write: 'Writing the index…',
-};
-function sum(values: readonly number[]): number {
-  return values.reduce((a, b) => a + b, 0);
 }

@@ -2,7 +2,7 @@ import type { Attachment, ChatMode, ToWebview } from '../../extension/chat/proto
 import { AnswerView } from './answer';
 import { h, show } from './dom';
 import { post } from './messages';
-import { attachmentRef, persist, type ChatState, type Entry } from './state';
+import { attachmentRef, persist, persistLater, type ChatState, type Entry } from './state';
 
 /** The list of questions and answers: sends questions and routes the host's answer messages. */
 export interface Question {
@@ -78,10 +78,14 @@ export class Conversation {
     // After Stop, the host's remaining stream (and the error its abort raises) is not wanted;
     // a complete answer that raced the stop still is.
     if (entry.status === 'stopped' && message.type !== 'answerDone') return;
+    const status = entry.status;
     applyMessage(entry, message, this.state);
     if (message.type === 'answerText' || message.type === 'agentStep') view.scheduleRender();
     else view.render();
-    this.changed();
+    // Streamed text and steps are saved at most once a second (a reload mid-answer keeps what had
+    // come), a new status at once: saving per token would serialise the whole conversation each time.
+    if (entry.status !== status) this.changed();
+    else persistLater(this.state);
   }
 
   /** The chat was hidden while the index built: now it has a size, show the latest entry. */

@@ -27,7 +27,7 @@ import { h, show } from './dom';
 import { IndexingView } from './indexing';
 import { configureMermaid, isDarkTheme } from './mermaid';
 import { onMessage, post } from './messages';
-import { persist, restoreState } from './state';
+import { persist, persistLater, restoreState } from './state';
 
 // Read while this script runs: `currentScript` is null afterwards, and only the element keeps the nonce.
 const script = document.currentScript instanceof HTMLScriptElement ? document.currentScript : null;
@@ -50,7 +50,7 @@ const composer = new Composer({
   draftChanged: (draft, attachment) => {
     state.draft = draft;
     state.draftAttachment = attachment;
-    persist(state);
+    persistLater(state);
   },
 });
 composer.setMode(state.mode);

@@ -41,7 +41,11 @@ export interface ChatState {
 
 /** Older entries are dropped from the saved state: VS Code keeps it in memory and serialises it often. */
 const MAX_ENTRIES = 50;
-const SAVE_DELAY_MS = 200;
+/**
+ * Each save serialises the whole conversation, so what changes many times a second (the draft
+ * as it is typed, an answer as it streams) is saved at most once a second.
+ */
+const FREQUENT_SAVE_DELAY_MS = 1000;
 
 export function restoreState(): ChatState {
   const saved = loadState();
@@ -57,15 +61,32 @@ function isChatState(value: unknown): value is ChatState {
   return typeof value === 'object' && value !== null && (value as { version?: unknown }).version === 1;
 }
 
-let timer: ReturnType<typeof setTimeout> | undefined;
+let laterTimer: ReturnType<typeof setTimeout> | undefined;
+let saveQueued = false;
 
-/** Saves soon rather than now: streamed text changes the state many times a second. */
+/**
+ * Saves at the end of the current task rather than now, so one burst of changes (a question sent
+ * and the box cleared) is saved once, with the cleared draft.
+ */
 export function persist(state: ChatState): void {
-  if (timer !== undefined) return;
-  timer = setTimeout(() => {
-    timer = undefined;
-    saveState({ ...state, entries: state.entries.slice(-MAX_ENTRIES) });
-  }, SAVE_DELAY_MS);
+  if (saveQueued) return;
+  saveQueued = true;
+  queueMicrotask(() => {
+    saveQueued = false;
+    save(state);
+  });
+}
+
+/** Saves within a second, for changes that come many times a second; later ones ride along. */
+export function persistLater(state: ChatState): void {
+  laterTimer ??= setTimeout(() => save(state), FREQUENT_SAVE_DELAY_MS);
+}
+
+function save(state: ChatState): void {
+  // The whole state is saved, so a save still waiting has nothing left to add.
+  clearTimeout(laterTimer);
+  laterTimer = undefined;
+  saveState({ ...state, entries: state.entries.slice(-MAX_ENTRIES) });
 }
 
 export function attachmentRef(attachment: Attachment): AttachmentRef {
