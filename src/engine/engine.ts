@@ -291,7 +291,8 @@ export class Engine implements Disposable {
   /** Whether the folder has changed since the index was last brought up to date. */
   async isStale(): Promise<boolean> {
     if (!Object.keys(this.store.manifest.files).length) return true;
-    const plan = await this.walkPlan();
+    // a check, not indexing: it shows no progress
+    const plan = await this.walkPlan(false);
     return !plan.ok || plan.value.tasks.length > 0 || plan.value.removed.length > 0;
   }
 
@@ -310,11 +311,11 @@ export class Engine implements Disposable {
   }
 
   /** The folder walked: new and changed files to index, and files gone since the last run. */
-  private async walkPlan(): Promise<Result<IndexPlan>> {
-    this.progressEmitter.fire({ stage: 'walk', done: 0, total: 1 });
+  private async walkPlan(reportProgress = true): Promise<Result<IndexPlan>> {
+    if (reportProgress) this.progressEmitter.fire({ stage: 'walk', done: 0, total: 1 });
     const walked = await walkWorkspace({ root: this.root, maxFileBytes: this.maxFileBytes, exclude: this.options.exclude ?? [], ...(this.options.useGit !== undefined ? { useGit: this.options.useGit } : {}) });
     if (!walked.ok) return walked;
-    this.progressEmitter.fire({ stage: 'walk', done: 1, total: 1 });
+    if (reportProgress) this.progressEmitter.fire({ stage: 'walk', done: 1, total: 1 });
     const files = this.store.manifest.files;
     const seen = new Set(walked.value.candidates.map((candidate) => candidate.path));
     return ok({

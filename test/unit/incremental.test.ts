@@ -183,7 +183,11 @@ describe('incremental indexing', () => {
         appendFileSync(path.join(root, 'gen/api.py'), '\n\ndef more():\n    return 4\n');
         unwrap(await engine.updateFiles(['gen/api.py', 'src/local.py']));
         assert.deepEqual(indexed(engine), ['gen/api.py', 'src/main.py']);
+        const progress: unknown[] = [];
+        const listening = engine.onProgress((event) => progress.push(event));
         assert.equal(await engine.isStale(), false, 'a save and a full walk agree');
+        listening.dispose();
+        assert.deepEqual(progress, [], 'checking is not indexing: no progress is shown');
       } finally {
         engine.dispose();
       }
