@@ -312,7 +312,7 @@ export class PathFilter {
     if (this.options.useGit === false || !relatives.length) return null;
     this.gitTree ??= gitListable(this.root);
     if (!(await this.gitTree)) return null;
-    const output = await runWithInput('git', ['check-ignore', '-z', '--stdin'], this.root, relatives.join('\0'));
+    const output = await run('git', ['check-ignore', '-z', '--stdin'], this.root, { input: relatives.join('\0'), noMatchIsEmpty: true });
     return output === null ? null : new Set(output.split('\0').filter(Boolean).map(toPosix));
   }
 
@@ -385,28 +385,18 @@ async function gitListing(root: string): Promise<GitListing | null> {
 }
 
 /**
- * `git check-ignore` exits 1 when nothing is ignored: that is an empty answer, not a failure.
- * Paths go in on stdin, NUL-separated, so a batch of any size fits.
+ * A git command's output, or null when it fails. `input` goes in on stdin (NUL-separated paths
+ * fit a batch of any size); `noMatchIsEmpty` takes exit code 1 as an empty answer, which is how
+ * `git check-ignore` says nothing is ignored.
  */
-function runWithInput(command: string, args: string[], cwd: string, input: string): Promise<string | null> {
+function run(command: string, args: string[], cwd: string, options: { input?: string; noMatchIsEmpty?: boolean } = {}): Promise<string | null> {
   return new Promise((resolve) => {
-    const child = execFile(command, args, { cwd, maxBuffer: 64 * 1024 * 1024, encoding: 'utf8' }, (error, stdout) => {
-      if (error && error.code !== 1) {
+    const child = execFile(command, args, { cwd, maxBuffer: 512 * 1024 * 1024, encoding: 'utf8' }, (error, stdout) => {
+      if (error && !(options.noMatchIsEmpty && error.code === 1)) {
         log.debug('git_unavailable', { command: `${command} ${args[0]}`, error: describeError(error) });
         resolve(null);
       } else resolve(stdout);
     });
-    child.stdin?.end(input);
-  });
-}
-
-function run(command: string, args: string[], cwd: string): Promise<string | null> {
-  return new Promise((resolve) => {
-    execFile(command, args, { cwd, maxBuffer: 512 * 1024 * 1024, encoding: 'utf8' }, (error, stdout) => {
-      if (error) {
-        log.debug('git_unavailable', { command: `${command} ${args[0]}`, error: describeError(error) });
-        resolve(null);
-      } else resolve(stdout);
-    });
+    if (options.input !== undefined) child.stdin?.end(options.input);
   });
 }
