@@ -75,7 +75,7 @@ const contexts = await Promise.all([
       ...(entry.banner ? { banner: { js: entry.banner } } : {}),
     }),
   ),
-  ...(existsSync('src/webview/chat/main.ts') ? [esbuild.context(webview)] : []),
+  esbuild.context(webview),
 ]);
 if (watch) {
   await Promise.all(contexts.map((context) => context.watch()));
