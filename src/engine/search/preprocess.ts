@@ -86,7 +86,7 @@ const STRUCTURAL_KEYWORDS = [
 const FILE_PATH = /(?:^|[\s"'`(,])((?:[\w.-]+\/)*[\w.-]*\w\.(?:py|pyi|js|jsx|mjs|cjs|ts|tsx|go|java|rs|cs|cpp|cc|hpp|h|c|rb|php))\b/g;
 const CODE_BLOCK = /```([\w+#-]*)[^\n]*\n([\s\S]*?)(?:```|$)/g;
 const BACKTICKED = /`([^`\n]{1,120})`/g;
-const WORD = /[\p{L}_$][\p{L}\p{N}_$]*(?:\.[\p{L}_$][\p{L}\p{N}_$]*)*(\(\))?/gu;
+const WORD = /[\p{L}_$][\p{L}\p{N}_$]*(?:\.[\p{L}_$][\p{L}\p{N}_$]*)*(\()?/gu;
 const EXCEPTION = /\b((?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Warning|Exit|Interrupt))\b/g;
 const QUOTED = /"([^"\n]{3,300})"|'([^'\n]{8,300})'|“([^”\n]{3,300})”|‘([^’\n]{8,300})’/g;
 const AFTER_EXCEPTION = /\b[A-Z]\w*(?:Error|Exception|Warning)\s*[:(]\s*([^\n"'“]{6,300})/g;
@@ -164,7 +164,7 @@ function codeShapedNames(text: string): string[] {
   const names: string[] = [];
   for (const match of text.matchAll(BACKTICKED)) names.push(...allNames(match[1]!));
   for (const match of text.matchAll(WORD)) {
-    const word = match[0].replace(/\(\)$/, '');
+    const word = match[0].replace(/\($/, '');
     const called = !!match[1];
     const parts = word.split('.');
     const shaped = called || parts.length > 1 || parts.some(isCodeShaped);

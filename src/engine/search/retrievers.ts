@@ -72,12 +72,14 @@ export async function semanticHits(index: SearchIndex, text: string, levels: rea
  * Definitions the question names. An exact-case name match ranks first, a qualified match
  * (`Class.method`, `module.function`) above a bare one, and rarer names above common ones.
  */
-export function symbolHits(index: SearchIndex, query: ParsedQuery): RankedHits {
+export function symbolHits(index: Pick<SearchIndex, 'graph' | 'catalog'>, query: ParsedQuery): RankedHits {
   const hits: Hit[] = [];
   const seen = new Set<string>();
+  const receivers = variableReceivers(query.extractedIdentifiers);
   for (const identifier of query.extractedIdentifiers) {
     const parts = identifier.split('.');
     const name = parts[parts.length - 1]!;
+    if (receivers.has(identifier)) continue;
     const candidates = index.graph.definitionsNamed(name).filter((fact) => fact.kind !== 'module');
     const normalized = normalizeIdentifier(name);
     const loose = candidates.length ? candidates : looseMatches(index.graph, normalized);
@@ -95,6 +97,18 @@ export function symbolHits(index: SearchIndex, query: ParsedQuery): RankedHits {
     }
   }
   return { source: 'symbol', hits: sortByScore(hits) };
+}
+
+/**
+ * Lower-case names the question only uses before a dot (`app` in `@app.errorhandler`, `s` in
+ * `s.get()`): variables of the asker's code, whose namesakes in the codebase (a nested `def app`)
+ * are rarely what is asked about. A capitalised receiver (`Session.request`) names a class and counts fully.
+ */
+function variableReceivers(identifiers: readonly string[]): Set<string> {
+  const dotted = identifiers.filter((identifier) => identifier.includes('.')).map((identifier) => identifier.split('.'));
+  const last = new Set(dotted.map((parts) => parts[parts.length - 1]!));
+  const receivers = new Set(dotted.flatMap((parts) => parts.slice(0, -1)).filter((part) => /^[a-z_$]/.test(part) && !last.has(part)));
+  return receivers;
 }
 
 const ASSIGNMENT_CANDIDATES = 20;
