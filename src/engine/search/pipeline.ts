@@ -6,7 +6,7 @@ import type { RetrieverCalibration } from './calibration';
 import { ChunkTexts } from './chunk-texts';
 import { buildContext, MODE_BUDGETS, type BudgetedContext } from './context';
 import { evaluateRetrieval, expandQuery, searchWeb, type CragEvaluation, type WebResult } from './crag';
-import { boostByGroup, computeTopK, weaveIn, weightedRrf, type RankedList } from './fusion';
+import { boostByGroup, computeTopK, keepLeaders, weaveIn, weightedRrf, type RankedList } from './fusion';
 import { LevelRouter, type DecidingLayer, type LevelRoute, type SearchMode } from './level-router';
 import { classifyMode, type ModeDecision, type QueryMode } from './mode-router';
 import { MAX_QUERY_CHARACTERS, preprocessQuery, QUERY_TAIL_CHARACTERS, queryTerms, type Attachment, type ParsedQuery } from './preprocess';
@@ -75,6 +75,9 @@ export interface SearchResult {
 /** Chunks shaped into spans: enough for the budget and for 50 results. */
 const SHAPED_CHUNKS = 45;
 const EXPANSION_WEIGHT = 0.5;
+/** The lexical list's best hits keep a place after the first LEADERS_AFTER chunks (see keepLeaders). */
+const LEXICAL_LEADERS = 2;
+const LEADERS_AFTER = 3;
 /** The first hits that keep their places before graph neighbours are woven in, one after every few hits. */
 const NEIGHBOURS_AFTER = 5;
 const NEIGHBOUR_EVERY = 3;
@@ -198,8 +201,10 @@ export class Searcher {
     started = performance.now();
     // The best hits keep their places; their neighbours in the calls graph fill in after them. Not
     // for analytical questions: their answer is the list of facts that match, which neighbours dilute.
-    const neighbours: RankedHits = modeDecision.mode === 'analytical' ? { source: 'neighbours', hits: [] } : await this.neighbours(fused.map((hit) => hit.id));
-    const order = weaveIn(fused.map((hit) => hit.id), neighbours.hits.map((hit) => hit.chunkId), NEIGHBOURS_AFTER, NEIGHBOUR_EVERY);
+    const lexicalLeaders = lists.find((list) => list.source === 'lexical')!.hits.slice(0, LEXICAL_LEADERS).map((hit) => hit.chunkId);
+    const best = keepLeaders(fused.map((hit) => hit.id), lexicalLeaders, LEADERS_AFTER);
+    const neighbours: RankedHits = modeDecision.mode === 'analytical' ? { source: 'neighbours', hits: [] } : await this.neighbours(best);
+    const order = weaveIn(best, neighbours.hits.map((hit) => hit.chunkId), NEIGHBOURS_AFTER, NEIGHBOUR_EVERY);
     const ranked = this.rank(order, [...lists, ...correction.added, neighbours]).slice(0, SHAPED_CHUNKS);
     const bodies = await this.texts.get(ranked.map((chunk) => chunk.chunkId));
     const weights = this.termWeights([...terms, ...(correction.evaluation.expansion?.synonyms ?? [])]);
