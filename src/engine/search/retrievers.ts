@@ -100,15 +100,15 @@ export function symbolHits(index: Pick<SearchIndex, 'graph' | 'catalog'>, query:
 }
 
 /**
- * Lower-case names the question only uses before a dot (`app` in `@app.errorhandler`, `s` in
- * `s.get()`): variables of the asker's code, whose namesakes in the codebase (a nested `def app`)
- * are rarely what is asked about. A capitalised receiver (`Session.request`) names a class and counts fully.
+ * Lower-case names the question only uses before a dot (`app` in `@app.errorhandler`, `res` in
+ * `res.sendFile()`): variables of the asker's code, whose namesakes in the codebase (a nested
+ * `def app`) are rarely what is asked about. A capitalised receiver (`Session.request`) names a
+ * class and counts fully.
  */
 function variableReceivers(identifiers: readonly string[]): Set<string> {
   const dotted = identifiers.filter((identifier) => identifier.includes('.')).map((identifier) => identifier.split('.'));
   const last = new Set(dotted.map((parts) => parts[parts.length - 1]!));
-  const receivers = new Set(dotted.flatMap((parts) => parts.slice(0, -1)).filter((part) => /^[a-z_$]/.test(part) && !last.has(part)));
-  return receivers;
+  return new Set(dotted.flatMap((parts) => parts.slice(0, -1)).filter((part) => /^[a-z_$]/.test(part) && !last.has(part)));
 }
 
 const ASSIGNMENT_CANDIDATES = 20;
