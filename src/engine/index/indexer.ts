@@ -470,7 +470,6 @@ export function callerRecords(graph: CodeGraph, id: string): CallerRecord[] {
   return graph.callers(id).map((call) => ({ factId: call.callerId, path: graph.fact(call.callerId)?.path ?? '', line: call.site.line }));
 }
 
-/** Every folder above a file, the root ('.') included. */
 function unitOfFiles(files: Iterable<string>): Map<string, string> {
   return unitMap(planDirectoryUnits(files));
 }
