@@ -39,7 +39,7 @@ const CUES: Record<Exclude<QueryMode, 'conceptual'>, RegExp[]> = {
   ],
   analytical: [
     /\b(which|what) (functions?|methods?|classes|modules?|files?|callbacks?|places?|parts?)\b/i,
-    /\b(which|what)( [\w-]+){1,3} (call|calls|invoke|invokes|use|uses|change|changes|modify|modifies|mutate|mutates|write|writes|override|overrides|remove|removes|rewrite|rewrites|read|reads)\b/i,
+    /\b(which|what)( [\w-]+){0,2} (functions?|methods?|classes|modules?|files?|operators?|handlers?|places?|parts?|code|subclass(es)?|callers?|routines?)( [\w-]+){0,3} (call|calls|invoke|invokes|use|uses|change|changes|modify|modifies|mutate|mutates|write|writes|override|overrides|remove|removes|rewrite|rewrites|read|reads)\b/i,
     /\b(list|enumerate) (every|all|each)\b|\bevery place\b|\ball (the )?(places|callers|functions|methods)\b/i,
     /\b(who|what) calls\b|\bcallers? of\b|\bcalled (from|by)\b|\b(modif(y|ies)|mutates?|writes? to|changes?) (the )?(state|contents|session|cache|global)/i,
     /\b(architecture|design|coupling|cohesion|dependenc(y|ies)|hot ?spots?|god (function|class)|cycles?|circular|flaws?|code smells?|complexity|fan[- ]?(in|out))\b/i,

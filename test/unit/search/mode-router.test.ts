@@ -21,6 +21,12 @@ describe('mode routing heuristics', () => {
 
   it('takes "which functions call X" as analytical', () => {
     assert.equal(modeOf('Which functions call log_event?').mode, 'analytical');
+    assert.equal(modeOf('Which operators in the library call the merge engine directly?').mode, 'analytical');
+    assert.equal(modeOf('What code in the router changes req.url?').mode, 'analytical');
+  });
+
+  it('does not take "what <anything> changes" for a question about code that changes things', () => {
+    assert.equal(modeOf('How does the framework decide which address to report, and what setting changes that?').mode, 'conceptual');
   });
 
   it('takes a plain "how does it work" question as conceptual, with a scope it names', () => {
