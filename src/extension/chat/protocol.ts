@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ANSWER_MODES } from '../../engine/answer/model';
+import { ANSWER_MODES, type Answer, type Citation as CodeCitation } from '../../engine/answer/model';
 
 /**
  * The messages between the chat webview and the extension host. The host validates everything the
@@ -20,11 +20,8 @@ export const Attachment = z.object({
 });
 export type Attachment = z.infer<typeof Attachment>;
 
-export interface Citation {
-  readonly path: string;
-  readonly startLine: number;
-  readonly endLine: number;
-  readonly why: string;
+/** The engine's citation with the workspace folder it belongs to. */
+export interface Citation extends CodeCitation {
   /** The workspace folder (its URI) the path is relative to. */
   readonly folder: string;
 }
@@ -46,12 +43,9 @@ export interface AnswerDetails {
   readonly durationMs: number;
 }
 
-export interface ChatAnswer {
-  readonly answer: string;
-  readonly confidence: number;
+/** The engine's answer as the chat shows it: citations tied to their folder, details folded. */
+export interface ChatAnswer extends Pick<Answer, 'answer' | 'confidence' | 'followUps' | 'evidenceOnly'> {
   readonly citations: readonly Citation[];
-  readonly followUps: readonly string[];
-  readonly evidenceOnly: boolean;
   readonly notices: readonly string[];
   readonly sessionId: string | null;
   readonly details: AnswerDetails;
