@@ -23,7 +23,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSy
 import * as path from 'node:path';
 import { StaticModel } from '../src/engine/embed/static-model';
 import { extractDefinitions } from '../src/engine/index/extract';
-import type { ChunkLevel } from '../src/engine/index/model';
+import type { ChunkLevel } from '../src/engine/model';
 import { loadGrammar } from '../src/engine/lang/grammars';
 import { languageForPath } from '../src/engine/lang/registry';
 

@@ -1,6 +1,6 @@
 import type { IndexProgress, IndexSummary } from '../engine/index/indexer';
 import type { EmbeddingStatus } from '../engine/embed/embedder';
-import { stageHeading } from '../engine/index/progress-labels';
+import { stageHeading } from '../engine/model/progress';
 
 /** Everything the CLI prints goes through here: results to stdout, progress and notes to stderr. */
 export function out(line = ''): void {

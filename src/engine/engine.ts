@@ -8,7 +8,7 @@ import { StaticModel } from './embed/static-model';
 import { ParsePool } from './index/parse-pool';
 import { CodeGraph } from './graph/code-graph';
 import { Indexer, type IndexPlan, type IndexProgress, type IndexSummary } from './index/indexer';
-import { CHUNK_LEVELS, type ChunkLevel } from './index/model';
+import { CHUNK_LEVELS, type ChunkLevel } from './model';
 import { PathFilter, walkWorkspace, type SkipReason } from './index/walk';
 import { getLogger } from './log/logger';
 import { withTrace } from './log/trace';

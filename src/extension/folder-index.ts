@@ -4,7 +4,7 @@ import type { IndexStats } from '../engine/engine';
 import { DEFAULT_MODEL_REPO, parseModelSetting } from '../engine/embed/embedder';
 import type { EngineWorkerClient } from '../engine/host/client';
 import type { IndexProgress, IndexSummary } from '../engine/index/indexer';
-import { INDEX_STAGE_LABELS } from '../engine/index/progress-labels';
+import { INDEX_STAGE_LABELS } from '../engine/model/progress';
 import type { LlmWire } from '../engine/host/protocol';
 import { shortHash } from '../engine/util/hash';
 import { isInside } from '../engine/util/paths';

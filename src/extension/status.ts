@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import type { IndexStats } from '../engine/engine';
 import type { IndexProgress } from '../engine/index/indexer';
-import { INDEX_STAGE_LABELS, indexTotals } from '../engine/index/progress-labels';
+import { INDEX_STAGE_LABELS, indexTotals } from '../engine/model/progress';
 
 /** The status-bar item: what the index is doing, or what it holds. Clicking opens the log. */
 export class IndexStatus implements vscode.Disposable {

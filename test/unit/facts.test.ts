@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import type { Engine } from '../../src/engine/engine';
-import type { CodeFact } from '../../src/engine/index/model';
+import type { CodeFact } from '../../src/engine/model';
 import { unwrap } from '../../src/engine/util/result';
 import { openEngine, Scratch } from '../helpers/workspace';
 

@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import type { FileChunks } from '../../src/engine/index/chunks';
-import type { CodeFact, ImportBinding } from '../../src/engine/index/model';
+import type { CodeFact, ImportBinding } from '../../src/engine/model';
 import { loadGrammar } from '../../src/engine/lang/grammars';
 import { LANGUAGES, languageForPath } from '../../src/engine/lang/registry';
 import { unwrap } from '../../src/engine/util/result';

@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import * as path from 'node:path';
-import type { Chunk } from '../../src/engine/index/model';
+import type { Chunk } from '../../src/engine/model';
 import { Tables } from '../../src/engine/store/tables';
 import { Scratch } from '../helpers/workspace';
 

@@ -1,5 +1,5 @@
 import type { CodeGraph } from '../graph/code-graph';
-import type { CodeFact } from '../index/model';
+import type { CodeFact } from '../model';
 import type { SearchResult } from '../search/pipeline';
 import type { ChunkMeta } from '../store/tables';
 import type { Span } from '../search/spans';

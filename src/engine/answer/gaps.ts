@@ -1,4 +1,4 @@
-import type { CodeFact } from '../index/model';
+import type { CodeFact } from '../model';
 import { getLogger } from '../log/logger';
 import type { QueryMode } from '../search/mode-router';
 import { findDefinitions } from '../resolve/symbols';

@@ -1,4 +1,4 @@
-import type { CodeFact } from '../index/model';
+import type { CodeFact } from '../model';
 import { countTokens, linesNotShown, linesToKeep, numberedLines } from '../search/context';
 import { codeLines, type CodeLine } from '../search/evidence';
 import type { Attachment } from '../search/preprocess';

@@ -1,5 +1,4 @@
-import { MODULE_QUALIFIED_NAME } from '../index/chunks';
-import type { CallSite, CodeFact, ImportBinding } from '../index/model';
+import { MODULE_QUALIFIED_NAME, type CallSite, type CodeFact, type ImportBinding } from '../model';
 import { languageById } from '../lang/registry';
 import type { LanguageSpec } from '../lang/spec';
 import { ModuleMap } from './modules';

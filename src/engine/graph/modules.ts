@@ -1,6 +1,6 @@
 import { languageById } from '../lang/registry';
 import type { ModuleSystem } from '../lang/spec';
-import type { LanguageId } from '../index/model';
+import type { LanguageId } from '../model';
 import { parentDir } from '../util/paths';
 
 /**

@@ -1,6 +1,7 @@
 import { parentDir } from '../util/paths';
 import type { Definition, Extraction } from './extract';
 import {
+  MODULE_QUALIFIED_NAME,
   SUMMARIZE_MIN_LINES,
   type Chunk,
   type CodeFact,
@@ -8,7 +9,7 @@ import {
   type ParsedFile,
   type Segment,
   type SymbolFacts,
-} from './model';
+} from '../model';
 
 /**
  * Builds the file, class and function chunks of one file from its extraction. Chunks follow
@@ -199,9 +200,6 @@ function segmentText(lines: readonly string[], segments: readonly Segment[]): st
   }
   return out.join('\n');
 }
-
-/** The fact of kind 'module' that carries a file's module-level calls, imports and docstring. */
-export const MODULE_QUALIFIED_NAME = '<module>';
 
 function moduleFact(path: string, language: LanguageId, extraction: Extraction, fileId: string, used: Set<string>): CodeFact {
   const scope = extraction.moduleScope;

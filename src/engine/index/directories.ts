@@ -2,7 +2,7 @@ import type { CodeGraph } from '../graph/code-graph';
 import { languageById } from '../lang/registry';
 import { baseName, parentDir } from '../util/paths';
 import { chunkId } from './chunks';
-import { MAX_DIRECTORY_FILES, MIN_DIRECTORY_FILES, type Chunk, type LanguageId } from './model';
+import { MAX_DIRECTORY_FILES, MIN_DIRECTORY_FILES, type Chunk, type LanguageId } from '../model';
 
 /**
  * Directory chunks: synthetic summaries of folders, built from the facts of their files. A folder

@@ -1,7 +1,7 @@
 import type { Node, QueryCapture, Tree } from 'web-tree-sitter';
 import type { LoadedGrammar } from '../lang/grammars';
 import { commentText, truncate, type LanguageSpec } from '../lang/spec';
-import type { CallSite, ImportBinding, ParseAnomaly, SymbolFacts, SymbolKind } from './model';
+import type { CallSite, ImportBinding, ParseAnomaly, SymbolFacts, SymbolKind } from '../model';
 
 /**
  * Turns one parsed file into definitions with their facts. A single query pass finds definitions,

@@ -7,7 +7,7 @@ import { describeError } from '../util/result';
 import { countTerms, indexTerms } from '../text/tokenize';
 import { buildFileChunks } from './chunks';
 import { extractDefinitions } from './extract';
-import type { Chunk, CodeFact, LanguageId, ParseAnomaly } from './model';
+import type { Chunk, CodeFact, LanguageId, ParseAnomaly } from '../model';
 import { readSourceFile } from './read';
 import type { SkipReason } from './walk';
 

@@ -10,7 +10,7 @@ import { fail, ok, type Result } from '../util/result';
 import { ancestors, parentDir } from '../util/paths';
 import { buildDirectoryChunk, directoryChunkId, planDirectoryUnits, type DirectoryUnit } from './directories';
 import { lexicalTerms, type FileOutcome, type FileTask } from './file-task';
-import type { Chunk, ChunkLevel, CodeFact, LanguageId } from './model';
+import type { Chunk, ChunkLevel, CodeFact, IndexStage, LanguageId } from '../model';
 import type { ParsePool } from './parse-pool';
 import type { Summarizer } from './summaries';
 import type { SkipReason } from './walk';
@@ -21,7 +21,6 @@ import type { SkipReason } from './walk';
  * and `calledBy` where affected, embed, and commit the manifest. Any set of changes, from one
  * saved file to a branch switch touching thousands, is one run.
  */
-export type IndexStage = 'walk' | 'parse' | 'summarize' | 'facts' | 'embed' | 'write';
 
 export interface IndexProgress {
   readonly stage: IndexStage;

@@ -6,7 +6,7 @@ import type { LlmClient } from '../llm/client';
 import { getLogger } from '../log/logger';
 import { writeFileAtomic } from '../util/atomic-file';
 import { describeError } from '../util/result';
-import type { Chunk } from './model';
+import type { Chunk } from '../model';
 
 /**
  * Summaries of long functions (the seed's FunctionSummary), written when a model is configured:

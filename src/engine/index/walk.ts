@@ -6,7 +6,7 @@ import { languageForPath } from '../lang/registry';
 import { elapsedMs, getLogger } from '../log/logger';
 import { fail, ok, describeError, type Result } from '../util/result';
 import { isInside, toPosix } from '../util/paths';
-import type { LanguageId } from './model';
+import type { LanguageId } from '../model';
 
 /**
  * Finds the files to index under a folder: `git ls-files` in a git work tree (exact git ignore

@@ -1,5 +1,5 @@
 import type { Node } from 'web-tree-sitter';
-import type { ImportBinding } from '../index/model';
+import type { ImportBinding } from '../model';
 import { headerBefore, leadingFileComment, type LanguageSpec } from './spec';
 
 /**

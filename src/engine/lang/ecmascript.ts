@@ -1,5 +1,5 @@
 import type { Node } from 'web-tree-sitter';
-import type { ImportBinding, LanguageId } from '../index/model';
+import type { ImportBinding, LanguageId } from '../model';
 import { headerBefore, leadingFileComment, type LanguageSpec } from './spec';
 
 /** JavaScript, TypeScript and TSX share one query; TypeScript adds its declaration forms. */

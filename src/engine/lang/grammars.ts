@@ -49,5 +49,3 @@ export function loadGrammar(spec: LanguageSpec): Promise<LoadedGrammar> {
   return loaded;
 }
 
-/** Version string stored in the manifest: a change of grammar or extractor invalidates parsed files. */
-export const PARSER_VERSION = 'web-tree-sitter@0.27.1;tree-sitter-wasm@0.3.1;extract@2';

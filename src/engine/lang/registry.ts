@@ -1,4 +1,4 @@
-import type { LanguageId } from '../index/model';
+import type { LanguageId } from '../model';
 import { cpp } from './cpp';
 import { csharp } from './csharp';
 import { javascript, tsx, typescript } from './ecmascript';

@@ -1,5 +1,5 @@
 import type { Node } from 'web-tree-sitter';
-import type { ImportBinding, LanguageId, SymbolKind } from '../index/model';
+import type { ImportBinding, LanguageId, SymbolKind } from '../model';
 
 /**
  * What the generic extractor needs to know about one language. Most of it is a tree-sitter query

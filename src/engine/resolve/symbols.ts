@@ -1,6 +1,5 @@
 import type { CodeGraph, ResolvedCall } from '../graph/code-graph';
-import { MODULE_QUALIFIED_NAME } from '../index/chunks';
-import type { CodeFact, SymbolKind } from '../index/model';
+import { MODULE_QUALIFIED_NAME, type CodeFact, type SymbolKind } from '../model';
 import { languageById } from '../lang/registry';
 import { fail, ok, type Result } from '../util/result';
 

@@ -1,4 +1,4 @@
-import type { ChunkLevel } from '../index/model';
+import type { ChunkLevel } from '../model';
 import type { LexicalIndex } from '../store/lexical';
 
 /**

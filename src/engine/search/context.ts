@@ -1,5 +1,5 @@
 import type { Tiktoken } from 'js-tiktoken/lite';
-import type { ChunkLevel } from '../index/model';
+import type { ChunkLevel } from '../model';
 import { getLogger } from '../log/logger';
 import type { ChunkMeta } from '../store/tables';
 import type { ChunkTexts } from './chunk-texts';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ChunkLevel } from '../index/model';
+import type { ChunkLevel } from '../model';
 import { elapsedMs, getLogger } from '../log/logger';
 import type { LexicalIndex } from '../store/lexical';
 import { describeError, fail, ok, type Result } from '../util/result';

@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
 import type { Embedder } from '../embed/embedder';
-import { CHUNK_LEVELS, type ChunkLevel } from '../index/model';
+import { CHUNK_LEVELS, type ChunkLevel } from '../model';
 import type { LlmClient } from '../llm/client';
 import { elapsedMs, getLogger } from '../log/logger';
 import { describeError } from '../util/result';

@@ -1,4 +1,4 @@
-import { CHUNK_LEVELS, type ChunkLevel } from '../index/model';
+import { CHUNK_LEVELS, type ChunkLevel } from '../model';
 import type { LlmClient } from '../llm/client';
 import { elapsedMs, getLogger } from '../log/logger';
 import { withTrace } from '../log/trace';

@@ -1,6 +1,6 @@
 import type { Embedder } from '../embed/embedder';
 import type { CodeGraph } from '../graph/code-graph';
-import type { ChunkLevel, CodeFact } from '../index/model';
+import type { ChunkLevel, CodeFact } from '../model';
 import { getLogger } from '../log/logger';
 import type { LexicalIndex } from '../store/lexical';
 import type { ChunkMeta, Tables } from '../store/tables';

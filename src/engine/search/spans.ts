@@ -1,5 +1,5 @@
 import type { QuotedMessage } from './retrievers';
-import type { ChunkLevel } from '../index/model';
+import type { ChunkLevel } from '../model';
 
 /** One place in the code a result points at: what the model is shown and what a citation opens. */
 export interface Span {

@@ -1,5 +1,5 @@
 import type { CodeGraph } from '../graph/code-graph';
-import type { CallSite, CodeFact } from '../index/model';
+import type { CallSite, CodeFact } from '../model';
 import type { ChunkMeta } from '../store/tables';
 import { assignmentLine, codeLines } from './evidence';
 import { getLogger } from '../log/logger';

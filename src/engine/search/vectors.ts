@@ -1,4 +1,4 @@
-import type { ChunkLevel } from '../index/model';
+import type { ChunkLevel } from '../model';
 import { getLogger } from '../log/logger';
 import type { ChunkMeta, Tables } from '../store/tables';
 import { ancestors } from '../util/paths';

@@ -2,7 +2,7 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import FlexSearch from 'flexsearch';
 import { z } from 'zod';
-import { CHUNK_LEVELS, type ChunkLevel } from '../index/model';
+import { CHUNK_LEVELS, type ChunkLevel } from '../model';
 import { writeFileAtomic } from '../util/atomic-file';
 
 /**

@@ -1,9 +1,8 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
-import { PARSER_VERSION } from '../lang/grammars';
 import { elapsedMs, getLogger } from '../log/logger';
-import type { Chunk, CodeFact } from '../index/model';
+import { PARSER_VERSION, type Chunk, type CodeFact } from '../model';
 import { writeFileAtomic } from '../util/atomic-file';
 import type { Disposable } from '../util/event';
 import { describeError, fail, ok, type Result } from '../util/result';

@@ -16,7 +16,7 @@ import {
   vectorFromArray,
   type DataType,
 } from 'apache-arrow';
-import type { Chunk, ChunkLevel, CodeFact, LanguageId, SymbolKind } from '../index/model';
+import type { Chunk, ChunkLevel, CodeFact, LanguageId, SymbolKind } from '../model';
 
 /**
  * The LanceDB side of the store: a `chunks` table (metadata, text and, when a model is loaded,

@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
 import { describeStep, type Answer } from '../../engine/answer/model';
-import { indexTotals, stageHeading } from '../../engine/index/progress-labels';
+import { indexTotals, stageHeading } from '../../engine/model/progress';
 import { confineToRoot, relativePath } from '../../engine/util/paths';
 import { describeError } from '../../engine/util/result';
 import { readConfig } from '../config';

@@ -147,3 +147,12 @@ export interface ParsedFile {
 export const SUMMARIZE_MIN_LINES = 150;
 export const MIN_DIRECTORY_FILES = 3;
 export const MAX_DIRECTORY_FILES = 20;
+
+/** The fact of kind 'module' that carries a file's module-level calls, imports and docstring. */
+export const MODULE_QUALIFIED_NAME = '<module>';
+
+/** Version string stored in the manifest: a change of grammar or extractor invalidates parsed files. */
+export const PARSER_VERSION = 'web-tree-sitter@0.27.1;tree-sitter-wasm@0.3.1;extract@2';
+
+/** The stages of one indexing run, in order. */
+export type IndexStage = 'walk' | 'parse' | 'summarize' | 'facts' | 'embed' | 'write';

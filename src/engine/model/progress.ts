@@ -1,5 +1,4 @@
-import type { IndexStats } from '../engine';
-import type { IndexStage } from './indexer';
+import type { ChunkLevel, IndexStage } from './index';
 
 /**
  * What each indexing stage is doing, in the words every front end shows (the CLI's progress bar,
@@ -28,7 +27,9 @@ export interface IndexTotals {
 }
 
 /** What the indexes of every open folder hold together. */
-export function indexTotals(stats: readonly IndexStats[]): IndexTotals {
+export function indexTotals(
+  stats: readonly { readonly files: number; readonly chunks: Readonly<Record<ChunkLevel, number>>; readonly facts: number }[],
+): IndexTotals {
   let [files, chunks, facts] = [0, 0, 0];
   for (const entry of stats) {
     files += entry.files;
