@@ -21,6 +21,7 @@ import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
+import ts from 'typescript';
 import { StaticModel } from '../src/engine/embed/static-model';
 import { extractDefinitions } from '../src/engine/index/extract';
 import type { ChunkLevel } from '../src/engine/model';
@@ -69,7 +70,7 @@ async function main(): Promise<void> {
     about: 'Phrase bank for the embedding layer of level routing; built by scripts/build-query-bank.ts (see its header).',
     model: 'potion-base-2M',
     dimensions: model.dimensions,
-    sources: [...SOURCES.map((source) => `${source.package}=${source.version}`), `typescript@${require('typescript/package.json').version} lib.*.d.ts`, 'data/query-phrases.json'],
+    sources: [...SOURCES.map((source) => `${source.package}=${source.version}`), `typescript@${ts.version} lib.*.d.ts`, 'data/query-phrases.json'],
     entries: kept.map((entry) => ({ level: entry.level, phrase: entry.phrase, vector: Buffer.from(entry.vector.buffer, entry.vector.byteOffset, entry.vector.byteLength).toString('base64') })),
   };
   writeFileSync(path.resolve('data', 'query-bank.json'), `${JSON.stringify(bank)}\n`);

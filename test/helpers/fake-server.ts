@@ -12,6 +12,7 @@ export type Reply =
 interface RecordedRequest {
   readonly path: string;
   readonly headers: IncomingMessage['headers'];
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a request body is whatever JSON the client sent
   readonly body: any;
 }
 

@@ -63,7 +63,7 @@ describe('code-oracle CLI', () => {
     const plain = run('search', root, "why do I get 'attempt to write a readonly database'?");
     assert.equal(plain.code, 0, plain.stderr);
     assert.match(plain.stdout, /^diagnostic question · levels .* · (relevant|partial|irrelevant) \([\d.]+\)/m);
-    assert.match(plain.stdout, /^ 1\. shop\/db\.py:20-26  function Database\.connect: .*holds the message "attempt to write a readonly database"/m);
+    assert.match(plain.stdout, /^ 1\. shop\/db\.py:20-26 {2}function Database\.connect: .*holds the message "attempt to write a readonly database"/m);
     const asJson = JSON.parse(run('search', root, 'which functions call log_event?', '--json').stdout);
     assert.equal(asJson.metadata.queryMode, 'analytical');
     assert.ok(asJson.spans.every((span: Record<string, unknown>) => typeof span.path === 'string' && typeof span.startLine === 'number' && typeof span.why === 'string' && !('chunkId' in span)));
@@ -83,7 +83,7 @@ describe('code-oracle CLI', () => {
     const { code, stdout } = run('ask', root, "why do I get 'attempt to write a readonly database'?");
     assert.equal(code, 0);
     assert.match(stdout, /^\*No language model is configured, so this is the evidence Code Oracle found, not a written answer\.\*$/m);
-    assert.match(stdout, /^Sources:\n  1\. shop\/db\.py:20-26  function Database\.connect/m);
+    assert.match(stdout, /^Sources:\n {2}1\. shop\/db\.py:20-26 {2}function Database\.connect/m);
     assert.match(stdout, /^fast mode · no model · confidence [\d.]+$/m);
   });
 
@@ -109,7 +109,7 @@ describe('code-oracle CLI', () => {
     try {
       const streamed = await ask();
       assert.equal(streamed.code, 0, streamed.stderr);
-      assert.match(streamed.stdout, /^Database\.connect raises DatabaseError when the file is read-only\.\n\nSources:\n  1\. shop\/db\.py:22-24  the raise\n\n/m);
+      assert.match(streamed.stdout, /^Database\.connect raises DatabaseError when the file is read-only\.\n\nSources:\n {2}1\. shop\/db\.py:22-24 {2}the raise\n\n/m);
       assert.match(streamed.stdout, /fast mode · openai-compatible qwen2\.5-coder:7b · confidence 0\.65 · 1 citation outside the evidence dropped/);
       assert.equal(server.requests[0]!.body.model, 'qwen2.5-coder:7b');
       assert.equal(server.requests[0]!.body.stream, true);

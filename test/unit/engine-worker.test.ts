@@ -147,7 +147,7 @@ describe('engine worker', function () {
     ]);
     const traced = await client.tool(root, 'trace_callers', { symbol_name: 'reset_connections', depth: 2 });
     assert.ok(traced.ok);
-    assert.match(traced.value, /^reset_connections \(shop\/db\.py:36\)\n  ← OrderService\.regenerate \(calls at shop\/service\.py:28\)/);
+    assert.match(traced.value, /^reset_connections \(shop\/db\.py:36\)\n {2}← OrderService\.regenerate \(calls at shop\/service\.py:28\)/);
     const bad = await client.tool(root, 'resolve_symbol', { symbol_name: 'x' });
     assert.ok(!bad.ok && /Invalid input for resolve_symbol/.test(bad.error.message));
   });

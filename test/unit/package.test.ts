@@ -8,7 +8,8 @@ const ROOT = path.resolve(__dirname, '..', '..');
 const HOST = `${process.platform}-${process.arch}`;
 
 describe('npm run package', () => {
-  let pkg: any; // a plain .mjs script, without types
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a plain .mjs script, without types
+  let pkg: any;
   before(async () => {
     pkg = await import(pathToFileURL(path.join(ROOT, 'scripts', 'package.mjs')).href);
   });

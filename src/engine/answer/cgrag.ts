@@ -59,7 +59,7 @@ export async function runCgrag(input: CgragInput): Promise<Result<CgragOutcome>>
   let spent = 0;
   let stoppedBecause: CgragReport['stoppedBecause'] = 'max_passes';
   let written: Written<GapAnswer> | null = null;
-  let pass = 0;
+  let pass: number;
   for (pass = 1; pass <= MAX_PASSES; pass++) {
     const evidence = [...fromSearch, ...added];
     const notes = [...(input.extra?.notes ?? []), ...[...session.notFound.values()].map((gap) => `Could not be found in this codebase: ${gap}`)];

@@ -55,7 +55,7 @@ async function importTransformers(): Promise<typeof import('@huggingface/transfo
     return await import('@huggingface/transformers');
   } catch (cause) {
     if ((cause as NodeJS.ErrnoException).code !== 'MODULE_NOT_FOUND' && (cause as NodeJS.ErrnoException).code !== 'ERR_MODULE_NOT_FOUND') throw cause;
-    throw new Error('transformer embedding models need transformers.js and ONNX Runtime, which this build of Code Oracle leaves out; use a Model2Vec model (the default) or the command-line tool installed from npm');
+    throw new Error('transformer embedding models need transformers.js and ONNX Runtime, which this build of Code Oracle leaves out; use a Model2Vec model (the default) or the command-line tool installed from npm', { cause });
   }
 }
 

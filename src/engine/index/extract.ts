@@ -478,7 +478,7 @@ function exceptionName(text: string): string {
 
 function receiverText(text: string): string {
   const collapsed = text.replace(/\s+/g, '');
-  if (collapsed.length > MAX_RECEIVER_LENGTH || /[()\[\]{}"'`]/.test(collapsed.replace(/^super\(\)/, ''))) {
+  if (collapsed.length > MAX_RECEIVER_LENGTH || /[()[\]{}"'`]/.test(collapsed.replace(/^super\(\)/, ''))) {
     return collapsed === 'super()' ? collapsed : '<expr>';
   }
   return collapsed;

@@ -1,6 +1,7 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import FlexSearch from 'flexsearch';
+import type { Index as FlexSearchIndex } from 'flexsearch';
 import { z } from 'zod';
 import { CHUNK_LEVELS, type ChunkLevel } from '../model';
 import { writeFileAtomic } from '../util/atomic-file';
@@ -45,7 +46,8 @@ interface DocRecord {
   readonly nameTermIds: Uint32Array;
 }
 
-type FlexIndex = InstanceType<typeof FlexSearch.Index>;
+/** A synchronous index (no worker): `add` returns the index, not a promise. */
+type FlexIndex = FlexSearchIndex<false>;
 
 const SNAPSHOT_VERSION = 2;
 const LEVEL_INDEX = new Map(CHUNK_LEVELS.map((level, index) => [level, index]));

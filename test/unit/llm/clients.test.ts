@@ -15,6 +15,7 @@ const READ_FILE: ToolSpec = { name: 'read_file', description: 'Reads a file of t
 const FAST_BACKOFF = { baseDelayMs: 1, maxDelayMs: 150 };
 const QUESTION = { system: 'You answer questions about code.', prompt: 'What does main() do?', schema: Answer, schemaName: 'Answer' };
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a request body is whatever JSON the client sent
 function lastUserText(body: any): string {
   const last = body.messages.at(-1);
   return typeof last.content === 'string' ? last.content : JSON.stringify(last.content);
