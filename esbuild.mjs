@@ -11,8 +11,28 @@ const watch = process.argv.includes('--watch');
 const production = process.argv.includes('--production');
 const dist = path.resolve('dist');
 
-const GRAMMARS = ['python', 'javascript', 'typescript', 'tsx', 'go', 'java', 'rust', 'c-sharp', 'cpp', 'ruby', 'php'];
-const EXTERNAL = ['vscode', '@lancedb/lancedb', 'apache-arrow', 'onnxruntime-node', 'sharp', '@huggingface/transformers', 'tsx'];
+const GRAMMARS = [
+  'python',
+  'javascript',
+  'typescript',
+  'tsx',
+  'go',
+  'java',
+  'rust',
+  'c-sharp',
+  'cpp',
+  'ruby',
+  'php',
+];
+const EXTERNAL = [
+  'vscode',
+  '@lancedb/lancedb',
+  'apache-arrow',
+  'onnxruntime-node',
+  'sharp',
+  '@huggingface/transformers',
+  'tsx',
+];
 
 const entries = [
   { in: 'src/extension/extension.ts', out: 'extension' },
@@ -26,14 +46,26 @@ function copyAssets() {
   mkdirSync(path.join(dist, 'data'), { recursive: true });
   copyFileSync(path.resolve('data', 'query-bank.json'), path.join(dist, 'data', 'query-bank.json'));
   mkdirSync(path.join(dist, 'grammars'), { recursive: true });
-  copyFileSync(require.resolve('web-tree-sitter/web-tree-sitter.wasm'), path.join(dist, 'web-tree-sitter.wasm'));
-  const grammarDir = path.join(path.dirname(require.resolve('@vscode/tree-sitter-wasm/package.json')), 'wasm');
+  copyFileSync(
+    require.resolve('web-tree-sitter/web-tree-sitter.wasm'),
+    path.join(dist, 'web-tree-sitter.wasm'),
+  );
+  const grammarDir = path.join(
+    path.dirname(require.resolve('@vscode/tree-sitter-wasm/package.json')),
+    'wasm',
+  );
   for (const grammar of GRAMMARS) {
-    copyFileSync(path.join(grammarDir, `tree-sitter-${grammar}.wasm`), path.join(dist, 'grammars', `tree-sitter-${grammar}.wasm`));
+    copyFileSync(
+      path.join(grammarDir, `tree-sitter-${grammar}.wasm`),
+      path.join(dist, 'grammars', `tree-sitter-${grammar}.wasm`),
+    );
   }
   // Mermaid is large: the chat loads it only when an answer holds a diagram.
   mkdirSync(path.join(dist, 'webview'), { recursive: true });
-  copyFileSync(require.resolve('mermaid/dist/mermaid.min.js'), path.join(dist, 'webview', 'mermaid.min.js'));
+  copyFileSync(
+    require.resolve('mermaid/dist/mermaid.min.js'),
+    path.join(dist, 'webview', 'mermaid.min.js'),
+  );
 }
 
 const common = {

@@ -6,7 +6,14 @@
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { availableParallelism } from 'node:os';
 import * as path from 'node:path';
 import { Engine } from '../src/engine/engine';
@@ -47,8 +54,12 @@ interface IndexResult {
 }
 
 const CACHE = path.resolve('.cache');
-const EVAL_DIR = path.resolve(process.env.CODE_ORACLE_EVAL_DIR ?? path.join('..', 'shared', 'eval'));
-const MODEL = path.resolve(process.env.CODE_ORACLE_BENCH_MODEL ?? path.join('..', 'shared', 'models', 'potion-base-2M'));
+const EVAL_DIR = path.resolve(
+  process.env.CODE_ORACLE_EVAL_DIR ?? path.join('..', 'shared', 'eval'),
+);
+const MODEL = path.resolve(
+  process.env.CODE_ORACLE_BENCH_MODEL ?? path.join('..', 'shared', 'models', 'potion-base-2M'),
+);
 const SAVES = 7;
 const SAVE_QUESTION = 'where are errors reported to the caller';
 
@@ -67,21 +78,55 @@ async function main(): Promise<void> {
     if (corpus.id === 'rxjs') search = await benchSearch(corpus.id, root);
   }
   if (search) console.table([search]);
-  console.table(results.map(({ corpus, files, lines, parseSeconds, coldIndexSeconds, coldOverParse, savedFileMs, searchAfterSaveMs, warmSearchMs }) => ({ corpus, files, lines, parseSeconds, coldIndexSeconds, coldOverParse, savedFileMs, searchAfterSaveMs, warmSearchMs })));
+  console.table(
+    results.map(
+      ({
+        corpus,
+        files,
+        lines,
+        parseSeconds,
+        coldIndexSeconds,
+        coldOverParse,
+        savedFileMs,
+        searchAfterSaveMs,
+        warmSearchMs,
+      }) => ({
+        corpus,
+        files,
+        lines,
+        parseSeconds,
+        coldIndexSeconds,
+        coldOverParse,
+        savedFileMs,
+        searchAfterSaveMs,
+        warmSearchMs,
+      }),
+    ),
+  );
   const file = path.resolve('bench', 'results', 'latest.json');
-  const previous = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>) : {};
-  writeFileSync(file, `${JSON.stringify({ ...previous, index: results, ...(search ? { search } : {}), measuredAt: new Date().toISOString(), machine: { cores: availableParallelism(), node: process.version } }, null, 2)}\n`);
+  const previous = existsSync(file)
+    ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>)
+    : {};
+  writeFileSync(
+    file,
+    `${JSON.stringify({ ...previous, index: results, ...(search ? { search } : {}), measuredAt: new Date().toISOString(), machine: { cores: availableParallelism(), node: process.version } }, null, 2)}\n`,
+  );
   process.stderr.write(`bench: written to ${path.relative(process.cwd(), file)}\n`);
 }
 
 async function benchIndex(id: string, root: string): Promise<IndexResult> {
   const walked = unwrap(await walkWorkspace({ root, maxFileBytes: 1024 * 1024 }));
-  const sources = walked.candidates.map((candidate) => ({ ...candidate, source: readFileSync(path.join(root, candidate.path), 'utf8') }));
+  const sources = walked.candidates.map((candidate) => ({
+    ...candidate,
+    source: readFileSync(path.join(root, candidate.path), 'utf8'),
+  }));
   const lines = sources.reduce((sum, file) => sum + countLines(file.source), 0);
 
   // The floor: parsing every file once, on one thread, with the grammars already loaded.
   const grammars = new Map<string, Awaited<ReturnType<typeof loadGrammar>>>();
-  for (const file of sources) if (!grammars.has(file.language)) grammars.set(file.language, await loadGrammar(languageById(file.language)));
+  for (const file of sources)
+    if (!grammars.has(file.language))
+      grammars.set(file.language, await loadGrammar(languageById(file.language)));
   const parseStarted = performance.now();
   for (const file of sources) grammars.get(file.language)!.parser.parse(file.source)!.delete();
   const parseSeconds = (performance.now() - parseStarted) / 1000;
@@ -89,7 +134,9 @@ async function benchIndex(id: string, root: string): Promise<IndexResult> {
   const storeDir = path.join(CACHE, 'bench-stores', id);
   rmSync(storeDir, { recursive: true, force: true });
   const startupStarted = performance.now();
-  const engine = unwrap(await Engine.open({ root, storeDir, model: { kind: 'directory', path: MODEL } }));
+  const engine = unwrap(
+    await Engine.open({ root, storeDir, model: { kind: 'directory', path: MODEL } }),
+  );
   try {
     await engine.warmUp();
     const startupSeconds = (performance.now() - startupStarted) / 1000;
@@ -99,10 +146,18 @@ async function benchIndex(id: string, root: string): Promise<IndexResult> {
     const summary = unwrap(await engine.index());
     const coldIndexSeconds = (performance.now() - indexStarted) / 1000;
     listening.dispose();
-    const breakdown = Object.fromEntries(stages.named('index_stage_completed').map((event) => [event.stage, round((event.duration_ms as number) / 1000, 2)]));
+    const breakdown = Object.fromEntries(
+      stages
+        .named('index_stage_completed')
+        .map((event) => [event.stage, round((event.duration_ms as number) / 1000, 2)]),
+    );
     process.stderr.write(`bench: ${id} cold index stages (s): ${JSON.stringify(breakdown)}\n`);
 
-    const saved = sources.reduce((best, file) => (Math.abs(countLines(file.source) - 1000) < Math.abs(countLines(best.source) - 1000) ? file : best));
+    const saved = sources.reduce((best, file) =>
+      Math.abs(countLines(file.source) - 1000) < Math.abs(countLines(best.source) - 1000)
+        ? file
+        : best,
+    );
     const comment = saved.language === 'python' || saved.language === 'ruby' ? '#' : '//';
     const timings: number[] = [];
     const searchesAfterSave: number[] = [];
@@ -130,8 +185,14 @@ async function benchIndex(id: string, root: string): Promise<IndexResult> {
       warmSearches.push(await timeSearch());
     }
     const saveBreakdown: Record<string, number> = {};
-    for (const event of saveStages.named('index_stage_completed')) saveBreakdown[event.stage as string] = round((saveBreakdown[event.stage as string] ?? 0) + (event.duration_ms as number) / SAVES, 1);
-    process.stderr.write(`bench: ${id} saved-file stages (ms, mean): ${JSON.stringify(saveBreakdown)}\n`);
+    for (const event of saveStages.named('index_stage_completed'))
+      saveBreakdown[event.stage as string] = round(
+        (saveBreakdown[event.stage as string] ?? 0) + (event.duration_ms as number) / SAVES,
+        1,
+      );
+    process.stderr.write(
+      `bench: ${id} saved-file stages (ms, mean): ${JSON.stringify(saveBreakdown)}\n`,
+    );
     writeFileSync(path.join(root, saved.path), saved.source);
     unwrap(await engine.updateFiles([saved.path]));
     timings.sort((a, b) => a - b);
@@ -168,7 +229,13 @@ async function benchSearch(id: string, root: string): Promise<SearchResultTimes>
     .split('\n')
     .filter((line) => line.trim())
     .map((line) => (JSON.parse(line) as { question: string }).question);
-  const engine = unwrap(await Engine.open({ root, storeDir: path.join(CACHE, 'bench-stores', id), model: { kind: 'directory', path: MODEL } }));
+  const engine = unwrap(
+    await Engine.open({
+      root,
+      storeDir: path.join(CACHE, 'bench-stores', id),
+      model: { kind: 'directory', path: MODEL },
+    }),
+  );
   try {
     unwrap(await engine.index());
     for (const question of questions) unwrap(await engine.search({ query: question }));
@@ -203,21 +270,46 @@ function percentile(values: readonly number[], share: number): number {
 
 function evalCorpus(id: string): string {
   execFileSync(process.execPath, [path.resolve('scripts', 'corpora.mjs')], { stdio: 'inherit' });
-  const corpus = (JSON.parse(readFileSync(path.join(EVAL_DIR, 'corpora.json'), 'utf8')).corpora as { id: string; extract_dir: string; index_subfolder: string }[]).find((c) => c.id === id)!;
+  const corpus = (
+    JSON.parse(readFileSync(path.join(EVAL_DIR, 'corpora.json'), 'utf8')).corpora as {
+      id: string;
+      extract_dir: string;
+      index_subfolder: string;
+    }[]
+  ).find((c) => c.id === id)!;
   return path.join(CACHE, 'corpora', corpus.extract_dir, corpus.index_subfolder);
 }
 
 /** Fetches a pinned Debian package once (checking its hash) and returns the folder to index. */
 function benchCorpus(id: string): string {
-  const corpus = (JSON.parse(readFileSync(path.resolve('bench', 'corpora.json'), 'utf8')).corpora as { id: string; package: string; version: string; archive: string; archive_sha256: string; extract_dir: string; index_subfolder: string }[]).find((c) => c.id === id)!;
+  const corpus = (
+    JSON.parse(readFileSync(path.resolve('bench', 'corpora.json'), 'utf8')).corpora as {
+      id: string;
+      package: string;
+      version: string;
+      archive: string;
+      archive_sha256: string;
+      extract_dir: string;
+      index_subfolder: string;
+    }[]
+  ).find((c) => c.id === id)!;
   const base = path.join(CACHE, 'bench');
   const root = path.join(base, corpus.extract_dir, corpus.index_subfolder);
   if (existsSync(root)) return root;
   mkdirSync(base, { recursive: true });
-  execFileSync('apt-get', ['download', `${corpus.package}=${corpus.version}`], { cwd: base, stdio: 'inherit' });
-  const hash = createHash('sha256').update(readFileSync(path.join(base, corpus.archive))).digest('hex');
-  if (hash !== corpus.archive_sha256) throw new Error(`${corpus.archive}: sha256 ${hash}, expected ${corpus.archive_sha256}`);
-  execFileSync('dpkg-deb', ['-x', corpus.archive, corpus.extract_dir], { cwd: base, stdio: 'inherit' });
+  execFileSync('apt-get', ['download', `${corpus.package}=${corpus.version}`], {
+    cwd: base,
+    stdio: 'inherit',
+  });
+  const hash = createHash('sha256')
+    .update(readFileSync(path.join(base, corpus.archive)))
+    .digest('hex');
+  if (hash !== corpus.archive_sha256)
+    throw new Error(`${corpus.archive}: sha256 ${hash}, expected ${corpus.archive_sha256}`);
+  execFileSync('dpkg-deb', ['-x', corpus.archive, corpus.extract_dir], {
+    cwd: base,
+    stdio: 'inherit',
+  });
   return root;
 }
 

@@ -15,7 +15,18 @@
 //      indexes a fixture. A VSIX that fails these checks is deleted.
 // Any failure ends with one line saying what is wrong and exit code 1.
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { builtinModules } from 'node:module';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -43,7 +54,16 @@ const EXTENSION_FILES = ['media', 'syntaxes', 'LICENSE', 'README.md', 'CHANGELOG
 const LICENCE = /^(licen[cs]e|notice|copying)/i;
 /** Never loaded at run time: source maps, TypeScript sources and declarations, docs, sources of native builds. */
 const NOT_LOADED = /\.(map|[cm]?ts|md|markdown|cc|h|gyp)$/i;
-const NOT_LOADED_DIRS = new Set(['node_modules', 'test', 'tests', '__tests__', 'docs', 'example', 'examples', '.github']);
+const NOT_LOADED_DIRS = new Set([
+  'node_modules',
+  'test',
+  'tests',
+  '__tests__',
+  'docs',
+  'example',
+  'examples',
+  '.github',
+]);
 
 /** Packages that ship far more than Node loads from them: which of their files to keep. */
 const PACKAGE_FILES = {
@@ -58,7 +78,10 @@ const PACKAGE_FILES = {
   'onnxruntime-node': (file, target) => {
     const binary = /^bin\/napi-v\d+\/([^/]+)\/([^/]+)\/(.+)$/.exec(file);
     if (!binary) return true;
-    return `${binary[1]}-${binary[2]}` === target && !/^libonnxruntime\.\d+\.\d+\.\d+\.dylib$/.test(binary[3]);
+    return (
+      `${binary[1]}-${binary[2]}` === target &&
+      !/^libonnxruntime\.\d+\.\d+\.\d+\.dylib$/.test(binary[3])
+    );
   },
 };
 
@@ -77,21 +100,35 @@ export function parseTarget(args) {
   let target = hostTarget();
   for (let i = 0; i < args.length; i++) {
     const [flag, inline] = args[i].split(/=(.*)/s);
-    if (flag !== '--target') throw new Failure(`unknown argument ${args[i]}: usage: npm run package [-- --target <target>]`);
+    if (flag !== '--target')
+      throw new Failure(
+        `unknown argument ${args[i]}: usage: npm run package [-- --target <target>]`,
+      );
     target = inline ?? args[++i];
   }
-  if (!TARGETS[target]) throw new Failure(`no VS Code target "${target ?? ''}": pass --target with one of ${Object.keys(TARGETS).join(', ')}`);
+  if (!TARGETS[target])
+    throw new Failure(
+      `no VS Code target "${target ?? ''}": pass --target with one of ${Object.keys(TARGETS).join(', ')}`,
+    );
   return target;
 }
 
 /** Runs a Node script, its output shown; a failure says which step failed. */
 function runNode(what, args, options) {
-  const result = spawnSync(process.execPath, args, { stdio: ['ignore', 'inherit', 'inherit'], ...options });
-  if (result.status !== 0) throw new Failure(`${what} failed (exit ${result.status ?? result.signal}): see its output above`);
+  const result = spawnSync(process.execPath, args, {
+    stdio: ['ignore', 'inherit', 'inherit'],
+    ...options,
+  });
+  if (result.status !== 0)
+    throw new Failure(
+      `${what} failed (exit ${result.status ?? result.signal}): see its output above`,
+    );
 }
 
 function build() {
-  runNode('the build (node esbuild.mjs --production)', ['esbuild.mjs', '--production'], { cwd: ROOT });
+  runNode('the build (node esbuild.mjs --production)', ['esbuild.mjs', '--production'], {
+    cwd: ROOT,
+  });
 }
 
 /**
@@ -102,7 +139,12 @@ export function runtimeSpecifiers(sources) {
   const found = new Map();
   for (const source of sources) {
     for (const [, kind, name] of source.matchAll(/\b(require|import)\("([^"./][^"]*)"\)/g)) {
-      if (name === 'vscode' || name.startsWith('node:') || builtinModules.includes(name.split('/')[0])) continue;
+      if (
+        name === 'vscode' ||
+        name.startsWith('node:') ||
+        builtinModules.includes(name.split('/')[0])
+      )
+        continue;
       found.set(name, kind);
     }
   }
@@ -137,8 +179,11 @@ function dependencyClosure(requests, packages = new Map()) {
     if (packages.has(dir)) continue;
     const json = readJson(path.join(dir, 'package.json'));
     packages.set(dir, json);
-    const peers = Object.keys(json.peerDependencies ?? {}).filter((peer) => !json.peerDependenciesMeta?.[peer]?.optional);
-    for (const dependency of [...Object.keys(json.dependencies ?? {}), ...peers]) queue.push({ name: dependency, from: dir, neededBy: json.name });
+    const peers = Object.keys(json.peerDependencies ?? {}).filter(
+      (peer) => !json.peerDependenciesMeta?.[peer]?.optional,
+    );
+    for (const dependency of [...Object.keys(json.dependencies ?? {}), ...peers])
+      queue.push({ name: dependency, from: dir, neededBy: json.name });
   }
   return packages;
 }
@@ -151,11 +196,16 @@ function dependencyClosure(requests, packages = new Map()) {
 export function nativePackages(packages, target) {
   const byName = new Map([...packages].map(([dir, json]) => [json.name, { dir, json }]));
   const wanted = [];
-  if (byName.has('@lancedb/lancedb')) wanted.push({ parent: '@lancedb/lancedb', name: `@lancedb/lancedb-${TARGETS[target].lancedb}` });
+  if (byName.has('@lancedb/lancedb'))
+    wanted.push({
+      parent: '@lancedb/lancedb',
+      name: `@lancedb/lancedb-${TARGETS[target].lancedb}`,
+    });
   if (byName.has('sharp')) {
     wanted.push({ parent: 'sharp', name: `@img/sharp-${target}` });
     // On Windows libvips comes inside @img/sharp-win32-*; elsewhere it is a package of its own.
-    if (!target.startsWith('win32')) wanted.push({ parent: 'sharp', name: `@img/sharp-libvips-${target}` });
+    if (!target.startsWith('win32'))
+      wanted.push({ parent: 'sharp', name: `@img/sharp-libvips-${target}` });
   }
   const requests = [];
   const problems = [];
@@ -163,16 +213,24 @@ export function nativePackages(packages, target) {
   for (const { parent, name } of wanted) {
     const { dir, json } = byName.get(parent);
     const version = json.optionalDependencies?.[name];
-    if (!version) problems.push(`${parent} ${json.version} publishes no ${target} binary (${name})`);
+    if (!version)
+      problems.push(`${parent} ${json.version} publishes no ${target} binary (${name})`);
     else if (!resolvePackage(name, dir)) missing.push(`${name}@${version}`);
     else requests.push({ name, from: dir, neededBy: parent });
   }
   const onnx = byName.get('onnxruntime-node');
-  if (onnx && !existsSync(path.join(onnx.dir, 'bin', 'napi-v6', ...target.split('-'), 'onnxruntime_binding.node'))) {
+  if (
+    onnx &&
+    !existsSync(
+      path.join(onnx.dir, 'bin', 'napi-v6', ...target.split('-'), 'onnxruntime_binding.node'),
+    )
+  ) {
     problems.push(`onnxruntime-node ${onnx.json.version} ships no ${target} binary`);
   }
   if (missing.length) {
-    problems.push(`not installed: ${missing.join(', ')} (npm installs only this machine's native packages: package ${target} on a ${target} machine after npm ci)`);
+    problems.push(
+      `not installed: ${missing.join(', ')} (npm installs only this machine's native packages: package ${target} on a ${target} machine after npm ci)`,
+    );
   }
   if (problems.length) throw new Failure(`cannot package ${target}: ${problems.join('; ')}`);
   return requests;
@@ -202,13 +260,18 @@ function stageExtension(target, roots, packages) {
   mkdirSync(stage, { recursive: true });
   cpSync(path.join(ROOT, 'dist'), path.join(stage, 'dist'), { recursive: true });
   for (const item of EXTENSION_FILES) {
-    if (existsSync(path.join(ROOT, item))) cpSync(path.join(ROOT, item), path.join(stage, item), { recursive: true });
+    if (existsSync(path.join(ROOT, item)))
+      cpSync(path.join(ROOT, item), path.join(stage, item), { recursive: true });
   }
   // The dependencies are the runtime packages at the versions shipped. No scripts (vsce would run
   // vscode:prepublish), no devDependencies; the overrides stay, `npm list` needs them to accept the tree.
   const manifest = readJson(path.join(ROOT, 'package.json'));
-  const versions = new Map([...packages].map(([dir, json]) => [path.relative(ROOT, dir), json.version]));
-  manifest.dependencies = Object.fromEntries(roots.map((name) => [name, versions.get(path.join('node_modules', name))]));
+  const versions = new Map(
+    [...packages].map(([dir, json]) => [path.relative(ROOT, dir), json.version]),
+  );
+  manifest.dependencies = Object.fromEntries(
+    roots.map((name) => [name, versions.get(path.join('node_modules', name))]),
+  );
   delete manifest.devDependencies;
   delete manifest.scripts;
   writeFileSync(path.join(stage, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
@@ -240,21 +303,36 @@ function runVsce(stage, target, version) {
   if (!vsceDir) throw new Failure('@vscode/vsce is not installed: run npm ci');
   const vsix = path.join(ROOT, `code-oracle-${version}-${target}.vsix`);
   rmSync(vsix, { force: true }); // a failed run leaves no VSIX behind, not even an earlier one
-  const args = ['package', '--target', target, '--out', vsix, '--ignoreFile', path.join(ROOT, '.vscodeignore')];
-  runNode(`vsce package in ${path.relative(ROOT, stage)}`, [path.join(vsceDir, 'vsce'), ...args], { cwd: stage });
+  const args = [
+    'package',
+    '--target',
+    target,
+    '--out',
+    vsix,
+    '--ignoreFile',
+    path.join(ROOT, '.vscodeignore'),
+  ];
+  runNode(`vsce package in ${path.relative(ROOT, stage)}`, [path.join(vsceDir, 'vsce'), ...args], {
+    cwd: stage,
+  });
   return vsix;
 }
 
 /** The VSIX's entries with their compressed sizes, from `unzip -Zl`. */
 function listVsix(vsix) {
-  const result = spawnSync('unzip', ['-Zl', vsix], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  const result = spawnSync('unzip', ['-Zl', vsix], {
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  });
   if (result.error) throw new Failure(`unzip is needed to check the VSIX: ${result.error.message}`);
-  if (result.status !== 0) throw new Failure(`unzip could not read ${vsix}: ${result.stderr.trim()}`);
+  if (result.status !== 0)
+    throw new Failure(`unzip could not read ${vsix}: ${result.stderr.trim()}`);
   const entries = [];
   for (const line of result.stdout.split('\n')) {
     // -rw-r--r--  2.0 unx   467402 b-   123456 defN 25-Nov-22 09:45 extension/dist/extension.js
     const fields = /^\S{10}\s+\S+\s+\S+\s+(\d+)\s+\S+\s+(\d+)\s+\S+\s+\S+\s+\S+\s+(.+)$/.exec(line);
-    if (fields) entries.push({ name: fields[3], size: Number(fields[1]), compressed: Number(fields[2]) });
+    if (fields)
+      entries.push({ name: fields[3], size: Number(fields[1]), compressed: Number(fields[2]) });
   }
   return entries;
 }
@@ -266,28 +344,38 @@ function listVsix(vsix) {
 export function verifyContents(entries, target, nativeDirs) {
   const names = new Set(entries.map((entry) => entry.name));
   const problems = [];
-  for (const bundle of BUNDLES) if (!names.has(`extension/dist/${bundle}`)) problems.push(`dist/${bundle} missing`);
-  if (names.has('extension/dist/bench.js')) problems.push('dist/bench.js (a development tool) included');
+  for (const bundle of BUNDLES)
+    if (!names.has(`extension/dist/${bundle}`)) problems.push(`dist/${bundle} missing`);
+  if (names.has('extension/dist/bench.js'))
+    problems.push('dist/bench.js (a development tool) included');
   for (const [prefix, what] of [
     ['extension/dist/grammars/', 'grammar wasm files'],
     ['extension/dist/webview/', 'webview files'],
     ['extension/media/', 'media'],
   ]) {
-    if (![...names].some((name) => name.startsWith(prefix))) problems.push(`no ${what} (${prefix.slice('extension/'.length)})`);
+    if (![...names].some((name) => name.startsWith(prefix)))
+      problems.push(`no ${what} (${prefix.slice('extension/'.length)})`);
   }
-  if (!names.has('extension/dist/web-tree-sitter.wasm')) problems.push('dist/web-tree-sitter.wasm missing');
+  if (!names.has('extension/dist/web-tree-sitter.wasm'))
+    problems.push('dist/web-tree-sitter.wasm missing');
   // Each of the target's native packages (LanceDB's, sharp's) brought its binary, so did
   // onnxruntime-node if it is inside, and every binary belongs to the target.
   const binaries = [...names].filter((name) => /\.(node|so(\.\d+)*|dylib|dll)$/.test(name));
   const ours = nativeDirs.map((dir) => `extension/${dir}/`);
   for (const prefix of ours) {
-    if (!binaries.some((name) => name.startsWith(prefix))) problems.push(`no binary in ${prefix.slice('extension/'.length)}`);
+    if (!binaries.some((name) => name.startsWith(prefix)))
+      problems.push(`no binary in ${prefix.slice('extension/'.length)}`);
   }
   const onnx = `extension/node_modules/onnxruntime-node/bin/napi-v6/${target.replace('-', '/')}/`;
-  if (names.has('extension/node_modules/onnxruntime-node/package.json') && !names.has(`${onnx}onnxruntime_binding.node`)) {
+  if (
+    names.has('extension/node_modules/onnxruntime-node/package.json') &&
+    !names.has(`${onnx}onnxruntime_binding.node`)
+  ) {
     problems.push(`no ${onnx.slice('extension/'.length)}onnxruntime_binding.node`);
   }
-  const foreign = binaries.filter((name) => !name.startsWith(onnx) && !ours.some((prefix) => name.startsWith(prefix)));
+  const foreign = binaries.filter(
+    (name) => !name.startsWith(onnx) && !ours.some((prefix) => name.startsWith(prefix)),
+  );
   if (foreign.length) problems.push(`binaries of other platforms: ${foreign.join(', ')}`);
   if (problems.length) throw new Failure(`the VSIX is incomplete: ${problems.join('; ')}`);
 }
@@ -297,7 +385,9 @@ function largestParts(entries, count) {
   const parts = new Map();
   for (const { name, compressed } of entries) {
     const file = name.replace(/^extension\//, '');
-    const part = /^(node_modules\/(@[^/]+\/)?[^/]+)/.exec(file)?.[1].replace('node_modules/', '') ?? (file.startsWith('dist/grammars/') ? 'dist/grammars/' : file);
+    const part =
+      /^(node_modules\/(@[^/]+\/)?[^/]+)/.exec(file)?.[1].replace('node_modules/', '') ??
+      (file.startsWith('dist/grammars/') ? 'dist/grammars/' : file);
     parts.set(part, (parts.get(part) ?? 0) + compressed);
   }
   return [...parts].sort((a, b) => b[1] - a[1]).slice(0, count);
@@ -312,7 +402,8 @@ function smokeTest(vsix, specifiers) {
   const scratch = mkdtempSync(path.join(os.tmpdir(), 'code-oracle-vsix-'));
   try {
     const unzip = spawnSync('unzip', ['-q', vsix, '-d', scratch], { encoding: 'utf8' });
-    if (unzip.status !== 0) throw new Failure(`unzip could not extract ${vsix}: ${unzip.stderr.trim()}`);
+    if (unzip.status !== 0)
+      throw new Failure(`unzip could not extract ${vsix}: ${unzip.stderr.trim()}`);
     const extension = path.join(scratch, 'extension');
     const env = { ...process.env, NODE_PATH: '', CODE_ORACLE_HOME: path.join(scratch, 'home') };
     // From dist/, as the bundles resolve them: require() for what they require, import() for what they import.
@@ -323,11 +414,31 @@ function smokeTest(vsix, specifiers) {
         try { kind === 'import' ? await import(name) : require(name); } catch (error) { throw new Error(name + ' does not load: ' + error.message.split('\\n')[0]); }
       }
     })().catch((error) => { console.error(error.message); process.exit(1); });`;
-    smokeStep('the runtime packages', [process.execPath, '-e', loads], { cwd: path.join(extension, 'dist'), env });
+    smokeStep('the runtime packages', [process.execPath, '-e', loads], {
+      cwd: path.join(extension, 'dist'),
+      env,
+    });
     const fixture = path.join(ROOT, 'test', 'fixtures', 'shop-py');
-    const index = smokeStep('`code-oracle index`', [process.execPath, path.join(extension, 'dist', 'cli.js'), 'index', fixture, '--model', 'none', '--store', path.join(scratch, 'store'), '--json'], { cwd: scratch, env });
+    const index = smokeStep(
+      '`code-oracle index`',
+      [
+        process.execPath,
+        path.join(extension, 'dist', 'cli.js'),
+        'index',
+        fixture,
+        '--model',
+        'none',
+        '--store',
+        path.join(scratch, 'store'),
+        '--json',
+      ],
+      { cwd: scratch, env },
+    );
     const summary = JSON.parse(index.stdout);
-    if (!(summary.indexed > 0)) throw new Failure(`smoke test: \`code-oracle index\` from the VSIX indexed no files of ${fixture}`);
+    if (!(summary.indexed > 0))
+      throw new Failure(
+        `smoke test: \`code-oracle index\` from the VSIX indexed no files of ${fixture}`,
+      );
     return summary;
   } finally {
     rmSync(scratch, { recursive: true, force: true });
@@ -335,9 +446,16 @@ function smokeTest(vsix, specifiers) {
 }
 
 function smokeStep(what, [command, ...args], options) {
-  const result = spawnSync(command, args, { ...options, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  const result = spawnSync(command, args, {
+    ...options,
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  });
   if (result.status !== 0) {
-    const reason = (result.stderr || result.stdout || result.error?.message || '').trim().split('\n').at(-1);
+    const reason = (result.stderr || result.stdout || result.error?.message || '')
+      .trim()
+      .split('\n')
+      .at(-1);
     throw new Failure(`smoke test: ${what} failed from the extracted VSIX: ${reason}`);
   }
   return result;
@@ -348,7 +466,12 @@ function smokeStep(what, [command, ...args], options) {
  * Runtime and libvips (25 MB packed); the default static model needs none of them, and the engine
  * says so clearly when a transformer model is chosen in a build without them.
  */
-const LEFT_OUT = new Map([['@huggingface/transformers', 'transformer embedding models only (with ONNX Runtime and libvips: 25 MB); the default Model2Vec model does not use it']]);
+const LEFT_OUT = new Map([
+  [
+    '@huggingface/transformers',
+    'transformer embedding models only (with ONNX Runtime and libvips: 25 MB); the default Model2Vec model does not use it',
+  ],
+]);
 
 const megabytes = (bytes) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 
@@ -362,14 +485,30 @@ function main() {
 
   const bundles = BUNDLES.map((bundle) => readFileSync(path.join(ROOT, 'dist', bundle), 'utf8'));
   const specifiers = runtimeSpecifiers(bundles);
-  for (const [name, why] of LEFT_OUT) if (specifiers.delete(name)) log(`left out: ${name} — ${why}`);
+  for (const [name, why] of LEFT_OUT)
+    if (specifiers.delete(name)) log(`left out: ${name} — ${why}`);
   // A deep import (x/sub) needs its package, x or @scope/x.
-  const roots = [...new Set([...specifiers.keys()].map((name) => name.split('/').slice(0, name.startsWith('@') ? 2 : 1).join('/')))];
-  const packages = dependencyClosure(roots.map((name) => ({ name, from: ROOT, neededBy: 'the bundles' })));
+  const roots = [
+    ...new Set(
+      [...specifiers.keys()].map((name) =>
+        name
+          .split('/')
+          .slice(0, name.startsWith('@') ? 2 : 1)
+          .join('/'),
+      ),
+    ),
+  ];
+  const packages = dependencyClosure(
+    roots.map((name) => ({ name, from: ROOT, neededBy: 'the bundles' })),
+  );
   const natives = nativePackages(packages, target);
   dependencyClosure(natives, packages);
-  const nativeDirs = natives.map(({ name, from }) => path.relative(ROOT, resolvePackage(name, from)).split(path.sep).join('/'));
-  log(`runtime packages: ${roots.join(', ')}; ${packages.size} with their dependencies and ${target} binaries`);
+  const nativeDirs = natives.map(({ name, from }) =>
+    path.relative(ROOT, resolvePackage(name, from)).split(path.sep).join('/'),
+  );
+  log(
+    `runtime packages: ${roots.join(', ')}; ${packages.size} with their dependencies and ${target} binaries`,
+  );
 
   const stage = stageExtension(target, roots, packages);
   const files = stageNodeModules(stage, packages, target);
@@ -379,11 +518,16 @@ function main() {
   try {
     const entries = listVsix(vsix);
     verifyContents(entries, target, nativeDirs);
-    log(`${path.basename(vsix)}: ${megabytes(statSync(vsix).size)}, ${entries.length} files (${megabytes(entries.reduce((sum, entry) => sum + entry.size, 0))} installed)`);
-    for (const [part, bytes] of largestParts(entries, 8)) log(`  ${megabytes(bytes).padStart(8)}  ${part}`);
+    log(
+      `${path.basename(vsix)}: ${megabytes(statSync(vsix).size)}, ${entries.length} files (${megabytes(entries.reduce((sum, entry) => sum + entry.size, 0))} installed)`,
+    );
+    for (const [part, bytes] of largestParts(entries, 8))
+      log(`  ${megabytes(bytes).padStart(8)}  ${part}`);
     if (target === hostTarget()) {
       const summary = smokeTest(vsix, specifiers);
-      log(`smoke test passed: ${[...specifiers.keys()].join(', ')} load from the VSIX; its CLI indexed ${summary.indexed} files of test/fixtures/shop-py`);
+      log(
+        `smoke test passed: ${[...specifiers.keys()].join(', ')} load from the VSIX; its CLI indexed ${summary.indexed} files of test/fixtures/shop-py`,
+      );
     } else {
       log(`smoke test skipped: ${target} binaries do not run on this ${hostTarget()} machine`);
     }
@@ -398,7 +542,9 @@ if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.ar
   try {
     main();
   } catch (error) {
-    console.error(`package: ${error instanceof Failure ? error.message : `unexpected error: ${error.message}`}`);
+    console.error(
+      `package: ${error instanceof Failure ? error.message : `unexpected error: ${error.message}`}`,
+    );
     process.exit(1);
   }
 }

@@ -19,7 +19,10 @@ export const ENGINE_FLAGS = {
 
 export class UsageError extends Error {}
 
-export function parse<T extends NonNullable<ParseArgsConfig['options']>>(args: string[], options: T) {
+export function parse<T extends NonNullable<ParseArgsConfig['options']>>(
+  args: string[],
+  options: T,
+) {
   try {
     return parseArgs({ args, options, allowPositionals: true, strict: true });
   } catch (cause) {
@@ -27,7 +30,13 @@ export function parse<T extends NonNullable<ParseArgsConfig['options']>>(args: s
   }
 }
 
-type EngineFlagValues = { [K in keyof typeof ENGINE_FLAGS]?: (typeof ENGINE_FLAGS)[K] extends { multiple: true } ? string[] : (typeof ENGINE_FLAGS)[K] extends { type: 'boolean' } ? boolean : string };
+type EngineFlagValues = {
+  [K in keyof typeof ENGINE_FLAGS]?: (typeof ENGINE_FLAGS)[K] extends { multiple: true }
+    ? string[]
+    : (typeof ENGINE_FLAGS)[K] extends { type: 'boolean' }
+      ? boolean
+      : string;
+};
 
 /** `--model DIR` loads a local model folder, `--model none` disables vectors, default is the hub model. */
 export function modelRequest(value: string | undefined): ModelRequest | undefined {
@@ -41,7 +50,9 @@ export function engineOptions(root: string, values: EngineFlagValues): EngineOpt
     root: path.resolve(root),
     ...(values.store ? { storeDir: path.resolve(values.store) } : {}),
     ...(model ? { model } : {}),
-    ...(values['max-file-size'] ? { maxFileBytes: positiveInteger(values['max-file-size'], '--max-file-size') } : {}),
+    ...(values['max-file-size']
+      ? { maxFileBytes: positiveInteger(values['max-file-size'], '--max-file-size') }
+      : {}),
     ...(values.exclude ? { exclude: values.exclude } : {}),
     ...(values['no-git'] ? { useGit: false } : {}),
     ...(values.workers ? { workers: positiveInteger(values.workers, '--workers') } : {}),
@@ -50,7 +61,8 @@ export function engineOptions(root: string, values: EngineFlagValues): EngineOpt
 
 export function positiveInteger(value: string, flag: string): number {
   const number = Number(value);
-  if (!Number.isInteger(number) || number < 0) throw new UsageError(`${flag} needs a whole number, got "${value}"`);
+  if (!Number.isInteger(number) || number < 0)
+    throw new UsageError(`${flag} needs a whole number, got "${value}"`);
   return number;
 }
 

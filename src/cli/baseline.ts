@@ -38,12 +38,21 @@ export class WindowBaseline {
         const words = words_(lines.slice(start, start + WINDOW).join('\n'));
         const terms = new Map<string, number>();
         for (const word of words) terms.set(word, (terms.get(word) ?? 0) + 1);
-        windows.push({ path: candidate.path, startLine: start + 1, endLine: Math.min(lines.length, start + WINDOW), terms, length: words.length });
+        windows.push({
+          path: candidate.path,
+          startLine: start + 1,
+          endLine: Math.min(lines.length, start + WINDOW),
+          terms,
+          length: words.length,
+        });
       }
     }
     const documentFrequency = new Map<string, number>();
-    for (const window of windows) for (const term of window.terms.keys()) documentFrequency.set(term, (documentFrequency.get(term) ?? 0) + 1);
-    const averageLength = windows.reduce((sum, window) => sum + window.length, 0) / Math.max(1, windows.length);
+    for (const window of windows)
+      for (const term of window.terms.keys())
+        documentFrequency.set(term, (documentFrequency.get(term) ?? 0) + 1);
+    const averageLength =
+      windows.reduce((sum, window) => sum + window.length, 0) / Math.max(1, windows.length);
     return new WindowBaseline(windows, documentFrequency, averageLength);
   }
 
@@ -57,7 +66,8 @@ export class WindowBaseline {
         if (!tf) continue;
         const df = this.documentFrequency.get(term)!;
         const idf = Math.log(1 + (total - df + 0.5) / (df + 0.5));
-        score += (idf * tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * window.length) / this.averageLength));
+        score +=
+          (idf * tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * window.length) / this.averageLength));
       }
       return { window, score };
     });
@@ -65,7 +75,11 @@ export class WindowBaseline {
       .filter((entry) => entry.score > 0)
       .sort((a, b) => b.score - a.score)
       .slice(0, limit)
-      .map(({ window }) => ({ path: window.path, startLine: window.startLine, endLine: window.endLine }));
+      .map(({ window }) => ({
+        path: window.path,
+        startLine: window.startLine,
+        endLine: window.endLine,
+      }));
   }
 }
 

@@ -24,7 +24,8 @@ export async function readCorpora(file: string): Promise<Corpus[]> {
     throw new UsageError(`cannot read the corpora file ${file}`);
   }
   const parsed = CorporaFile.safeParse(JSON.parse(text));
-  if (!parsed.success) throw new UsageError(`${file} is not a corpora file: ${parsed.error.issues[0]?.message}`);
+  if (!parsed.success)
+    throw new UsageError(`${file} is not a corpora file: ${parsed.error.issues[0]?.message}`);
   return parsed.data.corpora;
 }
 

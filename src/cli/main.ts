@@ -54,7 +54,9 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`error: ${cause.message}\n\n${command.help}\n`);
       return 2;
     }
-    process.stderr.write(`error: ${cause instanceof EngineFailure ? cause.error.message : describeError(cause)}\n`);
+    process.stderr.write(
+      `error: ${cause instanceof EngineFailure ? cause.error.message : describeError(cause)}\n`,
+    );
     return 1;
   }
 }

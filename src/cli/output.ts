@@ -33,7 +33,12 @@ export class ProgressBar {
     const ratio = progress.total ? Math.min(1, progress.done / progress.total) : 0;
     const filled = Math.round(ratio * BAR_WIDTH);
     const bar = `${'█'.repeat(filled)}${'░'.repeat(BAR_WIDTH - filled)}`;
-    const counts = progress.stage === 'parse' ? ` ${progress.done}/${progress.total} files` : progress.total > 1 ? ` ${progress.done}/${progress.total}` : '';
+    const counts =
+      progress.stage === 'parse'
+        ? ` ${progress.done}/${progress.total} files`
+        : progress.total > 1
+          ? ` ${progress.done}/${progress.total}`
+          : '';
     const line = `${stageHeading(progress.stage).padEnd(15)} [${bar}] ${Math.round(ratio * 100)}%${counts}`;
     process.stderr.write(`\r\x1b[2K${line}`);
     this.active = true;
@@ -45,13 +50,29 @@ export class ProgressBar {
   }
 }
 
-export function printSummary(summary: IndexSummary, embedding: EmbeddingStatus, storeDir: string): void {
+export function printSummary(
+  summary: IndexSummary,
+  embedding: EmbeddingStatus,
+  storeDir: string,
+): void {
   const seconds = (summary.durationMs / 1000).toFixed(1);
-  out(`Indexed ${summary.files} files in ${seconds} s (${summary.indexed} parsed, ${summary.unchanged} unchanged, ${summary.removed} removed${summary.failed ? `, ${summary.failed} failed` : ''})`);
-  out(`Chunks: directory ${summary.chunks.directory}, file ${summary.chunks.file}, class ${summary.chunks.class}, function ${summary.chunks.function}`);
-  out(`Facts: ${summary.facts} · parse errors: ${summary.parseErrors} · long functions flagged for summary: ${summary.flaggedForSummary}`);
+  out(
+    `Indexed ${summary.files} files in ${seconds} s (${summary.indexed} parsed, ${summary.unchanged} unchanged, ${summary.removed} removed${summary.failed ? `, ${summary.failed} failed` : ''})`,
+  );
+  out(
+    `Chunks: directory ${summary.chunks.directory}, file ${summary.chunks.file}, class ${summary.chunks.class}, function ${summary.chunks.function}`,
+  );
+  out(
+    `Facts: ${summary.facts} · parse errors: ${summary.parseErrors} · long functions flagged for summary: ${summary.flaggedForSummary}`,
+  );
   const skips = Object.entries(summary.skipped).filter(([, count]) => count > 0);
-  out(`Skipped: ${skips.length ? skips.map(([reason, count]) => `${reason} ${count}`).join(', ') : 'none'}`);
-  out(embedding.available ? `Embeddings: ${embedding.modelId} (${embedding.dimensions} dimensions)` : `Embeddings: none. ${embedding.reason}`);
+  out(
+    `Skipped: ${skips.length ? skips.map(([reason, count]) => `${reason} ${count}`).join(', ') : 'none'}`,
+  );
+  out(
+    embedding.available
+      ? `Embeddings: ${embedding.modelId} (${embedding.dimensions} dimensions)`
+      : `Embeddings: none. ${embedding.reason}`,
+  );
   out(`Store: ${storeDir}`);
 }

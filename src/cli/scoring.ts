@@ -20,8 +20,16 @@ export interface Metrics {
   ndcg: number;
 }
 
-export function scoreQuestion(gold: readonly GoldLine[], spans: readonly ResultSpan[], budget = 600, k = 10): Metrics {
-  const inside = (span: ResultSpan, line: GoldLine) => normalize(span.path) === normalize(line.path) && span.startLine <= line.line && line.line <= span.endLine;
+export function scoreQuestion(
+  gold: readonly GoldLine[],
+  spans: readonly ResultSpan[],
+  budget = 600,
+  k = 10,
+): Metrics {
+  const inside = (span: ResultSpan, line: GoldLine) =>
+    normalize(span.path) === normalize(line.path) &&
+    span.startLine <= line.line &&
+    line.line <= span.endLine;
   let left = budget;
   const taken: ResultSpan[] = [];
   for (const span of spans) {
@@ -38,14 +46,23 @@ export function scoreQuestion(gold: readonly GoldLine[], spans: readonly ResultS
     if (!files.includes(normalize(span.path))) files.push(normalize(span.path));
     if (files.length === k) break;
   }
-  const dcg = files.reduce((sum, file, i) => sum + (relevant.has(file) ? 1 / Math.log2(i + 2) : 0), 0);
+  const dcg = files.reduce(
+    (sum, file, i) => sum + (relevant.has(file) ? 1 / Math.log2(i + 2) : 0),
+    0,
+  );
   let ideal = 0;
   for (let i = 0; i < Math.min(k, relevant.size); i++) ideal += 1 / Math.log2(i + 2);
-  return { recall: gold.length ? covered / gold.length : 0, hit: first >= 0 ? 1 : 0, mrr: first >= 0 ? 1 / (first + 1) : 0, ndcg: ideal ? dcg / ideal : 0 };
+  return {
+    recall: gold.length ? covered / gold.length : 0,
+    hit: first >= 0 ? 1 : 0,
+    mrr: first >= 0 ? 1 / (first + 1) : 0,
+    ndcg: ideal ? dcg / ideal : 0,
+  };
 }
 
 export function mean(rows: readonly Metrics[]): Metrics {
-  const sum = (key: keyof Metrics) => (rows.length ? rows.reduce((total, row) => total + row[key], 0) / rows.length : 0);
+  const sum = (key: keyof Metrics) =>
+    rows.length ? rows.reduce((total, row) => total + row[key], 0) / rows.length : 0;
   return { recall: sum('recall'), hit: sum('hit'), mrr: sum('mrr'), ndcg: sum('ndcg') };
 }
 

@@ -9,7 +9,11 @@ import { note, ProgressBar } from './output';
  * Opens an engine for one command: structured events go to stderr as JSON lines at the chosen
  * level, notices from the store are shown, and the engine is closed however the command ends.
  */
-export async function withEngine<T>(options: EngineOptions, level: LogLevel, run: (engine: Engine) => Promise<T>): Promise<T> {
+export async function withEngine<T>(
+  options: EngineOptions,
+  level: LogLevel,
+  run: (engine: Engine) => Promise<T>,
+): Promise<T> {
   const sink = logHub.addSink(new JsonLineSink(level));
   try {
     const engine = unwrapOrThrow(await Engine.open(options));
@@ -41,7 +45,9 @@ export async function ensureIndexed(engine: Engine): Promise<void> {
   if (!(await engine.isStale())) return;
   note(`Indexing ${engine.root} …`);
   const summary = await indexWithProgress(engine);
-  note(`Indexed ${summary.files} files (${summary.indexed} parsed) in ${(summary.durationMs / 1000).toFixed(1)} s.`);
+  note(
+    `Indexed ${summary.files} files (${summary.indexed} parsed) in ${(summary.durationMs / 1000).toFixed(1)} s.`,
+  );
   if (!engine.embedding.available) note(`note: ${engine.embedding.reason}`);
 }
 

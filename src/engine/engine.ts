@@ -1,7 +1,12 @@
 import { availableParallelism, homedir } from 'node:os';
 import { promises as fs, realpathSync } from 'node:fs';
 import * as path from 'node:path';
-import { DEFAULT_MODEL_REPO, type Embedder, type EmbeddingStatus, type ModelRequest } from './embed/embedder';
+import {
+  DEFAULT_MODEL_REPO,
+  type Embedder,
+  type EmbeddingStatus,
+  type ModelRequest,
+} from './embed/embedder';
 import { DEFAULT_HUB_URL } from './embed/hub';
 import { loadEmbedder } from './embed/load';
 import { StaticModel } from './embed/static-model';
@@ -12,12 +17,27 @@ import { CHUNK_LEVELS, type ChunkLevel } from './model';
 import { PathFilter, walkWorkspace, type SkipReason } from './index/walk';
 import { getLogger } from './log/logger';
 import { withTrace } from './log/trace';
-import { resolveSymbol, traceCallers, type CallerTreeNode, type SymbolAction, type SymbolResult } from './resolve/symbols';
+import {
+  resolveSymbol,
+  traceCallers,
+  type CallerTreeNode,
+  type SymbolAction,
+  type SymbolResult,
+} from './resolve/symbols';
 import { Answerer, type AskRequest } from './answer/answerer';
 import type { Answer } from './answer/model';
 import { Summarizer } from './index/summaries';
 import type { LlmClient } from './llm/client';
-import { CALIBRATION_VERSION, calibrate, calibrationCandidates, calibrationSamples, isCurrent, readCalibration, writeCalibration, type RetrieverCalibration } from './search/calibration';
+import {
+  CALIBRATION_VERSION,
+  calibrate,
+  calibrationCandidates,
+  calibrationSamples,
+  isCurrent,
+  readCalibration,
+  writeCalibration,
+  type RetrieverCalibration,
+} from './search/calibration';
 import { Searcher, type SearchRequest, type SearchResult } from './search/pipeline';
 import { IndexStore } from './store/store';
 import { Emitter, type Disposable, type Event } from './util/event';
@@ -108,7 +128,10 @@ export class Engine implements Disposable {
     readonly notices: readonly string[],
   ) {
     const maxFileBytes = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
-    this.pool = new ParsePool(options.workers ?? defaultWorkers(), embedder instanceof StaticModel ? embedder : null);
+    this.pool = new ParsePool(
+      options.workers ?? defaultWorkers(),
+      embedder instanceof StaticModel ? embedder : null,
+    );
     // An empty store means a full index is coming: start the workers while the caller gets ready.
     if (!Object.keys(store.manifest.files).length) this.pool.start();
     this.indexer = new Indexer(
@@ -116,7 +139,9 @@ export class Engine implements Disposable {
         root,
         maxFileBytes,
         ...(options.batchChunks ? { batchChunks: options.batchChunks } : {}),
-        ...(options.summarizer ? { summarizer: Summarizer.forStore(options.summarizer, store.directory) } : {}),
+        ...(options.summarizer
+          ? { summarizer: Summarizer.forStore(options.summarizer, store.directory) }
+          : {}),
       },
       store,
       graph,
@@ -124,8 +149,18 @@ export class Engine implements Disposable {
       this.pool,
     );
     this.indexer.onProgress((progress) => this.progressEmitter.fire(progress));
-    this.filter = new PathFilter(root, { exclude: options.exclude ?? [], maxFileBytes, ...(options.useGit !== undefined ? { useGit: options.useGit } : {}) });
-    this.searcher = new Searcher({ catalog: store.catalog, lexical: store.lexical, tables: store.tables, graph, embedder });
+    this.filter = new PathFilter(root, {
+      exclude: options.exclude ?? [],
+      maxFileBytes,
+      ...(options.useGit !== undefined ? { useGit: options.useGit } : {}),
+    });
+    this.searcher = new Searcher({
+      catalog: store.catalog,
+      lexical: store.lexical,
+      tables: store.tables,
+      graph,
+      embedder,
+    });
     this.changeEmitter.event((change) => this.searcher.invalidate(change.paths));
     this.answerer = new Answerer({
       root,
@@ -143,12 +178,21 @@ export class Engine implements Disposable {
     if (!stat.isDirectory()) return fail('invalid_input', `Not a folder: ${requested}`);
     const root = realpathSync(requested);
     const storageRoot = options.storageRoot ?? defaultStorageRoot();
-    const storeDir = options.storeDir ? path.resolve(options.storeDir) : defaultStoreDir(storageRoot, root);
+    const storeDir = options.storeDir
+      ? path.resolve(options.storeDir)
+      : defaultStoreDir(storageRoot, root);
     const model = options.model ?? { kind: 'hub', repo: DEFAULT_MODEL_REPO };
 
-    const loaded = await loadEmbedder(model, { cacheRoot: storageRoot, hubUrl: options.hubUrl ?? process.env.CODE_ORACLE_HUB_URL ?? DEFAULT_HUB_URL });
+    const loaded = await loadEmbedder(model, {
+      cacheRoot: storageRoot,
+      hubUrl: options.hubUrl ?? process.env.CODE_ORACLE_HUB_URL ?? DEFAULT_HUB_URL,
+    });
     const embedder = loaded.ok ? loaded.value : null;
-    const reason = loaded.ok ? (embedder ? null : 'no embedding model is configured') : loaded.error.message;
+    const reason = loaded.ok
+      ? embedder
+        ? null
+        : 'no embedding model is configured'
+      : loaded.error.message;
     if (!loaded.ok) log.warn('embedding_unavailable', { reason });
     const embedding: EmbeddingStatus = {
       available: !!embedder,
@@ -167,7 +211,15 @@ export class Engine implements Disposable {
     for (const notice of notices) log.warn('index_notice', { message: notice });
     const graph = new CodeGraph(path.basename(root));
     graph.update([], await store.tables.allFacts());
-    const engine = new Engine(root, { ...options, storeDir }, store, graph, embedder, embedding, notices);
+    const engine = new Engine(
+      root,
+      { ...options, storeDir },
+      store,
+      graph,
+      embedder,
+      embedding,
+      notices,
+    );
     engine.useCalibration(await readCalibration(store.directory));
     return ok(engine);
   }
@@ -221,7 +273,8 @@ export class Engine implements Disposable {
    * how they were found. An empty question is refused; an empty index gives no spans.
    */
   async search(request: SearchRequest): Promise<Result<SearchResult>> {
-    if (!request.query.trim() && !request.attachment) return fail('invalid_input', 'The question is empty.');
+    if (!request.query.trim() && !request.attachment)
+      return fail('invalid_input', 'The question is empty.');
     try {
       return ok(await this.searcher.search(request));
     } catch (cause) {
@@ -264,7 +317,15 @@ export class Engine implements Disposable {
     return this.graph
       .factsInFile(relative)
       .filter((fact) => fact.kind !== 'module')
-      .map((fact) => ({ id: fact.id, name: fact.name, qualifiedName: fact.qualifiedName, kind: fact.kind, startLine: fact.startLine, endLine: fact.endLine, callers: this.graph.callers(fact.id).length }));
+      .map((fact) => ({
+        id: fact.id,
+        name: fact.name,
+        qualifiedName: fact.qualifiedName,
+        kind: fact.kind,
+        startLine: fact.startLine,
+        endLine: fact.endLine,
+        callers: this.graph.callers(fact.id).length,
+      }));
   }
 
   traceCallers(name: string, depth: number): Result<CallerTreeNode[]> {
@@ -273,7 +334,10 @@ export class Engine implements Disposable {
 
   stats(): IndexStats {
     const manifest = this.store.manifest;
-    const chunks = Object.fromEntries(CHUNK_LEVELS.map((level) => [level, 0])) as Record<ChunkLevel, number>;
+    const chunks = Object.fromEntries(CHUNK_LEVELS.map((level) => [level, 0])) as Record<
+      ChunkLevel,
+      number
+    >;
     for (const meta of this.store.catalog.values()) chunks[meta.level]++;
     const languages: Record<string, number> = {};
     const skippedFiles: Record<string, number> = {};
@@ -285,7 +349,17 @@ export class Engine implements Disposable {
         if (entry.language) languages[entry.language] = (languages[entry.language] ?? 0) + 1;
       }
     }
-    return { root: this.root, storeDir: this.storeDir, files, skippedFiles, chunks, facts: this.graph.size, languages, embedding: this.embedding, updatedAt: manifest.updatedAt };
+    return {
+      root: this.root,
+      storeDir: this.storeDir,
+      files,
+      skippedFiles,
+      chunks,
+      facts: this.graph.size,
+      languages,
+      embedding: this.embedding,
+      updatedAt: manifest.updatedAt,
+    };
   }
 
   /** Whether the folder has changed since the index was last brought up to date. */
@@ -313,7 +387,12 @@ export class Engine implements Disposable {
   /** The folder walked: new and changed files to index, and files gone since the last run. */
   private async walkPlan(reportProgress = true): Promise<Result<IndexPlan>> {
     if (reportProgress) this.progressEmitter.fire({ stage: 'walk', done: 0, total: 1 });
-    const walked = await walkWorkspace({ root: this.root, maxFileBytes: this.maxFileBytes, exclude: this.options.exclude ?? [], ...(this.options.useGit !== undefined ? { useGit: this.options.useGit } : {}) });
+    const walked = await walkWorkspace({
+      root: this.root,
+      maxFileBytes: this.maxFileBytes,
+      exclude: this.options.exclude ?? [],
+      ...(this.options.useGit !== undefined ? { useGit: this.options.useGit } : {}),
+    });
     if (!walked.ok) return walked;
     if (reportProgress) this.progressEmitter.fire({ stage: 'walk', done: 1, total: 1 });
     const files = this.store.manifest.files;
@@ -332,7 +411,9 @@ export class Engine implements Disposable {
 
   /** Named files only, judged by the walk's rules: indexed, skipped (if they were indexed) or removed. */
   private async planFor(paths: readonly string[]): Promise<IndexPlan> {
-    const requested = [...new Set(paths.map((file) => this.relative(file)))].filter((file) => file && isInside(this.root, path.join(this.root, file)));
+    const requested = [...new Set(paths.map((file) => this.relative(file)))].filter(
+      (file) => file && isInside(this.root, path.join(this.root, file)),
+    );
     const verdicts = await this.filter.checkFiles(requested);
     const tasks: IndexPlan['tasks'][number][] = [];
     const removed: string[] = [];
@@ -344,7 +425,13 @@ export class Engine implements Disposable {
         if (known) removed.push(file);
       } else if ('reason' in verdict) {
         if (known) skipped.set(file, verdict.reason);
-      } else tasks.push({ path: file, language: verdict.language, size: verdict.size, mtimeMs: verdict.mtimeMs });
+      } else
+        tasks.push({
+          path: file,
+          language: verdict.language,
+          size: verdict.size,
+          mtimeMs: verdict.mtimeMs,
+        });
     }
     return { tasks, removed, skipped, walkSkips: new Map(), filesSeen: tasks.length };
   }
@@ -358,7 +445,11 @@ export class Engine implements Disposable {
     try {
       const result = await this.indexer.run(plan, signal);
       if (result.ok) {
-        const paths = [...plan.tasks.map((task) => task.path), ...plan.removed, ...plan.skipped.keys()];
+        const paths = [
+          ...plan.tasks.map((task) => task.path),
+          ...plan.removed,
+          ...plan.skipped.keys(),
+        ];
         if (paths.length) this.changeEmitter.fire({ paths });
         await this.recalibrate(result.value.chunks.function);
       }
@@ -375,7 +466,8 @@ export class Engine implements Disposable {
   }
 
   private useCalibration(calibration: RetrieverCalibration | null): void {
-    this.retrieverCalibration = this.embedder && calibration?.modelId === this.embedder.id ? calibration : null;
+    this.retrieverCalibration =
+      this.embedder && calibration?.modelId === this.embedder.id ? calibration : null;
     this.searcher.calibrate(this.retrieverCalibration);
   }
 
@@ -386,18 +478,45 @@ export class Engine implements Disposable {
    */
   private async recalibrate(functions: number): Promise<void> {
     const embedder = this.embedder;
-    if (!embedder || isCurrent(this.retrieverCalibration, embedder.id, functions) || isCurrent(this.failedCalibration, embedder.id, functions)) return;
+    if (
+      !embedder ||
+      isCurrent(this.retrieverCalibration, embedder.id, functions) ||
+      isCurrent(this.failedCalibration, embedder.id, functions)
+    )
+      return;
     const started = performance.now();
     try {
       const candidates = calibrationCandidates(this.store.catalog.values(), embedder.kind);
       const texts = await this.searcher.texts.get(candidates.map((meta) => meta.id));
-      const calibration = await calibrate(calibrationSamples(candidates, texts, embedder.kind), embedder, functions);
-      log.info('retrievers_calibrated', { model: calibration.modelId, functions, questions: calibration.questions, lexical_mrr: calibration.lexicalMrr, semantic_mrr: calibration.semanticMrr, semantic_share: calibration.semanticShare, semantic_trust: calibration.semanticTrust, duration_ms: Math.round(performance.now() - started) });
+      const calibration = await calibrate(
+        calibrationSamples(candidates, texts, embedder.kind),
+        embedder,
+        functions,
+      );
+      log.info('retrievers_calibrated', {
+        model: calibration.modelId,
+        functions,
+        questions: calibration.questions,
+        lexical_mrr: calibration.lexicalMrr,
+        semantic_mrr: calibration.semanticMrr,
+        semantic_share: calibration.semanticShare,
+        semantic_trust: calibration.semanticTrust,
+        duration_ms: Math.round(performance.now() - started),
+      });
       this.useCalibration(calibration);
       await writeCalibration(this.store.directory, calibration);
     } catch (cause) {
       // tried for this codebase's size: not again on every save, only once it has grown or shrunk
-      this.failedCalibration = { version: CALIBRATION_VERSION, modelId: embedder.id, functions, questions: 0, lexicalMrr: null, semanticMrr: null, semanticShare: 0, semanticTrust: 1 };
+      this.failedCalibration = {
+        version: CALIBRATION_VERSION,
+        modelId: embedder.id,
+        functions,
+        questions: 0,
+        lexicalMrr: null,
+        semanticMrr: null,
+        semanticShare: 0,
+        semanticTrust: 1,
+      };
       log.warn('calibration_failed', { error: describeError(cause) });
     }
   }
@@ -414,16 +533,20 @@ export function defaultStorageRoot(): string {
   if (process.env.CODE_ORACLE_HOME) return path.resolve(process.env.CODE_ORACLE_HOME);
   const cache =
     process.platform === 'win32'
-      ? process.env.LOCALAPPDATA ?? path.join(homedir(), 'AppData', 'Local')
+      ? (process.env.LOCALAPPDATA ?? path.join(homedir(), 'AppData', 'Local'))
       : process.platform === 'darwin'
         ? path.join(homedir(), 'Library', 'Caches')
-        : process.env.XDG_CACHE_HOME ?? path.join(homedir(), '.cache');
+        : (process.env.XDG_CACHE_HOME ?? path.join(homedir(), '.cache'));
   return path.join(cache, 'code-oracle');
 }
 
 /** One store per workspace folder, named after the folder and a hash of its real path. */
 export function defaultStoreDir(storageRoot: string, root: string): string {
-  return path.join(storageRoot, 'stores', `${path.basename(root).replace(/[^\w.-]+/g, '_')}-${shortHash(root)}`);
+  return path.join(
+    storageRoot,
+    'stores',
+    `${path.basename(root).replace(/[^\w.-]+/g, '_')}-${shortHash(root)}`,
+  );
 }
 
 function defaultWorkers(): number {

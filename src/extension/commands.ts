@@ -8,14 +8,32 @@ import { exportTranscript } from './transcript';
 export type CommandFactory = (ctx: Ctx) => (...args: unknown[]) => unknown;
 
 /** The languages whose functions get a callers lens (the index resolves their calls). */
-export const SUPPORTED_LANGUAGES = ['python', 'javascript', 'javascriptreact', 'typescript', 'typescriptreact', 'go', 'java', 'rust', 'csharp', 'cpp', 'c', 'ruby', 'php'];
+export const SUPPORTED_LANGUAGES = [
+  'python',
+  'javascript',
+  'javascriptreact',
+  'typescript',
+  'typescriptreact',
+  'go',
+  'java',
+  'rust',
+  'csharp',
+  'cpp',
+  'c',
+  'ruby',
+  'php',
+];
 
 const reindex: CommandFactory = (ctx) => async () => {
   await Promise.all(ctx.folders.map((folder) => folder.indexAll(true)));
 };
 
 const clearIndex: CommandFactory = (ctx) => async () => {
-  const answer = await vscode.window.showWarningMessage('Delete the Code Oracle index of this workspace and build it again?', { modal: true }, 'Clear and Rebuild');
+  const answer = await vscode.window.showWarningMessage(
+    'Delete the Code Oracle index of this workspace and build it again?',
+    { modal: true },
+    'Clear and Rebuild',
+  );
   if (answer !== 'Clear and Rebuild') return;
   await ctx.rebuildFromScratch();
 };
@@ -27,15 +45,29 @@ const showLog: CommandFactory = (ctx) => () => {
 /** Sends the selection (or the line under the cursor) to the chat, with a question typed by the user. */
 const askAboutSelection: CommandFactory = (ctx) => async () => {
   const editor = vscode.window.activeTextEditor;
-  if (!editor) return vscode.window.showInformationMessage('Code Oracle: open a file and select some code to ask about.');
-  const selection = editor.selection.isEmpty ? editor.document.lineAt(editor.selection.active.line).range : editor.selection;
-  const question = await vscode.window.showInputBox({ prompt: 'Ask Code Oracle about the selection', placeHolder: 'What does this do? Who calls it? Why could it fail?', value: 'What does this code do, and who calls it?' });
+  if (!editor)
+    return vscode.window.showInformationMessage(
+      'Code Oracle: open a file and select some code to ask about.',
+    );
+  const selection = editor.selection.isEmpty
+    ? editor.document.lineAt(editor.selection.active.line).range
+    : editor.selection;
+  const question = await vscode.window.showInputBox({
+    prompt: 'Ask Code Oracle about the selection',
+    placeHolder: 'What does this do? Who calls it? Why could it fail?',
+    value: 'What does this code do, and who calls it?',
+  });
   if (!question) return;
   const folder = ctx.folderFor(editor.document.uri);
   const path = folder ? ctx.relativePath(folder, editor.document.uri) : editor.document.fileName;
   await ctx.chat.askFromHost({
     question,
-    attachment: { path, content: editor.document.getText(selection), startLine: selection.start.line + 1, endLine: selection.end.line + 1 },
+    attachment: {
+      path,
+      content: editor.document.getText(selection),
+      startLine: selection.start.line + 1,
+      endLine: selection.end.line + 1,
+    },
     label: `${path}:${selection.start.line + 1}-${selection.end.line + 1}`,
   });
 };
@@ -44,28 +76,56 @@ const setApiKeyCommand: CommandFactory = (ctx) => async () => {
   const provider = await vscode.window.showQuickPick(
     [
       { label: 'Anthropic', provider: 'anthropic' as const },
-      { label: 'OpenAI-compatible server', description: 'for servers that need a key', provider: 'openai-compatible' as const },
+      {
+        label: 'OpenAI-compatible server',
+        description: 'for servers that need a key',
+        provider: 'openai-compatible' as const,
+      },
     ],
     { placeHolder: 'Which provider is the key for?' },
   );
   if (!provider) return;
-  const key = await vscode.window.showInputBox({ prompt: `API key for ${provider.label} (kept in VS Code's secret storage; empty removes it)`, password: true, ignoreFocusOut: true });
+  const key = await vscode.window.showInputBox({
+    prompt: `API key for ${provider.label} (kept in VS Code's secret storage; empty removes it)`,
+    password: true,
+    ignoreFocusOut: true,
+  });
   if (key === undefined) return;
   await setApiKey(ctx.extension.secrets, provider.provider, key.trim());
-  void vscode.window.showInformationMessage(key.trim() ? `Code Oracle: the ${provider.label} key is stored.` : `Code Oracle: the ${provider.label} key is removed.`);
+  void vscode.window.showInformationMessage(
+    key.trim()
+      ? `Code Oracle: the ${provider.label} key is stored.`
+      : `Code Oracle: the ${provider.label} key is removed.`,
+  );
 };
 
-const showCallers: CommandFactory = (ctx) => async (...args: unknown[]) => {
-  const [uri, name, line] = args as [vscode.Uri | undefined, string | undefined, number | undefined];
-  const editor = vscode.window.activeTextEditor;
-  const target = uri ?? editor?.document.uri;
-  const folder = target ? ctx.folderFor(target) : undefined;
-  if (!target || !folder) return vscode.window.showInformationMessage('Code Oracle: open a file of the workspace to trace callers.');
-  const symbol = name ?? (editor ? editor.document.getText(editor.document.getWordRangeAtPosition(editor.selection.active)) : '');
-  if (!symbol) return vscode.window.showInformationMessage('Code Oracle: put the cursor on a function name to trace its callers.');
-  const query = line ? `${ctx.relativePath(folder, target)}:${line}` : symbol;
-  await ctx.callersTree.show(folder, query);
-};
+const showCallers: CommandFactory =
+  (ctx) =>
+  async (...args: unknown[]) => {
+    const [uri, name, line] = args as [
+      vscode.Uri | undefined,
+      string | undefined,
+      number | undefined,
+    ];
+    const editor = vscode.window.activeTextEditor;
+    const target = uri ?? editor?.document.uri;
+    const folder = target ? ctx.folderFor(target) : undefined;
+    if (!target || !folder)
+      return vscode.window.showInformationMessage(
+        'Code Oracle: open a file of the workspace to trace callers.',
+      );
+    const symbol =
+      name ??
+      (editor
+        ? editor.document.getText(editor.document.getWordRangeAtPosition(editor.selection.active))
+        : '');
+    if (!symbol)
+      return vscode.window.showInformationMessage(
+        'Code Oracle: put the cursor on a function name to trace its callers.',
+      );
+    const query = line ? `${ctx.relativePath(folder, target)}:${line}` : symbol;
+    await ctx.callersTree.show(folder, query);
+  };
 
 const exportChat: CommandFactory = (ctx) => () => exportTranscript(ctx.chat.transcript());
 
@@ -74,7 +134,14 @@ export const COMMANDS: Record<string, CommandFactory> = {
   'codeOracle.clearIndex': clearIndex,
   'codeOracle.showLog': showLog,
   'codeOracle.askAboutSelection': askAboutSelection,
-  'codeOracle.explainError': (ctx) => (...args: unknown[]) => explainError(ctx, args[0] as vscode.Uri | undefined, args[1] as vscode.Diagnostic | undefined),
+  'codeOracle.explainError':
+    (ctx) =>
+    (...args: unknown[]) =>
+      explainError(
+        ctx,
+        args[0] as vscode.Uri | undefined,
+        args[1] as vscode.Diagnostic | undefined,
+      ),
   'codeOracle.setApiKey': setApiKeyCommand,
   'codeOracle.showCallers': showCallers,
   'codeOracle.exportChat': exportChat,

@@ -51,7 +51,9 @@ export function readConfig(): OracleConfig {
 
 /** The editor's `files.exclude` patterns that are switched on, for a folder. */
 export function filesExclude(folder: vscode.WorkspaceFolder): string[] {
-  const patterns = vscode.workspace.getConfiguration('files', folder.uri).get<Record<string, boolean>>('exclude', {});
+  const patterns = vscode.workspace
+    .getConfiguration('files', folder.uri)
+    .get<Record<string, boolean>>('exclude', {});
   return Object.entries(patterns)
     .filter(([, enabled]) => enabled === true)
     .map(([pattern]) => pattern);

@@ -76,7 +76,9 @@ export class Ctx implements vscode.Disposable {
       this.client.onLog((event) => writeEvent(this.log, event)),
       this.client.onDidExit((reason) => {
         this.log.error(`The engine stopped: ${reason}`);
-        this.status.failed(`The Code Oracle engine stopped: ${reason}. Reload the window to restart it.`);
+        this.status.failed(
+          `The Code Oracle engine stopped: ${reason}. Reload the window to restart it.`,
+        );
       }),
     );
   }
@@ -102,14 +104,25 @@ export class Ctx implements vscode.Disposable {
   }
 
   start(): void {
-    for (const [name, factory] of Object.entries(commands.COMMANDS)) this.registerCommand(name, factory);
-    const supported = commands.SUPPORTED_LANGUAGES.map((language) => ({ language, scheme: 'file' }));
+    for (const [name, factory] of Object.entries(commands.COMMANDS))
+      this.registerCommand(name, factory);
+    const supported = commands.SUPPORTED_LANGUAGES.map((language) => ({
+      language,
+      scheme: 'file',
+    }));
     this.subscriptions.push(
-      vscode.window.registerWebviewViewProvider(ChatView.id, this.chat, { webviewOptions: { retainContextWhenHidden: true } }),
+      vscode.window.registerWebviewViewProvider(ChatView.id, this.chat, {
+        webviewOptions: { retainContextWhenHidden: true },
+      }),
       vscode.window.registerTreeDataProvider(CallersTree.id, this.callersTree),
       vscode.languages.registerCodeLensProvider(supported, this.callersLens),
-      vscode.languages.registerCodeActionsProvider('*', new ExplainErrorActions(), { providedCodeActionKinds: ExplainErrorActions.kinds }),
-      vscode.languages.registerDocumentLinkProvider({ language: TRANSCRIPT_LANGUAGE }, new TranscriptLinks()),
+      vscode.languages.registerCodeActionsProvider('*', new ExplainErrorActions(), {
+        providedCodeActionKinds: ExplainErrorActions.kinds,
+      }),
+      vscode.languages.registerDocumentLinkProvider(
+        { language: TRANSCRIPT_LANGUAGE },
+        new TranscriptLinks(),
+      ),
       ...registerParticipant(this),
       ...registerLanguageModelTools(this),
       vscode.workspace.onDidChangeWorkspaceFolders((event) => {
@@ -123,7 +136,9 @@ export class Ctx implements vscode.Disposable {
         if (readConfig().llm.summarizeLongFunctions) this.scheduleRestart();
       }),
     );
-    this.ready = Promise.all((vscode.workspace.workspaceFolders ?? []).map((folder) => this.openFolder(folder))).then(() => {
+    this.ready = Promise.all(
+      (vscode.workspace.workspaceFolders ?? []).map((folder) => this.openFolder(folder)),
+    ).then(() => {
       this.indexReady = true;
     });
   }
@@ -155,8 +170,17 @@ export class Ctx implements vscode.Disposable {
     const affects = (key: string) => event.affectsConfiguration(`${SECTION}.${key}`);
     if (affects('chat') || affects('llm') || affects('search')) this.chat.refreshSettings();
     if (affects('callersLens')) this.callersLens.refresh();
-    const summarizerChanged = affects('llm.summarizeLongFunctions') || (readConfig().llm.summarizeLongFunctions && (affects('llm.provider') || affects('llm.model') || affects('llm.baseUrl')));
-    if (affects('embeddingModel') || affects('index') || event.affectsConfiguration('files.exclude') || summarizerChanged) this.scheduleRestart();
+    const summarizerChanged =
+      affects('llm.summarizeLongFunctions') ||
+      (readConfig().llm.summarizeLongFunctions &&
+        (affects('llm.provider') || affects('llm.model') || affects('llm.baseUrl')));
+    if (
+      affects('embeddingModel') ||
+      affects('index') ||
+      event.affectsConfiguration('files.exclude') ||
+      summarizerChanged
+    )
+      this.scheduleRestart();
   }
 
   private scheduleRestart(): void {
@@ -165,19 +189,25 @@ export class Ctx implements vscode.Disposable {
   }
 
   private async openFolder(folder: vscode.WorkspaceFolder): Promise<void> {
-    const index = new FolderIndex(folder, this.client, this.extension.globalStorageUri, this.extension.secrets, {
-      progress: (progress) => {
-        this.status.indexing(progress);
-        this.progressEmitter.fire(progress);
+    const index = new FolderIndex(
+      folder,
+      this.client,
+      this.extension.globalStorageUri,
+      this.extension.secrets,
+      {
+        progress: (progress) => {
+          this.status.indexing(progress);
+          this.progressEmitter.fire(progress);
+        },
+        ready: (stats) => {
+          this.stats.set(folder.uri.toString(), stats);
+          this.status.ready([...this.stats.values()]);
+          this.readyEmitter.fire([...this.stats.values()]);
+        },
+        unchanged: () => this.status.ready([...this.stats.values()]),
+        failed: (message) => this.indexFailed(message),
       },
-      ready: (stats) => {
-        this.stats.set(folder.uri.toString(), stats);
-        this.status.ready([...this.stats.values()]);
-        this.readyEmitter.fire([...this.stats.values()]);
-      },
-      unchanged: () => this.status.ready([...this.stats.values()]),
-      failed: (message) => this.indexFailed(message),
-    });
+    );
     this.indexes.set(folder.uri.toString(), index);
     try {
       await index.start();

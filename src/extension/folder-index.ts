@@ -62,7 +62,9 @@ export class FolderIndex implements vscode.Disposable {
       root: this.root,
       storeDir: this.storeDir,
       storageRoot: this.storage.fsPath,
-      model: config.embeddingModel ? parseModelSetting(config.embeddingModel, this.root) : { kind: 'hub', repo: DEFAULT_MODEL_REPO },
+      model: config.embeddingModel
+        ? parseModelSetting(config.embeddingModel, this.root)
+        : { kind: 'hub', repo: DEFAULT_MODEL_REPO },
       maxFileBytes: config.maxFileSize,
       exclude: [...filesExclude(this.folder), ...config.exclude],
       ...(summarizer && summarizer.provider !== 'none' ? { summarizer } : {}),
@@ -70,7 +72,8 @@ export class FolderIndex implements vscode.Disposable {
     if (this.disposed) return;
     if (!opened.ok) return this.events.failed(opened.error.message);
     this.opened = true;
-    for (const notice of opened.value.notices) void vscode.window.showInformationMessage(`Code Oracle: ${notice}`);
+    for (const notice of opened.value.notices)
+      void vscode.window.showInformationMessage(`Code Oracle: ${notice}`);
     this.watch();
     await this.indexAll(true);
   }
@@ -78,9 +81,17 @@ export class FolderIndex implements vscode.Disposable {
   /** A full pass: new, changed and deleted files. The first one shows a progress notification. */
   indexAll(withNotification: boolean): Promise<Result<IndexSummary> | undefined> {
     return this.enqueue(async () => {
-      if (!withNotification) return this.finish(await this.client.index(this.root, (progress) => this.events.progress(progress)), true);
+      if (!withNotification)
+        return this.finish(
+          await this.client.index(this.root, (progress) => this.events.progress(progress)),
+          true,
+        );
       return vscode.window.withProgress(
-        { location: vscode.ProgressLocation.Notification, title: `Code Oracle: indexing ${this.folder.name}`, cancellable: true },
+        {
+          location: vscode.ProgressLocation.Notification,
+          title: `Code Oracle: indexing ${this.folder.name}`,
+          cancellable: true,
+        },
         async (report, token) => {
           const controller = new AbortController();
           token.onCancellationRequested(() => controller.abort());
@@ -90,7 +101,8 @@ export class FolderIndex implements vscode.Disposable {
             (progress) => {
               this.events.progress(progress);
               const percent = stagePercent(progress);
-              if (percent > last) report.report({ increment: percent - last, message: progressMessage(progress) });
+              if (percent > last)
+                report.report({ increment: percent - last, message: progressMessage(progress) });
               last = Math.max(last, percent);
             },
             controller.signal,
@@ -129,11 +141,18 @@ export class FolderIndex implements vscode.Disposable {
   private flush(): Promise<unknown> {
     const paths = [...this.pending];
     this.pending.clear();
-    return this.enqueue(async () => this.finish(await this.client.update(this.root, paths, (progress) => this.events.progress(progress)), false));
+    return this.enqueue(async () =>
+      this.finish(
+        await this.client.update(this.root, paths, (progress) => this.events.progress(progress)),
+        false,
+      ),
+    );
   }
 
   private watch(): void {
-    const watcher = vscode.workspace.createFileSystemWatcher(new vscode.RelativePattern(this.folder, '**/*'));
+    const watcher = vscode.workspace.createFileSystemWatcher(
+      new vscode.RelativePattern(this.folder, '**/*'),
+    );
     this.disposables.push(
       watcher,
       watcher.onDidChange((uri) => this.schedule([uri])),
@@ -142,7 +161,9 @@ export class FolderIndex implements vscode.Disposable {
       vscode.workspace.onDidSaveTextDocument((document) => this.schedule([document.uri])),
       vscode.workspace.onDidCreateFiles((event) => this.schedule(event.files)),
       vscode.workspace.onDidDeleteFiles((event) => this.schedule(event.files)),
-      vscode.workspace.onDidRenameFiles((event) => this.schedule(event.files.flatMap((file) => [file.oldUri, file.newUri]))),
+      vscode.workspace.onDidRenameFiles((event) =>
+        this.schedule(event.files.flatMap((file) => [file.oldUri, file.newUri])),
+      ),
     );
   }
 
@@ -151,7 +172,10 @@ export class FolderIndex implements vscode.Disposable {
    * watcher events: build output, ignored files) does not ask the worker for them, and so does
    * not refresh lenses, the callers tree or the chat.
    */
-  private async finish(result: Result<IndexSummary>, fullPass: boolean): Promise<Result<IndexSummary>> {
+  private async finish(
+    result: Result<IndexSummary>,
+    fullPass: boolean,
+  ): Promise<Result<IndexSummary>> {
     if (this.disposed) return result;
     if (!result.ok) {
       if (result.error.code !== 'cancelled') this.events.failed(result.error.message);
@@ -171,7 +195,9 @@ export class FolderIndex implements vscode.Disposable {
     try {
       return await llmWire(this.secrets);
     } catch (cause) {
-      this.events.failed(`Code Oracle could not read the model's key, so long functions are not summarised: ${describeError(cause)}`);
+      this.events.failed(
+        `Code Oracle could not read the model's key, so long functions are not summarised: ${describeError(cause)}`,
+      );
       return null;
     }
   }
@@ -200,10 +226,14 @@ const STAGE_SPAN: Record<IndexProgress['stage'], [number, number]> = {
 /** How far a first index has come, 0–100, by stage. */
 export function stagePercent(progress: IndexProgress): number {
   const [from, to] = STAGE_SPAN[progress.stage];
-  return Math.round(from + (to - from) * (progress.total ? Math.min(1, progress.done / progress.total) : 0));
+  return Math.round(
+    from + (to - from) * (progress.total ? Math.min(1, progress.done / progress.total) : 0),
+  );
 }
 
 function progressMessage(progress: IndexProgress): string {
   const label = INDEX_STAGE_LABELS[progress.stage];
-  return progress.stage === 'parse' ? `${label} ${progress.done}/${progress.total} files` : `${label}…`;
+  return progress.stage === 'parse'
+    ? `${label} ${progress.done}/${progress.total} files`
+    : `${label}…`;
 }

@@ -12,7 +12,8 @@ const KEY_PREFIX = 'codeOracle.apiKey.';
 export async function llmWire(secrets: vscode.SecretStorage): Promise<LlmWire> {
   const { llm } = readConfig();
   if (llm.provider === 'none' || !vscode.workspace.isTrusted) return { provider: 'none' };
-  const apiKey = llm.provider === 'vscode' ? undefined : await secrets.get(`${KEY_PREFIX}${llm.provider}`);
+  const apiKey =
+    llm.provider === 'vscode' ? undefined : await secrets.get(`${KEY_PREFIX}${llm.provider}`);
   return {
     provider: llm.provider,
     logPrompts: llm.logPrompts,
@@ -22,7 +23,11 @@ export async function llmWire(secrets: vscode.SecretStorage): Promise<LlmWire> {
   };
 }
 
-export async function setApiKey(secrets: vscode.SecretStorage, provider: Exclude<LlmProviderSetting, 'none' | 'vscode'>, key: string): Promise<void> {
+export async function setApiKey(
+  secrets: vscode.SecretStorage,
+  provider: Exclude<LlmProviderSetting, 'none' | 'vscode'>,
+  key: string,
+): Promise<void> {
   if (key) await secrets.store(`${KEY_PREFIX}${provider}`, key);
   else await secrets.delete(`${KEY_PREFIX}${provider}`);
 }
@@ -32,6 +37,11 @@ export function modelLabel(): string {
   const { llm } = readConfig();
   if (llm.provider === 'none') return 'No model: answers show the evidence';
   if (!vscode.workspace.isTrusted) return 'No model in Restricted Mode';
-  const names: Record<LlmProviderSetting, string> = { none: '', anthropic: 'Anthropic', 'openai-compatible': 'Local server', vscode: 'VS Code' };
+  const names: Record<LlmProviderSetting, string> = {
+    none: '',
+    anthropic: 'Anthropic',
+    'openai-compatible': 'Local server',
+    vscode: 'VS Code',
+  };
   return `${names[llm.provider]}${llm.model ? ` · ${llm.model}` : ''}`;
 }

@@ -16,13 +16,24 @@ interface OracleResult extends vscode.ChatResult {
 
 export function registerParticipant(ctx: Ctx): vscode.Disposable[] {
   if (typeof vscode.chat?.createChatParticipant !== 'function') return [];
-  const participant = vscode.chat.createChatParticipant(PARTICIPANT_ID, (request, _context, response, token) => answer(ctx, request, response, token));
+  const participant = vscode.chat.createChatParticipant(
+    PARTICIPANT_ID,
+    (request, _context, response, token) => answer(ctx, request, response, token),
+  );
   participant.iconPath = vscode.Uri.joinPath(ctx.extension.extensionUri, 'media', 'icon.svg');
-  participant.followupProvider = { provideFollowups: (result: OracleResult) => (result.metadata?.followUps ?? []).map((prompt) => ({ prompt, label: prompt })) };
+  participant.followupProvider = {
+    provideFollowups: (result: OracleResult) =>
+      (result.metadata?.followUps ?? []).map((prompt) => ({ prompt, label: prompt })),
+  };
   return [participant];
 }
 
-async function answer(ctx: Ctx, request: vscode.ChatRequest, response: vscode.ChatResponseStream, token: vscode.CancellationToken): Promise<OracleResult> {
+async function answer(
+  ctx: Ctx,
+  request: vscode.ChatRequest,
+  response: vscode.ChatResponseStream,
+  token: vscode.CancellationToken,
+): Promise<OracleResult> {
   const folder = ctx.folderFor();
   if (!folder) {
     response.markdown('Open a folder, and Code Oracle will answer questions about its code.');
@@ -32,10 +43,15 @@ async function answer(ctx: Ctx, request: vscode.ChatRequest, response: vscode.Ch
   const controller = new AbortController();
   token.onCancellationRequested(() => controller.abort());
   let shown = '';
-  const mode = request.command === 'deep' || request.command === 'thinking' ? request.command : 'fast';
+  const mode =
+    request.command === 'deep' || request.command === 'thinking' ? request.command : 'fast';
   const result = await ctx.client.ask(
     folder.root,
-    { question: request.prompt, mode, llm: { provider: 'vscode', model: `id:${request.model.id}` } },
+    {
+      question: request.prompt,
+      mode,
+      llm: { provider: 'vscode', model: `id:${request.model.id}` },
+    },
     {
       onText: (text) => {
         // The engine sends the whole text so far; the chat wants what is new. Text that does not
@@ -50,8 +66,17 @@ async function answer(ctx: Ctx, request: vscode.ChatRequest, response: vscode.Ch
     controller.signal,
   );
   if (!result.ok) {
-    response.markdown(result.error.code === 'cancelled' ? '' : `Code Oracle could not answer: ${result.error.message}`);
-    return { metadata: { followUps: [] }, ...(result.error.code === 'cancelled' ? {} : { errorDetails: { message: result.error.message } }) };
+    response.markdown(
+      result.error.code === 'cancelled'
+        ? ''
+        : `Code Oracle could not answer: ${result.error.message}`,
+    );
+    return {
+      metadata: { followUps: [] },
+      ...(result.error.code === 'cancelled'
+        ? {}
+        : { errorDetails: { message: result.error.message } }),
+    };
   }
   const value = result.value;
   if (!value.answer.startsWith(shown)) response.markdown(`\n\n---\n${value.answer}`);
@@ -60,7 +85,10 @@ async function answer(ctx: Ctx, request: vscode.ChatRequest, response: vscode.Ch
     response.markdown('\n\n**Sources**\n');
     for (const citation of value.citations) {
       const uri = vscode.Uri.joinPath(folder.folder.uri, ...citation.path.split('/'));
-      const location = new vscode.Location(uri, new vscode.Range(citation.startLine - 1, 0, citation.endLine - 1, 0));
+      const location = new vscode.Location(
+        uri,
+        new vscode.Range(citation.startLine - 1, 0, citation.endLine - 1, 0),
+      );
       response.reference(location);
       response.markdown('\n- ');
       response.anchor(location, `${citation.path}:${citation.startLine}-${citation.endLine}`);

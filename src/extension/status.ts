@@ -5,7 +5,11 @@ import { INDEX_STAGE_LABELS, indexTotals } from '../engine/model/progress';
 
 /** The status-bar item: what the index is doing, or what it holds. Clicking opens the log. */
 export class IndexStatus implements vscode.Disposable {
-  private readonly item = vscode.window.createStatusBarItem('codeOracle.status', vscode.StatusBarAlignment.Left, 10);
+  private readonly item = vscode.window.createStatusBarItem(
+    'codeOracle.status',
+    vscode.StatusBarAlignment.Left,
+    10,
+  );
 
   constructor() {
     this.item.name = 'Code Oracle index';
@@ -23,7 +27,9 @@ export class IndexStatus implements vscode.Disposable {
   ready(stats: readonly IndexStats[]): void {
     const { files, chunks, facts } = indexTotals(stats);
     this.item.text = `$(database) ${files} files · ${chunks} chunks`;
-    const embedding = stats.find((entry) => !entry.embedding.available)?.embedding.reason ?? `Embeddings: ${stats[0]?.embedding.modelId ?? 'none'}`;
+    const embedding =
+      stats.find((entry) => !entry.embedding.available)?.embedding.reason ??
+      `Embeddings: ${stats[0]?.embedding.modelId ?? 'none'}`;
     this.item.tooltip = `Code Oracle index: ${files} files, ${chunks} chunks, ${facts} definitions.\n${embedding}\nClick to show the log.`;
   }
 

@@ -11,15 +11,24 @@ export const TRANSCRIPT_LANGUAGE = 'oracle-transcript';
 const CITATION = /^\s*- (\S+?):(\d+)-(\d+)\b/;
 
 export async function exportTranscript(entries: readonly TranscriptEntry[]): Promise<void> {
-  if (!entries.length) return void vscode.window.showInformationMessage('Code Oracle: the chat is empty; ask a question first.');
+  if (!entries.length)
+    return void vscode.window.showInformationMessage(
+      'Code Oracle: the chat is empty; ask a question first.',
+    );
   const content = entries.map(renderEntry).join('\n\n---\n\n');
-  const document = await vscode.workspace.openTextDocument({ language: TRANSCRIPT_LANGUAGE, content: `# Code Oracle chat\n\n${content}\n` });
+  const document = await vscode.workspace.openTextDocument({
+    language: TRANSCRIPT_LANGUAGE,
+    content: `# Code Oracle chat\n\n${content}\n`,
+  });
   await vscode.window.showTextDocument(document);
 }
 
 function renderEntry(entry: TranscriptEntry): string {
   const { answer } = entry;
-  const sources = answer.citations.map((citation) => `  - ${citation.path}:${citation.startLine}-${citation.endLine} — ${citation.why}`);
+  const sources = answer.citations.map(
+    (citation) =>
+      `  - ${citation.path}:${citation.startLine}-${citation.endLine} — ${citation.why}`,
+  );
   return [
     `## Q (${entry.mode}): ${entry.question.trim()}`,
     '',
@@ -41,8 +50,12 @@ export class TranscriptLinks implements vscode.DocumentLinkProvider {
       if (!match) continue;
       const [whole, path, start] = match;
       const column = whole!.indexOf(path!);
-      const target = vscode.Uri.joinPath(folder.uri, ...path!.split('/')).with({ fragment: `L${start}` });
-      links.push(new vscode.DocumentLink(new vscode.Range(line, column, line, whole!.length), target));
+      const target = vscode.Uri.joinPath(folder.uri, ...path!.split('/')).with({
+        fragment: `L${start}`,
+      });
+      links.push(
+        new vscode.DocumentLink(new vscode.Range(line, column, line, whole!.length), target),
+      );
     }
     return links;
   }

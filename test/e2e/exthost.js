@@ -23,19 +23,36 @@ const TIMEOUT = 180000;
   // Everything the workbench and extension host print (gallery lookups failing offline, stack
   // traces...) goes to a file; the suite's own results come back through E2E_RESULTS (index.js).
   const browserLog = fs.createWriteStream(CONSOLE_LOG);
-  await page.exposeFunction('codeAutomationLog', (type, args) => browserLog.write(`[automation ${type}] ${(args || []).join(' ')}\n`));
-  await page.exposeFunction('codeAutomationExit', (code) => { log('codeAutomationExit', code); settle(code); });
+  await page.exposeFunction('codeAutomationLog', (type, args) =>
+    browserLog.write(`[automation ${type}] ${(args || []).join(' ')}\n`),
+  );
+  await page.exposeFunction('codeAutomationExit', (code) => {
+    log('codeAutomationExit', code);
+    settle(code);
+  });
   page.on('console', (m) => browserLog.write(`[${m.type()}] ${m.text()}\n`));
   page.on('pageerror', (e) => browserLog.write(`[pageerror] ${e}\n`));
 
   await page.goto(workbenchUrl({ port: PORT, folder: FOLDER, devPath: DEV, testsPath: TESTS }));
   log('workbench opened; waiting for the extension-host suite');
-  const code = await Promise.race([exited, new Promise((resolve) => setTimeout(() => resolve('timeout'), TIMEOUT))]);
+  const code = await Promise.race([
+    exited,
+    new Promise((resolve) => setTimeout(() => resolve('timeout'), TIMEOUT)),
+  ]);
   fs.mkdirSync(SHOTS, { recursive: true });
-  if (code !== 0) await page.screenshot({ path: path.join(SHOTS, '99-exthost-failure.png') }).catch(() => undefined);
+  if (code !== 0)
+    await page
+      .screenshot({ path: path.join(SHOTS, '99-exthost-failure.png') })
+      .catch(() => undefined);
   // (taken after the suite: the extension host is shutting down, so Code Oracle's item is gone)
-  else await page.screenshot({ path: path.join(SHOTS, '04-exthost-after-suite.png') }).catch(() => undefined);
+  else
+    await page
+      .screenshot({ path: path.join(SHOTS, '04-exthost-after-suite.png') })
+      .catch(() => undefined);
   await browser.close();
   log('extension-host suite exit code:', code);
   process.exit(code === 0 ? 0 : 1);
-})().catch((e) => { console.error('exthost: FAILED:', e); process.exit(1); });
+})().catch((e) => {
+  console.error('exthost: FAILED:', e);
+  process.exit(1);
+});

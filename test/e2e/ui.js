@@ -13,8 +13,8 @@ const path = require('path');
 const { launchPage, workbenchUrl, log, env } = require('./workbench');
 
 const PORT = env('E2E_PORT');
-const FOLDER = env('E2E_WS_UI');          // a scratch copy of test/fixtures/shop-py
-const DEV = env('E2E_EXT_DEV_PATH');      // the repository root
+const FOLDER = env('E2E_WS_UI'); // a scratch copy of test/fixtures/shop-py
+const DEV = env('E2E_EXT_DEV_PATH'); // the repository root
 const SHOTS = env('E2E_SHOTS');
 const TIMEOUT = 90000;
 // IndexStatus.ready(): `$(database) ${files} files · ${chunks} chunks`; the codicon renders as an icon
@@ -31,7 +31,10 @@ fs.writeFileSync(path.join(FOLDER, BROKEN_JSON), BROKEN_JSON_TEXT);
 
 /** Screenshots are numbered in the order they were taken, named after what they show. */
 let shots = 0;
-const shot = (page, name) => page.screenshot({ path: path.join(SHOTS, `${String(++shots).padStart(2, '0')}-${name}.png`) }).catch(() => undefined);
+const shot = (page, name) =>
+  page
+    .screenshot({ path: path.join(SHOTS, `${String(++shots).padStart(2, '0')}-${name}.png`) })
+    .catch(() => undefined);
 
 function check(condition, message) {
   if (!condition) throw new Error(message);
@@ -45,12 +48,23 @@ const chatFrame = (page) => page.frameLocator('iframe.webview.ready').frameLocat
  * editor opens first and gets its selection a moment later.
  */
 async function expectCursorLine(page, line, what) {
-  const seen = await page.waitForFunction((expected) => {
-    const text = document.querySelector('.statusbar-item[id="status.editor.selection"]')?.textContent ?? '';
-    return new RegExp(`Ln ${expected}\\b`).test(text) && text;
-  }, line, { timeout: 10000 }).catch(() => null);
+  const seen = await page
+    .waitForFunction(
+      (expected) => {
+        const text =
+          document.querySelector('.statusbar-item[id="status.editor.selection"]')?.textContent ??
+          '';
+        return new RegExp(`Ln ${expected}\\b`).test(text) && text;
+      },
+      line,
+      { timeout: 10000 },
+    )
+    .catch(() => null);
   if (!seen) {
-    const text = await page.locator('.statusbar-item[id="status.editor.selection"]').innerText({ timeout: 1000 }).catch(() => '(none)');
+    const text = await page
+      .locator('.statusbar-item[id="status.editor.selection"]')
+      .innerText({ timeout: 1000 })
+      .catch(() => '(none)');
     throw new Error(`${what} put the cursor at ${JSON.stringify(text)}, not on line ${line}`);
   }
 }
@@ -60,9 +74,20 @@ async function quickOpen(page, name) {
   await page.keyboard.press('Control+P');
   await page.waitForSelector('.quick-input-widget input', { timeout: 15000 });
   await page.keyboard.type(name);
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first().waitFor({ timeout: 15000 });
+  await page
+    .locator('.quick-input-list .monaco-list-row', { hasText: name })
+    .first()
+    .waitFor({ timeout: 15000 });
   await page.keyboard.press('Enter');
-  await page.waitForFunction((file) => document.querySelector('.tabs-container .tab.active')?.getAttribute('aria-label')?.startsWith(file), name, { timeout: 15000 });
+  await page.waitForFunction(
+    (file) =>
+      document
+        .querySelector('.tabs-container .tab.active')
+        ?.getAttribute('aria-label')
+        ?.startsWith(file),
+    name,
+    { timeout: 15000 },
+  );
 }
 
 async function reindexFromPalette(page) {
@@ -72,29 +97,49 @@ async function reindexFromPalette(page) {
   await page.evaluate((selector) => {
     const el = document.querySelector(selector);
     window.__oracleTexts = [];
-    new MutationObserver(() => window.__oracleTexts.push(el.textContent)).observe(el, { subtree: true, childList: true, characterData: true });
+    new MutationObserver(() => window.__oracleTexts.push(el.textContent)).observe(el, {
+      subtree: true,
+      childList: true,
+      characterData: true,
+    });
   }, STATUS_ITEM);
 
   await page.keyboard.press('F1');
   await page.waitForSelector('.quick-input-widget input', { timeout: 15000 });
   await page.keyboard.type(PALETTE_LABEL);
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: PALETTE_LABEL }).first().waitFor({ timeout: 15000 });
+  await page
+    .locator('.quick-input-list .monaco-list-row', { hasText: PALETTE_LABEL })
+    .first()
+    .waitFor({ timeout: 15000 });
   await shot(page, 'palette');
   await page.keyboard.press('Enter');
 
   // Done when the item went through an indexing state and is back to showing the index.
-  const texts = await page.waitForFunction((re) => {
-    const seen = window.__oracleTexts;
-    const last = seen[seen.length - 1];
-    return seen.some((t) => t.includes('Code Oracle:')) && last && new RegExp(re).test(last) && seen;
-  }, READY.source, { timeout: TIMEOUT }).then((h) => h.jsonValue());
+  const texts = await page
+    .waitForFunction(
+      (re) => {
+        const seen = window.__oracleTexts;
+        const last = seen[seen.length - 1];
+        return (
+          seen.some((t) => t.includes('Code Oracle:')) && last && new RegExp(re).test(last) && seen
+        );
+      },
+      READY.source,
+      { timeout: TIMEOUT },
+    )
+    .then((h) => h.jsonValue());
   log('status-bar texts after the command:', JSON.stringify([...new Set(texts)]));
 
   const final = await item.innerText();
   const m = READY.exec(final);
   check(m, `status bar ended as ${JSON.stringify(final)}`);
-  const expected = fs.readdirSync(path.join(FOLDER, 'shop')).filter((f) => f.endsWith('.py')).length;
-  check(+m[1] === expected, `status bar shows ${m[1]} files, the workspace has ${expected} Python files`);
+  const expected = fs
+    .readdirSync(path.join(FOLDER, 'shop'))
+    .filter((f) => f.endsWith('.py')).length;
+  check(
+    +m[1] === expected,
+    `status bar shows ${m[1]} files, the workspace has ${expected} Python files`,
+  );
   check(+m[2] >= +m[1], `status bar shows fewer chunks than files: ${final}`);
   await shot(page, 'reindexed');
 }
@@ -109,8 +154,14 @@ async function askInChat(page) {
   await chat.locator('[data-testid=send]').click();
   const answer = chat.locator('[data-testid=answer][data-status=done]').last();
   await answer.waitFor({ timeout: TIMEOUT });
-  check((await answer.innerText()).includes(QUESTION), 'the answer is not under the question asked');
-  check(await answer.locator('[data-testid=evidence-only-label]').count() === 1, 'an answer with no model is not labelled as evidence only');
+  check(
+    (await answer.innerText()).includes(QUESTION),
+    'the answer is not under the question asked',
+  );
+  check(
+    (await answer.locator('[data-testid=evidence-only-label]').count()) === 1,
+    'an answer with no model is not labelled as evidence only',
+  );
   const citations = await answer.locator('[data-testid=citation]').allInnerTexts();
   log('citations:', JSON.stringify(citations));
   check(citations.length > 0, 'the answer cites nothing');
@@ -124,10 +175,21 @@ async function askInChat(page) {
   await page.locator('.activitybar .action-item a[aria-label^="Explorer"]').first().click();
   await page.locator('.activitybar .action-item a[aria-label^="Code Oracle"]').first().click();
   await answer.waitFor({ timeout: 15000 });
-  check((await answer.locator('[data-testid=citation]').allInnerTexts()).join() === citations.join(), 'the answer changed after hiding and showing the chat');
+  check(
+    (await answer.locator('[data-testid=citation]').allInnerTexts()).join() === citations.join(),
+    'the answer changed after hiding and showing the chat',
+  );
 
   await answer.locator('[data-testid=citation]').first().click();
-  await page.waitForFunction(() => document.querySelector('.tabs-container .tab.active')?.getAttribute('aria-label')?.startsWith('db.py'), null, { timeout: 15000 });
+  await page.waitForFunction(
+    () =>
+      document
+        .querySelector('.tabs-container .tab.active')
+        ?.getAttribute('aria-label')
+        ?.startsWith('db.py'),
+    null,
+    { timeout: 15000 },
+  );
   await expectCursorLine(page, +start, `the citation ${citations[0]}`);
   await shot(page, 'citation-opened');
 }
@@ -142,7 +204,9 @@ async function explainFromLightBulb(page) {
   await bulb.waitFor({ timeout: 15000 });
   await shot(page, 'error-light-bulb');
   await bulb.click();
-  const action = page.locator('.action-widget .monaco-list-row', { hasText: 'Explain this error with Code Oracle' });
+  const action = page.locator('.action-widget .monaco-list-row', {
+    hasText: 'Explain this error with Code Oracle',
+  });
   await action.waitFor({ timeout: 15000 });
   await shot(page, 'error-quick-fix-menu');
   const chat = chatFrame(page);
@@ -152,11 +216,17 @@ async function explainFromLightBulb(page) {
   const answer = chat.locator('[data-testid=answer][data-status=done]').nth(before);
   await answer.waitFor({ timeout: TIMEOUT });
   const text = await answer.innerText();
-  check(/Explain: Expected comma/.test(text), `the chat did not receive the diagnostic: ${text.slice(0, 200)}`);
+  check(
+    /Explain: Expected comma/.test(text),
+    `the chat did not receive the diagnostic: ${text.slice(0, 200)}`,
+  );
   const citations = await answer.locator('[data-testid=citation]').allInnerTexts();
   log('citations:', JSON.stringify(citations));
   // the code around the error (lines 1-5 of the file) is attached, so it is cited first
-  check(citations[0] === `${BROKEN_JSON}:1-5`, `first citation is ${citations[0]}, expected ${BROKEN_JSON}:1-5`);
+  check(
+    citations[0] === `${BROKEN_JSON}:1-5`,
+    `first citation is ${citations[0]}, expected ${BROKEN_JSON}:1-5`,
+  );
   await answer.scrollIntoViewIfNeeded();
   await shot(page, 'error-explained');
 }
@@ -168,7 +238,10 @@ async function callersFromLens(page) {
   await lens.waitFor({ timeout: 30000 });
   const lenses = await page.locator('.codelens-decoration a').allInnerTexts();
   log('lenses:', JSON.stringify(lenses));
-  check(lenses.includes('no callers found'), 'no lens says "no callers found" over an uncalled method');
+  check(
+    lenses.includes('no callers found'),
+    'no lens says "no callers found" over an uncalled method',
+  );
   await shot(page, 'callers-lens');
   await lens.click();
   const tree = page.locator('.pane', { has: page.locator('.pane-header', { hasText: 'Callers' }) });
@@ -179,7 +252,15 @@ async function callersFromLens(page) {
   check(rows[0].startsWith('OrderService.create_order'), `the tree's root is ${rows[0]}`);
   await shot(page, 'callers-tree');
   await caller.click();
-  await page.waitForFunction(() => document.querySelector('.tabs-container .tab.active')?.getAttribute('aria-label')?.startsWith('api.py'), null, { timeout: 15000 });
+  await page.waitForFunction(
+    () =>
+      document
+        .querySelector('.tabs-container .tab.active')
+        ?.getAttribute('aria-label')
+        ?.startsWith('api.py'),
+    null,
+    { timeout: 15000 },
+  );
   await expectCursorLine(page, 24, 'the caller node (the call is at api.py:24)');
   await shot(page, 'caller-opened');
 }
@@ -195,16 +276,26 @@ const STEPS = [
   const { browser, page } = await launchPage();
   const consoleErrors = [];
   // kept for the failure report; first lines only (offline, the gallery errors carry long stacks)
-  page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(m.text().split('\n')[0].slice(0, 300)); });
-  page.on('pageerror', (e) => consoleErrors.push(`pageerror: ${String(e).split('\n')[0].slice(0, 300)}`));
-  let passed = 0, failed = 0;
+  page.on('console', (m) => {
+    if (m.type() === 'error') consoleErrors.push(m.text().split('\n')[0].slice(0, 300));
+  });
+  page.on('pageerror', (e) =>
+    consoleErrors.push(`pageerror: ${String(e).split('\n')[0].slice(0, 300)}`),
+  );
+  let passed = 0,
+    failed = 0;
   try {
     await page.goto(workbenchUrl({ port: PORT, folder: FOLDER, devPath: DEV }));
     await page.waitForSelector('.monaco-workbench', { timeout: TIMEOUT });
     // The status-bar item exists only once the remote extension host has activated the extension
     // (onStartupFinished), and activation indexes the folder by itself: every step starts after that.
     await page.locator(STATUS_ITEM).waitFor({ timeout: TIMEOUT });
-    await page.waitForFunction(({ selector, re }) => new RegExp(re).test(document.querySelector(selector)?.textContent ?? ''), { selector: STATUS_ITEM, re: READY.source }, { timeout: TIMEOUT });
+    await page.waitForFunction(
+      ({ selector, re }) =>
+        new RegExp(re).test(document.querySelector(selector)?.textContent ?? ''),
+      { selector: STATUS_ITEM, re: READY.source },
+      { timeout: TIMEOUT },
+    );
     log('first index done:', JSON.stringify(await page.locator(STATUS_ITEM).innerText()));
     await shot(page, 'indexed');
   } catch (error) {
@@ -228,8 +319,13 @@ const STEPS = [
       await page.keyboard.press('Escape').catch(() => undefined); // close a menu left open
     }
   }
-  if (failed) for (const e of consoleErrors.slice(-15)) console.error('  browser console error:', e);
+  if (failed)
+    for (const e of consoleErrors.slice(-15)) console.error('  browser console error:', e);
   console.log(`ui: ${passed} passed, ${failed} failed; screenshots in ${SHOTS}`);
   await browser.close();
   process.exit(failed ? 1 : 0);
-})().catch((e) => { console.error('ui: FAILED:', e); console.log('ui: 0 passed, 1 failed'); process.exit(1); });
+})().catch((e) => {
+  console.error('ui: FAILED:', e);
+  console.log('ui: 0 passed, 1 failed');
+  process.exit(1);
+});

@@ -14,10 +14,19 @@ async function launchPage() {
     executablePath: process.env.E2E_CHROMIUM || '/usr/bin/chromium',
     headless: true,
     // --no-sandbox: we run as root; the rest keeps Chromium from calling home (there is no network)
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
-  const page = await (await browser.newContext({ viewport: { width: 1400, height: 850 } })).newPage();
+  const page = await (
+    await browser.newContext({ viewport: { width: 1400, height: 850 } })
+  ).newPage();
   return { browser, page };
 }
 

@@ -20,7 +20,9 @@ interface RecordedRequest {
 export class FakeServer {
   readonly requests: RecordedRequest[] = [];
   private replies: Reply[] = [];
-  private readonly server: Server = createServer((request, response) => void this.handle(request, response));
+  private readonly server: Server = createServer(
+    (request, response) => void this.handle(request, response),
+  );
 
   async start(): Promise<string> {
     await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
@@ -40,12 +42,22 @@ export class FakeServer {
   private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     let text = '';
     for await (const piece of request) text += piece;
-    this.requests.push({ path: request.url ?? '', headers: request.headers, body: JSON.parse(text) });
-    const reply = this.replies.shift() ?? { status: 500, json: { error: { type: 'api_error', message: 'no reply scripted' } } };
+    this.requests.push({
+      path: request.url ?? '',
+      headers: request.headers,
+      body: JSON.parse(text),
+    });
+    const reply = this.replies.shift() ?? {
+      status: 500,
+      json: { error: { type: 'api_error', message: 'no reply scripted' } },
+    };
     if (reply === 'hang') return;
     if (reply === 'reset') return void request.socket.destroy();
     if ('sse' in reply) return writeEvents(response, reply.sse);
-    response.writeHead(reply.status ?? 200, { 'content-type': 'application/json', ...reply.headers });
+    response.writeHead(reply.status ?? 200, {
+      'content-type': 'application/json',
+      ...reply.headers,
+    });
     response.end(JSON.stringify(reply.json));
   }
 }

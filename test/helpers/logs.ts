@@ -2,7 +2,9 @@ import { logHub, type LogEvent } from '../../src/engine/log/logger';
 import { MemorySink } from '../../src/engine/log/sinks';
 
 /** Runs `fn` and returns its result with every event emitted meanwhile. */
-export async function captureLogs<T>(fn: () => Promise<T> | T): Promise<{ result: T; events: LogEvent[] }> {
+export async function captureLogs<T>(
+  fn: () => Promise<T> | T,
+): Promise<{ result: T; events: LogEvent[] }> {
   const sink = new MemorySink('debug');
   const subscription = logHub.addSink(sink);
   try {

@@ -13,10 +13,32 @@ export async function storeSnapshot(engine: Engine): Promise<unknown> {
   const calledBy = [...(await store.tables.allCalledBy())]
     .map(([id, callers]) => [id, callers.map((c) => `${c.factId}@${c.line}`).sort()] as const)
     .sort((a, b) => a[0].localeCompare(b[0]));
-  const graphCallers = facts.map((fact) => [fact.id, graph.callers(fact.id).map((c) => `${c.callerId}@${c.site.line}`).sort()] as const);
+  const graphCallers = facts.map(
+    (fact) =>
+      [
+        fact.id,
+        graph
+          .callers(fact.id)
+          .map((c) => `${c.callerId}@${c.site.line}`)
+          .sort(),
+      ] as const,
+  );
   const lexical = [...store.lexical.documents()]
     .map((doc) => ({ ...doc, terms: [...doc.terms].sort((a, b) => a[0].localeCompare(b[0])) }))
     .sort((a, b) => a.chunkId.localeCompare(b.chunkId));
-  const files = Object.fromEntries(Object.entries(store.manifest.files).map(([file, entry]) => [file, { hash: entry.hash, language: entry.language, skipped: entry.skipped, chunks: entry.chunks }]));
-  return { chunks, facts, calledBy, graphCallers, lexical, vocabulary: [...store.lexical.vocabulary()].sort(), files };
+  const files = Object.fromEntries(
+    Object.entries(store.manifest.files).map(([file, entry]) => [
+      file,
+      { hash: entry.hash, language: entry.language, skipped: entry.skipped, chunks: entry.chunks },
+    ]),
+  );
+  return {
+    chunks,
+    facts,
+    calledBy,
+    graphCallers,
+    lexical,
+    vocabulary: [...store.lexical.vocabulary()].sort(),
+    files,
+  };
 }

@@ -31,9 +31,34 @@ export function writeTinyBert(directory: string): void {
   const typeTable = new Float32Array(2 * HIDDEN).map((_, i) => 0.01 * (i % HIDDEN));
 
   mkdirSync(path.join(directory, 'onnx'), { recursive: true });
-  writeFileSync(path.join(directory, 'onnx', 'model.onnx'), bertGraph(words.length, table, typeTable));
-  writeFileSync(path.join(directory, 'config.json'), JSON.stringify({ model_type: 'bert', architectures: ['BertModel'], hidden_size: HIDDEN, vocab_size: words.length, max_position_embeddings: 512, type_vocab_size: 2 }));
-  writeFileSync(path.join(directory, 'tokenizer_config.json'), JSON.stringify({ tokenizer_class: 'BertTokenizer', do_lower_case: true, model_max_length: 512, unk_token: '[UNK]', cls_token: '[CLS]', sep_token: '[SEP]', pad_token: '[PAD]', mask_token: '[MASK]' }));
+  writeFileSync(
+    path.join(directory, 'onnx', 'model.onnx'),
+    bertGraph(words.length, table, typeTable),
+  );
+  writeFileSync(
+    path.join(directory, 'config.json'),
+    JSON.stringify({
+      model_type: 'bert',
+      architectures: ['BertModel'],
+      hidden_size: HIDDEN,
+      vocab_size: words.length,
+      max_position_embeddings: 512,
+      type_vocab_size: 2,
+    }),
+  );
+  writeFileSync(
+    path.join(directory, 'tokenizer_config.json'),
+    JSON.stringify({
+      tokenizer_class: 'BertTokenizer',
+      do_lower_case: true,
+      model_max_length: 512,
+      unk_token: '[UNK]',
+      cls_token: '[CLS]',
+      sep_token: '[SEP]',
+      pad_token: '[PAD]',
+      mask_token: '[MASK]',
+    }),
+  );
   writeFileSync(path.join(directory, 'tokenizer.json'), JSON.stringify(tokenizerJson(vocab)));
 }
 
@@ -42,17 +67,50 @@ function tokenizerJson(vocab: Record<string, number>): unknown {
     version: '1.0',
     truncation: null,
     padding: null,
-    added_tokens: SPECIAL.map((content, id) => ({ id, content, single_word: false, lstrip: false, rstrip: false, normalized: false, special: true })),
-    normalizer: { type: 'BertNormalizer', clean_text: true, handle_chinese_chars: true, strip_accents: null, lowercase: true },
+    added_tokens: SPECIAL.map((content, id) => ({
+      id,
+      content,
+      single_word: false,
+      lstrip: false,
+      rstrip: false,
+      normalized: false,
+      special: true,
+    })),
+    normalizer: {
+      type: 'BertNormalizer',
+      clean_text: true,
+      handle_chinese_chars: true,
+      strip_accents: null,
+      lowercase: true,
+    },
     pre_tokenizer: { type: 'BertPreTokenizer' },
     post_processor: {
       type: 'TemplateProcessing',
-      single: [{ SpecialToken: { id: '[CLS]', type_id: 0 } }, { Sequence: { id: 'A', type_id: 0 } }, { SpecialToken: { id: '[SEP]', type_id: 0 } }],
-      pair: [{ SpecialToken: { id: '[CLS]', type_id: 0 } }, { Sequence: { id: 'A', type_id: 0 } }, { SpecialToken: { id: '[SEP]', type_id: 0 } }, { Sequence: { id: 'B', type_id: 1 } }, { SpecialToken: { id: '[SEP]', type_id: 1 } }],
-      special_tokens: { '[CLS]': { id: '[CLS]', ids: [2], tokens: ['[CLS]'] }, '[SEP]': { id: '[SEP]', ids: [3], tokens: ['[SEP]'] } },
+      single: [
+        { SpecialToken: { id: '[CLS]', type_id: 0 } },
+        { Sequence: { id: 'A', type_id: 0 } },
+        { SpecialToken: { id: '[SEP]', type_id: 0 } },
+      ],
+      pair: [
+        { SpecialToken: { id: '[CLS]', type_id: 0 } },
+        { Sequence: { id: 'A', type_id: 0 } },
+        { SpecialToken: { id: '[SEP]', type_id: 0 } },
+        { Sequence: { id: 'B', type_id: 1 } },
+        { SpecialToken: { id: '[SEP]', type_id: 1 } },
+      ],
+      special_tokens: {
+        '[CLS]': { id: '[CLS]', ids: [2], tokens: ['[CLS]'] },
+        '[SEP]': { id: '[SEP]', ids: [3], tokens: ['[SEP]'] },
+      },
     },
     decoder: { type: 'WordPiece', prefix: '##', cleanup: true },
-    model: { type: 'WordPiece', unk_token: '[UNK]', continuing_subword_prefix: '##', max_input_chars_per_word: 100, vocab },
+    model: {
+      type: 'WordPiece',
+      unk_token: '[UNK]',
+      continuing_subword_prefix: '##',
+      max_input_chars_per_word: 100,
+      vocab,
+    },
   };
 }
 
@@ -73,7 +131,10 @@ function bertGraph(vocabSize: number, table: Float32Array, typeTable: Float32Arr
     bytesField(2, Buffer.from('tiny-bert')),
     bytesField(5, tensor('word_embeddings', FLOAT, [vocabSize, HIDDEN], Buffer.from(table.buffer))),
     bytesField(5, tensor('type_embeddings', FLOAT, [2, HIDDEN], Buffer.from(typeTable.buffer))),
-    bytesField(5, tensor('unsqueeze_axes', INT64, [1], Buffer.from(new BigInt64Array([2n]).buffer))),
+    bytesField(
+      5,
+      tensor('unsqueeze_axes', INT64, [1], Buffer.from(new BigInt64Array([2n]).buffer)),
+    ),
     bytesField(11, valueInfo('input_ids', INT64, ['batch', 'sequence'])),
     bytesField(11, valueInfo('attention_mask', INT64, ['batch', 'sequence'])),
     bytesField(11, valueInfo('token_type_ids', INT64, ['batch', 'sequence'])),
@@ -88,7 +149,15 @@ function bertGraph(vocabSize: number, table: Float32Array, typeTable: Float32Arr
 }
 
 function node(inputs: string[], outputs: string[], op: string, attributes: Buffer[] = []): Buffer {
-  return bytesField(1, concat(...inputs.map((name) => bytesField(1, Buffer.from(name))), ...outputs.map((name) => bytesField(2, Buffer.from(name))), bytesField(4, Buffer.from(op)), ...attributes.map((attribute) => bytesField(5, attribute))));
+  return bytesField(
+    1,
+    concat(
+      ...inputs.map((name) => bytesField(1, Buffer.from(name))),
+      ...outputs.map((name) => bytesField(2, Buffer.from(name))),
+      bytesField(4, Buffer.from(op)),
+      ...attributes.map((attribute) => bytesField(5, attribute)),
+    ),
+  );
 }
 
 function attributeInt(name: string, value: number): Buffer {
@@ -96,11 +165,23 @@ function attributeInt(name: string, value: number): Buffer {
 }
 
 function tensor(name: string, dataType: number, dims: number[], raw: Buffer): Buffer {
-  return concat(...dims.map((dim) => varintField(1, dim)), varintField(2, dataType), bytesField(8, Buffer.from(name)), bytesField(9, raw));
+  return concat(
+    ...dims.map((dim) => varintField(1, dim)),
+    varintField(2, dataType),
+    bytesField(8, Buffer.from(name)),
+    bytesField(9, raw),
+  );
 }
 
 function valueInfo(name: string, elemType: number, dims: (string | number)[]): Buffer {
-  const shape = concat(...dims.map((dim) => bytesField(1, typeof dim === 'number' ? varintField(1, dim) : bytesField(2, Buffer.from(dim)))));
+  const shape = concat(
+    ...dims.map((dim) =>
+      bytesField(
+        1,
+        typeof dim === 'number' ? varintField(1, dim) : bytesField(2, Buffer.from(dim)),
+      ),
+    ),
+  );
   const tensorType = concat(varintField(1, elemType), bytesField(2, shape));
   return concat(bytesField(1, Buffer.from(name)), bytesField(2, bytesField(1, tensorType)));
 }

@@ -34,7 +34,15 @@ export class Scratch {
 }
 
 export const FIXTURES = path.resolve(__dirname, '..', 'fixtures');
-export const POTION_MODEL = path.resolve(__dirname, '..', '..', '..', 'shared', 'models', 'potion-base-2M');
+export const POTION_MODEL = path.resolve(
+  __dirname,
+  '..',
+  '..',
+  '..',
+  'shared',
+  'models',
+  'potion-base-2M',
+);
 
 export function writeTree(root: string, files: Record<string, string | Buffer>): void {
   for (const [file, content] of Object.entries(files)) {
@@ -44,6 +52,18 @@ export function writeTree(root: string, files: Record<string, string | Buffer>):
 }
 
 /** Opens an engine on `root` with its store in a scratch folder; no model unless asked. */
-export async function openEngine(scratch: Scratch, root: string, options: Partial<EngineOptions> = {}): Promise<Engine> {
-  return unwrap(await Engine.open({ root, storeDir: path.join(scratch.folder('oracle-store-'), 'store'), model: { kind: 'none' }, workers: 0, ...options }));
+export async function openEngine(
+  scratch: Scratch,
+  root: string,
+  options: Partial<EngineOptions> = {},
+): Promise<Engine> {
+  return unwrap(
+    await Engine.open({
+      root,
+      storeDir: path.join(scratch.folder('oracle-store-'), 'store'),
+      model: { kind: 'none' },
+      workers: 0,
+      ...options,
+    }),
+  );
 }

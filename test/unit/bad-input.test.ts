@@ -35,9 +35,19 @@ describe('bad input', () => {
       assert.equal(summary.files, 2, 'good.py and empty.py');
       assert.ok(engine.store.catalog.has('good.py::None::good::function'));
       assert.ok(engine.store.catalog.has('empty.py::None::None::file'));
-      const skips = eventsNamed(events, 'file_skipped').map((event) => `${event.file_path}:${event.reason}`);
-      assert.ok(skips.includes('binary.py:binary') && skips.includes('latin1.py:utf8_decode_failed') && skips.includes('huge.py:too_large'));
-      assert.equal(unwrap(await engine.index()).indexed, 0, 'skipped files are remembered, not re-read');
+      const skips = eventsNamed(events, 'file_skipped').map(
+        (event) => `${event.file_path}:${event.reason}`,
+      );
+      assert.ok(
+        skips.includes('binary.py:binary') &&
+          skips.includes('latin1.py:utf8_decode_failed') &&
+          skips.includes('huge.py:too_large'),
+      );
+      assert.equal(
+        unwrap(await engine.index()).indexed,
+        0,
+        'skipped files are remembered, not re-read',
+      );
     } finally {
       engine.dispose();
     }
@@ -45,8 +55,10 @@ describe('bad input', () => {
 
   it('reads CRLF and BOM files with the lines an editor shows', async () => {
     const root = scratch.tree({
-      'crlf.py': 'import os\r\n\r\n\r\ndef walk(top):\r\n    """Walk."""\r\n    return os.walk(top)\r\n',
-      'bom.ts': '\ufeff/** Adds. */\nexport function add(a: number, b: number) {\n  return a + b;\n}\n',
+      'crlf.py':
+        'import os\r\n\r\n\r\ndef walk(top):\r\n    """Walk."""\r\n    return os.walk(top)\r\n',
+      'bom.ts':
+        '\ufeff/** Adds. */\nexport function add(a: number, b: number) {\n  return a + b;\n}\n',
     });
     const engine = await openEngine(scratch, root);
     try {
@@ -55,7 +67,9 @@ describe('bad input', () => {
       assert.deepEqual([walk.startLine, walk.endLine, walk.docstring], [4, 6, 'Walk.']);
       const add = engine.graph.fact('bom.ts::add')!;
       assert.deepEqual([add.startLine, add.docstring], [2, 'Adds.']);
-      const text = (await engine.store.tables.chunkTexts(['bom.ts::None::add::function'])).get('bom.ts::None::add::function')!;
+      const text = (await engine.store.tables.chunkTexts(['bom.ts::None::add::function'])).get(
+        'bom.ts::None::add::function',
+      )!;
       assert.ok(text.content.startsWith('/** Adds. */'), 'no BOM in chunk text');
     } finally {
       engine.dispose();
@@ -63,8 +77,15 @@ describe('bad input', () => {
   });
 
   it('refuses a folder that does not exist, or a file given as a folder, with a clear message', async () => {
-    const missing = await Engine.open({ root: path.join(scratch.folder(), 'nowhere'), model: { kind: 'none' } });
-    assert.ok(!missing.ok && missing.error.code === 'not_found' && /^Folder does not exist: /.test(missing.error.message));
+    const missing = await Engine.open({
+      root: path.join(scratch.folder(), 'nowhere'),
+      model: { kind: 'none' },
+    });
+    assert.ok(
+      !missing.ok &&
+        missing.error.code === 'not_found' &&
+        /^Folder does not exist: /.test(missing.error.message),
+    );
     const file = path.join(scratch.tree({ 'a.py': 'x = 1\n' }), 'a.py');
     const notFolder = await Engine.open({ root: file, model: { kind: 'none' } });
     assert.ok(!notFolder.ok && /^Not a folder: /.test(notFolder.error.message));

@@ -17,7 +17,10 @@ describe('code-oracle CLI', () => {
   after(() => scratch.cleanup());
 
   function run(...args: string[]): { code: number; stdout: string; stderr: string } {
-    const result = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', env: { ...process.env, CODE_ORACLE_HOME: home, CODE_ORACLE_MODEL: 'none' } });
+    const result = spawnSync(process.execPath, [CLI, ...args], {
+      encoding: 'utf8',
+      env: { ...process.env, CODE_ORACLE_HOME: home, CODE_ORACLE_MODEL: 'none' },
+    });
     return { code: result.status ?? -1, stdout: result.stdout, stderr: result.stderr };
   }
 
@@ -29,7 +32,10 @@ describe('code-oracle CLI', () => {
     assert.match(stdout, /^Chunks: directory 1, file 8, class 4, function 14$/m);
     assert.match(stdout, /^Facts: \d+ · parse errors: 0/m);
     assert.match(stdout, /^Skipped: none$/m);
-    assert.match(stdout, /^Embeddings: none\. Lexical search only: no embedding model is configured\.$/m);
+    assert.match(
+      stdout,
+      /^Embeddings: none\. Lexical search only: no embedding model is configured\.$/m,
+    );
     const again = JSON.parse(run('index', root, '--json').stdout);
     assert.equal(again.indexed, 0);
     assert.deepEqual(again.chunks, { directory: 1, file: 8, class: 4, function: 14 });
@@ -41,7 +47,10 @@ describe('code-oracle CLI', () => {
     const root = scratch.fixture('shop-py');
     const { code, stdout } = run('callers', 'reset_connections', '--dir', root, '--depth', '2');
     assert.equal(code, 0, stdout);
-    assert.equal(stdout, 'reset_connections  shop/db.py:36\n└─ OrderService.regenerate  shop/service.py:28\n');
+    assert.equal(
+      stdout,
+      'reset_connections  shop/db.py:36\n└─ OrderService.regenerate  shop/service.py:28\n',
+    );
     const json = JSON.parse(run('callers', 'log_event', '--dir', root, '--json').stdout);
     assert.equal(json[0].callers.length, 4);
   });
@@ -49,12 +58,38 @@ describe('code-oracle CLI', () => {
   it('answers a callers evaluation set for any corpora file', () => {
     const corpusRoot = scratch.folder();
     const cases = path.join(corpusRoot, 'cases.jsonl');
-    writeFileSync(path.join(corpusRoot, 'corpora.json'), JSON.stringify({ corpora: [{ id: 'shop', extract_dir: path.relative(corpusRoot, scratch.fixture('shop-py')), index_subfolder: 'shop', language: 'python' }] }));
-    writeFileSync(cases, `${JSON.stringify({ id: 'c1', corpus: 'shop', target: { name: 'get_connection', path: 'db.py', line: 29 }, callers: [{ path: 'service.py', line: 16 }] })}\n`);
+    writeFileSync(
+      path.join(corpusRoot, 'corpora.json'),
+      JSON.stringify({
+        corpora: [
+          {
+            id: 'shop',
+            extract_dir: path.relative(corpusRoot, scratch.fixture('shop-py')),
+            index_subfolder: 'shop',
+            language: 'python',
+          },
+        ],
+      }),
+    );
+    writeFileSync(
+      cases,
+      `${JSON.stringify({ id: 'c1', corpus: 'shop', target: { name: 'get_connection', path: 'db.py', line: 29 }, callers: [{ path: 'service.py', line: 16 }] })}\n`,
+    );
     const out = path.join(corpusRoot, 'results.jsonl');
-    const { code, stdout } = run('eval', '--callers', cases, '--corpus-root', corpusRoot, '--out', out);
+    const { code, stdout } = run(
+      'eval',
+      '--callers',
+      cases,
+      '--corpus-root',
+      corpusRoot,
+      '--out',
+      out,
+    );
     assert.equal(code, 0, stdout);
-    assert.deepEqual(JSON.parse(readFileSync(out, 'utf8')), { id: 'c1', callers: [{ path: 'service.py', line: 16 }] });
+    assert.deepEqual(JSON.parse(readFileSync(out, 'utf8')), {
+      id: 'c1',
+      callers: [{ path: 'service.py', line: 16 }],
+    });
     assert.match(stdout, /callers: precision 1\.000, recall 1\.000 over 1 cases/);
   });
 
@@ -62,17 +97,44 @@ describe('code-oracle CLI', () => {
     const root = scratch.fixture('shop-py');
     const plain = run('search', root, "why do I get 'attempt to write a readonly database'?");
     assert.equal(plain.code, 0, plain.stderr);
-    assert.match(plain.stdout, /^diagnostic question · levels .* · (relevant|partial|irrelevant) \([\d.]+\)/m);
-    assert.match(plain.stdout, /^ 1\. shop\/db\.py:20-26 {2}function Database\.connect: .*holds the message "attempt to write a readonly database"/m);
-    const asJson = JSON.parse(run('search', root, 'which functions call log_event?', '--json').stdout);
+    assert.match(
+      plain.stdout,
+      /^diagnostic question · levels .* · (relevant|partial|irrelevant) \([\d.]+\)/m,
+    );
+    assert.match(
+      plain.stdout,
+      /^ 1\. shop\/db\.py:20-26 {2}function Database\.connect: .*holds the message "attempt to write a readonly database"/m,
+    );
+    const asJson = JSON.parse(
+      run('search', root, 'which functions call log_event?', '--json').stdout,
+    );
     assert.equal(asJson.metadata.queryMode, 'analytical');
-    assert.ok(asJson.spans.every((span: Record<string, unknown>) => typeof span.path === 'string' && typeof span.startLine === 'number' && typeof span.why === 'string' && !('chunkId' in span)));
+    assert.ok(
+      asJson.spans.every(
+        (span: Record<string, unknown>) =>
+          typeof span.path === 'string' &&
+          typeof span.startLine === 'number' &&
+          typeof span.why === 'string' &&
+          !('chunkId' in span),
+      ),
+    );
     const debug = run('search', root, 'what does get_connection return?', '--debug-query');
     assert.equal(debug.code, 0, debug.stderr);
-    for (const section of ['preprocessor', 'technicality', 'level routing', 'mode routing', 'retriever: lexical', 'retriever: symbol', 'fusion (weighted RRF)', 'correction (CRAG)', 'budgeted context', 'timings (ms)']) {
+    for (const section of [
+      'preprocessor',
+      'technicality',
+      'level routing',
+      'mode routing',
+      'retriever: lexical',
+      'retriever: symbol',
+      'fusion (weighted RRF)',
+      'correction (CRAG)',
+      'budgeted context',
+      'timings (ms)',
+    ]) {
       assert.ok(debug.stdout.includes(`== ${section}`), section);
     }
-    assert.match(debug.stderr, /layer1_result/, "every routing layer is logged as it runs");
+    assert.match(debug.stderr, /layer1_result/, 'every routing layer is logged as it runs');
     const empty = run('search', root, '  ');
     assert.equal(empty.code, 1);
     assert.match(empty.stderr, /^error: The question is empty\.\n$/);
@@ -80,26 +142,61 @@ describe('code-oracle CLI', () => {
 
   it('asks without a model: the evidence, labelled, with sources', () => {
     const root = scratch.fixture('shop-py');
-    const { code, stdout } = run('ask', root, "why do I get 'attempt to write a readonly database'?");
+    const { code, stdout } = run(
+      'ask',
+      root,
+      "why do I get 'attempt to write a readonly database'?",
+    );
     assert.equal(code, 0);
-    assert.match(stdout, /^\*No language model is configured, so this is the evidence Code Oracle found, not a written answer\.\*$/m);
+    assert.match(
+      stdout,
+      /^\*No language model is configured, so this is the evidence Code Oracle found, not a written answer\.\*$/m,
+    );
     assert.match(stdout, /^Sources:\n {2}1\. shop\/db\.py:20-26 {2}function Database\.connect/m);
     assert.match(stdout, /^fast mode · no model · confidence [\d.]+$/m);
   });
 
   it('asks a local OpenAI-compatible server, streams the answer, checks citations, and prints JSON', async () => {
     const root = scratch.fixture('shop-py');
-    const answer = { answer: 'Database.connect raises DatabaseError when the file is read-only.', confidence: 0.8, citations: [{ path: 'shop/db.py', startLine: 22, endLine: 24, why: 'the raise' }, { path: 'shop/nowhere.py', startLine: 1, endLine: 2, why: 'invented' }], followUps: ['Who calls get_connection?'] };
+    const answer = {
+      answer: 'Database.connect raises DatabaseError when the file is read-only.',
+      confidence: 0.8,
+      citations: [
+        { path: 'shop/db.py', startLine: 22, endLine: 24, why: 'the raise' },
+        { path: 'shop/nowhere.py', startLine: 1, endLine: 2, why: 'invented' },
+      ],
+      followUps: ['Who calls get_connection?'],
+    };
     const content = JSON.stringify(answer);
     const pieces: string[] = [];
-    for (let i = 0; i < content.length; i += 16) pieces.push(`data: ${JSON.stringify({ choices: [{ delta: { content: content.slice(i, i + 16) } }] })}\n\n`);
+    for (let i = 0; i < content.length; i += 16)
+      pieces.push(
+        `data: ${JSON.stringify({ choices: [{ delta: { content: content.slice(i, i + 16) } }] })}\n\n`,
+      );
     const server = new FakeServer();
     // The first ask streams its answer; the second (--json) asks for it whole.
-    server.script({ sse: [...pieces, 'data: [DONE]\n\n'] }, { json: { choices: [{ message: { role: 'assistant', content }, finish_reason: 'stop' }] } });
+    server.script(
+      { sse: [...pieces, 'data: [DONE]\n\n'] },
+      { json: { choices: [{ message: { role: 'assistant', content }, finish_reason: 'stop' }] } },
+    );
     const baseUrl = `${await server.start()}/v1`;
     const ask = (...extra: string[]) =>
       new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-        const child = spawn(process.execPath, [CLI, 'ask', root, "why do I get 'attempt to write a readonly database'?", '--provider', 'ollama', '--base-url', baseUrl, ...extra], { env: { ...process.env, CODE_ORACLE_HOME: home, CODE_ORACLE_MODEL: 'none' } });
+        const child = spawn(
+          process.execPath,
+          [
+            CLI,
+            'ask',
+            root,
+            "why do I get 'attempt to write a readonly database'?",
+            '--provider',
+            'ollama',
+            '--base-url',
+            baseUrl,
+            ...extra,
+          ],
+          { env: { ...process.env, CODE_ORACLE_HOME: home, CODE_ORACLE_MODEL: 'none' } },
+        );
         let stdout = '';
         let stderr = '';
         child.stdout.on('data', (chunk) => (stdout += chunk));
@@ -109,14 +206,28 @@ describe('code-oracle CLI', () => {
     try {
       const streamed = await ask();
       assert.equal(streamed.code, 0, streamed.stderr);
-      assert.match(streamed.stdout, /^Database\.connect raises DatabaseError when the file is read-only\.\n\nSources:\n {2}1\. shop\/db\.py:22-24 {2}the raise\n\n/m);
-      assert.match(streamed.stdout, /fast mode · openai-compatible qwen2\.5-coder:7b · confidence 0\.65 · 1 citation outside the evidence dropped/);
+      assert.match(
+        streamed.stdout,
+        /^Database\.connect raises DatabaseError when the file is read-only\.\n\nSources:\n {2}1\. shop\/db\.py:22-24 {2}the raise\n\n/m,
+      );
+      assert.match(
+        streamed.stdout,
+        /fast mode · openai-compatible qwen2\.5-coder:7b · confidence 0\.65 · 1 citation outside the evidence dropped/,
+      );
       assert.equal(server.requests[0]!.body.model, 'qwen2.5-coder:7b');
       assert.equal(server.requests[0]!.body.stream, true);
       const asJson = await ask('--json');
       const parsed = JSON.parse(asJson.stdout);
-      assert.deepEqual(Object.keys(parsed).slice(0, 5), ['answer', 'confidence', 'citations', 'followUps', 'mode']);
-      assert.deepEqual(parsed.citations, [{ path: 'shop/db.py', startLine: 22, endLine: 24, why: 'the raise' }]);
+      assert.deepEqual(Object.keys(parsed).slice(0, 5), [
+        'answer',
+        'confidence',
+        'citations',
+        'followUps',
+        'mode',
+      ]);
+      assert.deepEqual(parsed.citations, [
+        { path: 'shop/db.py', startLine: 22, endLine: 24, why: 'the raise' },
+      ]);
     } finally {
       await server.close();
     }
@@ -132,9 +243,20 @@ describe('code-oracle CLI', () => {
     const badFlag = run('index', '.', '--depth', '3');
     assert.equal(badFlag.code, 2);
     assert.match(badFlag.stderr, /^error: Unknown option '--depth'/);
-    const meaningless = run('eval', '--callers', 'cases.jsonl', '--store', home, '--out', 'r.jsonl');
+    const meaningless = run(
+      'eval',
+      '--callers',
+      'cases.jsonl',
+      '--store',
+      home,
+      '--out',
+      'r.jsonl',
+    );
     assert.equal(meaningless.code, 2);
-    assert.match(meaningless.stderr, /^error: eval keeps one store per corpus .*--store does not apply/);
+    assert.match(
+      meaningless.stderr,
+      /^error: eval keeps one store per corpus .*--store does not apply/,
+    );
     const notFound = run('callers', 'no_such_function', '--dir', scratch.fixture('shop-py'));
     assert.equal(notFound.code, 1);
     assert.match(notFound.stderr, /error: No definition named "no_such_function" is indexed\.\n$/);

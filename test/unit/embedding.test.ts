@@ -26,7 +26,12 @@ describe('embeddings', () => {
   describe('Model2Vec static model (potion-base-2M)', () => {
     let model: StaticModel;
     before(async () => {
-      const loaded = unwrap(await loadEmbedder({ kind: 'directory', path: POTION_MODEL }, { cacheRoot: scratch.folder() }));
+      const loaded = unwrap(
+        await loadEmbedder(
+          { kind: 'directory', path: POTION_MODEL },
+          { cacheRoot: scratch.folder() },
+        ),
+      );
       assert.ok(loaded instanceof StaticModel);
       model = loaded;
     });
@@ -43,11 +48,23 @@ describe('embeddings', () => {
     });
 
     it('tokenizes exactly as the tokenizer does on whole texts, only faster', () => {
-      const code = readFileSync(path.resolve(__dirname, '..', 'fixtures', 'shop-ts', 'src', 'internal', 'Channel.ts'), 'utf8');
-      for (const text of [code, 'naïve café — 日本語 tokens\u00a0and\ttabs', 'x'.repeat(5000), '']) {
+      const code = readFileSync(
+        path.resolve(__dirname, '..', 'fixtures', 'shop-ts', 'src', 'internal', 'Channel.ts'),
+        'utf8',
+      );
+      for (const text of [
+        code,
+        'naïve café — 日本語 tokens\u00a0and\ttabs',
+        'x'.repeat(5000),
+        '',
+      ]) {
         assert.deepEqual(model.tokenIds(text), model.referenceTokenIds(text));
       }
-      assert.equal(model.tokenIds('word '.repeat(2000)).length, 512, 'at most 512 tokens, as Model2Vec');
+      assert.equal(
+        model.tokenIds('word '.repeat(2000)).length,
+        512,
+        'at most 512 tokens, as Model2Vec',
+      );
     });
   });
 
@@ -74,24 +91,43 @@ describe('embeddings', () => {
 
     it('downloads a model into the store on first use, then reuses it', async () => {
       const cacheRoot = scratch.folder();
-      const first = unwrap(await loadEmbedder({ kind: 'hub', repo: 'minishlab/potion-base-2M' }, { cacheRoot, hubUrl }));
+      const first = unwrap(
+        await loadEmbedder(
+          { kind: 'hub', repo: 'minishlab/potion-base-2M' },
+          { cacheRoot, hubUrl },
+        ),
+      );
       assert.equal(first!.id, 'minishlab/potion-base-2M');
       assert.ok((await similarities(first!)).related > 0.6);
       const served = requests.length;
       assert.ok(served >= 3);
-      unwrap(await loadEmbedder({ kind: 'hub', repo: 'minishlab/potion-base-2M' }, { cacheRoot, hubUrl }));
+      unwrap(
+        await loadEmbedder(
+          { kind: 'hub', repo: 'minishlab/potion-base-2M' },
+          { cacheRoot, hubUrl },
+        ),
+      );
       assert.equal(requests.length, served, 'the cached copy is used');
     });
 
     it('explains an unreachable hub, and the index is then built lexical-only', async () => {
       const closed = `http://127.0.0.1:1`;
-      const failed = await loadEmbedder({ kind: 'hub', repo: 'minishlab/potion-code-16M' }, { cacheRoot: scratch.folder(), hubUrl: closed });
+      const failed = await loadEmbedder(
+        { kind: 'hub', repo: 'minishlab/potion-code-16M' },
+        { cacheRoot: scratch.folder(), hubUrl: closed },
+      );
       assert.equal(failed.ok, false);
       if (!failed.ok) {
         assert.equal(failed.error.code, 'model_unavailable');
-        assert.match(failed.error.message, /^Could not download the embedding model minishlab\/potion-code-16M from http:\/\/127\.0\.0\.1:1: /);
+        assert.match(
+          failed.error.message,
+          /^Could not download the embedding model minishlab\/potion-code-16M from http:\/\/127\.0\.0\.1:1: /,
+        );
       }
-      const engine = await openEngine(scratch, scratch.fixture('shop-js'), { model: { kind: 'hub', repo: 'minishlab/potion-code-16M' }, hubUrl: closed });
+      const engine = await openEngine(scratch, scratch.fixture('shop-js'), {
+        model: { kind: 'hub', repo: 'minishlab/potion-code-16M' },
+        hubUrl: closed,
+      });
       try {
         assert.equal(engine.embedding.available, false);
         assert.match(engine.embedding.reason!, /^Lexical search only: Could not download/);
@@ -104,10 +140,21 @@ describe('embeddings', () => {
     });
 
     it('explains a model folder it cannot use', async () => {
-      const missing = await loadEmbedder({ kind: 'directory', path: path.join(scratch.folder(), 'nope') }, { cacheRoot: scratch.folder() });
+      const missing = await loadEmbedder(
+        { kind: 'directory', path: path.join(scratch.folder(), 'nope') },
+        { cacheRoot: scratch.folder() },
+      );
       assert.ok(!missing.ok && /does not exist/.test(missing.error.message));
-      const empty = await loadEmbedder({ kind: 'directory', path: scratch.folder() }, { cacheRoot: scratch.folder() });
-      assert.ok(!empty.ok && /neither model\.safetensors \(Model2Vec\) nor onnx\/model\.onnx/.test(empty.error.message));
+      const empty = await loadEmbedder(
+        { kind: 'directory', path: scratch.folder() },
+        { cacheRoot: scratch.folder() },
+      );
+      assert.ok(
+        !empty.ok &&
+          /neither model\.safetensors \(Model2Vec\) nor onnx\/model\.onnx/.test(
+            empty.error.message,
+          ),
+      );
     });
   });
 
@@ -119,7 +166,9 @@ describe('embeddings', () => {
     });
 
     it('loads a BERT-shaped ONNX model and embeds with mean pooling', async () => {
-      const model = unwrap(await loadEmbedder({ kind: 'directory', path: directory }, { cacheRoot: scratch.folder() }))!;
+      const model = unwrap(
+        await loadEmbedder({ kind: 'directory', path: directory }, { cacheRoot: scratch.folder() }),
+      )!;
       try {
         assert.equal(model.kind, 'transformer');
         assert.equal(model.dimensions, 8);
@@ -134,7 +183,9 @@ describe('embeddings', () => {
     });
 
     it('indexes a workspace with it, vectors written on the engine thread', async () => {
-      const engine = await openEngine(scratch, scratch.fixture('shop-py'), { model: { kind: 'directory', path: directory } });
+      const engine = await openEngine(scratch, scratch.fixture('shop-py'), {
+        model: { kind: 'directory', path: directory },
+      });
       try {
         unwrap(await engine.index());
         assert.equal(engine.stats().embedding.dimensions, 8);

@@ -20,7 +20,13 @@ describe('engine worker', function () {
   });
 
   function folder(root: string) {
-    return { root, storeDir: path.join(scratch.folder(), 'store'), storageRoot: scratch.folder(), model: { kind: 'none' as const }, workers: 0 };
+    return {
+      root,
+      storeDir: path.join(scratch.folder(), 'store'),
+      storageRoot: scratch.folder(),
+      model: { kind: 'none' as const },
+      workers: 0,
+    };
   }
 
   it('opens, indexes with progress, searches, traces and updates a folder', async () => {
@@ -31,11 +37,16 @@ describe('engine worker', function () {
     const summary = await client.index(root, (event) => progress.push(event));
     assert.ok(summary.ok);
     assert.equal(summary.value.files, 8);
-    assert.deepEqual([...new Set(progress.map((event) => event.stage))], ['walk', 'parse', 'facts', 'embed', 'write']);
+    assert.deepEqual(
+      [...new Set(progress.map((event) => event.stage))],
+      ['walk', 'parse', 'facts', 'embed', 'write'],
+    );
     const spans = await client.search(root, 'readonly database error');
     assert.ok(spans.ok && spans.value.spans.some((span) => span.path === 'shop/db.py'));
     const trace = await client.trace(root, 'reset_connections', 2);
-    assert.ok(trace.ok && trace.value[0]!.callers[0]!.symbol.qualifiedName === 'OrderService.regenerate');
+    assert.ok(
+      trace.ok && trace.value[0]!.callers[0]!.symbol.qualifiedName === 'OrderService.regenerate',
+    );
     const changes: string[][] = [];
     client.onDidChangeIndex((change) => changes.push(change.paths));
     writeTree(root, { 'shop/extra.py': 'def extra():\n    return 1\n' });
@@ -51,11 +62,16 @@ describe('engine worker', function () {
     try {
       const exited = new Promise<string>((resolve) => stopping.onDidExit(resolve));
       // what a crash of the worker thread looks like from the host
-      await (stopping as unknown as { worker: { terminate(): Promise<number> } }).worker.terminate();
+      await (
+        stopping as unknown as { worker: { terminate(): Promise<number> } }
+      ).worker.terminate();
       assert.match(await exited, /exited/);
       const closed = await stopping.close(scratch.folder());
       assert.equal(closed.ok, false);
-      assert.match(!closed.ok ? closed.error.message : '', /The request failed because the engine exited/);
+      assert.match(
+        !closed.ok ? closed.error.message : '',
+        /The request failed because the engine exited/,
+      );
     } finally {
       stopping.dispose();
     }
@@ -63,7 +79,11 @@ describe('engine worker', function () {
 
   it('runs opens and closes of a folder in order: two opens and a close leave nothing open', async () => {
     const root = scratch.fixture('shop-py');
-    const [first, second, closed] = await Promise.all([client.open(folder(root)), client.open(folder(root)), client.close(root)]);
+    const [first, second, closed] = await Promise.all([
+      client.open(folder(root)),
+      client.open(folder(root)),
+      client.close(root),
+    ]);
     assert.ok(first.ok && second.ok && closed.ok);
     const stats = await client.stats(root);
     assert.equal(!stats.ok && stats.error.code, 'not_found');
@@ -92,12 +112,19 @@ describe('engine worker', function () {
     assert.ok((await client.index(root)).ok);
     const question = "why do I get 'attempt to write a readonly database'?";
     const plain = await client.ask(root, { question, mode: 'fast', llm: { provider: 'none' } });
-    assert.ok(plain.ok && plain.value.evidenceOnly && plain.value.citations[0]!.path === 'shop/db.py');
+    assert.ok(
+      plain.ok && plain.value.evidenceOnly && plain.value.citations[0]!.path === 'shop/db.py',
+    );
 
     const calls: RemoteCall[] = [];
     client.setLlmHandler(async (call, onDelta) => {
       calls.push(call);
-      const json = JSON.stringify({ answer: 'connect() refuses writes on read-only files.', confidence: 0.9, citations: [{ path: 'shop/db.py', startLine: 24, endLine: 24, why: 'the raise' }], followUps: [] });
+      const json = JSON.stringify({
+        answer: 'connect() refuses writes on read-only files.',
+        confidence: 0.9,
+        citations: [{ path: 'shop/db.py', startLine: 24, endLine: 24, why: 'the raise' }],
+        followUps: [],
+      });
       // a model streams over time (the worker passes on the latest text at most every 50 ms)
       for (let i = 0; i < json.length; i += 10) {
         onDelta(json.slice(i, i + 10));
@@ -106,18 +133,38 @@ describe('engine worker', function () {
       return ok(json);
     });
     const texts: string[] = [];
-    const answered = await client.ask(root, { question, mode: 'fast', llm: { provider: 'vscode', model: 'id:test-model' } }, { onText: (text) => texts.push(text) });
+    const answered = await client.ask(
+      root,
+      { question, mode: 'fast', llm: { provider: 'vscode', model: 'id:test-model' } },
+      { onText: (text) => texts.push(text) },
+    );
     assert.ok(answered.ok, JSON.stringify(answered));
     assert.equal(answered.value.answer, 'connect() refuses writes on read-only files.');
     assert.deepEqual(answered.value.metadata.model, { backend: 'vscode', name: 'id:test-model' });
     assert.equal(calls[0]!.kind, 'text');
     assert.equal(calls[0]!.model, 'id:test-model');
-    assert.ok(texts.length > 2 && texts[texts.length - 1] === answered.value.answer, 'the answer streams through both threads');
+    assert.ok(
+      texts.length > 2 && texts[texts.length - 1] === answered.value.answer,
+      'the answer streams through both threads',
+    );
 
     let sawAbort = false;
-    client.setLlmHandler((_call, _onDelta, signal) => new Promise((resolve) => signal.addEventListener('abort', () => { sawAbort = true; resolve(ok('{}')); })));
+    client.setLlmHandler(
+      (_call, _onDelta, signal) =>
+        new Promise((resolve) =>
+          signal.addEventListener('abort', () => {
+            sawAbort = true;
+            resolve(ok('{}'));
+          }),
+        ),
+    );
     const controller = new AbortController();
-    const pending = client.ask(root, { question, mode: 'fast', llm: { provider: 'vscode' } }, {}, controller.signal);
+    const pending = client.ask(
+      root,
+      { question, mode: 'fast', llm: { provider: 'vscode' } },
+      {},
+      controller.signal,
+    );
     setTimeout(() => controller.abort(), 300);
     const cancelled = await pending;
     assert.ok(!cancelled.ok && cancelled.error.code === 'cancelled', JSON.stringify(cancelled));
@@ -125,10 +172,15 @@ describe('engine worker', function () {
     assert.ok(sawAbort, 'the editor is told to stop the model call');
 
     // a model handler that throws (VS Code refusing the request) still answers the worker
-    client.setLlmHandler(() => Promise.reject(new Error('the user declined the language model request')));
+    client.setLlmHandler(() =>
+      Promise.reject(new Error('the user declined the language model request')),
+    );
     const refused = await client.ask(root, { question, mode: 'fast', llm: { provider: 'vscode' } });
     assert.ok(refused.ok && refused.value.evidenceOnly, JSON.stringify(refused));
-    assert.match(refused.value.metadata.notices[0]!, /the user declined the language model request/);
+    assert.match(
+      refused.value.metadata.notices[0]!,
+      /the user declined the language model request/,
+    );
     client.setLlmHandler(null);
   });
 
@@ -138,18 +190,31 @@ describe('engine worker', function () {
     assert.ok((await client.index(root)).ok);
     const outline = await client.outline(root, 'shop/db.py');
     assert.ok(outline.ok);
-    assert.deepEqual(outline.value.map((entry) => [entry.qualifiedName, entry.kind, entry.startLine, entry.callers]), [
-      ['Database', 'class', 12, 1],
-      ['Database.__init__', 'method', 15, 0],
-      ['Database.connect', 'method', 20, 1],
-      ['get_connection', 'function', 29, 1],
-      ['reset_connections', 'function', 36, 1],
-    ]);
-    const traced = await client.tool(root, 'trace_callers', { symbol_name: 'reset_connections', depth: 2 });
+    assert.deepEqual(
+      outline.value.map((entry) => [
+        entry.qualifiedName,
+        entry.kind,
+        entry.startLine,
+        entry.callers,
+      ]),
+      [
+        ['Database', 'class', 12, 1],
+        ['Database.__init__', 'method', 15, 0],
+        ['Database.connect', 'method', 20, 1],
+        ['get_connection', 'function', 29, 1],
+        ['reset_connections', 'function', 36, 1],
+      ],
+    );
+    const traced = await client.tool(root, 'trace_callers', {
+      symbol_name: 'reset_connections',
+      depth: 2,
+    });
     assert.ok(traced.ok);
-    assert.match(traced.value, /^reset_connections \(shop\/db\.py:36\)\n {2}← OrderService\.regenerate \(calls at shop\/service\.py:28\)/);
+    assert.match(
+      traced.value,
+      /^reset_connections \(shop\/db\.py:36\)\n {2}← OrderService\.regenerate \(calls at shop\/service\.py:28\)/,
+    );
     const bad = await client.tool(root, 'resolve_symbol', { symbol_name: 'x' });
     assert.ok(!bad.ok && /Invalid input for resolve_symbol/.test(bad.error.message));
   });
 });
-

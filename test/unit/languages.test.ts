@@ -283,7 +283,9 @@ function normalize(string $value): string
 `;
 
 function definitions(result: FileChunks): string[] {
-  return result.facts.filter((fact) => fact.kind !== 'module').map((fact) => `${fact.kind} ${fact.qualifiedName}`);
+  return result.facts
+    .filter((fact) => fact.kind !== 'module')
+    .map((fact) => `${fact.kind} ${fact.qualifiedName}`);
 }
 
 function fact(result: FileChunks, qualifiedName: string): CodeFact {
@@ -297,11 +299,21 @@ function moduleFact(result: FileChunks): CodeFact {
 }
 
 function calls(found: CodeFact): string[] {
-  return found.calls.map((call) => `${call.receiver === null ? '' : `${call.receiver}.`}${call.name}@${call.line}`);
+  return found.calls.map(
+    (call) => `${call.receiver === null ? '' : `${call.receiver}.`}${call.name}@${call.line}`,
+  );
 }
 
-function imports(found: CodeFact): [string, string, string | null, ImportBinding['kind'], number][] {
-  return found.imports.map((binding) => [binding.local, binding.module, binding.imported, binding.kind, binding.line]);
+function imports(
+  found: CodeFact,
+): [string, string, string | null, ImportBinding['kind'], number][] {
+  return found.imports.map((binding) => [
+    binding.local,
+    binding.module,
+    binding.imported,
+    binding.kind,
+    binding.line,
+  ]);
 }
 
 function chunkIds(result: FileChunks, level: 'class' | 'function'): string[] {
@@ -324,9 +336,16 @@ function assertWholeDefinitions(result: FileChunks, source: string): void {
     assert.ok(chunk, `${found.qualifiedName} has chunk ${found.chunkId}`);
     if (chunk.level !== 'function') continue;
     assert.equal(chunk.content, lines.slice(chunk.startLine - 1, chunk.endLine).join('\n'));
-    assert.equal(chunk.endLine, found.endLine, `${found.qualifiedName} chunk ends with its definition`);
+    assert.equal(
+      chunk.endLine,
+      found.endLine,
+      `${found.qualifiedName} chunk ends with its definition`,
+    );
     assert.ok(chunk.startLine <= found.startLine);
-    assert.ok(collapse(chunk.content).includes(collapse(found.signature)), `${chunk.id} contains ${found.signature}`);
+    assert.ok(
+      collapse(chunk.content).includes(collapse(found.signature)),
+      `${chunk.id} contains ${found.signature}`,
+    );
   }
 }
 
@@ -339,10 +358,32 @@ describe('language specs', () => {
   });
 
   it('maps extensions to languages, C and headers to C++', () => {
-    const ids = ['a.go', 'A.java', 'a.rs', 'A.cs', 'a.cpp', 'a.cc', 'a.hpp', 'a.c', 'a.h', 'a.rb', 'a.php'].map(
-      (path) => languageForPath(path)?.id,
-    );
-    assert.deepEqual(ids, ['go', 'java', 'rust', 'csharp', 'cpp', 'cpp', 'cpp', 'cpp', 'cpp', 'ruby', 'php']);
+    const ids = [
+      'a.go',
+      'A.java',
+      'a.rs',
+      'A.cs',
+      'a.cpp',
+      'a.cc',
+      'a.hpp',
+      'a.c',
+      'a.h',
+      'a.rb',
+      'a.php',
+    ].map((path) => languageForPath(path)?.id);
+    assert.deepEqual(ids, [
+      'go',
+      'java',
+      'rust',
+      'csharp',
+      'cpp',
+      'cpp',
+      'cpp',
+      'cpp',
+      'cpp',
+      'ruby',
+      'php',
+    ]);
   });
 
   describe('Go', () => {
@@ -372,13 +413,20 @@ describe('language specs', () => {
       assert.equal(serve.docstring, 'Serve listens on addr and serves until it fails.');
       const server = result.chunks.find((chunk) => chunk.id === `${path}::Server::None::class`)!;
       assert.equal(server.startLine, 13);
-      assert.ok(server.content.includes('addr string') && server.content.includes('handler http.Handler'));
+      assert.ok(
+        server.content.includes('addr string') && server.content.includes('handler http.Handler'),
+      );
       assertWholeDefinitions(result, GO);
     });
 
     it('records calls, panics, error strings, package-level mutations and imports', () => {
       const serve = fact(result, 'Server.Serve');
-      assert.deepEqual(calls(serve), ['errors.New@22', 's.listen@26', 'log.Error@27', 'fmt.Errorf@28']);
+      assert.deepEqual(calls(serve), [
+        'errors.New@22',
+        's.listen@26',
+        'log.Error@27',
+        'fmt.Errorf@28',
+      ]);
       assert.deepEqual(serve.raises, []);
       assert.deepEqual(serve.errorStrings, ['empty address', 'listen failed', 'serve %s: %w']);
       // `s.addr = …` writes a field of the receiver it was handed: state its callers see.
@@ -407,7 +455,12 @@ describe('language specs', () => {
     });
 
     it('extracts the class with its constructor and methods', () => {
-      assert.deepEqual(definitions(result), ['class Cache', 'method Cache.Cache', 'method Cache.get', 'method Cache.normalize']);
+      assert.deepEqual(definitions(result), [
+        'class Cache',
+        'method Cache.Cache',
+        'method Cache.get',
+        'method Cache.normalize',
+      ]);
       assert.deepEqual(chunkIds(result, 'class'), [`${path}::Cache::None::class`]);
       assert.deepEqual(chunkIds(result, 'function'), [
         `${path}::Cache::Cache::function`,
@@ -471,7 +524,10 @@ describe('language specs', () => {
       assert.equal(fact(result, 'Store').docstring, 'A key-value store with a write counter.');
       const insert = fact(result, 'Store.insert');
       assert.deepEqual([insert.startLine, insert.endLine], [14, 21]);
-      assert.equal(insert.signature, 'pub fn insert(&mut self, key: &str, value: String) -> Option<String>');
+      assert.equal(
+        insert.signature,
+        'pub fn insert(&mut self, key: &str, value: String) -> Option<String>',
+      );
       assert.equal(insert.docstring, 'Inserts a value, replacing any previous one.');
       assert.equal(fact(result, 'normalize').docstring, 'Lower-cases a key.');
       assertWholeDefinitions(result, RUST);
@@ -479,7 +535,12 @@ describe('language specs', () => {
 
     it('records calls, panics, error macros, self-mutations and use declarations', () => {
       const insert = fact(result, 'Store.insert');
-      assert.deepEqual(calls(insert), ['key.is_empty@15', 'self.log@19', 'self.items.insert@20', 'normalize@20']);
+      assert.deepEqual(calls(insert), [
+        'key.is_empty@15',
+        'self.log@19',
+        'self.items.insert@20',
+        'normalize@20',
+      ]);
       assert.deepEqual(insert.raises, ['panic']);
       assert.deepEqual(insert.errorStrings, ['empty key: {}']);
       assert.deepEqual([...insert.mutates].sort(), ['self.items', 'self.writes']);
@@ -502,7 +563,12 @@ describe('language specs', () => {
     });
 
     it('extracts classes inside namespaces with constructors and methods', () => {
-      assert.deepEqual(definitions(result), ['class Cache', 'method Cache.Cache', 'method Cache.Get', 'method Cache.Normalize']);
+      assert.deepEqual(definitions(result), [
+        'class Cache',
+        'method Cache.Cache',
+        'method Cache.Get',
+        'method Cache.Normalize',
+      ]);
       assert.deepEqual(chunkIds(result, 'class'), [`${path}::Cache::None::class`]);
       assert.deepEqual(chunkIds(result, 'function'), [
         `${path}::Cache::Cache::function`,
@@ -514,7 +580,10 @@ describe('language specs', () => {
       assert.deepEqual([get.startLine, get.endLine], [20, 32]);
       assert.equal(get.signature, 'public string Get(string key)');
       assert.equal(get.docstring, '<summary>Returns the cached value.</summary>');
-      assert.equal(fact(result, 'Cache.Normalize').signature, 'private static string Normalize(string key)');
+      assert.equal(
+        fact(result, 'Cache.Normalize').signature,
+        'private static string Normalize(string key)',
+      );
       assertWholeDefinitions(result, CSHARP);
     });
 
@@ -598,7 +667,10 @@ describe('language specs', () => {
     });
 
     it('credits C and C++ functions with the file-level variables they assign', async () => {
-      const result = await chunkSource('counter.c', 'static int counter = 0;\n\nvoid bump(void) { counter++; }\n\nvoid local(void) { int counter = 1; counter++; }\n');
+      const result = await chunkSource(
+        'counter.c',
+        'static int counter = 0;\n\nvoid bump(void) { counter++; }\n\nvoid local(void) { int counter = 1; counter++; }\n',
+      );
       assert.deepEqual(fact(result, 'bump').mutates, ['counter']);
       assert.deepEqual(fact(result, 'local').mutates, []);
     });
@@ -620,7 +692,10 @@ describe('language specs', () => {
         'method Shop.Cache.normalize',
         'function build_cache',
       ]);
-      assert.deepEqual(chunkIds(result, 'class'), [`${path}::Shop::None::class`, `${path}::Shop.Cache::None::class`]);
+      assert.deepEqual(chunkIds(result, 'class'), [
+        `${path}::Shop::None::class`,
+        `${path}::Shop.Cache::None::class`,
+      ]);
       assert.deepEqual(chunkIds(result, 'function'), [
         `${path}::Shop.Cache::initialize::function`,
         `${path}::Shop.Cache::get::function`,
@@ -630,7 +705,11 @@ describe('language specs', () => {
       const cache = fact(result, 'Shop.Cache');
       assert.deepEqual(cache.bases, ['Store']);
       assert.equal(cache.docstring, 'A bounded in-memory cache.');
-      assert.ok(result.chunks.find((chunk) => chunk.id === `${path}::Shop.Cache::None::class`)!.content.includes('attr_reader :hits'));
+      assert.ok(
+        result.chunks
+          .find((chunk) => chunk.id === `${path}::Shop.Cache::None::class`)!
+          .content.includes('attr_reader :hits'),
+      );
       const get = fact(result, 'Shop.Cache.get');
       assert.deepEqual([get.startLine, get.endLine], [17, 23]);
       assert.equal(get.signature, 'def get(key)');
@@ -662,7 +741,8 @@ describe('language specs', () => {
     });
 
     it('reads the message of raise X.new("…") and of a bare raise "…"', async () => {
-      const source = 'def check(x)\n  raise KeyError.new("missing #{x}") unless x\n  raise "plain failure"\nend\n';
+      const source =
+        'def check(x)\n  raise KeyError.new("missing #{x}") unless x\n  raise "plain failure"\nend\n';
       const check = fact(await chunkSource('check.rb', source), 'check');
       assert.deepEqual(check.raises, ['KeyError']);
       assert.deepEqual(check.errorStrings, ['missing #{x}', 'plain failure']);
@@ -677,7 +757,12 @@ describe('language specs', () => {
     });
 
     it('extracts classes with methods and free functions', () => {
-      assert.deepEqual(definitions(result), ['class Cache', 'method Cache.__construct', 'method Cache.get', 'function normalize']);
+      assert.deepEqual(definitions(result), [
+        'class Cache',
+        'method Cache.__construct',
+        'method Cache.get',
+        'function normalize',
+      ]);
       assert.deepEqual(chunkIds(result, 'class'), [`${path}::Cache::None::class`]);
       assert.deepEqual(chunkIds(result, 'function'), [
         `${path}::Cache::__construct::function`,
@@ -718,7 +803,8 @@ describe('language specs', () => {
     });
 
     it('credits a PHP function with a file-level variable only after `global`', async () => {
-      const source = '<?php\n$registry = [];\nfunction register($name) { global $registry; $registry[$name] = true; }\nfunction shadow() { $registry = []; $registry[1] = 2; }\n';
+      const source =
+        '<?php\n$registry = [];\nfunction register($name) { global $registry; $registry[$name] = true; }\nfunction shadow() { $registry = []; $registry[1] = 2; }\n';
       const result = await chunkSource('registry.php', source);
       assert.deepEqual(fact(result, 'register').mutates, ['$registry']);
       assert.deepEqual(fact(result, 'shadow').mutates, []);
@@ -740,7 +826,9 @@ describe('language specs', () => {
         const result = await chunkSource(path, source);
         assert.ok(result.parsed.anomalies.length > 0, 'the error is reported');
         const found = fact(result, survivor);
-        assert.ok(result.chunks.some((chunk) => chunk.id === found.chunkId && chunk.level === 'function'));
+        assert.ok(
+          result.chunks.some((chunk) => chunk.id === found.chunkId && chunk.level === 'function'),
+        );
       });
     }
   });
@@ -750,13 +838,19 @@ describe('language details across the extractor', () => {
   const scratch = new Scratch();
   after(() => scratch.cleanup());
 
-  it('does not take a comment that ends a line of code as the next definition\'s documentation', async () => {
-    const result = await chunkSource('a.cpp', 'namespace store {\nint a() { return 1; }\n}  // namespace store\n\nint b() { return 2; }\n');
+  it("does not take a comment that ends a line of code as the next definition's documentation", async () => {
+    const result = await chunkSource(
+      'a.cpp',
+      'namespace store {\nint a() { return 1; }\n}  // namespace store\n\nint b() { return 2; }\n',
+    );
     assert.equal(result.facts.find((f) => f.name === 'b')!.docstring, null);
   });
 
   it('links methods defined outside their type to its class chunk and lists them there', async () => {
-    const result = await chunkSource('srv.go', 'package srv\n\n// Server serves.\ntype Server struct {\n\taddr string\n}\n\n// Serve runs it.\nfunc (s *Server) Serve() error {\n\treturn nil\n}\n');
+    const result = await chunkSource(
+      'srv.go',
+      'package srv\n\n// Server serves.\ntype Server struct {\n\taddr string\n}\n\n// Serve runs it.\nfunc (s *Server) Serve() error {\n\treturn nil\n}\n',
+    );
     const serve = result.chunks.find((chunk) => chunk.id === 'srv.go::Server::Serve::function')!;
     assert.equal(serve.parentClassId, 'srv.go::Server::None::class');
     const server = result.chunks.find((chunk) => chunk.id === 'srv.go::Server::None::class')!;
@@ -764,21 +858,34 @@ describe('language details across the extractor', () => {
   });
 
   it('records Ruby instance-variable writes as mutations of the object', async () => {
-    const result = await chunkSource('counter.rb', 'class Counter\n  def bump\n    @count += 1\n    @seen = true\n    @log.push(1)\n  end\nend\n');
-    assert.deepEqual([...result.facts.find((f) => f.qualifiedName === 'Counter.bump')!.mutates].sort(), ['@count', '@log', '@seen']);
+    const result = await chunkSource(
+      'counter.rb',
+      'class Counter\n  def bump\n    @count += 1\n    @seen = true\n    @log.push(1)\n  end\nend\n',
+    );
+    assert.deepEqual(
+      [...result.facts.find((f) => f.qualifiedName === 'Counter.bump')!.mutates].sort(),
+      ['@count', '@log', '@seen'],
+    );
   });
 
   it('resolves Java static calls and constructions through an imported class', async () => {
     const root = scratch.tree({
-      'src/com/shop/util/Prices.java': 'package com.shop.util;\n\npublic class Prices {\n  public static int round(int cents) {\n    return cents;\n  }\n}\n',
-      'src/com/shop/Cart.java': 'package com.shop;\n\nimport com.shop.util.Prices;\n\npublic class Cart {\n  int total(int cents) {\n    Prices helper = new Prices();\n    return Prices.round(cents);\n  }\n}\n',
+      'src/com/shop/util/Prices.java':
+        'package com.shop.util;\n\npublic class Prices {\n  public static int round(int cents) {\n    return cents;\n  }\n}\n',
+      'src/com/shop/Cart.java':
+        'package com.shop;\n\nimport com.shop.util.Prices;\n\npublic class Cart {\n  int total(int cents) {\n    Prices helper = new Prices();\n    return Prices.round(cents);\n  }\n}\n',
     });
     const engine = await openEngine(scratch, root);
     try {
       unwrap(await engine.index());
-      const callers = (id: string) => engine.graph.callers(id).map((call) => `${call.callerId}@${call.site.line}`);
-      assert.deepEqual(callers('src/com/shop/util/Prices.java::Prices.round'), ['src/com/shop/Cart.java::Cart.total@8']);
-      assert.deepEqual(callers('src/com/shop/util/Prices.java::Prices'), ['src/com/shop/Cart.java::Cart.total@7']);
+      const callers = (id: string) =>
+        engine.graph.callers(id).map((call) => `${call.callerId}@${call.site.line}`);
+      assert.deepEqual(callers('src/com/shop/util/Prices.java::Prices.round'), [
+        'src/com/shop/Cart.java::Cart.total@8',
+      ]);
+      assert.deepEqual(callers('src/com/shop/util/Prices.java::Prices'), [
+        'src/com/shop/Cart.java::Cart.total@7',
+      ]);
     } finally {
       engine.dispose();
     }

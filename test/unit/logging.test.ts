@@ -11,25 +11,37 @@ describe('structured logging', () => {
 
   it('emits the ingestion events of the seed with their fields, all under one trace id per run', async () => {
     const root = scratch.fixture('shop-py');
-    const engine = await openEngine(scratch, root, { model: { kind: 'directory', path: POTION_MODEL } });
+    const engine = await openEngine(scratch, root, {
+      model: { kind: 'directory', path: POTION_MODEL },
+    });
     try {
       const { events } = await captureLogs(() => engine.index());
       const [started] = eventsNamed(events, 'indexing_started');
       const [completed] = eventsNamed(events, 'indexing_completed');
       assert.ok(started && completed);
       assert.deepEqual(completed!.total_chunks, { directory: 1, file: 8, class: 4, function: 14 });
-      for (const field of ['duration_ms', 'vocabulary_size', 'total_embedding_batches', 'files_indexed']) assert.ok(field in completed!, field);
+      for (const field of [
+        'duration_ms',
+        'vocabulary_size',
+        'total_embedding_batches',
+        'files_indexed',
+      ])
+        assert.ok(field in completed!, field);
       const walk = eventsNamed(events, 'repo_walk_completed')[0]!;
       assert.equal(walk.total_files, 8);
       assert.deepEqual(walk.languages, { python: 8 });
-      const parsed = eventsNamed(events, 'file_parse_completed').find((event) => event.file_path === 'shop/db.py')!;
+      const parsed = eventsNamed(events, 'file_parse_completed').find(
+        (event) => event.file_path === 'shop/db.py',
+      )!;
       assert.deepEqual(parsed.chunks_produced, { directory: 0, file: 1, class: 1, function: 4 });
       assert.equal(parsed.error_node_count, 0);
       assert.equal(eventsNamed(events, 'file_parse_started').length, 8);
       const batch = eventsNamed(events, 'embedding_batch')[0]!;
       assert.equal(batch.model, 'potion-base-2M');
       assert.ok((batch.batch_size as number) > 0);
-      const traces = new Set(events.filter((event) => event.module !== 'embed.load').map((event) => event.trace_id));
+      const traces = new Set(
+        events.filter((event) => event.module !== 'embed.load').map((event) => event.trace_id),
+      );
       assert.equal(traces.size, 1, `one trace id for the run, got ${[...traces].join(', ')}`);
       assert.match([...traces][0] as string, /^[0-9a-f]{12}$/);
 
@@ -42,13 +54,18 @@ describe('structured logging', () => {
   });
 
   it('logs functions flagged for summarisation and the vocabulary persisted with a snapshot', async () => {
-    const files: Record<string, string> = { 'long.py': `def long_one():\n${'    x = 1\n'.repeat(160)}` };
+    const files: Record<string, string> = {
+      'long.py': `def long_one():\n${'    x = 1\n'.repeat(160)}`,
+    };
     for (let i = 0; i < 210; i++) files[`m${i}.py`] = `def f${i}():\n    return ${i}\n`;
     const engine = await openEngine(scratch, scratch.tree(files));
     try {
       const { events } = await captureLogs(() => engine.index());
       const [flagged] = eventsNamed(events, 'function_flagged_for_summarization');
-      assert.deepEqual([flagged!.file_path, flagged!.function_name, flagged!.line_count], ['long.py', 'long_one', 161]);
+      assert.deepEqual(
+        [flagged!.file_path, flagged!.function_name, flagged!.line_count],
+        ['long.py', 'long_one', 161],
+      );
       const [vocabulary] = eventsNamed(events, 'vocabulary_persisted');
       assert.ok((vocabulary!.vocabulary_size as number) > 200);
     } finally {
@@ -65,7 +82,13 @@ describe('structured logging', () => {
         await withTrace(async () => log.info('inner'));
       }, 'abcdefabcdef'),
     );
-    assert.deepEqual(events.map((event) => [event.event, event.trace_id]), [['outer', 'abcdefabcdef'], ['inner', 'abcdefabcdef']]);
+    assert.deepEqual(
+      events.map((event) => [event.event, event.trace_id]),
+      [
+        ['outer', 'abcdefabcdef'],
+        ['inner', 'abcdefabcdef'],
+      ],
+    );
     const lines: string[] = [];
     const sink = logHub.addSink(new JsonLineSink('warn', (line) => lines.push(line)));
     log.info('quiet');

@@ -18,13 +18,17 @@ describe('npm run package', () => {
     assert.equal(pkg.parseTarget([]), HOST);
     assert.equal(pkg.parseTarget(['--target', 'win32-arm64']), 'win32-arm64');
     assert.equal(pkg.parseTarget(['--target=darwin-arm64']), 'darwin-arm64');
-    assert.throws(() => pkg.parseTarget(['--target', 'alpine-x64']), /no VS Code target "alpine-x64": pass --target with one of linux-x64, /);
+    assert.throws(
+      () => pkg.parseTarget(['--target', 'alpine-x64']),
+      /no VS Code target "alpine-x64": pass --target with one of linux-x64, /,
+    );
     assert.throws(() => pkg.parseTarget(['--target']), /no VS Code target ""/);
     assert.throws(() => pkg.parseTarget(['--out', 'x.vsix']), /unknown argument --out/);
   });
 
   it('ships the packages the bundles leave external, not Node modules, vscode or bundled code', () => {
-    const bundle = 'require("vscode");require("fs");import("node:fs");import("fs/promises");require("./chunk");require("@lancedb/lancedb");import("@huggingface/transformers");require("apache-arrow")';
+    const bundle =
+      'require("vscode");require("fs");import("node:fs");import("fs/promises");require("./chunk");require("@lancedb/lancedb");import("@huggingface/transformers");require("apache-arrow")';
     assert.deepEqual(
       [...pkg.runtimeSpecifiers([bundle])],
       [
@@ -36,7 +40,8 @@ describe('npm run package', () => {
   });
 
   it('keeps what Node loads and the licences, and only the target binaries of onnxruntime-node', () => {
-    const ships = (name: string, file: string, target = 'linux-x64') => pkg.shipsFile(name, file, target) as boolean;
+    const ships = (name: string, file: string, target = 'linux-x64') =>
+      pkg.shipsFile(name, file, target) as boolean;
     assert.ok(ships('apache-arrow', 'Arrow.node.js'));
     assert.ok(ships('apache-arrow', 'LICENSE.txt'));
     assert.ok(ships('@img/colour', 'LICENSE.md'));
@@ -53,11 +58,19 @@ describe('npm run package', () => {
     assert.ok(ships('onnxruntime-node', 'bin/napi-v6/linux/x64/libonnxruntime.so.1'));
     assert.ok(!ships('onnxruntime-node', 'bin/napi-v6/linux/arm64/libonnxruntime.so.1'));
     assert.ok(!ships('onnxruntime-node', 'bin/napi-v6/win32/x64/onnxruntime.dll'));
-    assert.ok(ships('onnxruntime-node', 'bin/napi-v6/darwin/arm64/libonnxruntime.1.dylib', 'darwin-arm64'));
-    assert.ok(!ships('onnxruntime-node', 'bin/napi-v6/darwin/arm64/libonnxruntime.1.30.0.dylib', 'darwin-arm64'));
+    assert.ok(
+      ships('onnxruntime-node', 'bin/napi-v6/darwin/arm64/libonnxruntime.1.dylib', 'darwin-arm64'),
+    );
+    assert.ok(
+      !ships(
+        'onnxruntime-node',
+        'bin/napi-v6/darwin/arm64/libonnxruntime.1.30.0.dylib',
+        'darwin-arm64',
+      ),
+    );
   });
 
-  it("names every native package another platform needs instead of packing a VSIX that cannot load", () => {
+  it('names every native package another platform needs instead of packing a VSIX that cannot load', () => {
     const packages = new Map(
       ['@lancedb/lancedb', 'sharp'].map((name) => {
         const dir = path.join(ROOT, 'node_modules', name);
@@ -65,11 +78,22 @@ describe('npm run package', () => {
       }),
     );
     const other = HOST === 'win32-arm64' ? 'linux-arm64' : 'win32-arm64';
-    assert.throws(() => pkg.nativePackages(packages, other), (error: Error) => {
-      assert.match(error.message, new RegExp(`^cannot package ${other}: not installed: @lancedb/lancedb-${other}\\S*@[\\d.]+, @img/sharp-${other}@[\\d.]+`));
-      assert.match(error.message, new RegExp(`package ${other} on a ${other} machine after npm ci`));
-      return true;
-    });
+    assert.throws(
+      () => pkg.nativePackages(packages, other),
+      (error: Error) => {
+        assert.match(
+          error.message,
+          new RegExp(
+            `^cannot package ${other}: not installed: @lancedb/lancedb-${other}\\S*@[\\d.]+, @img/sharp-${other}@[\\d.]+`,
+          ),
+        );
+        assert.match(
+          error.message,
+          new RegExp(`package ${other} on a ${other} machine after npm ci`),
+        );
+        return true;
+      },
+    );
   });
 
   it('rejects a VSIX with another platform’s binary or without its own', () => {
@@ -84,14 +108,29 @@ describe('npm run package', () => {
       'media/icon.svg',
       'node_modules/@lancedb/lancedb-linux-x64-gnu/lancedb.linux-x64-gnu.node',
     ];
-    const entries = (names: string[]) => names.map((name) => ({ name: `extension/${name}`, size: 1, compressed: 1 }));
+    const entries = (names: string[]) =>
+      names.map((name) => ({ name: `extension/${name}`, size: 1, compressed: 1 }));
     const natives = ['node_modules/@lancedb/lancedb-linux-x64-gnu'];
     pkg.verifyContents(entries(files), 'linux-x64', natives);
     assert.throws(
-      () => pkg.verifyContents(entries([...files, 'node_modules/onnxruntime-node/bin/napi-v6/darwin/arm64/onnxruntime_binding.node']), 'linux-x64', natives),
+      () =>
+        pkg.verifyContents(
+          entries([
+            ...files,
+            'node_modules/onnxruntime-node/bin/napi-v6/darwin/arm64/onnxruntime_binding.node',
+          ]),
+          'linux-x64',
+          natives,
+        ),
       /binaries of other platforms: extension\/node_modules\/onnxruntime-node\/bin\/napi-v6\/darwin\/arm64\/onnxruntime_binding\.node/,
     );
-    assert.throws(() => pkg.verifyContents(entries(files.slice(0, -1)), 'linux-x64', natives), /no binary in node_modules\/@lancedb\/lancedb-linux-x64-gnu\//);
-    assert.throws(() => pkg.verifyContents(entries(files.slice(1)), 'linux-x64', natives), /dist\/extension\.js missing/);
+    assert.throws(
+      () => pkg.verifyContents(entries(files.slice(0, -1)), 'linux-x64', natives),
+      /no binary in node_modules\/@lancedb\/lancedb-linux-x64-gnu\//,
+    );
+    assert.throws(
+      () => pkg.verifyContents(entries(files.slice(1)), 'linux-x64', natives),
+      /dist\/extension\.js missing/,
+    );
   });
 });

@@ -7,11 +7,17 @@ describe('workspace paths', () => {
   const root = path.resolve('/work/space');
 
   it('takes the root and what is below it as inside, a file named like `..notes` included', () => {
-    for (const inside of ['', 'a.py', 'src/a.py', '..notes.py', 'src/..hidden']) assert.ok(isInside(root, path.join(root, inside)), inside);
+    for (const inside of ['', 'a.py', 'src/a.py', '..notes.py', 'src/..hidden'])
+      assert.ok(isInside(root, path.join(root, inside)), inside);
   });
 
   it('takes parents, siblings and other drives as outside', () => {
-    for (const outside of [path.dirname(root), path.join(root, '..', 'other'), path.resolve('/elsewhere/a.py')]) assert.ok(!isInside(root, outside), outside);
+    for (const outside of [
+      path.dirname(root),
+      path.join(root, '..', 'other'),
+      path.resolve('/elsewhere/a.py'),
+    ])
+      assert.ok(!isInside(root, outside), outside);
   });
 
   it('confines a requested path to the root, or refuses it', () => {

@@ -24,13 +24,19 @@ describe('index store', () => {
     }
   }
 
-  async function reopenAndIndex(root: string, storeDir: string): Promise<{ engine: Engine; notices: readonly string[] }> {
+  async function reopenAndIndex(
+    root: string,
+    storeDir: string,
+  ): Promise<{ engine: Engine; notices: readonly string[] }> {
     const engine = await openEngine(scratch, root, { storeDir });
     unwrap(await engine.index());
     return { engine, notices: engine.notices };
   }
 
-  function editManifest(storeDir: string, change: (manifest: Record<string, unknown>) => void): void {
+  function editManifest(
+    storeDir: string,
+    change: (manifest: Record<string, unknown>) => void,
+  ): void {
     const file = path.join(storeDir, 'manifest.json');
     const manifest = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
     change(manifest);
@@ -39,27 +45,60 @@ describe('index store', () => {
 
   it('writes the manifest atomically, leaving no temporary files', async () => {
     const { storeDir } = await indexedStore();
-    assert.deepEqual(readdirSync(storeDir).filter((name) => name.includes('.tmp-')), []);
+    assert.deepEqual(
+      readdirSync(storeDir).filter((name) => name.includes('.tmp-')),
+      [],
+    );
     const manifest = JSON.parse(readFileSync(path.join(storeDir, 'manifest.json'), 'utf8'));
     assert.equal(manifest.pending.length, 0);
     assert.equal(Object.keys(manifest.files).length, 8);
-    assert.ok(!existsSync(path.join(storeDir, 'pending.json')), 'no write is pending after a commit');
+    assert.ok(
+      !existsSync(path.join(storeDir, 'pending.json')),
+      'no write is pending after a commit',
+    );
   });
 
   for (const [label, damage, message] of [
-    ['an older schema', (dir: string) => editManifest(dir, (m) => (m.schemaVersion = 0)), /index format changed \(version 0 → 3\)/],
-    ['another parser version', (dir: string) => editManifest(dir, (m) => (m.parserVersion = 'web-tree-sitter@0.20')), /parser changed/],
-    ['a manifest that is not JSON', (dir: string) => writeFileSync(path.join(dir, 'manifest.json'), '{"schemaVersion": 1, "fi'), /could not be read \(manifest is not valid JSON/],
-    ['damaged tables', (dir: string) => rmSync(path.join(dir, 'lance', 'chunks.lance'), { recursive: true }), /was damaged/],
-    ['a damaged lexical log', (dir: string) => writeFileSync(path.join(dir, 'lexical-0.delta'), '{"remove": [\n{}\n'), /was damaged \(line 1 of the lexical delta log is damaged\)/],
-    ['a damaged journal of pending writes', (dir: string) => writeFileSync(path.join(dir, 'pending.json'), '{"pend'), /was damaged/],
+    [
+      'an older schema',
+      (dir: string) => editManifest(dir, (m) => (m.schemaVersion = 0)),
+      /index format changed \(version 0 → 3\)/,
+    ],
+    [
+      'another parser version',
+      (dir: string) => editManifest(dir, (m) => (m.parserVersion = 'web-tree-sitter@0.20')),
+      /parser changed/,
+    ],
+    [
+      'a manifest that is not JSON',
+      (dir: string) => writeFileSync(path.join(dir, 'manifest.json'), '{"schemaVersion": 1, "fi'),
+      /could not be read \(manifest is not valid JSON/,
+    ],
+    [
+      'damaged tables',
+      (dir: string) => rmSync(path.join(dir, 'lance', 'chunks.lance'), { recursive: true }),
+      /was damaged/,
+    ],
+    [
+      'a damaged lexical log',
+      (dir: string) => writeFileSync(path.join(dir, 'lexical-0.delta'), '{"remove": [\n{}\n'),
+      /was damaged \(line 1 of the lexical delta log is damaged\)/,
+    ],
+    [
+      'a damaged journal of pending writes',
+      (dir: string) => writeFileSync(path.join(dir, 'pending.json'), '{"pend'),
+      /was damaged/,
+    ],
   ] as const) {
     it(`rebuilds a store with ${label}, saying why`, async () => {
       const { root, storeDir, snapshot } = await indexedStore();
       damage(storeDir);
       const { engine, notices } = await reopenAndIndex(root, storeDir);
       try {
-        assert.ok(notices.some((notice) => message.test(notice)), notices.join('\n'));
+        assert.ok(
+          notices.some((notice) => message.test(notice)),
+          notices.join('\n'),
+        );
         assert.deepEqual(await storeSnapshot(engine), snapshot);
       } finally {
         engine.dispose();
@@ -69,7 +108,9 @@ describe('index store', () => {
 
   it('restores a large index from its binary snapshot, and rebuilds when the snapshot is damaged', async () => {
     const files: Record<string, string> = {};
-    for (let i = 0; i < 240; i++) files[`pkg${i % 12}/m${i}.py`] = `def f${i}(x):\n    """Turns ${i} into ${i + 1}."""\n    return g${(i + 1) % 240}(x) + ${i}\n`;
+    for (let i = 0; i < 240; i++)
+      files[`pkg${i % 12}/m${i}.py`] =
+        `def f${i}(x):\n    """Turns ${i} into ${i + 1}."""\n    return g${(i + 1) % 240}(x) + ${i}\n`;
     const root = scratch.tree(files);
     const engine = await openEngine(scratch, root);
     const storeDir = engine.storeDir;
@@ -93,7 +134,10 @@ describe('index store', () => {
     writeFileSync(path.join(storeDir, binary!), bytes.subarray(0, bytes.length - 16));
     const { engine: rebuilt, notices } = await reopenAndIndex(root, storeDir);
     try {
-      assert.match(notices.join('\n'), /was damaged \(the lexical snapshot body does not match its header\)/);
+      assert.match(
+        notices.join('\n'),
+        /was damaged \(the lexical snapshot body does not match its header\)/,
+      );
       assert.deepEqual(await storeSnapshot(rebuilt), snapshot);
     } finally {
       rebuilt.dispose();
@@ -102,9 +146,18 @@ describe('index store', () => {
 
   it('rebuilds when the embedding model changes', async () => {
     const { root, storeDir } = await indexedStore();
-    const engine = await openEngine(scratch, root, { storeDir, model: { kind: 'directory', path: path.resolve(__dirname, '..', '..', '..', 'shared', 'models', 'potion-base-2M') } });
+    const engine = await openEngine(scratch, root, {
+      storeDir,
+      model: {
+        kind: 'directory',
+        path: path.resolve(__dirname, '..', '..', '..', 'shared', 'models', 'potion-base-2M'),
+      },
+    });
     try {
-      assert.match(engine.notices.join('\n'), /embedding model changed \(none → potion-base-2M \(64d\)\)/);
+      assert.match(
+        engine.notices.join('\n'),
+        /embedding model changed \(none → potion-base-2M \(64d\)\)/,
+      );
     } finally {
       engine.dispose();
     }
@@ -119,7 +172,10 @@ describe('index store', () => {
       assert.equal(second.ok, false);
       if (!second.ok) {
         assert.equal(second.error.code, 'index_locked');
-        assert.match(second.error.message, /being updated by this process since .*try again when it finishes/);
+        assert.match(
+          second.error.message,
+          /being updated by this process since .*try again when it finishes/,
+        );
       }
       lock.dispose();
       assert.equal((await engine.index()).ok, true);
@@ -130,13 +186,19 @@ describe('index store', () => {
 
   it('takes over a lock left by a process that died', async () => {
     const { root, storeDir } = await indexedStore();
-    writeFileSync(path.join(storeDir, 'index.lock'), JSON.stringify({ pid: 2 ** 22 + 12345, host: hostname(), startedAt: '2026-01-01T00:00:00Z' }));
+    writeFileSync(
+      path.join(storeDir, 'index.lock'),
+      JSON.stringify({ pid: 2 ** 22 + 12345, host: hostname(), startedAt: '2026-01-01T00:00:00Z' }),
+    );
     const engine = await openEngine(scratch, root, { storeDir });
     try {
       const { result, events } = await captureLogs(() => engine.index());
       assert.equal(result.ok, true);
       assert.equal(eventsNamed(events, 'stale_lock_removed').length, 1);
-      assert.ok(!existsSync(path.join(storeDir, 'index.lock')), 'the lock is released after the run');
+      assert.ok(
+        !existsSync(path.join(storeDir, 'index.lock')),
+        'the lock is released after the run',
+      );
     } finally {
       engine.dispose();
     }
@@ -153,7 +215,10 @@ describe('index store', () => {
     try {
       assert.equal(eventsNamed(events, 'index_recovered_interrupted_write')[0]?.files, 2);
       assert.deepEqual(await storeSnapshot(result.engine), snapshot);
-      assert.ok(!existsSync(path.join(storeDir, 'pending.json')), 'the journal is gone once repaired');
+      assert.ok(
+        !existsSync(path.join(storeDir, 'pending.json')),
+        'the journal is gone once repaired',
+      );
     } finally {
       result.engine.dispose();
     }
@@ -163,16 +228,24 @@ describe('index store', () => {
     this.timeout(120_000);
     const root = scratch.folder('oracle-kill-');
     const files: Record<string, string> = {};
-    for (let i = 0; i < 1500; i++) files[`pkg${i % 30}/mod${i}.py`] = `from .mod${(i + 1) % 1500} import f${(i + 1) % 1500}\n\n\ndef f${i}(x):\n    """Step ${i}."""\n    if x < 0:\n        raise ValueError("negative input to f${i}")\n    return f${(i + 1) % 1500}(x - 1)\n`;
+    for (let i = 0; i < 1500; i++)
+      files[`pkg${i % 30}/mod${i}.py`] =
+        `from .mod${(i + 1) % 1500} import f${(i + 1) % 1500}\n\n\ndef f${i}(x):\n    """Step ${i}."""\n    if x < 0:\n        raise ValueError("negative input to f${i}")\n    return f${(i + 1) % 1500}(x - 1)\n`;
     writeTree(root, files);
     const storeDir = path.join(scratch.folder(), 'store');
     const cli = path.resolve(__dirname, '..', '..', 'dist', 'cli.js');
-    const child = spawn(process.execPath, [cli, 'index', root, '--store', storeDir, '--model', 'none'], { stdio: 'ignore' });
+    const child = spawn(
+      process.execPath,
+      [cli, 'index', root, '--store', storeDir, '--model', 'none'],
+      { stdio: 'ignore' },
+    );
     const exited = new Promise((resolve) => child.on('exit', resolve));
     // Kill it once it has started writing: the journal then lists the files it is rewriting.
     const journal = path.join(storeDir, 'pending.json');
-    const writing = () => existsSync(journal) && JSON.parse(readFileSync(journal, 'utf8') || '[]').length > 0;
-    for (let waited = 0; !writing() && waited < 60_000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+    const writing = () =>
+      existsSync(journal) && JSON.parse(readFileSync(journal, 'utf8') || '[]').length > 0;
+    for (let waited = 0; !writing() && waited < 60_000; waited += 20)
+      await new Promise((resolve) => setTimeout(resolve, 20));
     assert.ok(writing(), 'the indexer began writing');
     await new Promise((resolve) => setTimeout(resolve, 300));
     child.kill('SIGKILL');

@@ -33,9 +33,15 @@ describe('LanceDB tables', () => {
   it('indexes the path and id columns once a table is large, and deletes still work', async () => {
     const tables = await Tables.open(path.join(scratch.folder(), 'lance'), 4);
     try {
-      await tables.addChunks(Array.from({ length: 19_000 }, (_, i) => chunk(i)), null);
+      await tables.addChunks(
+        Array.from({ length: 19_000 }, (_, i) => chunk(i)),
+        null,
+      );
       assert.equal(await tables.ensureIndexes(), false, 'small tables are left alone');
-      await tables.addChunks(Array.from({ length: 2_000 }, (_, i) => chunk(19_000 + i)), null);
+      await tables.addChunks(
+        Array.from({ length: 2_000 }, (_, i) => chunk(19_000 + i)),
+        null,
+      );
       assert.equal(await tables.ensureIndexes(), true);
       assert.equal(await tables.ensureIndexes(), false, 'created once');
       await tables.deleteFiles(['f7.py']);

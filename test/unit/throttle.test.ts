@@ -15,7 +15,8 @@ describe('LatestThrottle', () => {
     throttle.flush(); // nothing pending
     assert.deepEqual(sent, [1, 100, 102]);
     throttle.push(103); // held, then sent by the timer
-    for (let waited = 0; sent.length < 4 && waited < 2000; waited += 10) await new Promise((resolve) => setTimeout(resolve, 10));
+    for (let waited = 0; sent.length < 4 && waited < 2000; waited += 10)
+      await new Promise((resolve) => setTimeout(resolve, 10));
     assert.deepEqual(sent, [1, 100, 102, 103]);
   });
 });

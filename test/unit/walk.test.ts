@@ -42,7 +42,11 @@ describe('walker', () => {
 
   it('applies nested .gitignore files with negation, skip folders, size cap, lock files and exclusions', async () => {
     const root = scratch.tree(tree);
-    const { result, events } = await captureLogs(async () => unwrap(await walkWorkspace({ root, maxFileBytes: 1000, exclude: ['vendor/'], useGit: false })));
+    const { result, events } = await captureLogs(async () =>
+      unwrap(
+        await walkWorkspace({ root, maxFileBytes: 1000, exclude: ['vendor/'], useGit: false }),
+      ),
+    );
     assert.deepEqual(paths(result), ['app.py', 'important.gen.py', 'sub/keep.py', 'web/main.js']);
     const skipped = Object.fromEntries(result.skipped);
     assert.equal(skipped.too_large, 1);
@@ -52,7 +56,9 @@ describe('walker', () => {
     assert.equal(skipped.path_pattern, 5, '.git, node_modules, __pycache__, dist, build');
     assert.ok(skipped.ignored! >= 4);
     assert.ok(skipped.extension! >= 1);
-    const reasons = eventsNamed(events, 'file_skipped').map((event) => `${event.file_path}:${event.reason}`);
+    const reasons = eventsNamed(events, 'file_skipped').map(
+      (event) => `${event.file_path}:${event.reason}`,
+    );
     assert.ok(reasons.includes('big.py:too_large'));
     assert.ok(reasons.includes('sub/drop.py:ignored'));
     assert.ok(reasons.includes('node_modules/:path_pattern'));
@@ -70,9 +76,15 @@ describe('walker', () => {
   });
 
   it('walks a folder that its enclosing git repository ignores, since it was opened on purpose', async () => {
-    const outer = scratch.tree({ '.gitignore': 'cache/\n', 'cache/project/app.py': 'x = 1\n', 'cache/project/lib/util.py': 'y = 2\n' });
+    const outer = scratch.tree({
+      '.gitignore': 'cache/\n',
+      'cache/project/app.py': 'x = 1\n',
+      'cache/project/lib/util.py': 'y = 2\n',
+    });
     execFileSync('git', ['init', '-q'], { cwd: outer });
-    const result = unwrap(await walkWorkspace({ root: path.join(outer, 'cache', 'project'), maxFileBytes: 1000 }));
+    const result = unwrap(
+      await walkWorkspace({ root: path.join(outer, 'cache', 'project'), maxFileBytes: 1000 }),
+    );
     assert.equal(result.source, 'filesystem');
     assert.deepEqual(paths(result), ['app.py', 'lib/util.py']);
   });
@@ -106,7 +118,10 @@ describe('walker', () => {
   });
 
   it('reports a folder that does not exist as a clear error', async () => {
-    const result = await walkWorkspace({ root: path.join(scratch.folder(), 'missing'), maxFileBytes: 1000 });
+    const result = await walkWorkspace({
+      root: path.join(scratch.folder(), 'missing'),
+      maxFileBytes: 1000,
+    });
     assert.equal(result.ok, false);
     if (!result.ok) {
       assert.equal(result.error.code, 'not_found');

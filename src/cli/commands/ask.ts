@@ -1,5 +1,10 @@
 import type { AskRequest } from '../../engine/answer/answerer';
-import { ANSWER_MODES, describeStep, type Answer, type AnswerMode } from '../../engine/answer/model';
+import {
+  ANSWER_MODES,
+  describeStep,
+  type Answer,
+  type AnswerMode,
+} from '../../engine/answer/model';
 import { logHub } from '../../engine/log/logger';
 import { PrettySink } from '../../engine/log/sinks';
 import { createLlmClient, llmSettingsFromEnv, providerNamed } from '../../engine/llm/factory';
@@ -33,39 +38,61 @@ export async function askCommand(args: string[]): Promise<void> {
   });
   if (positionals.length !== 2) throw new UsageError('ask needs a folder and a question');
   const mode = (values.mode ?? 'fast') as AnswerMode;
-  if (!ANSWER_MODES.includes(mode)) throw new UsageError(`--mode must be fast, thinking or deep, got "${values.mode}"`);
+  if (!ANSWER_MODES.includes(mode))
+    throw new UsageError(`--mode must be fast, thinking or deep, got "${values.mode}"`);
   const provider = values.provider === undefined ? undefined : providerNamed(values.provider);
-  if (values.provider !== undefined && !provider) throw new UsageError(`--provider must be anthropic, ollama, openai or none, got "${values.provider}"`);
-  const settings = unwrapOrThrow(llmSettingsFromEnv(process.env, { ...(provider ? { provider } : {}), ...(values['llm-model'] ? { model: values['llm-model'] } : {}), ...(values['base-url'] ? { baseUrl: values['base-url'] } : {}) }));
+  if (values.provider !== undefined && !provider)
+    throw new UsageError(
+      `--provider must be anthropic, ollama, openai or none, got "${values.provider}"`,
+    );
+  const settings = unwrapOrThrow(
+    llmSettingsFromEnv(process.env, {
+      ...(provider ? { provider } : {}),
+      ...(values['llm-model'] ? { model: values['llm-model'] } : {}),
+      ...(values['base-url'] ? { baseUrl: values['base-url'] } : {}),
+    }),
+  );
   const llm = createLlmClient(settings);
   const debug = values['debug-query'] === true;
-  const options = { ...engineOptions(positionals[0]!, values), ...(llm && !values['no-summaries'] ? { summarizer: llm } : {}) };
-  await withEngine(options, debug ? 'error' : logLevel(values['log-level'], 'error'), async (engine) => {
-    await ensureIndexed(engine);
-    const trace = debug ? logHub.addSink(new PrettySink('debug')) : undefined;
-    const stream = values.json ? null : new AnswerStream();
-    const controller = new AbortController();
-    const cancel = () => controller.abort();
-    process.once('SIGINT', cancel);
-    try {
-      const request: AskRequest = {
-        question: positionals[1]!,
-        mode,
-        llm,
-        signal: controller.signal,
-        ...(values.session ? { sessionId: values.session } : {}),
-        ...(values.web ? { webSearchUrl: values.web } : {}),
-        ...(stream ? { onText: (text: string) => stream.update(text), onStep: (step) => note(`  · ${describeStep(step)}`) } : {}),
-      };
-      const answer = unwrapOrThrow(await engine.ask(request));
-      if (values.json) return json(answer);
-      stream!.finish(answer.answer);
-      printAfterAnswer(answer);
-    } finally {
-      process.removeListener('SIGINT', cancel);
-      trace?.dispose();
-    }
-  });
+  const options = {
+    ...engineOptions(positionals[0]!, values),
+    ...(llm && !values['no-summaries'] ? { summarizer: llm } : {}),
+  };
+  await withEngine(
+    options,
+    debug ? 'error' : logLevel(values['log-level'], 'error'),
+    async (engine) => {
+      await ensureIndexed(engine);
+      const trace = debug ? logHub.addSink(new PrettySink('debug')) : undefined;
+      const stream = values.json ? null : new AnswerStream();
+      const controller = new AbortController();
+      const cancel = () => controller.abort();
+      process.once('SIGINT', cancel);
+      try {
+        const request: AskRequest = {
+          question: positionals[1]!,
+          mode,
+          llm,
+          signal: controller.signal,
+          ...(values.session ? { sessionId: values.session } : {}),
+          ...(values.web ? { webSearchUrl: values.web } : {}),
+          ...(stream
+            ? {
+                onText: (text: string) => stream.update(text),
+                onStep: (step) => note(`  · ${describeStep(step)}`),
+              }
+            : {}),
+        };
+        const answer = unwrapOrThrow(await engine.ask(request));
+        if (values.json) return json(answer);
+        stream!.finish(answer.answer);
+        printAfterAnswer(answer);
+      } finally {
+        process.removeListener('SIGINT', cancel);
+        trace?.dispose();
+      }
+    },
+  );
 }
 
 /** Prints the answer as the model writes it: only what is new, starting over if the model does. */
@@ -83,7 +110,8 @@ class AnswerStream {
 
   finish(answer: string): void {
     if (!this.printed) process.stdout.write(answer);
-    else if (answer.startsWith(this.printed)) process.stdout.write(answer.slice(this.printed.length));
+    else if (answer.startsWith(this.printed))
+      process.stdout.write(answer.slice(this.printed.length));
     process.stdout.write('\n');
   }
 }
@@ -91,14 +119,32 @@ class AnswerStream {
 function printAfterAnswer(answer: Answer): void {
   if (answer.citations.length) {
     out('\nSources:');
-    answer.citations.forEach((citation, i) => out(`  ${i + 1}. ${citation.path}:${citation.startLine}-${citation.endLine}  ${citation.why}`));
+    answer.citations.forEach((citation, i) =>
+      out(
+        `  ${i + 1}. ${citation.path}:${citation.startLine}-${citation.endLine}  ${citation.why}`,
+      ),
+    );
   }
-  if (answer.followUps.length) out(`\nYou might ask next:\n${answer.followUps.map((question) => `  - ${question}`).join('\n')}`);
+  if (answer.followUps.length)
+    out(
+      `\nYou might ask next:\n${answer.followUps.map((question) => `  - ${question}`).join('\n')}`,
+    );
   const { metadata } = answer;
-  const parts = [`${answer.mode} mode`, metadata.model ? `${metadata.model.backend} ${metadata.model.name}` : 'no model', `confidence ${answer.confidence.toFixed(2)}`];
-  if (metadata.citationsDropped) parts.push(`${metadata.citationsDropped} citation${metadata.citationsDropped === 1 ? '' : 's'} outside the evidence dropped`);
-  if (metadata.cgrag) parts.push(`${metadata.cgrag.passesUsed} pass${metadata.cgrag.passesUsed === 1 ? '' : 'es'}, gaps ${metadata.cgrag.gapsResolved.length}/${metadata.cgrag.gapsIdentified.length} found, session ${metadata.cgrag.sessionId}`);
-  if (metadata.agent) parts.push(`${metadata.agent.iterations} iterations, ${metadata.agent.toolCalls} tool calls`);
+  const parts = [
+    `${answer.mode} mode`,
+    metadata.model ? `${metadata.model.backend} ${metadata.model.name}` : 'no model',
+    `confidence ${answer.confidence.toFixed(2)}`,
+  ];
+  if (metadata.citationsDropped)
+    parts.push(
+      `${metadata.citationsDropped} citation${metadata.citationsDropped === 1 ? '' : 's'} outside the evidence dropped`,
+    );
+  if (metadata.cgrag)
+    parts.push(
+      `${metadata.cgrag.passesUsed} pass${metadata.cgrag.passesUsed === 1 ? '' : 'es'}, gaps ${metadata.cgrag.gapsResolved.length}/${metadata.cgrag.gapsIdentified.length} found, session ${metadata.cgrag.sessionId}`,
+    );
+  if (metadata.agent)
+    parts.push(`${metadata.agent.iterations} iterations, ${metadata.agent.toolCalls} tool calls`);
   out(`\n${parts.join(' · ')}`);
   for (const notice of metadata.notices) note(`note: ${notice}`);
 }

@@ -7,27 +7,36 @@ export const CALLERS_HELP = `code-oracle callers NAME [--dir DIR] [--depth N] [-
   Prints the tree of callers of NAME (a name, Class.method, or path:line) with path:line of each call.`;
 
 export async function callersCommand(args: string[]): Promise<void> {
-  const { values, positionals } = parse(args, { ...ENGINE_FLAGS, dir: { type: 'string' }, depth: { type: 'string' } });
+  const { values, positionals } = parse(args, {
+    ...ENGINE_FLAGS,
+    dir: { type: 'string' },
+    depth: { type: 'string' },
+  });
   if (positionals.length !== 1) throw new UsageError('callers needs exactly one symbol name');
   const depth = values.depth ? positiveInteger(values.depth, '--depth') : 3;
-  await withEngine(engineOptions(values.dir ?? '.', values), logLevel(values['log-level'], 'error'), async (engine) => {
-    await ensureIndexed(engine);
-    const trees = unwrapOrThrow(engine.traceCallers(positionals[0]!, depth));
-    if (values.json) return json(trees);
-    trees.forEach((tree, index) => {
-      if (index) out();
-      out(`${tree.symbol.qualifiedName}  ${tree.symbol.path}:${tree.symbol.startLine}`);
-      printChildren(tree, '');
-      if (!tree.callers.length) out('  (no callers found)');
-    });
-  });
+  await withEngine(
+    engineOptions(values.dir ?? '.', values),
+    logLevel(values['log-level'], 'error'),
+    async (engine) => {
+      await ensureIndexed(engine);
+      const trees = unwrapOrThrow(engine.traceCallers(positionals[0]!, depth));
+      if (values.json) return json(trees);
+      trees.forEach((tree, index) => {
+        if (index) out();
+        out(`${tree.symbol.qualifiedName}  ${tree.symbol.path}:${tree.symbol.startLine}`);
+        printChildren(tree, '');
+        if (!tree.callers.length) out('  (no callers found)');
+      });
+    },
+  );
 }
 
 function printChildren(node: CallerTreeNode, indent: string): void {
   node.callers.forEach((child, index) => {
     const last = index === node.callers.length - 1;
     const sites = child.callSites.map((site) => `${site.path}:${site.line}`).join(', ');
-    const mark = child.truncated === 'cycle' ? '  (cycle)' : child.truncated === 'depth' ? '  …' : '';
+    const mark =
+      child.truncated === 'cycle' ? '  (cycle)' : child.truncated === 'depth' ? '  …' : '';
     out(`${indent}${last ? '└─ ' : '├─ '}${child.symbol.qualifiedName}  ${sites}${mark}`);
     printChildren(child, `${indent}${last ? '   ' : '│  '}`);
   });

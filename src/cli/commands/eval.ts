@@ -31,7 +31,11 @@ const MAX_RESULTS = 50;
 const CallersCase = z.looseObject({
   id: z.string(),
   corpus: z.string(),
-  target: z.looseObject({ name: z.string(), path: z.string().optional(), line: z.number().int().optional() }),
+  target: z.looseObject({
+    name: z.string(),
+    path: z.string().optional(),
+    line: z.number().int().optional(),
+  }),
   callers: z.array(z.looseObject({ path: z.string(), line: z.number().int() })).optional(),
 });
 type CallersCase = z.infer<typeof CallersCase>;
@@ -51,21 +55,29 @@ const EVAL_FLAGS = {
 
 export async function evalCommand(args: string[]): Promise<void> {
   const { values } = parse(args, EVAL_FLAGS);
-  if (values.questions && values.callers) throw new UsageError('give --questions or --callers, not both');
+  if (values.questions && values.callers)
+    throw new UsageError('give --questions or --callers, not both');
   // flags shared with the other commands that would mean nothing here: refused, not ignored
-  if (values.store) throw new UsageError('eval keeps one store per corpus (under CODE_ORACLE_HOME): --store does not apply');
+  if (values.store)
+    throw new UsageError(
+      'eval keeps one store per corpus (under CODE_ORACLE_HOME): --store does not apply',
+    );
   if (values.json) throw new UsageError('eval writes JSON Lines to --out: --json does not apply');
   if (values.fast && values.thinking) throw new UsageError('give --fast or --thinking, not both');
   if (values.questions) return evalQuestions(values);
-  if (!values.callers) throw new UsageError('eval needs --questions Q.jsonl or --callers CASES.jsonl');
+  if (!values.callers)
+    throw new UsageError('eval needs --questions Q.jsonl or --callers CASES.jsonl');
   if (!values['corpus-root']) throw new UsageError('eval needs --corpus-root DIR');
   if (!values.out) throw new UsageError('eval needs --out RESULTS.jsonl');
   const cases = (await readJsonLines(values.callers)).map((row, index) => {
     const parsed = CallersCase.safeParse(row);
-    if (!parsed.success) throw new UsageError(`${values.callers}:${index + 1}: ${parsed.error.issues[0]?.message}`);
+    if (!parsed.success)
+      throw new UsageError(`${values.callers}:${index + 1}: ${parsed.error.issues[0]?.message}`);
     return parsed.data;
   });
-  const corpora = await readCorpora(values.corpora ?? path.join(path.dirname(values.callers), 'corpora.json'));
+  const corpora = await readCorpora(
+    values.corpora ?? path.join(path.dirname(values.callers), 'corpora.json'),
+  );
   const lines: string[] = [];
   const scores: { precision: number; recall: number }[] = [];
   for (const corpus of corpora) {
@@ -78,27 +90,41 @@ export async function evalCommand(args: string[]): Promise<void> {
       if (entry.callers) scores.push(score(entry.callers, callers));
     }
   }
-  for (const entry of cases) if (!corpora.some((corpus) => corpus.id === entry.corpus)) note(`warning: case ${entry.id} names corpus "${entry.corpus}", which the corpora file lacks`);
+  for (const entry of cases)
+    if (!corpora.some((corpus) => corpus.id === entry.corpus))
+      note(
+        `warning: case ${entry.id} names corpus "${entry.corpus}", which the corpora file lacks`,
+      );
   await fs.mkdir(path.dirname(path.resolve(values.out)), { recursive: true });
   await fs.writeFile(values.out, lines.length ? `${lines.join('\n')}\n` : '');
   out(`Wrote ${lines.length} results to ${values.out}`);
   if (scores.length) {
-    const mean = (key: 'precision' | 'recall') => scores.reduce((sum, entry) => sum + entry[key], 0) / scores.length;
-    out(`callers: precision ${mean('precision').toFixed(3)}, recall ${mean('recall').toFixed(3)} over ${scores.length} cases`);
+    const mean = (key: 'precision' | 'recall') =>
+      scores.reduce((sum, entry) => sum + entry[key], 0) / scores.length;
+    out(
+      `callers: precision ${mean('precision').toFixed(3)}, recall ${mean('recall').toFixed(3)} over ${scores.length} cases`,
+    );
   }
 }
 
-async function evalQuestions(values: ReturnType<typeof parse<typeof EVAL_FLAGS>>['values']): Promise<void> {
+async function evalQuestions(
+  values: ReturnType<typeof parse<typeof EVAL_FLAGS>>['values'],
+): Promise<void> {
   if (!values['corpus-root']) throw new UsageError('eval needs --corpus-root DIR');
   if (!values.out) throw new UsageError('eval needs --out RESULTS.jsonl');
   const file = values.questions!;
-  const budget = values['budget-lines'] ? positiveInteger(values['budget-lines'], '--budget-lines') : 600;
+  const budget = values['budget-lines']
+    ? positiveInteger(values['budget-lines'], '--budget-lines')
+    : 600;
   const questions = (await readJsonLines(file)).map((row, index) => {
     const parsed = Question.safeParse(row);
-    if (!parsed.success) throw new UsageError(`${file}:${index + 1}: ${parsed.error.issues[0]?.message}`);
+    if (!parsed.success)
+      throw new UsageError(`${file}:${index + 1}: ${parsed.error.issues[0]?.message}`);
     return parsed.data;
   });
-  const corpora = await readCorpora(values.corpora ?? path.join(path.dirname(file), 'corpora.json'));
+  const corpora = await readCorpora(
+    values.corpora ?? path.join(path.dirname(file), 'corpora.json'),
+  );
   const lines: string[] = [];
   const scored: { question: Question; ours: Metrics; baseline: Metrics | null }[] = [];
   for (const corpus of corpora) {
@@ -106,17 +132,41 @@ async function evalQuestions(values: ReturnType<typeof parse<typeof EVAL_FLAGS>>
     if (!ofCorpus.length) continue;
     const root = corpusFolder(values['corpus-root'], corpus);
     const baseline = values.baseline ? await WindowBaseline.build(root) : null;
-    await withEngine(engineOptions(root, values), logLevel(values['log-level'], 'error'), async (engine) => {
-      const summary = await indexWithProgress(engine);
-      note(`${corpus.id}: ${summary.files} files indexed (${(summary.durationMs / 1000).toFixed(1)} s)`);
-      for (const question of ofCorpus) {
-        const result = await engine.search({ query: question.question, mode: values.thinking ? 'thinking' : 'fast' });
-        const spans = result.ok ? result.value.spans.slice(0, MAX_RESULTS).map(({ path: spanPath, startLine, endLine }) => ({ path: spanPath, startLine, endLine })) : [];
-        if (!result.ok) note(`warning: ${question.id}: ${result.error.message}`);
-        lines.push(JSON.stringify({ id: question.id, results: spans }));
-        if (question.gold) scored.push({ question, ours: scoreQuestion(question.gold, spans, budget), baseline: baseline ? scoreQuestion(question.gold, baseline.search(question.question), budget) : null });
-      }
-    });
+    await withEngine(
+      engineOptions(root, values),
+      logLevel(values['log-level'], 'error'),
+      async (engine) => {
+        const summary = await indexWithProgress(engine);
+        note(
+          `${corpus.id}: ${summary.files} files indexed (${(summary.durationMs / 1000).toFixed(1)} s)`,
+        );
+        for (const question of ofCorpus) {
+          const result = await engine.search({
+            query: question.question,
+            mode: values.thinking ? 'thinking' : 'fast',
+          });
+          const spans = result.ok
+            ? result.value.spans
+                .slice(0, MAX_RESULTS)
+                .map(({ path: spanPath, startLine, endLine }) => ({
+                  path: spanPath,
+                  startLine,
+                  endLine,
+                }))
+            : [];
+          if (!result.ok) note(`warning: ${question.id}: ${result.error.message}`);
+          lines.push(JSON.stringify({ id: question.id, results: spans }));
+          if (question.gold)
+            scored.push({
+              question,
+              ours: scoreQuestion(question.gold, spans, budget),
+              baseline: baseline
+                ? scoreQuestion(question.gold, baseline.search(question.question), budget)
+                : null,
+            });
+        }
+      },
+    );
   }
   await fs.mkdir(path.dirname(path.resolve(values.out)), { recursive: true });
   await fs.writeFile(values.out, lines.length ? `${lines.join('\n')}\n` : '');
@@ -124,47 +174,84 @@ async function evalQuestions(values: ReturnType<typeof parse<typeof EVAL_FLAGS>>
   if (scored.length) printScores(scored, budget);
 }
 
-function printScores(scored: { question: Question; ours: Metrics; baseline: Metrics | null }[], budget: number): void {
+function printScores(
+  scored: { question: Question; ours: Metrics; baseline: Metrics | null }[],
+  budget: number,
+): void {
   const grouped = new Map<string, typeof scored>();
   for (const row of scored) {
-    for (const key of [`cat:${row.question.category ?? 'none'}`, `corpus:${row.question.corpus}`]) grouped.set(key, [...(grouped.get(key) ?? []), row]);
+    for (const key of [`cat:${row.question.category ?? 'none'}`, `corpus:${row.question.corpus}`])
+      grouped.set(key, [...(grouped.get(key) ?? []), row]);
   }
-  const groups = new Map([['overall', scored], ...[...grouped].sort(([a], [b]) => a.localeCompare(b))]);
+  const groups = new Map([
+    ['overall', scored],
+    ...[...grouped].sort(([a], [b]) => a.localeCompare(b)),
+  ]);
   const withBaseline = scored.some((row) => row.baseline);
-  out(`\nrecall@${budget} lines, hit@10, MRR@10, nDCG@10${withBaseline ? ' (baseline: BM25 over 40-line windows)' : ''}`);
-  out(`${'group'.padEnd(22)}${'n'.padStart(4)}${'recall'.padStart(9)}${'hit'.padStart(7)}${'mrr'.padStart(7)}${'ndcg'.padStart(7)}${withBaseline ? `${'| base recall'.padStart(15)}${'mrr'.padStart(7)}` : ''}`);
+  out(
+    `\nrecall@${budget} lines, hit@10, MRR@10, nDCG@10${withBaseline ? ' (baseline: BM25 over 40-line windows)' : ''}`,
+  );
+  out(
+    `${'group'.padEnd(22)}${'n'.padStart(4)}${'recall'.padStart(9)}${'hit'.padStart(7)}${'mrr'.padStart(7)}${'ndcg'.padStart(7)}${withBaseline ? `${'| base recall'.padStart(15)}${'mrr'.padStart(7)}` : ''}`,
+  );
   for (const [name, rows] of groups) {
     const ours = mean(rows.map((row) => row.ours));
     const base = withBaseline ? mean(rows.map((row) => row.baseline!)) : null;
-    out(`${name.padEnd(22)}${String(rows.length).padStart(4)}${ours.recall.toFixed(3).padStart(9)}${ours.hit.toFixed(2).padStart(7)}${ours.mrr.toFixed(3).padStart(7)}${ours.ndcg.toFixed(3).padStart(7)}${base ? `${base.recall.toFixed(3).padStart(15)}${base.mrr.toFixed(3).padStart(7)}` : ''}`);
+    out(
+      `${name.padEnd(22)}${String(rows.length).padStart(4)}${ours.recall.toFixed(3).padStart(9)}${ours.hit.toFixed(2).padStart(7)}${ours.mrr.toFixed(3).padStart(7)}${ours.ndcg.toFixed(3).padStart(7)}${base ? `${base.recall.toFixed(3).padStart(15)}${base.mrr.toFixed(3).padStart(7)}` : ''}`,
+    );
   }
 }
 
-async function answerCorpus(corpus: Corpus, cases: CallersCase[], corpusRoot: string, values: Parameters<typeof engineOptions>[1]): Promise<Map<string, { path: string; line: number }[]>> {
+async function answerCorpus(
+  corpus: Corpus,
+  cases: CallersCase[],
+  corpusRoot: string,
+  values: Parameters<typeof engineOptions>[1],
+): Promise<Map<string, { path: string; line: number }[]>> {
   const root = corpusFolder(corpusRoot, corpus);
   const answers = new Map<string, { path: string; line: number }[]>();
-  await withEngine(engineOptions(root, values), logLevel(values['log-level'], 'error'), async (engine) => {
-    const summary = await indexWithProgress(engine);
-    note(`${corpus.id}: ${summary.files} files, ${summary.facts} facts (${(summary.durationMs / 1000).toFixed(1)} s)`);
-    for (const entry of cases) {
-      const query = entry.target.path && entry.target.line ? `${entry.target.path}:${entry.target.line}` : entry.target.name;
-      const [definition] = findDefinitions(engine.graph, query);
-      if (!definition) {
-        note(`warning: ${entry.id}: no definition found for ${query}`);
-        answers.set(entry.id, []);
-        continue;
+  await withEngine(
+    engineOptions(root, values),
+    logLevel(values['log-level'], 'error'),
+    async (engine) => {
+      const summary = await indexWithProgress(engine);
+      note(
+        `${corpus.id}: ${summary.files} files, ${summary.facts} facts (${(summary.durationMs / 1000).toFixed(1)} s)`,
+      );
+      for (const entry of cases) {
+        const query =
+          entry.target.path && entry.target.line
+            ? `${entry.target.path}:${entry.target.line}`
+            : entry.target.name;
+        const [definition] = findDefinitions(engine.graph, query);
+        if (!definition) {
+          note(`warning: ${entry.id}: no definition found for ${query}`);
+          answers.set(entry.id, []);
+          continue;
+        }
+        const sites = engine.graph
+          .callers(definition.id)
+          .map((call) => ({ path: engine.graph.fact(call.callerId)!.path, line: call.site.line }));
+        const unique = [
+          ...new Map(sites.map((site) => [`${site.path}:${site.line}`, site])).values(),
+        ];
+        answers.set(entry.id, unique);
       }
-      const sites = engine.graph.callers(definition.id).map((call) => ({ path: engine.graph.fact(call.callerId)!.path, line: call.site.line }));
-      const unique = [...new Map(sites.map((site) => [`${site.path}:${site.line}`, site])).values()];
-      answers.set(entry.id, unique);
-    }
-  });
+    },
+  );
   return answers;
 }
 
-function score(gold: { path: string; line: number }[], got: { path: string; line: number }[]): { precision: number; recall: number } {
+function score(
+  gold: { path: string; line: number }[],
+  got: { path: string; line: number }[],
+): { precision: number; recall: number } {
   const expected = new Set(gold.map((site) => `${site.path}:${site.line}`));
   const answered = new Set(got.map((site) => `${site.path}:${site.line}`));
   const hits = [...answered].filter((site) => expected.has(site)).length;
-  return { precision: answered.size ? hits / answered.size : 0, recall: expected.size ? hits / expected.size : 0 };
+  return {
+    precision: answered.size ? hits / answered.size : 0,
+    recall: expected.size ? hits / expected.size : 0,
+  };
 }

@@ -9,10 +9,14 @@ export const INDEX_HELP = `code-oracle index DIR [--store DIR] [--model DIR|none
 export async function indexCommand(args: string[]): Promise<void> {
   const { values, positionals } = parse(args, ENGINE_FLAGS);
   if (positionals.length !== 1) throw new UsageError('index needs exactly one folder');
-  await withEngine(engineOptions(positionals[0]!, values), logLevel(values['log-level'], 'error'), async (engine) => {
-    const summary = await indexWithProgress(engine);
-    if (values.json) json({ ...summary, embedding: engine.embedding, store: engine.storeDir });
-    else printSummary(summary, engine.embedding, engine.storeDir);
-    if (!engine.embedding.available && values.json) note(`note: ${engine.embedding.reason}`);
-  });
+  await withEngine(
+    engineOptions(positionals[0]!, values),
+    logLevel(values['log-level'], 'error'),
+    async (engine) => {
+      const summary = await indexWithProgress(engine);
+      if (values.json) json({ ...summary, embedding: engine.embedding, store: engine.storeDir });
+      else printSummary(summary, engine.embedding, engine.storeDir);
+      if (!engine.embedding.available && values.json) note(`note: ${engine.embedding.reason}`);
+    },
+  );
 }

@@ -22,18 +22,32 @@ export async function searchCommand(args: string[]): Promise<void> {
   if (positionals.length !== 2) throw new UsageError('search needs a folder and a question');
   if (values.fast && values.thinking) throw new UsageError('choose --fast or --thinking, not both');
   const debug = values['debug-query'] === true;
-  await withEngine(engineOptions(positionals[0]!, values), debug ? 'error' : logLevel(values['log-level'], 'error'), async (engine) => {
-    await ensureIndexed(engine);
-    const trace = debug ? logHub.addSink(new PrettySink('debug')) : undefined;
-    try {
-      const result = unwrapOrThrow(await engine.search({ query: positionals[1]!, mode: values.thinking ? 'thinking' : 'fast', webSearchUrl: values.web ?? null }));
-      if (values.json) return json({ spans: result.spans.map(({ chunkId: _chunkId, ...span }) => span), metadata: result.metadata });
-      if (debug) printTrace(result);
-      printSpans(result);
-    } finally {
-      trace?.dispose();
-    }
-  });
+  await withEngine(
+    engineOptions(positionals[0]!, values),
+    debug ? 'error' : logLevel(values['log-level'], 'error'),
+    async (engine) => {
+      await ensureIndexed(engine);
+      const trace = debug ? logHub.addSink(new PrettySink('debug')) : undefined;
+      try {
+        const result = unwrapOrThrow(
+          await engine.search({
+            query: positionals[1]!,
+            mode: values.thinking ? 'thinking' : 'fast',
+            webSearchUrl: values.web ?? null,
+          }),
+        );
+        if (values.json)
+          return json({
+            spans: result.spans.map(({ chunkId: _chunkId, ...span }) => span),
+            metadata: result.metadata,
+          });
+        if (debug) printTrace(result);
+        printSpans(result);
+      } finally {
+        trace?.dispose();
+      }
+    },
+  );
 }
 
 function printSpans(result: SearchResult): void {
@@ -43,23 +57,45 @@ function printSpans(result: SearchResult): void {
     return;
   }
   const { metadata } = result;
-  out(`${metadata.queryMode} question · levels ${metadata.levels.join(', ')} · ${metadata.crag.decision.toLowerCase()} (${metadata.crag.score.toFixed(2)})${metadata.escalated ? ' · escalated to thinking' : ''}`);
-  result.spans.forEach((span, index) => out(`${String(index + 1).padStart(2)}. ${span.path}${span.level === 'directory' ? '/' : `:${span.startLine}-${span.endLine}`}  ${span.why}`));
+  out(
+    `${metadata.queryMode} question · levels ${metadata.levels.join(', ')} · ${metadata.crag.decision.toLowerCase()} (${metadata.crag.score.toFixed(2)})${metadata.escalated ? ' · escalated to thinking' : ''}`,
+  );
+  result.spans.forEach((span, index) =>
+    out(
+      `${String(index + 1).padStart(2)}. ${span.path}${span.level === 'directory' ? '/' : `:${span.startLine}-${span.endLine}`}  ${span.why}`,
+    ),
+  );
   if (metadata.flow) out(`\nFlow:\n${metadata.flow}`);
-  if (metadata.findings.length) out(`\nFindings:\n${metadata.findings.map((finding) => `  ${finding}`).join('\n')}`);
+  if (metadata.findings.length)
+    out(`\nFindings:\n${metadata.findings.map((finding) => `  ${finding}`).join('\n')}`);
 }
 
 function printTrace(result: SearchResult): void {
   const { trace, metadata, context } = result;
-  const section = (title: string, body: unknown) => out(`\n== ${title}\n${typeof body === 'string' ? body : JSON.stringify(body, null, 2)}`);
+  const section = (title: string, body: unknown) =>
+    out(`\n== ${title}\n${typeof body === 'string' ? body : JSON.stringify(body, null, 2)}`);
   section('preprocessor', trace.parsed);
   section('technicality', metadata.technicality);
   section('level routing', trace.route);
   section('mode routing', trace.modeDecision);
-  for (const retriever of trace.retrievers) section(`retriever: ${retriever.source}`, retriever.top.map((hit) => `${hit.score.toFixed(3)}  ${hit.chunkId}  ${hit.evidence}`).join('\n') || '(nothing)');
-  section('fusion (weighted RRF)', trace.fused.map((hit) => `${hit.score.toFixed(4)}  ${hit.chunkId}  ranks ${JSON.stringify(hit.ranks)}`).join('\n'));
+  for (const retriever of trace.retrievers)
+    section(
+      `retriever: ${retriever.source}`,
+      retriever.top
+        .map((hit) => `${hit.score.toFixed(3)}  ${hit.chunkId}  ${hit.evidence}`)
+        .join('\n') || '(nothing)',
+    );
+  section(
+    'fusion (weighted RRF)',
+    trace.fused
+      .map((hit) => `${hit.score.toFixed(4)}  ${hit.chunkId}  ranks ${JSON.stringify(hit.ranks)}`)
+      .join('\n'),
+  );
   section('correction (CRAG)', metadata.crag);
-  section(`budgeted context (${context.tokens}/${context.budget} tokens, ${context.droppedSpans} spans dropped)`, context.items.map((item) => item.text).join('\n\n'));
+  section(
+    `budgeted context (${context.tokens}/${context.budget} tokens, ${context.droppedSpans} spans dropped)`,
+    context.items.map((item) => item.text).join('\n\n'),
+  );
   section('timings (ms)', metadata.timings);
   out('');
 }

@@ -27,8 +27,10 @@ const FINAL_EVIDENCE_TOKENS = 12_000;
 
 const log = getLogger('answer.agent');
 
-export const SYNTHESIZE_NOW = 'You have gathered enough evidence. Synthesize your answer now. No more tool calls are available.';
-export const RESOLVE_SYMBOL_HINT = 'Hint: resolve_symbol follows definitions, references, callers and callees exactly; use it to trace calls instead of searching for names.';
+export const SYNTHESIZE_NOW =
+  'You have gathered enough evidence. Synthesize your answer now. No more tool calls are available.';
+export const RESOLVE_SYMBOL_HINT =
+  'Hint: resolve_symbol follows definitions, references, callers and callees exactly; use it to trace calls instead of searching for names.';
 
 export interface AgentInput {
   readonly sources: AnswerSources;
@@ -78,8 +80,14 @@ export async function runAgent(input: AgentInput): Promise<Result<AgentOutcome>>
   let iteration = 0;
   for (; iteration < MAX_ITERATIONS; iteration++) {
     const synthesis = iteration >= MAX_ITERATIONS - SYNTHESIS_ITERATIONS;
-    if (iteration === MAX_ITERATIONS - SYNTHESIS_ITERATIONS) messages.push({ role: 'user', content: SYNTHESIZE_NOW });
-    const turn = await llm.converse({ system, messages, tools: synthesis ? [] : AGENT_TOOLS, ...(input.signal ? { signal: input.signal } : {}) });
+    if (iteration === MAX_ITERATIONS - SYNTHESIS_ITERATIONS)
+      messages.push({ role: 'user', content: SYNTHESIZE_NOW });
+    const turn = await llm.converse({
+      system,
+      messages,
+      tools: synthesis ? [] : AGENT_TOOLS,
+      ...(input.signal ? { signal: input.signal } : {}),
+    });
     if (!turn.ok) return turn;
     messages.push({ role: 'assistant', content: turn.value.text, toolCalls: turn.value.toolCalls });
     if (!turn.value.toolCalls.length || synthesis) {
@@ -92,14 +100,29 @@ export async function runAgent(input: AgentInput): Promise<Result<AgentOutcome>>
       usedResolve ||= call.name === 'resolve_symbol';
       const { output, cached } = await execute(call, sources, files, queries);
       evidence.push(...output.evidence);
-      const step: AgentStep = { iteration: iteration + 1, tool: call.name, input: call.input, summary: output.text.split('\n').slice(0, 3).join('\n'), cached };
+      const step: AgentStep = {
+        iteration: iteration + 1,
+        tool: call.name,
+        input: call.input,
+        summary: output.text.split('\n').slice(0, 3).join('\n'),
+        cached,
+      };
       steps.push(step);
       input.onStep?.(step);
       const hint = !usedResolve && iteration + 1 >= HINT_AT ? `\n${RESOLVE_SYMBOL_HINT}` : '';
-      results.push({ callId: call.id, name: call.name, content: `${truncate(output.text)}\n${budgetNote(iteration + 1, toolCalls)}${hint}`, ...(output.isError ? { isError: true } : {}) });
+      results.push({
+        callId: call.id,
+        name: call.name,
+        content: `${truncate(output.text)}\n${budgetNote(iteration + 1, toolCalls)}${hint}`,
+        ...(output.isError ? { isError: true } : {}),
+      });
     }
     messages.push({ role: 'tool', results });
-    log.info('agent_iteration', { iteration: iteration + 1, tool_calls: turn.value.toolCalls.map((call) => call.name), evidence: evidence.length });
+    log.info('agent_iteration', {
+      iteration: iteration + 1,
+      tool_calls: turn.value.toolCalls.map((call) => call.name),
+      evidence: evidence.length,
+    });
   }
   const shown = latestWithin(evidence, FINAL_EVIDENCE_TOKENS);
   const written = await writeAnswer({
@@ -115,13 +138,30 @@ export async function runAgent(input: AgentInput): Promise<Result<AgentOutcome>>
     ...(input.signal ? { signal: input.signal } : {}),
   });
   if (!written.ok) return written;
-  const report: AgentReport = { iterations: Math.min(iteration + 1, MAX_ITERATIONS), toolCalls, steps };
-  log.info('agent_completed', { iterations: report.iterations, tool_calls: toolCalls, evidence: shown.length, used_resolve_symbol: usedResolve });
+  const report: AgentReport = {
+    iterations: Math.min(iteration + 1, MAX_ITERATIONS),
+    toolCalls,
+    steps,
+  };
+  log.info('agent_completed', {
+    iterations: report.iterations,
+    tool_calls: toolCalls,
+    evidence: shown.length,
+    used_resolve_symbol: usedResolve,
+  });
   return ok({ written: written.value, evidence: shown, report });
 }
 
-async function execute(call: ToolCall, sources: AnswerSources, files: WorkspaceFiles, queries: { words: Set<string>; output: ToolOutput }[]): Promise<{ output: ToolOutput; cached: boolean }> {
-  if (call.name === 'search_code' && typeof (call.input as { query?: unknown })?.query === 'string') {
+async function execute(
+  call: ToolCall,
+  sources: AnswerSources,
+  files: WorkspaceFiles,
+  queries: { words: Set<string>; output: ToolOutput }[],
+): Promise<{ output: ToolOutput; cached: boolean }> {
+  if (
+    call.name === 'search_code' &&
+    typeof (call.input as { query?: unknown })?.query === 'string'
+  ) {
     const words = wordsOf((call.input as { query: string }).query);
     const similar = queries.find((entry) => jaccard(entry.words, words) >= QUERY_SIMILARITY);
     if (similar) {
@@ -156,7 +196,9 @@ function wordsOf(text: string): Set<string> {
 }
 
 function truncate(text: string): string {
-  return text.length > RESULT_CHARS ? `${text.slice(0, RESULT_CHARS)}\n… (result cut at ${RESULT_CHARS} characters)` : text;
+  return text.length > RESULT_CHARS
+    ? `${text.slice(0, RESULT_CHARS)}\n… (result cut at ${RESULT_CHARS} characters)`
+    : text;
 }
 
 /** The most recent evidence that fits the budget, without repeats, in the order it was found. */
@@ -165,7 +207,15 @@ function latestWithin(evidence: readonly Evidence[], budget: number): Evidence[]
   let used = 0;
   for (let i = evidence.length - 1; i >= 0; i--) {
     const piece = evidence[i]!;
-    if (kept.some((other) => other.path === piece.path && other.startLine <= piece.startLine && piece.endLine <= other.endLine)) continue;
+    if (
+      kept.some(
+        (other) =>
+          other.path === piece.path &&
+          other.startLine <= piece.startLine &&
+          piece.endLine <= other.endLine,
+      )
+    )
+      continue;
     if (used + piece.tokens > budget) continue;
     kept.unshift(piece);
     used += piece.tokens;

@@ -52,25 +52,52 @@ export class Answerer {
 
   /** Runs one of the research tools for another agent (the editor's language-model tools). */
   tool(name: string, input: unknown): Promise<ToolOutput> {
-    return withTrace(() => runTool(name, input, this.sources, new WorkspaceFiles(this.sources.root)));
+    return withTrace(() =>
+      runTool(name, input, this.sources, new WorkspaceFiles(this.sources.root)),
+    );
   }
 
   private async run(request: AskRequest): Promise<Result<Answer>> {
     const started = performance.now();
     const mode = request.mode ?? 'fast';
-    if (!request.question.trim() && !request.attachment) return fail('invalid_input', 'The question is empty.');
-    log.info('qa_started', { raw_query_length: request.question.length, mode, model: request.llm ? `${request.llm.backend}:${request.llm.model}` : null });
-    const answered = request.llm ? await this.withModel(request, request.llm, mode, started) : await this.withoutModel(request, mode, started, []);
+    if (!request.question.trim() && !request.attachment)
+      return fail('invalid_input', 'The question is empty.');
+    log.info('qa_started', {
+      raw_query_length: request.question.length,
+      mode,
+      model: request.llm ? `${request.llm.backend}:${request.llm.model}` : null,
+    });
+    const answered = request.llm
+      ? await this.withModel(request, request.llm, mode, started)
+      : await this.withoutModel(request, mode, started, []);
     if (answered.ok) {
       const answer = answered.value;
-      log.info('qa_completed', { mode, answer_confidence: answer.confidence, citations_count: answer.citations.length, citations_dropped: answer.metadata.citationsDropped, follow_up_count: answer.followUps.length, evidence_only: answer.evidenceOnly, total_duration_ms: elapsedMs(started) });
+      log.info('qa_completed', {
+        mode,
+        answer_confidence: answer.confidence,
+        citations_count: answer.citations.length,
+        citations_dropped: answer.metadata.citationsDropped,
+        follow_up_count: answer.followUps.length,
+        evidence_only: answer.evidenceOnly,
+        total_duration_ms: elapsedMs(started),
+      });
     } else log.warn('qa_failed', { mode, error: answered.error.message });
     return answered;
   }
 
-  private async withModel(request: AskRequest, llm: LlmClient, mode: AnswerMode, started: number): Promise<Result<Answer>> {
+  private async withModel(
+    request: AskRequest,
+    llm: LlmClient,
+    mode: AnswerMode,
+    started: number,
+  ): Promise<Result<Answer>> {
     if (mode === 'deep') {
-      const outcome = await runAgent({ sources: this.sources, llm, question: request.question, ...optional(request) });
+      const outcome = await runAgent({
+        sources: this.sources,
+        llm,
+        question: request.question,
+        ...optional(request),
+      });
       if (!outcome.ok) return this.afterModelFailure(request, mode, started, outcome.error);
       const { written, evidence, report } = outcome.value;
       return ok(this.compose(written, evidence, mode, llm, null, started, { agent: report }));
@@ -78,16 +105,36 @@ export class Answerer {
     const searched = await this.search(request, mode === 'thinking' ? llm : null);
     if (!searched.ok) return searched;
     const search = searched.value;
-    if (!evidenceOf(search.context).length) return this.withoutModel(request, mode, started, [], search);
-    const escalation = await escalateLongFunctions(this.sources, llm, request.question, search, request.signal);
+    if (!evidenceOf(search.context).length)
+      return this.withoutModel(request, mode, started, [], search);
+    const escalation = await escalateLongFunctions(
+      this.sources,
+      llm,
+      request.question,
+      search,
+      request.signal,
+    );
     const attached = request.attachment ? await attachmentEvidence(request.attachment) : null;
     if (attached) escalation.evidence.unshift(attached);
     if (mode === 'thinking') {
       const session = this.sessions.open(request.sessionId);
-      const outcome = await runCgrag({ sources: this.sources, llm, question: request.question, search, session, extra: escalation, ...optional(request) });
+      const outcome = await runCgrag({
+        sources: this.sources,
+        llm,
+        question: request.question,
+        search,
+        session,
+        extra: escalation,
+        ...optional(request),
+      });
       if (!outcome.ok) return this.afterModelFailure(request, mode, started, outcome.error, search);
       const { written, evidence, report } = outcome.value;
-      return ok(this.compose(written, evidence, mode, llm, search, started, { cgrag: report, escalations: escalation.functions }));
+      return ok(
+        this.compose(written, evidence, mode, llm, search, started, {
+          cgrag: report,
+          escalations: escalation.functions,
+        }),
+      );
     }
     const evidence = [...evidenceOf(search.context), ...escalation.evidence];
     const written = await writeAnswer({
@@ -102,26 +149,58 @@ export class Answerer {
       ...optional(request),
     });
     if (!written.ok) return this.afterModelFailure(request, mode, started, written.error, search);
-    return ok(this.compose(written.value, evidence, mode, llm, search, started, { escalations: escalation.functions }));
+    return ok(
+      this.compose(written.value, evidence, mode, llm, search, started, {
+        escalations: escalation.functions,
+      }),
+    );
   }
 
   /** The evidence-only answer, optionally with a note on why no model wrote it. */
-  private async withoutModel(request: AskRequest, mode: AnswerMode, started: number, notices: readonly string[], searched?: SearchResult): Promise<Result<Answer>> {
+  private async withoutModel(
+    request: AskRequest,
+    mode: AnswerMode,
+    started: number,
+    notices: readonly string[],
+    searched?: SearchResult,
+  ): Promise<Result<Answer>> {
     let search = searched;
     if (!search) {
       const result = await this.search(request, null);
       if (!result.ok) return result;
       search = result.value;
     }
-    const answer = evidenceOnlyAnswer(request.question, search, this.sources, mode, elapsedMs(started), request.attachment);
-    return ok({ ...answer, metadata: { ...answer.metadata, notices: [...notices, ...answer.metadata.notices] } });
+    const answer = evidenceOnlyAnswer(
+      request.question,
+      search,
+      this.sources,
+      mode,
+      elapsedMs(started),
+      request.attachment,
+    );
+    return ok({
+      ...answer,
+      metadata: { ...answer.metadata, notices: [...notices, ...answer.metadata.notices] },
+    });
   }
 
   /** A cancelled question stays cancelled; any other model failure shows the evidence instead. */
-  private afterModelFailure(request: AskRequest, mode: AnswerMode, started: number, error: { code: string; message: string }, search?: SearchResult): Promise<Result<Answer>> {
+  private afterModelFailure(
+    request: AskRequest,
+    mode: AnswerMode,
+    started: number,
+    error: { code: string; message: string },
+    search?: SearchResult,
+  ): Promise<Result<Answer>> {
     if (error.code === 'cancelled') return Promise.resolve(fail('cancelled', error.message));
     log.warn('answer_model_failed', { mode, error: error.message });
-    return this.withoutModel(request, mode, started, [`The model could not answer (${error.message}) — showing the evidence found instead.`], search);
+    return this.withoutModel(
+      request,
+      mode,
+      started,
+      [`The model could not answer (${error.message}) — showing the evidence found instead.`],
+      search,
+    );
   }
 
   private search(request: AskRequest, llm: LlmClient | null): Promise<Result<SearchResult>> {
@@ -135,7 +214,15 @@ export class Answerer {
     });
   }
 
-  private compose(written: Written<ModelAnswer>, evidence: readonly Evidence[], mode: AnswerMode, llm: LlmClient, search: SearchResult | null, started: number, extra: Partial<Answer['metadata']>): Answer {
+  private compose(
+    written: Written<ModelAnswer>,
+    evidence: readonly Evidence[],
+    mode: AnswerMode,
+    llm: LlmClient,
+    search: SearchResult | null,
+    started: number,
+    extra: Partial<Answer['metadata']>,
+  ): Answer {
     const citations: Citation[] = written.citations;
     return {
       answer: written.raw.answer,
@@ -161,9 +248,23 @@ export class Answerer {
 const ATTACHMENT_TOKENS = 3000;
 
 async function attachmentEvidence(attachment: Attachment): Promise<Evidence | null> {
-  return numberedEvidence(attachment.path, 'attached by the user', attachmentLines(attachment), ATTACHMENT_TOKENS, 'attachment');
+  return numberedEvidence(
+    attachment.path,
+    'attached by the user',
+    attachmentLines(attachment),
+    ATTACHMENT_TOKENS,
+    'attachment',
+  );
 }
 
-function optional(request: AskRequest): { onText?: (text: string) => void; onStep?: (step: AgentStep) => void; signal?: AbortSignal } {
-  return { ...(request.onText ? { onText: request.onText } : {}), ...(request.onStep ? { onStep: request.onStep } : {}), ...(request.signal ? { signal: request.signal } : {}) };
+function optional(request: AskRequest): {
+  onText?: (text: string) => void;
+  onStep?: (step: AgentStep) => void;
+  signal?: AbortSignal;
+} {
+  return {
+    ...(request.onText ? { onText: request.onText } : {}),
+    ...(request.onStep ? { onStep: request.onStep } : {}),
+    ...(request.signal ? { signal: request.signal } : {}),
+  };
 }

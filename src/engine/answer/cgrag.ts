@@ -62,7 +62,10 @@ export async function runCgrag(input: CgragInput): Promise<Result<CgragOutcome>>
   let pass: number;
   for (pass = 1; pass <= MAX_PASSES; pass++) {
     const evidence = [...fromSearch, ...added];
-    const notes = [...(input.extra?.notes ?? []), ...[...session.notFound.values()].map((gap) => `Could not be found in this codebase: ${gap}`)];
+    const notes = [
+      ...(input.extra?.notes ?? []),
+      ...[...session.notFound.values()].map((gap) => `Could not be found in this codebase: ${gap}`),
+    ];
     const result = await writeAnswer({
       llm,
       system: GAP_SYSTEM_PROMPT,
@@ -79,7 +82,12 @@ export async function runCgrag(input: CgragInput): Promise<Result<CgragOutcome>>
     written = result.value;
     const gaps = [...new Set(written.raw.missing.map((gap) => gap.trim()).filter(Boolean))];
     identified.push(...gaps.filter((gap) => !identified.includes(gap)));
-    log.info('cgrag_pass_completed', { pass, gaps: gaps.length, evidence: evidence.length, citations: written.citations.length });
+    log.info('cgrag_pass_completed', {
+      pass,
+      gaps: gaps.length,
+      evidence: evidence.length,
+      citations: written.citations.length,
+    });
     const pending = gaps.filter((gap) => !session.notFound.has(normalizeGap(gap)));
     if (!gaps.length) {
       stoppedBecause = 'no_gaps';
@@ -97,7 +105,10 @@ export async function runCgrag(input: CgragInput): Promise<Result<CgragOutcome>>
     let passSpent = 0;
     for (const gap of pending) {
       const budget = Math.min(limits.perGap, limits.perPass - passSpent, limits.total - spent);
-      const found = budget >= MIN_GAP_TOKENS ? await resolveGap(sources, gap, search.metadata.queryMode as QueryMode, budget) : null;
+      const found =
+        budget >= MIN_GAP_TOKENS
+          ? await resolveGap(sources, gap, search.metadata.queryMode as QueryMode, budget)
+          : null;
       if (!found?.evidence.length) {
         unresolved.push(gap);
         session.notFound.set(normalizeGap(gap), gap);
@@ -119,16 +130,36 @@ export async function runCgrag(input: CgragInput): Promise<Result<CgragOutcome>>
     passesUsed: Math.min(pass, MAX_PASSES),
     gapsIdentified: identified,
     gapsResolved: resolved,
-    gapsUnresolved: [...new Set([...unresolved, ...identified.filter((gap) => session.notFound.has(normalizeGap(gap)) && !resolved.includes(gap))])],
+    gapsUnresolved: [
+      ...new Set([
+        ...unresolved,
+        ...identified.filter(
+          (gap) => session.notFound.has(normalizeGap(gap)) && !resolved.includes(gap),
+        ),
+      ]),
+    ],
     sessionId: session.id,
     contextFromCache: cached.length > 0,
     stoppedBecause,
   };
-  log.info('cgrag_completed', { passes_used: report.passesUsed, stopped_because: stoppedBecause, gaps_identified: identified.length, gaps_resolved: resolved.length, gaps_unresolved: report.gapsUnresolved.length, gap_tokens: spent, session_id: session.id, context_from_cache: report.contextFromCache });
+  log.info('cgrag_completed', {
+    passes_used: report.passesUsed,
+    stopped_because: stoppedBecause,
+    gaps_identified: identified.length,
+    gaps_resolved: resolved.length,
+    gaps_unresolved: report.gapsUnresolved.length,
+    gap_tokens: spent,
+    session_id: session.id,
+    context_from_cache: report.contextFromCache,
+  });
   return ok({ written: written!, evidence, report });
 }
 
 /** "The `get_db()` function in deps.py." and "get_db() in deps.py" are one gap. */
 function normalizeGap(gap: string): string {
-  return gap.toLowerCase().replace(/[`'".]+/g, '').replace(/\s+/g, ' ').trim();
+  return gap
+    .toLowerCase()
+    .replace(/[`'".]+/g, '')
+    .replace(/\s+/g, ' ')
+    .trim();
 }

@@ -14,7 +14,10 @@ export interface CheckedCitations {
   readonly dropped: Citation[];
 }
 
-export function checkCitations(citations: readonly Citation[], evidence: readonly Evidence[]): CheckedCitations {
+export function checkCitations(
+  citations: readonly Citation[],
+  evidence: readonly Evidence[],
+): CheckedCitations {
   const kept: Citation[] = [];
   const dropped: Citation[] = [];
   const seen = new Set<string>();
@@ -23,11 +26,23 @@ export function checkCitations(citations: readonly Citation[], evidence: readonl
     const key = rangeKey(citation);
     if (seen.has(key)) continue;
     seen.add(key);
-    const inside = citation.startLine <= citation.endLine && evidence.some((item) => item.path === citation.path && item.startLine <= citation.startLine && citation.endLine <= item.endLine);
+    const inside =
+      citation.startLine <= citation.endLine &&
+      evidence.some(
+        (item) =>
+          item.path === citation.path &&
+          item.startLine <= citation.startLine &&
+          citation.endLine <= item.endLine,
+      );
     if (inside) kept.push(citation);
     else {
       dropped.push(citation);
-      log.warn('citation_dropped', { path: citation.path, start_line: citation.startLine, end_line: citation.endLine, reason: 'not inside any evidence shown to the model' });
+      log.warn('citation_dropped', {
+        path: citation.path,
+        start_line: citation.startLine,
+        end_line: citation.endLine,
+        reason: 'not inside any evidence shown to the model',
+      });
     }
   }
   return { kept, dropped };

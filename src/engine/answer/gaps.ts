@@ -14,18 +14,37 @@ import { evidenceOf, type AnswerSources } from './sources';
  */
 export const GAP_BUDGET = { perGap: 500, perPass: 1500, total: 3000 };
 const SEARCHED_SPANS = 3;
-const FILE_PATTERN = /([\w./-]+\.(?:py|pyi|js|jsx|mjs|cjs|ts|tsx|go|java|rs|cs|cpp|cc|c|h|hpp|rb|php))\b/;
+const FILE_PATTERN =
+  /([\w./-]+\.(?:py|pyi|js|jsx|mjs|cjs|ts|tsx|go|java|rs|cs|cpp|cc|c|h|hpp|rb|php))\b/;
 const NAME_IN_FILE = /`?([A-Za-z_$][\w$.]*)`?(?:\(\))?\s+in\s+`?([\w./-]+\.\w+)`?/;
 const CALLED_NAME = /`?([A-Za-z_$][\w$.]*)\(\)`?/;
 const ERROR_WORDS = /\b(error|exception|fail(s|ed|ure)?|invalid|raise[sd]?|throw[sn]?)\b/i;
 
 const log = getLogger('answer.gaps');
 
-export type GapResolution = { readonly evidence: Evidence[]; readonly via: 'definition' | 'file' | 'error_strings' | 'search' } | null;
+export type GapResolution = {
+  readonly evidence: Evidence[];
+  readonly via: 'definition' | 'file' | 'error_strings' | 'search';
+} | null;
 
-export async function resolveGap(sources: AnswerSources, gap: string, mode: QueryMode, budget: number): Promise<GapResolution> {
-  const resolved = (await direct(sources, gap, budget)) ?? (mode === 'diagnostic' && ERROR_WORDS.test(gap) ? await errorStrings(sources, gap, budget) : null) ?? (await searched(sources, gap, budget));
-  log.info('gap_resolved', { gap, via: resolved?.via ?? null, pieces: resolved?.evidence.length ?? 0, tokens: resolved?.evidence.reduce((sum, piece) => sum + piece.tokens, 0) ?? 0 });
+export async function resolveGap(
+  sources: AnswerSources,
+  gap: string,
+  mode: QueryMode,
+  budget: number,
+): Promise<GapResolution> {
+  const resolved =
+    (await direct(sources, gap, budget)) ??
+    (mode === 'diagnostic' && ERROR_WORDS.test(gap)
+      ? await errorStrings(sources, gap, budget)
+      : null) ??
+    (await searched(sources, gap, budget));
+  log.info('gap_resolved', {
+    gap,
+    via: resolved?.via ?? null,
+    pieces: resolved?.evidence.length ?? 0,
+    tokens: resolved?.evidence.reduce((sum, piece) => sum + piece.tokens, 0) ?? 0,
+  });
   return resolved;
 }
 
@@ -33,40 +52,66 @@ async function direct(sources: AnswerSources, gap: string, budget: number): Prom
   const inFile = NAME_IN_FILE.exec(gap);
   if (inFile) {
     const [, name, file] = inFile;
-    const fact = findDefinitions(sources.graph, name!).find((candidate) => candidate.path === file || candidate.path.endsWith(`/${file}`));
-    const piece = fact ? await definitionEvidence(sources, fact, budget, 'gap', `asked for: ${gap}`) : null;
+    const fact = findDefinitions(sources.graph, name!).find(
+      (candidate) => candidate.path === file || candidate.path.endsWith(`/${file}`),
+    );
+    const piece = fact
+      ? await definitionEvidence(sources, fact, budget, 'gap', `asked for: ${gap}`)
+      : null;
     if (piece) return { evidence: [piece], via: 'definition' };
   }
   const file = FILE_PATTERN.exec(gap)?.[1];
   if (file && !inFile) {
-    const path = [...sources.graph.files()].find((candidate) => candidate === file || candidate.endsWith(`/${file}`));
+    const path = [...sources.graph.files()].find(
+      (candidate) => candidate === file || candidate.endsWith(`/${file}`),
+    );
     const outline = path ? await outlineEvidence(sources, path, budget, 'gap') : [];
     if (outline.length) return { evidence: outline, via: 'file' };
   }
   const called = CALLED_NAME.exec(gap)?.[1];
   if (called) {
     const fact = bestDefinition(findDefinitions(sources.graph, called));
-    const piece = fact ? await definitionEvidence(sources, fact, budget, 'gap', `asked for: ${gap}`) : null;
+    const piece = fact
+      ? await definitionEvidence(sources, fact, budget, 'gap', `asked for: ${gap}`)
+      : null;
     if (piece) return { evidence: [piece], via: 'definition' };
   }
   return null;
 }
 
 /** Definitions holding error strings that share words with the gap, best overlap first. */
-async function errorStrings(sources: AnswerSources, gap: string, budget: number): Promise<GapResolution> {
+async function errorStrings(
+  sources: AnswerSources,
+  gap: string,
+  budget: number,
+): Promise<GapResolution> {
   const words = new Set(gap.toLowerCase().match(/[a-z]{4,}/g) ?? []);
   let best: { fact: CodeFact; overlap: number } | null = null;
   for (const fact of sources.graph.allFacts()) {
     for (const message of fact.errorStrings) {
-      const overlap = (message.toLowerCase().match(/[a-z]{4,}/g) ?? []).filter((word) => words.has(word)).length;
+      const overlap = (message.toLowerCase().match(/[a-z]{4,}/g) ?? []).filter((word) =>
+        words.has(word),
+      ).length;
       if (overlap >= 2 && (!best || overlap > best.overlap)) best = { fact, overlap };
     }
   }
-  const piece = best ? await definitionEvidence(sources, best.fact, budget, 'gap', `holds an error message matching: ${gap}`) : null;
+  const piece = best
+    ? await definitionEvidence(
+        sources,
+        best.fact,
+        budget,
+        'gap',
+        `holds an error message matching: ${gap}`,
+      )
+    : null;
   return piece ? { evidence: [piece], via: 'error_strings' } : null;
 }
 
-async function searched(sources: AnswerSources, gap: string, budget: number): Promise<GapResolution> {
+async function searched(
+  sources: AnswerSources,
+  gap: string,
+  budget: number,
+): Promise<GapResolution> {
   const result = await sources.search({ query: gap, mode: 'fast' });
   if (!result.ok) return null;
   const pieces: Evidence[] = [];
@@ -81,5 +126,8 @@ async function searched(sources: AnswerSources, gap: string, budget: number): Pr
 
 /** Of several definitions with one name, a function before a class or module, the shortest path first. */
 function bestDefinition(facts: readonly CodeFact[]): CodeFact | undefined {
-  return [...facts].sort((a, b) => Number(a.kind === 'class') - Number(b.kind === 'class') || a.path.length - b.path.length)[0];
+  return [...facts].sort(
+    (a, b) =>
+      Number(a.kind === 'class') - Number(b.kind === 'class') || a.path.length - b.path.length,
+  )[0];
 }

@@ -30,6 +30,14 @@ ${CITATION_RULES}
 export const FOCUSED_FUNCTION_PROMPT = `You answer a developer's question about one long function, shown whole with numbered lines.
 ${CITATION_RULES}`;
 
-export function contextBlock(question: string, context: string, notes: readonly string[] = []): string {
-  return [`## Question\n${question}`, `## Context\n${context || '(no code was found)'}`, ...(notes.length ? [`## Notes\n${notes.map((note) => `- ${note}`).join('\n')}`] : [])].join('\n\n');
+export function contextBlock(
+  question: string,
+  context: string,
+  notes: readonly string[] = [],
+): string {
+  return [
+    `## Question\n${question}`,
+    `## Context\n${context || '(no code was found)'}`,
+    ...(notes.length ? [`## Notes\n${notes.map((note) => `- ${note}`).join('\n')}`] : []),
+  ].join('\n\n');
 }

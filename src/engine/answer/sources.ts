@@ -25,10 +25,19 @@ export function citableItems(context: BudgetedContext): ContextItem[] {
 
 /** The citable part of a search's context as evidence. */
 export function evidenceOf(context: BudgetedContext): Evidence[] {
-  return citableItems(context).map((item) => ({ path: item.path, startLine: item.startLine, endLine: item.endLine, text: item.text, tokens: item.tokens, source: 'search' as const }));
+  return citableItems(context).map((item) => ({
+    path: item.path,
+    startLine: item.startLine,
+    endLine: item.endLine,
+    text: item.text,
+    tokens: item.tokens,
+    source: 'search' as const,
+  }));
 }
 
 /** The context as the model reads it: every item (surroundings included) in order. */
 export function contextText(context: BudgetedContext, extra: readonly Evidence[] = []): string {
-  return [...context.items.map((item) => item.text), ...extra.map((item) => item.text)].join('\n\n');
+  return [...context.items.map((item) => item.text), ...extra.map((item) => item.text)].join(
+    '\n\n',
+  );
 }

@@ -19,7 +19,9 @@ export class WorkspaceFiles {
   constructor(private readonly root: string) {}
 
   /** The lines of `relative` (a path inside the workspace), from the cache after the first read. */
-  async lines(relative: string): Promise<Result<{ path: string; lines: readonly string[]; cached: boolean }>> {
+  async lines(
+    relative: string,
+  ): Promise<Result<{ path: string; lines: readonly string[]; cached: boolean }>> {
     const checked = await this.resolve(relative);
     if (!checked.ok) return checked;
     const { absolute, normalized } = checked.value;
@@ -28,10 +30,18 @@ export class WorkspaceFiles {
     try {
       const stat = await fs.stat(absolute);
       if (!stat.isFile()) return fail('invalid_input', `${normalized} is not a file.`);
-      if (stat.size > MAX_FILE_BYTES) return fail('invalid_input', `${normalized} is ${Math.round(stat.size / 1024)} KB, too large to read.`);
+      if (stat.size > MAX_FILE_BYTES)
+        return fail(
+          'invalid_input',
+          `${normalized} is ${Math.round(stat.size / 1024)} KB, too large to read.`,
+        );
       const text = await fs.readFile(absolute, 'utf8');
       if (text.includes('\u0000')) return fail('invalid_input', `${normalized} is a binary file.`);
-      const lines = text.replace(/\r\n/g, '\n').replace(/^\uFEFF/, '').replace(/\n$/, '').split('\n');
+      const lines = text
+        .replace(/\r\n/g, '\n')
+        .replace(/^\uFEFF/, '')
+        .replace(/\n$/, '')
+        .split('\n');
       this.cache.set(normalized, lines);
       return ok({ path: normalized, lines, cached: false });
     } catch (cause) {
@@ -40,12 +50,19 @@ export class WorkspaceFiles {
     }
   }
 
-  private async resolve(relative: string): Promise<Result<{ absolute: string; normalized: string }>> {
+  private async resolve(
+    relative: string,
+  ): Promise<Result<{ absolute: string; normalized: string }>> {
     const trimmed = relative.trim().replace(/\\/g, '/');
     if (!trimmed) return fail('invalid_input', 'Give a file path relative to the workspace.');
-    if (path.isAbsolute(trimmed) || /^[A-Za-z]:/.test(trimmed)) return this.refuse(relative, 'absolute paths are not allowed; give a path relative to the workspace');
+    if (path.isAbsolute(trimmed) || /^[A-Za-z]:/.test(trimmed))
+      return this.refuse(
+        relative,
+        'absolute paths are not allowed; give a path relative to the workspace',
+      );
     const normalized = path.posix.normalize(trimmed).replace(/^\.\//, '');
-    if (normalized === '..' || normalized.startsWith('../')) return this.refuse(relative, 'the path leaves the workspace');
+    if (normalized === '..' || normalized.startsWith('../'))
+      return this.refuse(relative, 'the path leaves the workspace');
     this.realRoot ??= fs.realpath(this.root);
     const root = await this.realRoot;
     const absolute = path.join(root, normalized);
@@ -56,7 +73,8 @@ export class WorkspaceFiles {
       log.warn('read_file_failed', { path: normalized, error: describeError(cause) });
       return fail('not_found', `No file ${normalized} in the workspace.`);
     }
-    if (!isInside(root, real)) return this.refuse(relative, 'a symbolic link leads outside the workspace');
+    if (!isInside(root, real))
+      return this.refuse(relative, 'a symbolic link leads outside the workspace');
     return ok({ absolute: real, normalized });
   }
 

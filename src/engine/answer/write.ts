@@ -35,9 +35,14 @@ export interface Written<T extends ModelAnswer> {
 
 const log = getLogger('answer.write');
 
-export async function writeAnswer<T extends ModelAnswer>(request: WriteRequest<T>): Promise<Result<Written<T>>> {
+export async function writeAnswer<T extends ModelAnswer>(
+  request: WriteRequest<T>,
+): Promise<Result<Written<T>>> {
   const prompt = contextBlock(request.question, request.context, request.notes);
-  log.info('llm_synthesis_call', { context_chunks: request.evidence.length, schema: request.schemaName });
+  log.info('llm_synthesis_call', {
+    context_chunks: request.evidence.length,
+    schema: request.schemaName,
+  });
   const result = await request.llm.complete({
     system: request.system,
     prompt,
@@ -48,5 +53,13 @@ export async function writeAnswer<T extends ModelAnswer>(request: WriteRequest<T
   });
   if (!result.ok) return result;
   const { kept, dropped } = checkCitations(result.value.citations, request.evidence);
-  return { ok: true, value: { raw: result.value, citations: kept, dropped: dropped.length, confidence: adjustedConfidence(result.value.confidence, dropped.length) } };
+  return {
+    ok: true,
+    value: {
+      raw: result.value,
+      citations: kept,
+      dropped: dropped.length,
+      confidence: adjustedConfidence(result.value.confidence, dropped.length),
+    },
+  };
 }

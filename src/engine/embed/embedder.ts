@@ -33,12 +33,19 @@ export const DEFAULT_MODEL_REPO = 'minishlab/potion-code-16M';
 /** A model flag or setting: `none`, a hub repository (`owner/name`), or a local folder, relative to `base`. */
 export function parseModelSetting(value: string, base: string): ModelRequest {
   if (value === 'none') return { kind: 'none' };
-  if (/^[\w.-]+\/[\w.-]+$/.test(value) && !value.startsWith('.')) return { kind: 'hub', repo: value };
+  if (/^[\w.-]+\/[\w.-]+$/.test(value) && !value.startsWith('.'))
+    return { kind: 'hub', repo: value };
   return { kind: 'directory', path: path.resolve(base, value) };
 }
 
 /** The text embedded for a chunk: where it lives and what it is named, then its content. */
-export function embeddingText(chunk: { filePath: string | null; directoryPath: string; className: string | null; functionName: string | null; content: string }): string {
+export function embeddingText(chunk: {
+  filePath: string | null;
+  directoryPath: string;
+  className: string | null;
+  functionName: string | null;
+  content: string;
+}): string {
   const name = [chunk.className, chunk.functionName].filter(Boolean).join('.');
   return `${chunk.filePath ?? chunk.directoryPath}${name ? ` ${name}` : ''}\n${chunk.content}`;
 }

@@ -21,7 +21,11 @@ export function cachedModelDirectory(cacheRoot: string, repo: string): string {
   return path.join(cacheRoot, 'models', repo.replace(/[^\w.-]+/g, '__'));
 }
 
-export async function ensureHubModel(repo: string, cacheRoot: string, hubUrl = DEFAULT_HUB_URL): Promise<Result<string>> {
+export async function ensureHubModel(
+  repo: string,
+  cacheRoot: string,
+  hubUrl = DEFAULT_HUB_URL,
+): Promise<Result<string>> {
   const target = cachedModelDirectory(cacheRoot, repo);
   if (await hasModelFiles(target)) return ok(target);
   const started = performance.now();
@@ -31,9 +35,20 @@ export async function ensureHubModel(repo: string, cacheRoot: string, hubUrl = D
     await fs.rm(temporary, { recursive: true, force: true });
     await fs.mkdir(temporary, { recursive: true });
     for (const [index, file] of MODEL_FILES.entries()) {
-      await download(`${hubUrl}/${repo}/resolve/main/${file}`, path.join(temporary, file), true, index === 0 ? PROBE_TIMEOUT_MS : DOWNLOAD_TIMEOUT_MS);
+      await download(
+        `${hubUrl}/${repo}/resolve/main/${file}`,
+        path.join(temporary, file),
+        true,
+        index === 0 ? PROBE_TIMEOUT_MS : DOWNLOAD_TIMEOUT_MS,
+      );
     }
-    for (const file of OPTIONAL_FILES) await download(`${hubUrl}/${repo}/resolve/main/${file}`, path.join(temporary, file), false, PROBE_TIMEOUT_MS);
+    for (const file of OPTIONAL_FILES)
+      await download(
+        `${hubUrl}/${repo}/resolve/main/${file}`,
+        path.join(temporary, file),
+        false,
+        PROBE_TIMEOUT_MS,
+      );
     await fs.rm(target, { recursive: true, force: true });
     await fs.rename(temporary, target);
     log.info('model_download_completed', { repo, target, duration_ms: elapsedMs(started) });
@@ -42,16 +57,31 @@ export async function ensureHubModel(repo: string, cacheRoot: string, hubUrl = D
     await fs.rm(temporary, { recursive: true, force: true }).catch(() => undefined);
     const reason = describeError(cause);
     log.warn('model_download_failed', { repo, hub_url: hubUrl, error: reason });
-    return fail('model_unavailable', `Could not download the embedding model ${repo} from ${hubUrl}: ${reason}`);
+    return fail(
+      'model_unavailable',
+      `Could not download the embedding model ${repo} from ${hubUrl}: ${reason}`,
+    );
   }
 }
 
 async function hasModelFiles(directory: string): Promise<boolean> {
-  const present = await Promise.all(MODEL_FILES.map((file) => fs.stat(path.join(directory, file)).then(() => true, () => false)));
+  const present = await Promise.all(
+    MODEL_FILES.map((file) =>
+      fs.stat(path.join(directory, file)).then(
+        () => true,
+        () => false,
+      ),
+    ),
+  );
   return present.every(Boolean);
 }
 
-async function download(url: string, destination: string, required: boolean, timeoutMs: number): Promise<void> {
+async function download(
+  url: string,
+  destination: string,
+  required: boolean,
+  timeoutMs: number,
+): Promise<void> {
   const response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs), redirect: 'follow' });
   if (!response.ok) {
     if (!required && response.status === 404) return;

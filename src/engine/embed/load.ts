@@ -19,7 +19,10 @@ export interface ModelLoadOptions {
 
 const log = getLogger('embed.load');
 
-export async function loadEmbedder(request: ModelRequest, options: ModelLoadOptions): Promise<Result<Embedder | null>> {
+export async function loadEmbedder(
+  request: ModelRequest,
+  options: ModelLoadOptions,
+): Promise<Result<Embedder | null>> {
   if (request.kind === 'none') return ok(null);
   const started = performance.now();
   let directory: string;
@@ -36,31 +39,59 @@ export async function loadEmbedder(request: ModelRequest, options: ModelLoadOpti
   const kind = await modelKind(directory);
   if (!kind.ok) return kind;
   try {
-    const embedder = kind.value === 'static' ? await StaticModel.load(directory, id) : await TransformerModel.load(directory, id);
-    log.info('embedding_model_loaded', { model: id, kind: embedder.kind, dimensions: embedder.dimensions, directory, duration_ms: elapsedMs(started) });
+    const embedder =
+      kind.value === 'static'
+        ? await StaticModel.load(directory, id)
+        : await TransformerModel.load(directory, id);
+    log.info('embedding_model_loaded', {
+      model: id,
+      kind: embedder.kind,
+      dimensions: embedder.dimensions,
+      directory,
+      duration_ms: elapsedMs(started),
+    });
     return ok(embedder);
   } catch (cause) {
     const reason = describeError(cause);
     log.warn('embedding_model_failed', { model: id, directory, error: reason });
-    return fail('model_unavailable', `The embedding model in ${directory} could not be loaded: ${reason}`);
+    return fail(
+      'model_unavailable',
+      `The embedding model in ${directory} could not be loaded: ${reason}`,
+    );
   }
 }
 
 /** A Model2Vec folder has model.safetensors and a model2vec config; a transformer has onnx/model.onnx. */
 async function modelKind(directory: string): Promise<Result<'static' | 'transformer'>> {
-  const exists = (file: string) => fs.stat(path.join(directory, file)).then(() => true, () => false);
-  if (!(await exists('.'))) return fail('model_unavailable', `The embedding model folder does not exist: ${directory}`);
+  const exists = (file: string) =>
+    fs.stat(path.join(directory, file)).then(
+      () => true,
+      () => false,
+    );
+  if (!(await exists('.')))
+    return fail('model_unavailable', `The embedding model folder does not exist: ${directory}`);
   if (await exists('onnx/model.onnx')) return ok('transformer');
   if (await exists('model.safetensors')) {
     try {
-      const config = JSON.parse(await fs.readFile(path.join(directory, 'config.json'), 'utf8')) as { model_type?: string };
+      const config = JSON.parse(await fs.readFile(path.join(directory, 'config.json'), 'utf8')) as {
+        model_type?: string;
+      };
       if (config.model_type && config.model_type !== 'model2vec') {
-        return fail('model_unavailable', `${directory} holds a ${config.model_type} model without an ONNX export (onnx/model.onnx)`);
+        return fail(
+          'model_unavailable',
+          `${directory} holds a ${config.model_type} model without an ONNX export (onnx/model.onnx)`,
+        );
       }
     } catch (cause) {
-      return fail('model_unavailable', `${directory}/config.json is missing or invalid: ${describeError(cause)}`);
+      return fail(
+        'model_unavailable',
+        `${directory}/config.json is missing or invalid: ${describeError(cause)}`,
+      );
     }
     return ok('static');
   }
-  return fail('model_unavailable', `${directory} has neither model.safetensors (Model2Vec) nor onnx/model.onnx (transformer)`);
+  return fail(
+    'model_unavailable',
+    `${directory} has neither model.safetensors (Model2Vec) nor onnx/model.onnx (transformer)`,
+  );
 }

@@ -20,16 +20,23 @@ export function readSafetensors(buffer: Uint8Array): Map<string, Tensor> {
   if (buffer.length < 8) throw new Error('safetensors file is truncated');
   const view = new DataView(buffer.buffer, buffer.byteOffset, buffer.byteLength);
   const headerLength = Number(view.getBigUint64(0, true));
-  if (8 + headerLength > buffer.length) throw new Error('safetensors header is longer than the file');
-  const header = JSON.parse(new TextDecoder().decode(buffer.subarray(8, 8 + headerLength))) as Record<string, unknown>;
+  if (8 + headerLength > buffer.length)
+    throw new Error('safetensors header is longer than the file');
+  const header = JSON.parse(
+    new TextDecoder().decode(buffer.subarray(8, 8 + headerLength)),
+  ) as Record<string, unknown>;
   const base = 8 + headerLength;
   const tensors = new Map<string, Tensor>();
   for (const [name, raw] of Object.entries(header)) {
     if (name === '__metadata__') continue;
     const info = TensorInfo.parse(raw);
     const [start, end] = info.data_offsets;
-    if (base + end > buffer.length) throw new Error(`tensor ${name} extends past the end of the file`);
-    tensors.set(name, { shape: info.shape, data: toFloat32(info.dtype, buffer.subarray(base + start, base + end)) });
+    if (base + end > buffer.length)
+      throw new Error(`tensor ${name} extends past the end of the file`);
+    tensors.set(name, {
+      shape: info.shape,
+      data: toFloat32(info.dtype, buffer.subarray(base + start, base + end)),
+    });
   }
   return tensors;
 }

@@ -39,14 +39,24 @@ const SPACE = 1;
 const PUNCT = 2;
 const ASCII_CLASS = new Uint8Array(128).map((_, code) => {
   if (code <= 32 || code === 127) return SPACE;
-  const isPunctuation = (code >= 33 && code <= 47) || (code >= 58 && code <= 64) || (code >= 91 && code <= 96) || (code >= 123 && code <= 126);
+  const isPunctuation =
+    (code >= 33 && code <= 47) ||
+    (code >= 58 && code <= 64) ||
+    (code >= 91 && code <= 96) ||
+    (code >= 123 && code <= 126);
   return isPunctuation ? PUNCT : WORD;
 });
 
 function charClass(code: number): number {
   if (code < 128) return ASCII_CLASS[code]!;
   // Unicode spaces; every other non-ASCII character is left for the tokenizer to split.
-  return code === 0xa0 || code === 0x2028 || code === 0x2029 || code === 0x3000 || (code >= 0x2000 && code <= 0x200a) ? SPACE : WORD;
+  return code === 0xa0 ||
+    code === 0x2028 ||
+    code === 0x2029 ||
+    code === 0x3000 ||
+    (code >= 0x2000 && code <= 0x200a)
+    ? SPACE
+    : WORD;
 }
 
 /** Tokenizers.js (pure JavaScript): no ONNX runtime or image library is loaded for a static model. */
@@ -81,7 +91,8 @@ export class StaticModel implements Embedder {
     const config = Config.parse(JSON.parse(configText));
     const tensors = readSafetensors(tensorBytes);
     const embeddings = tensors.get('embeddings') ?? tensors.get('embedding.weight');
-    if (!embeddings || embeddings.shape.length !== 2) throw new Error('model.safetensors has no 2-D "embeddings" tensor');
+    if (!embeddings || embeddings.shape.length !== 2)
+      throw new Error('model.safetensors has no 2-D "embeddings" tensor');
     const dimensions = embeddings.shape[1]!;
     return {
       id,
@@ -97,7 +108,13 @@ export class StaticModel implements Embedder {
 
   static async fromPayload(payload: StaticModelPayload): Promise<StaticModel> {
     const { Tokenizer } = await import('@huggingface/tokenizers');
-    return new StaticModel(payload, new Tokenizer(JSON.parse(payload.tokenizerJson), payload.tokenizerConfig) as unknown as WordPieceTokenizer);
+    return new StaticModel(
+      payload,
+      new Tokenizer(
+        JSON.parse(payload.tokenizerJson),
+        payload.tokenizerConfig,
+      ) as unknown as WordPieceTokenizer,
+    );
   }
 
   static async load(directory: string, id: string): Promise<StaticModel> {

@@ -5,7 +5,10 @@ import type { Embedder } from './embedder';
  * last_hidden_state) through transformers.js's feature-extraction pipeline, mean-pooled and
  * normalised. Loaded from a local folder only: the hub is never contacted from here.
  */
-type FeatureExtractor = (texts: string[], options: { pooling: 'mean'; normalize: boolean }) => Promise<{ data: Float32Array; dims: number[] }>;
+type FeatureExtractor = (
+  texts: string[],
+  options: { pooling: 'mean'; normalize: boolean },
+) => Promise<{ data: Float32Array; dims: number[] }>;
 
 const BATCH_SIZE = 16;
 const MAX_CHARACTERS = 4000;
@@ -24,7 +27,10 @@ export class TransformerModel implements Embedder {
     env.allowRemoteModels = false;
     env.allowLocalModels = true;
     env.localModelPath = '';
-    const extractor = (await pipeline('feature-extraction', directory, { dtype: 'fp32', local_files_only: true })) as unknown as FeatureExtractor;
+    const extractor = (await pipeline('feature-extraction', directory, {
+      dtype: 'fp32',
+      local_files_only: true,
+    })) as unknown as FeatureExtractor;
     const probe = await extractor(['dimension probe'], { pooling: 'mean', normalize: true });
     return new TransformerModel(id, probe.dims[probe.dims.length - 1]!, extractor);
   }
@@ -54,8 +60,14 @@ async function importTransformers(): Promise<typeof import('@huggingface/transfo
   try {
     return await import('@huggingface/transformers');
   } catch (cause) {
-    if ((cause as NodeJS.ErrnoException).code !== 'MODULE_NOT_FOUND' && (cause as NodeJS.ErrnoException).code !== 'ERR_MODULE_NOT_FOUND') throw cause;
-    throw new Error('transformer embedding models need transformers.js and ONNX Runtime, which this build of Code Oracle leaves out; use a Model2Vec model (the default) or the command-line tool installed from npm', { cause });
+    if (
+      (cause as NodeJS.ErrnoException).code !== 'MODULE_NOT_FOUND' &&
+      (cause as NodeJS.ErrnoException).code !== 'ERR_MODULE_NOT_FOUND'
+    )
+      throw cause;
+    throw new Error(
+      'transformer embedding models need transformers.js and ONNX Runtime, which this build of Code Oracle leaves out; use a Model2Vec model (the default) or the command-line tool installed from npm',
+      { cause },
+    );
   }
 }
-

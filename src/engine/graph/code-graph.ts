@@ -26,22 +26,142 @@ export interface GraphChange {
 
 /** Method names of built-in types: a call like `x.get()` on an unknown receiver is never guessed. */
 const BUILTIN_METHODS = new Set([
-  'get', 'set', 'pop', 'keys', 'values', 'items', 'update', 'append', 'extend', 'insert', 'remove', 'clear',
-  'copy', 'count', 'index', 'sort', 'reverse', 'join', 'split', 'strip', 'lstrip', 'rstrip', 'replace',
-  'format', 'startswith', 'endswith', 'lower', 'upper', 'encode', 'decode', 'find', 'read', 'write', 'close',
-  'open', 'add', 'discard', 'setdefault', 'popitem', 'push', 'shift', 'unshift', 'slice', 'splice', 'map',
-  'filter', 'reduce', 'forEach', 'indexOf', 'includes', 'toString', 'call', 'apply', 'bind', 'then', 'catch',
-  'finally', 'has', 'delete', 'entries', 'concat', 'trim', 'test', 'exec', 'match', 'toLowerCase',
-  'toUpperCase', 'charCodeAt', 'substring', 'substr', 'startsWith', 'endsWith', 'some', 'every', 'fill',
-  'assign', 'create', 'freeze', 'stringify', 'parse', 'log', 'error', 'warn', 'info', 'debug', 'emit', 'on',
-  'once', 'off', 'send', 'end', 'next', 'resolve', 'reject', 'all', 'race', 'flat', 'flatMap', 'from', 'of',
-  'isArray', 'hasOwnProperty', 'valueOf', 'toJSON', 'length', 'size', 'default', 'run', 'start', 'stop',
+  'get',
+  'set',
+  'pop',
+  'keys',
+  'values',
+  'items',
+  'update',
+  'append',
+  'extend',
+  'insert',
+  'remove',
+  'clear',
+  'copy',
+  'count',
+  'index',
+  'sort',
+  'reverse',
+  'join',
+  'split',
+  'strip',
+  'lstrip',
+  'rstrip',
+  'replace',
+  'format',
+  'startswith',
+  'endswith',
+  'lower',
+  'upper',
+  'encode',
+  'decode',
+  'find',
+  'read',
+  'write',
+  'close',
+  'open',
+  'add',
+  'discard',
+  'setdefault',
+  'popitem',
+  'push',
+  'shift',
+  'unshift',
+  'slice',
+  'splice',
+  'map',
+  'filter',
+  'reduce',
+  'forEach',
+  'indexOf',
+  'includes',
+  'toString',
+  'call',
+  'apply',
+  'bind',
+  'then',
+  'catch',
+  'finally',
+  'has',
+  'delete',
+  'entries',
+  'concat',
+  'trim',
+  'test',
+  'exec',
+  'match',
+  'toLowerCase',
+  'toUpperCase',
+  'charCodeAt',
+  'substring',
+  'substr',
+  'startsWith',
+  'endsWith',
+  'some',
+  'every',
+  'fill',
+  'assign',
+  'create',
+  'freeze',
+  'stringify',
+  'parse',
+  'log',
+  'error',
+  'warn',
+  'info',
+  'debug',
+  'emit',
+  'on',
+  'once',
+  'off',
+  'send',
+  'end',
+  'next',
+  'resolve',
+  'reject',
+  'all',
+  'race',
+  'flat',
+  'flatMap',
+  'from',
+  'of',
+  'isArray',
+  'hasOwnProperty',
+  'valueOf',
+  'toJSON',
+  'length',
+  'size',
+  'default',
+  'run',
+  'start',
+  'stop',
 ]);
 
 /** Receivers that are language built-ins, never user objects. */
 const BUILTIN_RECEIVERS = new Set([
-  'JSON', 'Math', 'Object', 'Array', 'Promise', 'console', 'Number', 'String', 'Symbol', 'Reflect', 'Date',
-  'process', 'Buffer', 'window', 'document', 'Error', 'Map', 'Set', 'RegExp', 'Boolean', 'BigInt', 'Intl',
+  'JSON',
+  'Math',
+  'Object',
+  'Array',
+  'Promise',
+  'console',
+  'Number',
+  'String',
+  'Symbol',
+  'Reflect',
+  'Date',
+  'process',
+  'Buffer',
+  'window',
+  'document',
+  'Error',
+  'Map',
+  'Set',
+  'RegExp',
+  'Boolean',
+  'BigInt',
+  'Intl',
 ]);
 
 /** `super()` in Python, `super` in JavaScript and TypeScript: start the lookup at the base classes. */
@@ -132,17 +252,25 @@ export class CodeGraph {
     const ids = this.byName.get(simple) ?? new Set<string>();
     const matches = [...ids].map((id) => this.facts.get(id)!);
     if (simple === name) return matches;
-    return matches.filter((fact) => fact.qualifiedName === name || fact.qualifiedName.endsWith(`.${name}`));
+    return matches.filter(
+      (fact) => fact.qualifiedName === name || fact.qualifiedName.endsWith(`.${name}`),
+    );
   }
 
   /**
    * The smallest definition in `path` (not the module) holding lines `start` to `end`, among
    * those `accept` takes: the one a line of code belongs to.
    */
-  innermostAt(path: string, start: number, end = start, accept: (fact: CodeFact) => boolean = () => true): CodeFact | undefined {
+  innermostAt(
+    path: string,
+    start: number,
+    end = start,
+    accept: (fact: CodeFact) => boolean = () => true,
+  ): CodeFact | undefined {
     let best: CodeFact | undefined;
     for (const fact of this.factsInFile(path)) {
-      if (fact.kind === 'module' || fact.startLine > start || end > fact.endLine || !accept(fact)) continue;
+      if (fact.kind === 'module' || fact.startLine > start || end > fact.endLine || !accept(fact))
+        continue;
       if (!best || fact.endLine - fact.startLine < best.endLine - best.startLine) best = fact;
     }
     return best;
@@ -174,7 +302,8 @@ export class CodeGraph {
         else {
           touchedNames.add(fact.name);
           // Its callers resolve again below; unresolving them records what they took away.
-          for (const callerId of this.incoming.get(fact.id)?.keys() ?? []) affectedCallers.add(callerId);
+          for (const callerId of this.incoming.get(fact.id)?.keys() ?? [])
+            affectedCallers.add(callerId);
           this.incoming.delete(fact.id);
         }
         if (fact.qualifiedName === MODULE_QUALIFIED_NAME) {
@@ -191,7 +320,8 @@ export class CodeGraph {
       this.addFact(fact);
       if (!stable.has(fact.id)) touchedNames.add(fact.name);
     }
-    for (const name of touchedNames) for (const callerId of this.callersByName.get(name) ?? []) affectedCallers.add(callerId);
+    for (const name of touchedNames)
+      for (const callerId of this.callersByName.get(name) ?? []) affectedCallers.add(callerId);
     for (const fact of added) affectedCallers.add(fact.id);
 
     for (const callerId of affectedCallers) {
@@ -207,7 +337,14 @@ export class CodeGraph {
     this.facts.set(fact.id, fact);
     let file = this.byFile.get(fact.path);
     if (!file) {
-      file = { facts: [], topLevel: new Map(), members: new Map(), byQualifiedName: new Map(), nested: new Map(), module: undefined };
+      file = {
+        facts: [],
+        topLevel: new Map(),
+        members: new Map(),
+        byQualifiedName: new Map(),
+        nested: new Map(),
+        module: undefined,
+      };
       this.byFile.set(fact.path, file);
       this.modules.add(fact.path, fact.language);
     }
@@ -215,14 +352,14 @@ export class CodeGraph {
     // A later definition of a name replaces an earlier one, as it does when the module runs.
     file.byQualifiedName.set(fact.qualifiedName, fact);
     if (fact.qualifiedName === MODULE_QUALIFIED_NAME) file.module = fact;
-    else if (fact.kind === 'method' && fact.className) file.members.set(`${fact.className}\0${fact.name}`, fact);
+    else if (fact.kind === 'method' && fact.className)
+      file.members.set(`${fact.className}\0${fact.name}`, fact);
     else if (fact.parent === null && fact.className === null) {
       file.topLevel.set(fact.name, fact);
       let names = this.folderTopLevel.get(folderOf(fact.path));
       if (!names) this.folderTopLevel.set(folderOf(fact.path), (names = new Map()));
       names.set(fact.name, fact);
-    }
-    else if (fact.parent !== null) file.nested.set(`${fact.parent}\0${fact.name}`, fact);
+    } else if (fact.parent !== null) file.nested.set(`${fact.parent}\0${fact.name}`, fact);
     if (fact.qualifiedName !== MODULE_QUALIFIED_NAME) {
       addTo(this.byName, fact.name, fact.id);
       addTo(this.byLooseName, normalizeIdentifier(fact.name), fact.id);
@@ -255,7 +392,12 @@ export class CodeGraph {
     for (const site of caller.calls) {
       const target = context.resolve(site);
       if (!target) continue;
-      const call: ResolvedCall = { callerId: caller.id, targetId: target.fact.id, site, how: target.how };
+      const call: ResolvedCall = {
+        callerId: caller.id,
+        targetId: target.fact.id,
+        site,
+        how: target.how,
+      };
       resolved.push(call);
       tracker.added(call);
       let byCaller = this.incoming.get(call.targetId);
@@ -298,7 +440,11 @@ export class CodeGraph {
   }
 
   /** Resolves an imported name to its definition, following re-exports and wildcard imports. */
-  resolveImported(fromPath: string, binding: ImportBinding, depth = 0): CodeFact | 'module' | undefined {
+  resolveImported(
+    fromPath: string,
+    binding: ImportBinding,
+    depth = 0,
+  ): CodeFact | 'module' | undefined {
     const language = this.byFile.get(fromPath)?.facts[0]?.language;
     if (!language) return undefined;
     const spec = languageById(language);
@@ -311,7 +457,11 @@ export class CodeGraph {
       if (found) return found;
     }
     // `from package import submodule`
-    if (name && spec.moduleSystem === 'python' && this.resolveModule(fromPath, spec, submodule(binding.module, name)).length) {
+    if (
+      name &&
+      spec.moduleSystem === 'python' &&
+      this.resolveModule(fromPath, spec, submodule(binding.module, name)).length
+    ) {
       return 'module';
     }
     return undefined;
@@ -360,12 +510,16 @@ class CallContext {
   ) {
     this.spec = languageById(caller.language);
     this.scopeChain = this.ancestors();
-    this.classContext = caller.kind === 'class' ? caller.qualifiedName : [caller, ...this.scopeChain].find((fact) => fact.className)?.className ?? null;
+    this.classContext =
+      caller.kind === 'class'
+        ? caller.qualifiedName
+        : ([caller, ...this.scopeChain].find((fact) => fact.className)?.className ?? null);
   }
 
   resolve(site: CallSite): { fact: CodeFact; how: Resolution } | undefined {
     if (site.receiver === null) return this.resolveBare(site.name);
-    if (this.spec.selfNames.includes(site.receiver) || SUPER_RECEIVERS.has(site.receiver)) return this.resolveSelf(site);
+    if (this.spec.selfNames.includes(site.receiver) || SUPER_RECEIVERS.has(site.receiver))
+      return this.resolveSelf(site);
     return this.resolveQualified(site);
   }
 
@@ -383,14 +537,23 @@ class CallContext {
     const samePackage = this.fromPackage(name);
     if (samePackage) return { fact: samePackage, how: 'package' };
     if (this.importsName(name)) return undefined; // imported from outside the workspace
-    const unique = this.graph.uniqueDefinition(name, (fact) => fact.parent === null && fact.className === null && fact.kind !== 'module');
+    const unique = this.graph.uniqueDefinition(
+      name,
+      (fact) => fact.parent === null && fact.className === null && fact.kind !== 'module',
+    );
     return unique ? { fact: unique, how: 'unique' } : undefined;
   }
 
   private resolveSelf(site: CallSite): { fact: CodeFact; how: Resolution } | undefined {
     if (this.classContext) {
       const startAtBases = SUPER_RECEIVERS.has(site.receiver!);
-      const found = this.methodInHierarchy(this.caller.path, this.classContext, site.name, startAtBases, 0);
+      const found = this.methodInHierarchy(
+        this.caller.path,
+        this.classContext,
+        site.name,
+        startAtBases,
+        0,
+      );
       if (found) return { fact: found, how: 'class' };
     }
     return this.uniqueMethod(site.name);
@@ -404,13 +567,19 @@ class CallContext {
     const binding = this.binding(receiver);
     if (binding) {
       // A module outside the workspace: nothing of ours is called through it.
-      if (!this.graph.resolveModule(this.caller.path, this.spec, binding.module).length) return undefined;
+      if (!this.graph.resolveModule(this.caller.path, this.spec, binding.module).length)
+        return undefined;
       const target = this.graph.resolveImported(this.caller.path, binding);
       if (target === 'module') {
-        const specifier = binding.imported && binding.kind === 'named' ? submodule(binding.module, binding.imported) : binding.module;
+        const specifier =
+          binding.imported && binding.kind === 'named'
+            ? submodule(binding.module, binding.imported)
+            : binding.module;
         const files = this.graph.resolveModule(this.caller.path, this.spec, specifier);
         if (this.spec.moduleSystem === 'go') {
-          const found = files[0] ? this.graph.topLevelInFolder(folderOf(files[0]), site.name) : undefined;
+          const found = files[0]
+            ? this.graph.topLevelInFolder(folderOf(files[0]), site.name)
+            : undefined;
           return found ? { fact: found, how: 'module' } : undefined;
         }
         for (const file of files) {
@@ -418,13 +587,21 @@ class CallContext {
           if (found) return { fact: found, how: 'module' };
           // Java's `import a.b.C` names a class file: `C.m()` calls a member of its class C.
           const importedClass = this.graph.topLevel(file, binding.local);
-          const method = importedClass && this.methodInHierarchy(file, importedClass.qualifiedName, site.name, false, 0);
+          const method =
+            importedClass &&
+            this.methodInHierarchy(file, importedClass.qualifiedName, site.name, false, 0);
           if (method) return { fact: method, how: 'class' };
         }
         return undefined;
       }
       if (target && target.kind === 'class') {
-        const method = this.methodInHierarchy(target.path, target.qualifiedName, site.name, false, 0);
+        const method = this.methodInHierarchy(
+          target.path,
+          target.qualifiedName,
+          site.name,
+          false,
+          0,
+        );
         if (method) return { fact: method, how: 'class' };
       }
     }
@@ -444,7 +621,13 @@ class CallContext {
     return unique ? { fact: unique, how: 'unique' } : undefined;
   }
 
-  private methodInHierarchy(path: string, className: string, name: string, skipOwn: boolean, depth: number): CodeFact | undefined {
+  private methodInHierarchy(
+    path: string,
+    className: string,
+    name: string,
+    skipOwn: boolean,
+    depth: number,
+  ): CodeFact | undefined {
     if (depth > MAX_BASE_DEPTH) return undefined;
     if (!skipOwn) {
       const own = this.graph.member(path, className, name);
@@ -454,7 +637,13 @@ class CallContext {
     for (const base of classFact?.bases ?? []) {
       const baseClass = this.resolveClassName(path, base);
       if (!baseClass) continue;
-      const found = this.methodInHierarchy(baseClass.path, baseClass.qualifiedName, name, false, depth + 1);
+      const found = this.methodInHierarchy(
+        baseClass.path,
+        baseClass.qualifiedName,
+        name,
+        false,
+        depth + 1,
+      );
       if (found) return found;
     }
     return undefined;
@@ -472,7 +661,10 @@ class CallContext {
       const found = this.graph.resolveImported(fromPath, binding);
       if (found && found !== 'module') return found;
     }
-    return this.graph.uniqueDefinition(simple, (fact) => fact.kind === 'class' && fact.parent === null);
+    return this.graph.uniqueDefinition(
+      simple,
+      (fact) => fact.kind === 'class' && fact.parent === null,
+    );
   }
 
   private fromImports(name: string): CodeFact | undefined {
@@ -500,7 +692,9 @@ class CallContext {
       const found = scope.imports.find((binding) => binding.local === local);
       if (found) return found;
     }
-    return this.graph.moduleFact(this.caller.path)?.imports.find((binding) => binding.local === local);
+    return this.graph
+      .moduleFact(this.caller.path)
+      ?.imports.find((binding) => binding.local === local);
   }
 
   private importsName(name: string): boolean {
@@ -558,12 +752,22 @@ class IncomingTracker {
 
 /** Same definition as far as resolving other files' calls is concerned. */
 function sameShape(a: CodeFact, b: CodeFact): boolean {
-  return a.kind === b.kind && a.name === b.name && a.className === b.className && a.parent === b.parent && a.bases.join('\0') === b.bases.join('\0');
+  return (
+    a.kind === b.kind &&
+    a.name === b.name &&
+    a.className === b.className &&
+    a.parent === b.parent &&
+    a.bases.join('\0') === b.bases.join('\0')
+  );
 }
 
 /** Local and imported names of import bindings that differ between two versions of a module. */
-function changedImportNames(before: readonly ImportBinding[], after: readonly ImportBinding[]): string[] {
-  const key = (binding: ImportBinding) => `${binding.local}\0${binding.module}\0${binding.imported}\0${binding.kind}`;
+function changedImportNames(
+  before: readonly ImportBinding[],
+  after: readonly ImportBinding[],
+): string[] {
+  const key = (binding: ImportBinding) =>
+    `${binding.local}\0${binding.module}\0${binding.imported}\0${binding.kind}`;
   const beforeKeys = new Set(before.map(key));
   const afterKeys = new Set(after.map(key));
   const names = new Set<string>();

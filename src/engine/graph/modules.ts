@@ -8,7 +8,18 @@ import { parentDir } from '../util/paths';
  * absolute, including the indexed folder's own package name), ECMAScript relative paths with
  * extension and index-file probing, Go package folders and Java class paths by suffix.
  */
-const ECMASCRIPT_EXTENSIONS = ['', '.ts', '.tsx', '.d.ts', '.js', '.jsx', '.mjs', '.cjs', '.mts', '.cts'];
+const ECMASCRIPT_EXTENSIONS = [
+  '',
+  '.ts',
+  '.tsx',
+  '.d.ts',
+  '.js',
+  '.jsx',
+  '.mjs',
+  '.cjs',
+  '.mts',
+  '.cts',
+];
 const INDEX_FILES = ['/index.ts', '/index.tsx', '/index.js', '/index.jsx', '/index.mjs'];
 
 export class ModuleMap {
@@ -46,7 +57,8 @@ export class ModuleMap {
     if (!language) return;
     this.cache.clear();
     this.files.delete(path);
-    if (languageById(language).moduleSystem === 'python') this.pythonModules.delete(pythonModuleName(path));
+    if (languageById(language).moduleSystem === 'python')
+      this.pythonModules.delete(pythonModuleName(path));
     for (const set of this.bySuffix.values()) set.delete(path);
   }
 
@@ -84,12 +96,19 @@ export class ModuleMap {
       const packagePath = pythonModuleName(fromPath).split('.');
       // A module's own package is its name minus the last part; __init__ already names the package.
       const isPackageInit = /(^|\/)__init__\.pyi?$/.test(fromPath);
-      const base = packagePath.slice(0, packagePath.length - (isPackageInit ? 0 : 1) - (leadingDots - 1));
+      const base = packagePath.slice(
+        0,
+        packagePath.length - (isPackageInit ? 0 : 1) - (leadingDots - 1),
+      );
       const dotted = [...base, ...(rest ? rest.split('.') : [])].filter(Boolean).join('.');
       const found = this.pythonModules.get(dotted);
       return found ? [found] : [];
     }
-    const withoutRoot = rest.startsWith(`${this.rootPackage}.`) ? rest.slice(this.rootPackage.length + 1) : rest === this.rootPackage ? '' : null;
+    const withoutRoot = rest.startsWith(`${this.rootPackage}.`)
+      ? rest.slice(this.rootPackage.length + 1)
+      : rest === this.rootPackage
+        ? ''
+        : null;
     if (withoutRoot !== null) {
       const found = this.pythonModules.get(withoutRoot);
       if (found) return [found];
@@ -109,13 +128,18 @@ export class ModuleMap {
     const joined = joinPath(parentDir(fromPath), specifier);
     const withoutJsExtension = joined.replace(/\.(m|c)?js$/, '');
     for (const base of [joined, withoutJsExtension]) {
-      for (const extension of ECMASCRIPT_EXTENSIONS) if (this.files.has(base + extension)) return [base + extension];
+      for (const extension of ECMASCRIPT_EXTENSIONS)
+        if (this.files.has(base + extension)) return [base + extension];
       for (const index of INDEX_FILES) if (this.files.has(base + index)) return [base + index];
     }
     return [];
   }
 
-  private resolveBySuffix(specifier: string, separator: string, unitOf: (path: string) => string): string[] {
+  private resolveBySuffix(
+    specifier: string,
+    separator: string,
+    unitOf: (path: string) => string,
+  ): string[] {
     const segments = specifier.split(separator).filter(Boolean);
     const last = segments[segments.length - 1];
     if (!last) return [];

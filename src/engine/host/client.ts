@@ -37,7 +37,11 @@ export type AskOptions = Omit<Extract<Request, { type: 'ask' }>, 'id' | 'type' |
  * Runs a model call the worker cannot make itself (VS Code's language models): `onDelta` streams
  * text back, the signal fires when the worker cancels it.
  */
-export type HostLlmHandler = (call: RemoteCall, onDelta: (delta: string) => void, signal: AbortSignal) => Promise<Result<string | AssistantTurn>>;
+export type HostLlmHandler = (
+  call: RemoteCall,
+  onDelta: (delta: string) => void,
+  signal: AbortSignal,
+) => Promise<Result<string | AssistantTurn>>;
 
 export class EngineWorkerClient implements Disposable {
   private readonly worker: Worker;
@@ -58,7 +62,10 @@ export class EngineWorkerClient implements Disposable {
 
   constructor(options: { logLevel?: LogLevel } = {}) {
     const script = workerScript();
-    this.worker = new Worker(script.file, { workerData: { logLevel: options.logLevel ?? 'info' }, execArgv: script.execArgv });
+    this.worker = new Worker(script.file, {
+      workerData: { logLevel: options.logLevel ?? 'info' },
+      execArgv: script.execArgv,
+    });
     this.worker.on('message', (raw: unknown) => this.receive(raw));
     this.worker.on('error', (cause) => this.fail(`the engine stopped: ${describeError(cause)}`));
     this.worker.on('exit', (code) => this.fail(`the engine exited (code ${code})`));
@@ -68,11 +75,19 @@ export class EngineWorkerClient implements Disposable {
     return this.request({ type: 'open', folder });
   }
 
-  index(root: string, onProgress?: (progress: IndexProgress) => void, signal?: AbortSignal): Promise<Result<IndexSummary>> {
+  index(
+    root: string,
+    onProgress?: (progress: IndexProgress) => void,
+    signal?: AbortSignal,
+  ): Promise<Result<IndexSummary>> {
     return this.request({ type: 'index', root }, onProgress, signal);
   }
 
-  update(root: string, paths: string[], onProgress?: (progress: IndexProgress) => void): Promise<Result<IndexSummary>> {
+  update(
+    root: string,
+    paths: string[],
+    onProgress?: (progress: IndexProgress) => void,
+  ): Promise<Result<IndexSummary>> {
     return this.request({ type: 'update', root, paths }, onProgress);
   }
 
@@ -80,12 +95,21 @@ export class EngineWorkerClient implements Disposable {
     return this.request({ type: 'stats', root });
   }
 
-  search(root: string, query: string, mode: SearchMode = 'fast'): Promise<Result<{ spans: Span[]; metadata: SearchMetadata }>> {
+  search(
+    root: string,
+    query: string,
+    mode: SearchMode = 'fast',
+  ): Promise<Result<{ spans: Span[]; metadata: SearchMetadata }>> {
     return this.request({ type: 'search', root, query, mode });
   }
 
   /** Answers a question; the answer's text streams to `onText`, agent steps to `onStep`. */
-  ask(root: string, options: AskOptions, callbacks: { onText?: (text: string) => void; onStep?: (step: AgentStep) => void } = {}, signal?: AbortSignal): Promise<Result<Answer>> {
+  ask(
+    root: string,
+    options: AskOptions,
+    callbacks: { onText?: (text: string) => void; onStep?: (step: AgentStep) => void } = {},
+    signal?: AbortSignal,
+  ): Promise<Result<Answer>> {
     return this.request({ type: 'ask', root, ...options }, undefined, signal, callbacks);
   }
 
@@ -126,27 +150,46 @@ export class EngineWorkerClient implements Disposable {
     this.exitEmitter.dispose();
   }
 
-  private request<T>(message: Outgoing, onProgress?: (progress: IndexProgress) => void, signal?: AbortSignal, streams: Pick<Pending, 'onText' | 'onStep'> = {}): Promise<Result<T>> {
+  private request<T>(
+    message: Outgoing,
+    onProgress?: (progress: IndexProgress) => void,
+    signal?: AbortSignal,
+    streams: Pick<Pending, 'onText' | 'onStep'> = {},
+  ): Promise<Result<T>> {
     if (this.disposed) return Promise.resolve(fail('cancelled', 'The engine was shut down.'));
     // a message to a worker that has stopped would never be answered
-    if (this.stopped) return Promise.resolve(fail('io_error', `The request failed because ${this.stopped}.`));
+    if (this.stopped)
+      return Promise.resolve(fail('io_error', `The request failed because ${this.stopped}.`));
     const id = this.nextId++;
     return new Promise((resolve) => {
-      this.pending.set(id, { resolve: resolve as (result: Result<unknown>) => void, ...(onProgress ? { onProgress } : {}), ...streams });
-      signal?.addEventListener('abort', () => this.worker.postMessage({ id: this.nextId++, type: 'cancel', target: id }), { once: true });
+      this.pending.set(id, {
+        resolve: resolve as (result: Result<unknown>) => void,
+        ...(onProgress ? { onProgress } : {}),
+        ...streams,
+      });
+      signal?.addEventListener(
+        'abort',
+        () => this.worker.postMessage({ id: this.nextId++, type: 'cancel', target: id }),
+        { once: true },
+      );
       this.worker.postMessage({ ...message, id });
     });
   }
 
   private receive(raw: unknown): void {
     const parsed = WorkerMessage.safeParse(raw);
-    if (!parsed.success) return this.logEmitter.fire(protocolError(parsed.error.issues[0]?.message ?? 'unknown'));
+    if (!parsed.success)
+      return this.logEmitter.fire(protocolError(parsed.error.issues[0]?.message ?? 'unknown'));
     const message = parsed.data;
     switch (message.type) {
       case 'response': {
         const pending = this.pending.get(message.id);
         this.pending.delete(message.id);
-        pending?.resolve(message.result.ok ? { ok: true, value: message.result.value } : { ok: false, error: message.result.error as EngineError });
+        pending?.resolve(
+          message.result.ok
+            ? { ok: true, value: message.result.value }
+            : { ok: false, error: message.result.error as EngineError },
+        );
         return;
       }
       case 'progress':
@@ -180,26 +223,49 @@ export class EngineWorkerClient implements Disposable {
     this.hostCalls.set(callId, controller);
     let result: Result<string | AssistantTurn>;
     try {
-      result = this.llmHandler ? await this.llmHandler(call, (delta) => this.worker.postMessage({ type: 'llmDelta', callId, delta }), controller.signal) : fail('model_unavailable', "VS Code's language models are not available here.");
+      result = this.llmHandler
+        ? await this.llmHandler(
+            call,
+            (delta) => this.worker.postMessage({ type: 'llmDelta', callId, delta }),
+            controller.signal,
+          )
+        : fail('model_unavailable', "VS Code's language models are not available here.");
     } catch (cause) {
       // the worker waits for a reply to every call: a handler that throws still gets one
-      result = fail('model_unavailable', `VS Code's language model failed: ${describeError(cause)}`);
+      result = fail(
+        'model_unavailable',
+        `VS Code's language model failed: ${describeError(cause)}`,
+      );
     } finally {
       this.hostCalls.delete(callId);
     }
-    if (!this.disposed) this.worker.postMessage({ type: 'llmReply', callId, result: result.ok ? { ok: true, value: result.value } : { ok: false, error: { ...result.error } } });
+    if (!this.disposed)
+      this.worker.postMessage({
+        type: 'llmReply',
+        callId,
+        result: result.ok
+          ? { ok: true, value: result.value }
+          : { ok: false, error: { ...result.error } },
+      });
   }
 
   private fail(reason: string): void {
     this.stopped ??= reason;
-    for (const pending of this.pending.values()) pending.resolve(fail('io_error', `The request failed because ${reason}.`));
+    for (const pending of this.pending.values())
+      pending.resolve(fail('io_error', `The request failed because ${reason}.`));
     this.pending.clear();
     if (!this.disposed) this.exitEmitter.fire(reason);
   }
 }
 
 function protocolError(reason: string): LogEvent {
-  return { time: new Date().toISOString(), level: 'error', event: 'engine_protocol_error', module: 'host.client', reason };
+  return {
+    time: new Date().toISOString(),
+    level: 'error',
+    event: 'engine_protocol_error',
+    module: 'host.client',
+    reason,
+  };
 }
 
 /** The bundle ships engine-worker.js beside the extension; from sources it runs through tsx. */

@@ -6,7 +6,13 @@ import { describeError, fail, ok, type Result } from '../util/result';
 import { LatestThrottle } from '../util/throttle';
 import type { AssistantTurn, LlmClient } from '../llm/client';
 import { createLlmClient } from '../llm/factory';
-import { LlmReply, Request, type FolderOptions, type LlmWire, type WorkerMessage } from './protocol';
+import {
+  LlmReply,
+  Request,
+  type FolderOptions,
+  type LlmWire,
+  type WorkerMessage,
+} from './protocol';
 import { RemoteLlmClient, type RemoteCall } from './remote-llm';
 
 /**
@@ -26,10 +32,19 @@ const UPDATE_INTERVAL_MS = 50;
 const cancellations = new Map<number, AbortController>();
 const { logLevel } = (workerData ?? {}) as { logLevel?: LogLevel };
 
-logHub.addSink({ minLevel: logLevel ?? 'info', write: (event) => post({ type: 'log', event: { ...event } }) });
+logHub.addSink({
+  minLevel: logLevel ?? 'info',
+  write: (event) => post({ type: 'log', event: { ...event } }),
+});
 
 /** Model calls sent to the host, waiting for its reply. */
-const remoteCalls = new Map<number, { resolve: (result: Result<string | AssistantTurn>) => void; onDelta: ((delta: string) => void) | undefined }>();
+const remoteCalls = new Map<
+  number,
+  {
+    resolve: (result: Result<string | AssistantTurn>) => void;
+    onDelta: ((delta: string) => void) | undefined;
+  }
+>();
 let nextCallId = 1;
 
 port.on('message', (raw: unknown) => {
@@ -37,12 +52,15 @@ port.on('message', (raw: unknown) => {
   if (type === 'llmDelta' || type === 'llmReply') {
     const reply = LlmReply.safeParse(raw);
     if (reply.success) return receiveReply(reply.data);
-    return log.warn('model_reply_rejected', { reason: reply.error.issues[0]?.message ?? 'malformed' });
+    return log.warn('model_reply_rejected', {
+      reason: reply.error.issues[0]?.message ?? 'malformed',
+    });
   }
   const parsed = Request.safeParse(raw);
   if (!parsed.success) {
     const id = (raw as { id?: unknown } | null)?.id;
-    if (typeof id === 'number') respond(id, fail('invalid_input', `Malformed request: ${parsed.error.issues[0]?.message}`));
+    if (typeof id === 'number')
+      respond(id, fail('invalid_input', `Malformed request: ${parsed.error.issues[0]?.message}`));
     return;
   }
   void handle(parsed.data);
@@ -70,16 +88,23 @@ async function dispatch(request: Exclude<Request, { type: 'cancel' }>): Promise<
     case 'index':
       return withProgress(request.id, engine, (signal) => engine.index(signal));
     case 'update':
-      return withProgress(request.id, engine, (signal) => engine.updateFiles(request.paths, signal));
+      return withProgress(request.id, engine, (signal) =>
+        engine.updateFiles(request.paths, signal),
+      );
     case 'stats':
       return ok(engine.stats());
     case 'search': {
       const result = await engine.search({ query: request.query, mode: request.mode });
-      return result.ok ? ok({ spans: result.value.spans, metadata: result.value.metadata }) : result;
+      return result.ok
+        ? ok({ spans: result.value.spans, metadata: result.value.metadata })
+        : result;
     }
     case 'ask': {
       // the engine hands over the whole text so far: only the latest is worth sending
-      const text = new LatestThrottle<string>((latest) => post({ type: 'answerText', id: request.id, text: latest }), UPDATE_INTERVAL_MS);
+      const text = new LatestThrottle<string>(
+        (latest) => post({ type: 'answerText', id: request.id, text: latest }),
+        UPDATE_INTERVAL_MS,
+      );
       try {
         return await withCancellation(request.id, (signal) =>
           engine.ask({
@@ -118,7 +143,10 @@ async function dispatch(request: Exclude<Request, { type: 'cancel' }>): Promise<
  */
 function inLifecycle<T>(root: string, step: () => Promise<T>): Promise<T> {
   const next = (lifecycles.get(root) ?? Promise.resolve()).then(step, step);
-  lifecycles.set(root, next.catch(() => undefined));
+  lifecycles.set(
+    root,
+    next.catch(() => undefined),
+  );
   return next;
 }
 
@@ -139,17 +167,29 @@ async function openNow(folder: FolderOptions): Promise<Result<unknown>> {
   engines.get(folder.root)?.dispose();
   engines.delete(folder.root);
   const { summarizer, ...options } = folder;
-  const opened = await Engine.open({ ...options, summarizer: summarizer ? llmFor(summarizer) : null });
+  const opened = await Engine.open({
+    ...options,
+    summarizer: summarizer ? llmFor(summarizer) : null,
+  });
   if (!opened.ok) return opened;
   const engine = opened.value;
   engines.set(folder.root, engine);
-  engine.onDidChangeIndex((change) => post({ type: 'changed', root: folder.root, paths: [...change.paths] }));
+  engine.onDidChangeIndex((change) =>
+    post({ type: 'changed', root: folder.root, paths: [...change.paths] }),
+  );
   return ok({ stats: engine.stats(), notices: engine.notices });
 }
 
 /** Runs an indexing request, forwarding its progress and letting a `cancel` request stop it. */
-async function withProgress<T>(id: number, engine: Engine, run: (signal: AbortSignal) => Promise<Result<T>>): Promise<Result<T>> {
-  const updates = new LatestThrottle<IndexProgress>((progress) => post({ type: 'progress', id, progress: { ...progress } }), UPDATE_INTERVAL_MS);
+async function withProgress<T>(
+  id: number,
+  engine: Engine,
+  run: (signal: AbortSignal) => Promise<Result<T>>,
+): Promise<Result<T>> {
+  const updates = new LatestThrottle<IndexProgress>(
+    (progress) => post({ type: 'progress', id, progress: { ...progress } }),
+    UPDATE_INTERVAL_MS,
+  );
   let stage: IndexProgress['stage'] | null = null;
   const subscription = engine.onProgress((progress) => {
     // a new stage is shown at once; counts within a stage at most every interval
@@ -165,7 +205,10 @@ async function withProgress<T>(id: number, engine: Engine, run: (signal: AbortSi
 }
 
 /** Runs a request that a `cancel` request can stop. */
-async function withCancellation<T>(id: number, run: (signal: AbortSignal) => Promise<Result<T>>): Promise<Result<T>> {
+async function withCancellation<T>(
+  id: number,
+  run: (signal: AbortSignal) => Promise<Result<T>>,
+): Promise<Result<T>> {
   const controller = new AbortController();
   cancellations.set(id, controller);
   try {
@@ -177,11 +220,16 @@ async function withCancellation<T>(id: number, run: (signal: AbortSignal) => Pro
 
 /** The client for the model the editor chose: HTTP backends run here, VS Code's in the host. */
 function llmFor(wire: LlmWire): LlmClient | null {
-  if (wire.provider === 'vscode') return new RemoteLlmClient(wire.model || 'default', callHost, wire.logPrompts ?? false);
+  if (wire.provider === 'vscode')
+    return new RemoteLlmClient(wire.model || 'default', callHost, wire.logPrompts ?? false);
   return createLlmClient({ ...wire, provider: wire.provider });
 }
 
-function callHost(call: RemoteCall, onDelta: ((delta: string) => void) | undefined, signal: AbortSignal | undefined): Promise<Result<string | AssistantTurn>> {
+function callHost(
+  call: RemoteCall,
+  onDelta: ((delta: string) => void) | undefined,
+  signal: AbortSignal | undefined,
+): Promise<Result<string | AssistantTurn>> {
   const callId = nextCallId++;
   return new Promise((resolve) => {
     if (signal?.aborted) return resolve(fail('cancelled', 'The question was cancelled.'));
@@ -204,11 +252,21 @@ function receiveReply(reply: LlmReply): void {
   if (!pending) return;
   if (reply.type === 'llmDelta') return pending.onDelta?.(reply.delta);
   remoteCalls.delete(reply.callId);
-  pending.resolve(reply.result.ok ? { ok: true, value: reply.result.value as string | AssistantTurn } : fail(reply.result.error.code as Parameters<typeof fail>[0], reply.result.error.message));
+  pending.resolve(
+    reply.result.ok
+      ? { ok: true, value: reply.result.value as string | AssistantTurn }
+      : fail(reply.result.error.code as Parameters<typeof fail>[0], reply.result.error.message),
+  );
 }
 
 function respond(id: number, result: Result<unknown>): void {
-  post({ type: 'response', id, result: result.ok ? { ok: true, value: result.value } : { ok: false, error: { ...result.error } } });
+  post({
+    type: 'response',
+    id,
+    result: result.ok
+      ? { ok: true, value: result.value }
+      : { ok: false, error: { ...result.error } },
+  });
 }
 
 function post(message: WorkerMessage): void {

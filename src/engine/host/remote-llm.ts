@@ -1,5 +1,21 @@
-import type { AssistantTurn, ConversationMessage, ConversationRequest, LlmClient, StructuredRequest, TextRequest } from '../llm/client';
-import { callSettings, completeStructured, conversationPromptText, loggedCall, objectJsonSchema, withSchemaInstructions, type CallSettings, type ChatTurn } from '../llm/structured';
+import type {
+  AssistantTurn,
+  ConversationMessage,
+  ConversationRequest,
+  LlmClient,
+  StructuredRequest,
+  TextRequest,
+} from '../llm/client';
+import {
+  callSettings,
+  completeStructured,
+  conversationPromptText,
+  loggedCall,
+  objectJsonSchema,
+  withSchemaInstructions,
+  type CallSettings,
+  type ChatTurn,
+} from '../llm/structured';
 import { fail, type Result } from '../util/result';
 
 /**
@@ -16,11 +32,26 @@ export interface WireTool {
 
 /** `model` is the editor's choice as configured: '' or 'default' for its first model, a family, or `id:…`. */
 export type RemoteCall =
-  | { readonly kind: 'text'; readonly model: string; readonly system: string; readonly turns: readonly ChatTurn[] }
-  | { readonly kind: 'converse'; readonly model: string; readonly system: string; readonly messages: readonly ConversationMessage[]; readonly tools: readonly WireTool[] };
+  | {
+      readonly kind: 'text';
+      readonly model: string;
+      readonly system: string;
+      readonly turns: readonly ChatTurn[];
+    }
+  | {
+      readonly kind: 'converse';
+      readonly model: string;
+      readonly system: string;
+      readonly messages: readonly ConversationMessage[];
+      readonly tools: readonly WireTool[];
+    };
 
 /** Sends one call to the host; `onDelta` receives text as it arrives. */
-export type RemoteTransport = (call: RemoteCall, onDelta: ((delta: string) => void) | undefined, signal: AbortSignal | undefined) => Promise<Result<string | AssistantTurn>>;
+export type RemoteTransport = (
+  call: RemoteCall,
+  onDelta: ((delta: string) => void) | undefined,
+  signal: AbortSignal | undefined,
+) => Promise<Result<string | AssistantTurn>>;
 
 export class RemoteLlmClient implements LlmClient {
   readonly backend = 'vscode';
@@ -40,14 +71,29 @@ export class RemoteLlmClient implements LlmClient {
     const system = withSchemaInstructions(request.system, jsonSchema.value);
     return completeStructured(this.settings, request, async (turns, onJsonSoFar) => {
       let soFar = '';
-      const result = await this.send({ kind: 'text', model: this.model, system, turns }, onJsonSoFar ? (delta) => onJsonSoFar((soFar += delta)) : undefined, request.signal);
+      const result = await this.send(
+        { kind: 'text', model: this.model, system, turns },
+        onJsonSoFar ? (delta) => onJsonSoFar((soFar += delta)) : undefined,
+        request.signal,
+      );
       return asText(result);
     });
   }
 
   stream(request: TextRequest): Promise<Result<string>> {
     return loggedCall(this.settings, 'text', `${request.system}\n\n${request.prompt}`, async () =>
-      asText(await this.send({ kind: 'text', model: this.model, system: request.system, turns: [{ role: 'user', content: request.prompt }] }, request.onText, request.signal)),
+      asText(
+        await this.send(
+          {
+            kind: 'text',
+            model: this.model,
+            system: request.system,
+            turns: [{ role: 'user', content: request.prompt }],
+          },
+          request.onText,
+          request.signal,
+        ),
+      ),
     );
   }
 
@@ -59,14 +105,28 @@ export class RemoteLlmClient implements LlmClient {
       tools.push({ name: tool.name, description: tool.description, inputSchema: schema.value });
     }
     return loggedCall(this.settings, 'conversation', conversationPromptText(request), async () => {
-      const result = await this.send({ kind: 'converse', model: this.model, system: request.system, messages: request.messages, tools }, undefined, request.signal);
+      const result = await this.send(
+        {
+          kind: 'converse',
+          model: this.model,
+          system: request.system,
+          messages: request.messages,
+          tools,
+        },
+        undefined,
+        request.signal,
+      );
       if (!result.ok) return result;
-      return typeof result.value === 'string' ? fail('model_unavailable', 'The editor answered a conversation turn with text only.') : { ok: true, value: result.value };
+      return typeof result.value === 'string'
+        ? fail('model_unavailable', 'The editor answered a conversation turn with text only.')
+        : { ok: true, value: result.value };
     });
   }
 }
 
 function asText(result: Result<string | AssistantTurn>): Result<string> {
   if (!result.ok) return result;
-  return typeof result.value === 'string' ? { ok: true, value: result.value } : { ok: true, value: result.value.text };
+  return typeof result.value === 'string'
+    ? { ok: true, value: result.value }
+    : { ok: true, value: result.value.text };
 }

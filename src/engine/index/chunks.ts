@@ -32,11 +32,21 @@ export const MODULE_CODE_MARKER = 'Module-level code:';
 const SEGMENT_GAP = 2;
 const NONE = 'None';
 
-export function chunkId(path: string, className: string | null, functionName: string | null, level: string): string {
+export function chunkId(
+  path: string,
+  className: string | null,
+  functionName: string | null,
+  level: string,
+): string {
   return `${path}::${className ?? NONE}::${functionName ?? NONE}::${level}`;
 }
 
-export function buildFileChunks(path: string, language: LanguageId, source: string, extraction: Extraction): FileChunks {
+export function buildFileChunks(
+  path: string,
+  language: LanguageId,
+  source: string,
+  extraction: Extraction,
+): FileChunks {
   const lines = source.split('\n');
   const fileId = chunkId(path, null, null, 'file');
   const chunks: Chunk[] = [];
@@ -47,7 +57,12 @@ export function buildFileChunks(path: string, language: LanguageId, source: stri
   // Go methods, Rust impls and C++ `Foo::bar` are defined outside their type: find it by name.
   const containerIndex = new Map<string, number>();
   definitions.forEach((definition, i) => {
-    if (definition.isContainer && !definition.insideFunction && !containerIndex.has(definition.facts.qualifiedName)) containerIndex.set(definition.facts.qualifiedName, i);
+    if (
+      definition.isContainer &&
+      !definition.insideFunction &&
+      !containerIndex.has(definition.facts.qualifiedName)
+    )
+      containerIndex.set(definition.facts.qualifiedName, i);
   });
 
   for (let i = 0; i < definitions.length; i++) {
@@ -57,14 +72,23 @@ export function buildFileChunks(path: string, language: LanguageId, source: stri
       continue;
     }
     const facts = definition.facts;
-    const parentClassId = definition.parentIndex >= 0 ? chunkOf[definition.parentIndex] ?? null : null;
+    const parentClassId =
+      definition.parentIndex >= 0 ? (chunkOf[definition.parentIndex] ?? null) : null;
     const ownerIndex = facts.className ? containerIndex.get(facts.className) : undefined;
-    const ownerChunk = ownerIndex !== undefined && ownerIndex < i ? chunkOf[ownerIndex] ?? null : null;
+    const ownerChunk =
+      ownerIndex !== undefined && ownerIndex < i ? (chunkOf[ownerIndex] ?? null) : null;
     if (definition.isContainer) {
-      const id = uniqueId(usedIds, (suffix) => chunkId(path, facts.qualifiedName + suffix, null, 'class'));
+      const id = uniqueId(usedIds, (suffix) =>
+        chunkId(path, facts.qualifiedName + suffix, null, 'class'),
+      );
       chunkOf[i] = id;
       const members = definitions.filter((member) => member.parentIndex === i);
-      const segments = uncoveredSegments(lines, definition.chunkStartLine, definition.chunkEndLine, members);
+      const segments = uncoveredSegments(
+        lines,
+        definition.chunkStartLine,
+        definition.chunkEndLine,
+        members,
+      );
       chunks.push(
         chunk(id, 'class', {
           className: facts.qualifiedName,
@@ -72,24 +96,39 @@ export function buildFileChunks(path: string, language: LanguageId, source: stri
           startLine: definition.chunkStartLine,
           endLine: definition.chunkEndLine,
           parentClassId,
-          content: classContent(definition, definitions, i, (member) => member.facts.className === facts.qualifiedName && !member.isContainer && !member.insideFunction, segmentText(lines, segments)),
+          content: classContent(
+            definition,
+            definitions,
+            i,
+            (member) =>
+              member.facts.className === facts.qualifiedName &&
+              !member.isContainer &&
+              !member.insideFunction,
+            segmentText(lines, segments),
+          ),
           segments,
         }),
       );
       continue;
     }
-    const id = uniqueId(usedIds, (suffix) => chunkId(path, facts.className, facts.name + suffix, 'function'));
+    const id = uniqueId(usedIds, (suffix) =>
+      chunkId(path, facts.className, facts.name + suffix, 'function'),
+    );
     chunkOf[i] = id;
     const lineCount = definition.chunkEndLine - definition.chunkStartLine + 1;
     const flaggedForSummary = lineCount >= SUMMARIZE_MIN_LINES;
-    if (flaggedForSummary) flagged.push({ chunkId: id, functionName: facts.qualifiedName, lineCount });
+    if (flaggedForSummary)
+      flagged.push({ chunkId: id, functionName: facts.qualifiedName, lineCount });
     chunks.push(
       chunk(id, 'function', {
         className: facts.className,
         functionName: facts.name,
         startLine: definition.chunkStartLine,
         endLine: definition.chunkEndLine,
-        parentClassId: definition.parentIndex >= 0 && definitions[definition.parentIndex]!.isContainer ? parentClassId : ownerChunk,
+        parentClassId:
+          definition.parentIndex >= 0 && definitions[definition.parentIndex]!.isContainer
+            ? parentClassId
+            : ownerChunk,
         content: lines.slice(definition.chunkStartLine - 1, definition.chunkEndLine).join('\n'),
         originalLineCount: flaggedForSummary ? lineCount : null,
       }),
@@ -110,7 +149,10 @@ export function buildFileChunks(path: string, language: LanguageId, source: stri
     }),
   );
 
-  const symbols: SymbolFacts[] = definitions.map((definition, i) => ({ ...definition.facts, chunkId: chunkOf[i] ?? fileId }));
+  const symbols: SymbolFacts[] = definitions.map((definition, i) => ({
+    ...definition.facts,
+    chunkId: chunkOf[i] ?? fileId,
+  }));
   const usedFactIds = new Set<string>();
   const facts: CodeFact[] = symbols.map((symbol) => ({
     ...symbol,
@@ -137,7 +179,10 @@ export function buildFileChunks(path: string, language: LanguageId, source: stri
   function chunk(
     id: string,
     level: 'file' | 'class' | 'function',
-    fields: Pick<Chunk, 'className' | 'functionName' | 'startLine' | 'endLine' | 'parentClassId' | 'content'> & {
+    fields: Pick<
+      Chunk,
+      'className' | 'functionName' | 'startLine' | 'endLine' | 'parentClassId' | 'content'
+    > & {
       originalLineCount?: number | null;
       segments?: Chunk['segments'];
     },
@@ -168,9 +213,20 @@ export function buildFileChunks(path: string, language: LanguageId, source: stri
  * The non-blank lines of [start, end] that no nested definition's chunk covers, grouped into
  * segments that split at runs of blank lines: a file's module-level code, a class's own body.
  */
-function uncoveredSegments(lines: readonly string[], start: number, end: number, nested: readonly Definition[]): Segment[] {
+function uncoveredSegments(
+  lines: readonly string[],
+  start: number,
+  end: number,
+  nested: readonly Definition[],
+): Segment[] {
   const covered = new Uint8Array(end + 2);
-  for (const definition of nested) for (let line = definition.chunkStartLine; line <= definition.chunkEndLine && line <= end; line++) covered[line] = 1;
+  for (const definition of nested)
+    for (
+      let line = definition.chunkStartLine;
+      line <= definition.chunkEndLine && line <= end;
+      line++
+    )
+      covered[line] = 1;
   const segments: Segment[] = [];
   let open = -1;
   let lastCode = -1;
@@ -196,12 +252,23 @@ function segmentText(lines: readonly string[], segments: readonly Segment[]): st
   const out: string[] = [];
   for (const [start, end] of segments) {
     if (out.length >= MAX_SEGMENT_LINES_IN_CONTENT) break;
-    out.push(...lines.slice(start - 1, Math.min(end, start - 1 + MAX_SEGMENT_LINES_IN_CONTENT - out.length)));
+    out.push(
+      ...lines.slice(
+        start - 1,
+        Math.min(end, start - 1 + MAX_SEGMENT_LINES_IN_CONTENT - out.length),
+      ),
+    );
   }
   return out.join('\n');
 }
 
-function moduleFact(path: string, language: LanguageId, extraction: Extraction, fileId: string, used: Set<string>): CodeFact {
+function moduleFact(
+  path: string,
+  language: LanguageId,
+  extraction: Extraction,
+  fileId: string,
+  used: Set<string>,
+): CodeFact {
   const scope = extraction.moduleScope;
   return {
     id: uniqueId(used, (suffix) => `${path}::${MODULE_QUALIFIED_NAME}${suffix}`),
@@ -233,7 +300,12 @@ function uniqueId(used: Set<string>, make: (suffix: string) => string): string {
   return id;
 }
 
-function fileContent(path: string, language: LanguageId, extraction: Extraction, moduleCode: string): string {
+function fileContent(
+  path: string,
+  language: LanguageId,
+  extraction: Extraction,
+  moduleCode: string,
+): string {
   const out = [`File: ${path}`, `Language: ${language}`];
   if (extraction.moduleDoc) out.push(`Docstring: ${extraction.moduleDoc}`);
   if (extraction.moduleScope.importLines.length) {
@@ -251,11 +323,19 @@ function fileContent(path: string, language: LanguageId, extraction: Extraction,
 }
 
 /** A class chunk: its own code (header, documentation, attributes), then its members' signatures. */
-function classContent(definition: Definition, definitions: readonly Definition[], index: number, isOutsideMember: (member: Definition) => boolean, ownCode: string): string {
+function classContent(
+  definition: Definition,
+  definitions: readonly Definition[],
+  index: number,
+  isOutsideMember: (member: Definition) => boolean,
+  ownCode: string,
+): string {
   const out = [ownCode || definition.facts.signature];
   definitions.forEach((member) => {
-    if (member.parentIndex === index) out.push(indent(member.isContainer ? `${member.facts.signature} …` : member.facts.signature));
-    else if (member.parentIndex !== index && isOutsideMember(member)) out.push(indent(member.facts.signature));
+    if (member.parentIndex === index)
+      out.push(indent(member.isContainer ? `${member.facts.signature} …` : member.facts.signature));
+    else if (member.parentIndex !== index && isOutsideMember(member))
+      out.push(indent(member.facts.signature));
   });
   return out.join('\n');
 }
@@ -269,6 +349,7 @@ function indent(text: string): string {
 
 function nestingDepth(definitions: readonly Definition[], definition: Definition): number {
   let depth = 0;
-  for (let parent = definition.parentIndex; parent >= 0; parent = definitions[parent]!.parentIndex) depth++;
+  for (let parent = definition.parentIndex; parent >= 0; parent = definitions[parent]!.parentIndex)
+    depth++;
   return depth;
 }

@@ -33,7 +33,8 @@ export function planDirectoryUnits(files: Iterable<string>): DirectoryUnit[] {
     let size = subtreeSize.get(directory);
     if (size === undefined) {
       const entry = tree.get(directory)!;
-      size = entry.files.length + [...entry.children].reduce((sum, child) => sum + sizeOf(child), 0);
+      size =
+        entry.files.length + [...entry.children].reduce((sum, child) => sum + sizeOf(child), 0);
       subtreeSize.set(directory, size);
     }
     return size;
@@ -47,7 +48,11 @@ export function planDirectoryUnits(files: Iterable<string>): DirectoryUnit[] {
   const visit = (start: string) => {
     // A folder with no files of its own and one subfolder covers exactly what that subfolder does.
     let directory = start;
-    for (let entry = tree.get(directory)!; !entry.files.length && entry.children.size === 1; entry = tree.get(directory)!) {
+    for (
+      let entry = tree.get(directory)!;
+      !entry.files.length && entry.children.size === 1;
+      entry = tree.get(directory)!
+    ) {
       directory = [...entry.children][0]!;
     }
     const size = sizeOf(directory);
@@ -57,7 +62,8 @@ export function planDirectoryUnits(files: Iterable<string>): DirectoryUnit[] {
       return;
     }
     const direct = tree.get(directory)!.files;
-    if (direct.length >= MIN_DIRECTORY_FILES && direct.length <= MAX_DIRECTORY_FILES) units.push({ directory, files: [...direct].sort() });
+    if (direct.length >= MIN_DIRECTORY_FILES && direct.length <= MAX_DIRECTORY_FILES)
+      units.push({ directory, files: [...direct].sort() });
     for (const child of [...tree.get(directory)!.children].sort()) visit(child);
   };
   visit('.');
@@ -74,16 +80,29 @@ const MAX_EXPORTED = 12;
 const SUMMARY_SENTENCE = 140;
 
 /** The chunk for one unit, in the seed's format: files, one-line summaries, internal imports, exports. */
-export function buildDirectoryChunk(unit: DirectoryUnit, graph: CodeGraph, parentDirectoryId: string | null): Chunk {
+export function buildDirectoryChunk(
+  unit: DirectoryUnit,
+  graph: CodeGraph,
+  parentDirectoryId: string | null,
+): Chunk {
   const label = unit.directory === '.' ? './' : `${unit.directory}/`;
-  const relative = (file: string) => (unit.directory === '.' ? file : file.slice(unit.directory.length + 1));
-  const lines = [`Directory: ${label}`, `Files: [${unit.files.map(relative).join(', ')}]`, '', 'File summaries:'];
+  const relative = (file: string) =>
+    unit.directory === '.' ? file : file.slice(unit.directory.length + 1);
+  const lines = [
+    `Directory: ${label}`,
+    `Files: [${unit.files.map(relative).join(', ')}]`,
+    '',
+    'File summaries:',
+  ];
   for (const file of unit.files) lines.push(`  ${relative(file)}: ${fileSummary(file, graph)}`);
 
   const internal = internalImports(unit, graph);
   if (internal.length) {
     lines.push('', 'Internal import relationships:');
-    for (const { from, to, names } of internal) lines.push(`  ${relative(from)} imports from ${relative(to)}${names.length ? ` (${names.join(', ')})` : ''}`);
+    for (const { from, to, names } of internal)
+      lines.push(
+        `  ${relative(from)} imports from ${relative(to)}${names.length ? ` (${names.join(', ')})` : ''}`,
+      );
   }
   const exported = mostUsedDefinitions(unit, graph);
   if (exported.length) lines.push('', 'Most exported identifiers:', `  ${exported.join(', ')}`);
@@ -115,15 +134,31 @@ export function fileSummary(file: string, graph: CodeGraph): string {
   const parts: string[] = [];
   const doc = module?.docstring ? firstSentence(module.docstring) : null;
   if (doc) parts.push(doc);
-  const imported = [...new Set((module?.imports ?? []).map((binding) => moduleLabel(binding.module)).filter(Boolean))];
-  if (imported.length) parts.push(`imports ${imported.slice(0, MAX_IMPORTED_MODULES).join(', ')}${imported.length > MAX_IMPORTED_MODULES ? ', …' : ''}`);
-  const defined = graph.factsInFile(file).filter((fact) => fact.parent === null && fact.kind !== 'module').map((fact) => fact.qualifiedName);
+  const imported = [
+    ...new Set(
+      (module?.imports ?? []).map((binding) => moduleLabel(binding.module)).filter(Boolean),
+    ),
+  ];
+  if (imported.length)
+    parts.push(
+      `imports ${imported.slice(0, MAX_IMPORTED_MODULES).join(', ')}${imported.length > MAX_IMPORTED_MODULES ? ', …' : ''}`,
+    );
+  const defined = graph
+    .factsInFile(file)
+    .filter((fact) => fact.parent === null && fact.kind !== 'module')
+    .map((fact) => fact.qualifiedName);
   const names = [...new Set(defined)];
-  if (names.length) parts.push(`defines ${names.slice(0, MAX_DEFINED_NAMES).join(', ')}${names.length > MAX_DEFINED_NAMES ? ', …' : ''}`);
+  if (names.length)
+    parts.push(
+      `defines ${names.slice(0, MAX_DEFINED_NAMES).join(', ')}${names.length > MAX_DEFINED_NAMES ? ', …' : ''}`,
+    );
   return parts.length ? `${parts.join('. ')}` : 'no definitions';
 }
 
-function internalImports(unit: DirectoryUnit, graph: CodeGraph): { from: string; to: string; names: string[] }[] {
+function internalImports(
+  unit: DirectoryUnit,
+  graph: CodeGraph,
+): { from: string; to: string; names: string[] }[] {
   const inUnit = new Set(unit.files);
   const out: { from: string; to: string; names: string[] }[] = [];
   for (const file of unit.files) {
@@ -136,7 +171,8 @@ function internalImports(unit: DirectoryUnit, graph: CodeGraph): { from: string;
         if (target === file || !inUnit.has(target)) continue;
         let names = byTarget.get(target);
         if (!names) byTarget.set(target, (names = new Set()));
-        if (binding.imported && binding.imported !== '*' && binding.imported !== 'default') names.add(binding.imported);
+        if (binding.imported && binding.imported !== '*' && binding.imported !== 'default')
+          names.add(binding.imported);
       }
     }
     for (const [target, names] of byTarget) out.push({ from: file, to: target, names: [...names] });
@@ -150,7 +186,9 @@ function mostUsedDefinitions(unit: DirectoryUnit, graph: CodeGraph): string[] {
   for (const file of unit.files) {
     for (const fact of graph.factsInFile(file)) {
       if (fact.parent !== null || fact.kind === 'module' || fact.name.startsWith('_')) continue;
-      const uses = graph.callers(fact.id).filter((call) => !call.callerId.startsWith(`${file}::`)).length;
+      const uses = graph
+        .callers(fact.id)
+        .filter((call) => !call.callerId.startsWith(`${file}::`)).length;
       ranked.push({ name: fact.qualifiedName, uses });
     }
   }
@@ -178,5 +216,7 @@ function firstSentence(text: string): string {
   const flat = text.replace(/\s+/g, ' ').trim();
   const end = flat.search(/[.!?](\s|$)/);
   const sentence = end >= 0 ? flat.slice(0, end + 1) : flat;
-  return sentence.length > SUMMARY_SENTENCE ? `${sentence.slice(0, SUMMARY_SENTENCE)}…` : sentence.replace(/\.$/, '');
+  return sentence.length > SUMMARY_SENTENCE
+    ? `${sentence.slice(0, SUMMARY_SENTENCE)}…`
+    : sentence.replace(/\.$/, '');
 }

@@ -55,12 +55,22 @@ interface RawDefinition {
 
 type ScopedItem =
   | { readonly at: number; readonly type: 'call'; readonly call: CallSite }
-  | { readonly at: number; readonly type: 'raise'; readonly exception: string | null; readonly message: string | null }
+  | {
+      readonly at: number;
+      readonly type: 'raise';
+      readonly exception: string | null;
+      readonly message: string | null;
+    }
   | { readonly at: number; readonly type: 'errorString'; readonly message: string }
   | { readonly at: number; readonly type: 'mutation'; readonly target: MutationTarget }
   | { readonly at: number; readonly type: 'binding'; readonly name: string }
   | { readonly at: number; readonly type: 'global'; readonly name: string }
-  | { readonly at: number; readonly type: 'import'; readonly bindings: ImportBinding[]; readonly line: string };
+  | {
+      readonly at: number;
+      readonly type: 'import';
+      readonly bindings: ImportBinding[];
+      readonly line: string;
+    };
 
 interface MutationTarget {
   /** `self.x` style attribute of the current object. */
@@ -73,7 +83,15 @@ interface MutationTarget {
   readonly attribute?: string;
 }
 
-const PRIMARY_CAPTURES = new Set(['call', 'raise', 'errorlog', 'mutation', 'binding', 'global', 'import']);
+const PRIMARY_CAPTURES = new Set([
+  'call',
+  'raise',
+  'errorlog',
+  'mutation',
+  'binding',
+  'global',
+  'import',
+]);
 
 const MAX_ANOMALIES_PER_FILE = 50;
 const MAX_RECEIVER_LENGTH = 60;
@@ -103,15 +121,25 @@ export function extractDefinitions(
     const rawDefinitions = new Map<number, RawDefinition>();
     const scoped: ScopedItem[] = [];
     const seenCalls = new Set<number>();
-    const raises = new Map<number, { at: number; exception: string | null; message: string | null }>();
+    const raises = new Map<
+      number,
+      { at: number; exception: string | null; message: string | null }
+    >();
     for (const match of loaded.query.matches(tree!.rootNode)) {
       const captures = byName(match.captures);
-      const primary = match.captures.find((c) => PRIMARY_CAPTURES.has(c.name) || c.name.startsWith('definition.'));
+      const primary = match.captures.find(
+        (c) => PRIMARY_CAPTURES.has(c.name) || c.name.startsWith('definition.'),
+      );
       if (!primary) continue;
       const node = primary.node;
       if (primary.name.startsWith('definition.')) {
-        const definition = readDefinition(primary.name.slice('definition.'.length) as SymbolKind, node, captures);
-        if (definition && !rawDefinitions.has(node.startIndex)) rawDefinitions.set(node.startIndex, definition);
+        const definition = readDefinition(
+          primary.name.slice('definition.'.length) as SymbolKind,
+          node,
+          captures,
+        );
+        if (definition && !rawDefinitions.has(node.startIndex))
+          rawDefinitions.set(node.startIndex, definition);
         continue;
       }
       switch (primary.name) {
@@ -119,7 +147,11 @@ export function extractDefinitions(
           const nameNode = captures.get('call.name');
           if (!nameNode || seenCalls.has(nameNode.startIndex)) break;
           seenCalls.add(nameNode.startIndex);
-          scoped.push({ at: node.startIndex, type: 'call', call: callSite(nameNode, captures.get('call.receiver')) });
+          scoped.push({
+            at: node.startIndex,
+            type: 'call',
+            call: callSite(nameNode, captures.get('call.receiver')),
+          });
           break;
         }
         case 'raise': {
@@ -151,12 +183,18 @@ export function extractDefinitions(
         }
         case 'global':
           for (const [name, captured] of captures) {
-            if (name === 'global.name') scoped.push({ at: node.startIndex, type: 'global', name: captured.text });
+            if (name === 'global.name')
+              scoped.push({ at: node.startIndex, type: 'global', name: captured.text });
           }
           break;
         case 'import': {
           const bindings = language.imports(node);
-          scoped.push({ at: node.startIndex, type: 'import', bindings, line: oneLine(node.text, 160) });
+          scoped.push({
+            at: node.startIndex,
+            type: 'import',
+            bindings,
+            line: oneLine(node.text, 160),
+          });
           break;
         }
       }
@@ -164,13 +202,24 @@ export function extractDefinitions(
     for (const raise of raises.values()) scoped.push({ type: 'raise', ...raise });
     return { raw: [...rawDefinitions.values()], items: scoped };
 
-    function readDefinition(kind: SymbolKind, node: Node, captures: Map<string, Node>): RawDefinition | null {
+    function readDefinition(
+      kind: SymbolKind,
+      node: Node,
+      captures: Map<string, Node>,
+    ): RawDefinition | null {
       const nameNode = captures.get('name');
       const computed = captures.get('name.computed');
       const name = nameNode ? cleanName(nameNode.text) : computed ? `[${computed.text}]` : null;
       if (!name) return null;
       const ownerNode = captures.get('owner');
-      return { node, kind, name, owner: ownerNode ? ownerName(ownerNode.text) : null, start: node.startIndex, end: node.endIndex };
+      return {
+        node,
+        kind,
+        name,
+        owner: ownerNode ? ownerName(ownerNode.text) : null,
+        start: node.startIndex,
+        end: node.endIndex,
+      };
     }
 
     function callSite(nameNode: Node, receiverNode: Node | undefined): CallSite {
@@ -178,13 +227,16 @@ export function extractDefinitions(
       let name = cleanName(nameNode.text);
       let receiver = receiverNode ? receiverText(receiverNode.text) : null;
       // `fn.call(this, …)` and `fn.apply(…)` invoke `fn` itself.
-      if ((name === 'call' || name === 'apply') && receiver && /^[A-Za-z_$][\w$]*$/.test(receiver)) {
+      if (
+        (name === 'call' || name === 'apply') &&
+        receiver &&
+        /^[A-Za-z_$][\w$]*$/.test(receiver)
+      ) {
         name = receiver;
         receiver = null;
       }
       return { name, receiver, line };
     }
-
   }
 }
 
@@ -211,7 +263,8 @@ function assemble(
   // imported `session` or `cache` changes state shared beyond it).
   const moduleNames = new Set<string>(moduleScope.declared);
   for (let i = 0; i < raw.length; i++) if (parentOf[i] === -1) moduleNames.add(raw[i]!.name);
-  for (const binding of moduleScope.imports) if (binding.local !== '*') moduleNames.add(binding.local);
+  for (const binding of moduleScope.imports)
+    if (binding.local !== '*') moduleNames.add(binding.local);
 
   for (let i = 0; i < raw.length; i++) {
     const definition = raw[i]!;
@@ -223,9 +276,16 @@ function assemble(
     const prefix = owner ?? (parent >= 0 ? qualified[parent]! : null);
     qualified[i] = prefix ? `${prefix}.${definition.name}` : definition.name;
     classNameOf[i] = isContainer[i] ? qualified[i]! : className;
-    const kind: SymbolKind = definition.kind === 'function' && className && !insideFunction[i] ? 'method' : definition.kind;
+    const kind: SymbolKind =
+      definition.kind === 'function' && className && !insideFunction[i]
+        ? 'method'
+        : definition.kind;
     const scope = scopes[i]!;
-    const { chunkStartIndex, chunkStartRow, leadingComment } = chunkStart(definition.node, spec, definition.name);
+    const { chunkStartIndex, chunkStartRow, leadingComment } = chunkStart(
+      definition.node,
+      spec,
+      definition.name,
+    );
     const documentation = spec.docstring(definition.node) ?? leadingComment;
     const facts: SymbolFacts = {
       qualifiedName: qualified[i]!,
@@ -273,13 +333,18 @@ function nestDefinitions(sorted: RawDefinition[]): number[] {
 }
 
 /** Hands every item to the innermost definition containing its start. */
-function distribute(sorted: RawDefinition[], items: ScopedItem[], scopeOf: (index: number) => ScopeFacts): void {
+function distribute(
+  sorted: RawDefinition[],
+  items: ScopedItem[],
+  scopeOf: (index: number) => ScopeFacts,
+): void {
   items.sort((a, b) => a.at - b.at);
   const stack: number[] = [];
   let next = 0;
   for (const item of items) {
     while (next < sorted.length && sorted[next]!.start <= item.at) {
-      while (stack.length && sorted[stack[stack.length - 1]!]!.end <= sorted[next]!.start) stack.pop();
+      while (stack.length && sorted[stack[stack.length - 1]!]!.end <= sorted[next]!.start)
+        stack.pop();
       stack.push(next++);
     }
     while (stack.length && sorted[stack[stack.length - 1]!]!.end <= item.at) stack.pop();
@@ -349,9 +414,20 @@ function mutationTarget(captures: Map<string, Node>, spec: LanguageSpec): Mutati
   const attribute = captures.get('mutation.attribute');
   if (object && attribute) {
     if (spec.selfNames.includes(object.text)) {
-      return { selfAttribute: `${object.text}.${cleanName(attribute.text)}`, name: null, declares: false };
+      return {
+        selfAttribute: `${object.text}.${cleanName(attribute.text)}`,
+        name: null,
+        declares: false,
+      };
     }
-    return object.type === 'identifier' ? { selfAttribute: null, name: object.text, declares: false, attribute: cleanName(attribute.text) } : null;
+    return object.type === 'identifier'
+      ? {
+          selfAttribute: null,
+          name: object.text,
+          declares: false,
+          attribute: cleanName(attribute.text),
+        }
+      : null;
   }
   // An instance variable written as is (`@count += 1` in Ruby) is an attribute of the current object.
   const ownAttribute = captures.get('mutation.self');
@@ -369,7 +445,8 @@ function chunkStart(
   name: string,
 ): { chunkStartIndex: number; chunkStartRow: number; leadingComment: string | null } {
   let outer = node;
-  while (outer.parent && spec.wrapperTypes.includes(outer.parent.type) && !isRoot(outer.parent)) outer = outer.parent;
+  while (outer.parent && spec.wrapperTypes.includes(outer.parent.type) && !isRoot(outer.parent))
+    outer = outer.parent;
   let start = outer.startIndex;
   // The documentation is the run of comments nearest the definition; comments above overload
   // signatures document those overloads but still belong to the chunk.
@@ -380,7 +457,11 @@ function chunkStart(
   while (previous) {
     // One blank line between a doc comment and its definition is common (express, many JS styles).
     const adjacent = previous.endPosition.row >= boundaryRow - 2;
-    if (adjacent && spec.commentTypes.includes(previous.type) && !isTrailingComment(previous, spec)) {
+    if (
+      adjacent &&
+      spec.commentTypes.includes(previous.type) &&
+      !isTrailingComment(previous, spec)
+    ) {
       if (collectingDoc) docParts.unshift(commentText(previous.text));
     } else if (isOverloadSignature(previous, name)) {
       collectingDoc = false;
@@ -396,12 +477,22 @@ function chunkStart(
 /** `}  // end of namespace`: a comment on the same line as code belongs to that code. */
 function isTrailingComment(comment: Node, spec: LanguageSpec): boolean {
   const before = comment.previousSibling;
-  return !!before && !spec.commentTypes.includes(before.type) && before.endPosition.row === comment.startPosition.row && before.endPosition.column > 0;
+  return (
+    !!before &&
+    !spec.commentTypes.includes(before.type) &&
+    before.endPosition.row === comment.startPosition.row &&
+    before.endPosition.column > 0
+  );
 }
 
 function isOverloadSignature(node: Node, name: string): boolean {
-  const signature = node.type === 'export_statement' ? node.namedChildren.find((c) => c?.type === 'function_signature') : node;
-  return signature?.type === 'function_signature' && signature.childForFieldName('name')?.text === name;
+  const signature =
+    node.type === 'export_statement'
+      ? node.namedChildren.find((c) => c?.type === 'function_signature')
+      : node;
+  return (
+    signature?.type === 'function_signature' && signature.childForFieldName('name')?.text === name
+  );
 }
 
 function isRoot(node: Node): boolean {
@@ -478,7 +569,10 @@ function exceptionName(text: string): string {
 
 function receiverText(text: string): string {
   const collapsed = text.replace(/\s+/g, '');
-  if (collapsed.length > MAX_RECEIVER_LENGTH || /[()[\]{}"'`]/.test(collapsed.replace(/^super\(\)/, ''))) {
+  if (
+    collapsed.length > MAX_RECEIVER_LENGTH ||
+    /[()[\]{}"'`]/.test(collapsed.replace(/^super\(\)/, ''))
+  ) {
     return collapsed === 'super()' ? collapsed : '<expr>';
   }
   return collapsed;
@@ -494,7 +588,8 @@ function ownerName(text: string): string {
 
 /** `exports.f = …` and `module.exports.f = …` define module functions, not methods of an object. */
 function normalizeOwner(owner: string | null): string | null {
-  if (!owner || owner === 'exports' || owner === 'module.exports' || owner === 'module') return null;
+  if (!owner || owner === 'exports' || owner === 'module.exports' || owner === 'module')
+    return null;
   return owner;
 }
 

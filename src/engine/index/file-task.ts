@@ -47,16 +47,44 @@ export type FileOutcome =
       readonly vectors: Float32Array[] | null;
       readonly parseMs: number;
     }
-  | { readonly kind: 'unchanged'; readonly path: string; readonly hash: string; readonly size: number }
-  | { readonly kind: 'skipped'; readonly path: string; readonly reason: SkipReason; readonly detail?: string; readonly hash?: string; readonly size: number }
-  | { readonly kind: 'failed'; readonly path: string; readonly error: string; readonly size: number };
+  | {
+      readonly kind: 'unchanged';
+      readonly path: string;
+      readonly hash: string;
+      readonly size: number;
+    }
+  | {
+      readonly kind: 'skipped';
+      readonly path: string;
+      readonly reason: SkipReason;
+      readonly detail?: string;
+      readonly hash?: string;
+      readonly size: number;
+    }
+  | {
+      readonly kind: 'failed';
+      readonly path: string;
+      readonly error: string;
+      readonly size: number;
+    };
 
-export async function runFileTask(task: FileTask, embedder: StaticModel | null): Promise<FileOutcome> {
+export async function runFileTask(
+  task: FileTask,
+  embedder: StaticModel | null,
+): Promise<FileOutcome> {
   const read = await readSourceFile(path.join(task.root, task.path), task.maxFileBytes);
   if (read.kind === 'skip') {
-    return { kind: 'skipped', path: task.path, reason: read.reason, ...(read.detail ? { detail: read.detail } : {}), ...(read.hash ? { hash: read.hash } : {}), size: 0 };
+    return {
+      kind: 'skipped',
+      path: task.path,
+      reason: read.reason,
+      ...(read.detail ? { detail: read.detail } : {}),
+      ...(read.hash ? { hash: read.hash } : {}),
+      size: 0,
+    };
   }
-  if (read.hash === task.previousHash) return { kind: 'unchanged', path: task.path, hash: read.hash, size: read.size };
+  if (read.hash === task.previousHash)
+    return { kind: 'unchanged', path: task.path, hash: read.hash, size: read.size };
   try {
     const started = performance.now();
     const spec = languageById(task.language);
@@ -75,7 +103,9 @@ export async function runFileTask(task: FileTask, embedder: StaticModel | null):
       anomalies: extraction.anomalies,
       flagged: built.flagged,
       lexical: built.chunks.map(lexicalTerms),
-      vectors: embedder ? built.chunks.map((chunk) => embedder.embedOne(embeddingText(chunk))) : null,
+      vectors: embedder
+        ? built.chunks.map((chunk) => embedder.embedOne(embeddingText(chunk)))
+        : null,
       parseMs,
     };
   } catch (cause) {
@@ -86,7 +116,17 @@ export async function runFileTask(task: FileTask, embedder: StaticModel | null):
 /** The terms of a chunk's text, and the terms of its names: symbol, file stem and nearby folders. */
 export function lexicalTerms(chunk: Chunk): LexicalTerms {
   const location = chunk.filePath ?? chunk.directoryPath;
-  const names = [chunk.className, chunk.functionName, location.split('/').slice(-3).join(' ').replace(/\.[^.\s]+$/, '')].filter(Boolean).join(' ');
+  const names = [
+    chunk.className,
+    chunk.functionName,
+    location
+      .split('/')
+      .slice(-3)
+      .join(' ')
+      .replace(/\.[^.\s]+$/, ''),
+  ]
+    .filter(Boolean)
+    .join(' ');
   return {
     chunkId: chunk.id,
     terms: [...countTerms(indexTerms(chunk.content))],

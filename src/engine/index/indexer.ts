@@ -8,7 +8,12 @@ import type { CallerRecord } from '../store/tables';
 import { Emitter, type Event } from '../util/event';
 import { fail, ok, type Result } from '../util/result';
 import { ancestors, parentDir } from '../util/paths';
-import { buildDirectoryChunk, directoryChunkId, planDirectoryUnits, type DirectoryUnit } from './directories';
+import {
+  buildDirectoryChunk,
+  directoryChunkId,
+  planDirectoryUnits,
+  type DirectoryUnit,
+} from './directories';
 import { lexicalTerms, type FileOutcome, type FileTask } from './file-task';
 import type { Chunk, ChunkLevel, CodeFact, IndexStage, LanguageId } from '../model';
 import type { ParsePool } from './parse-pool';
@@ -94,10 +99,18 @@ export class Indexer {
     const lock = this.store.lock();
     if (!lock.ok) return lock;
     const started = performance.now();
-    log.info('indexing_started', { repo_path: this.options.root, files_to_read: plan.tasks.length, files_removed: plan.removed.length });
+    log.info('indexing_started', {
+      repo_path: this.options.root,
+      files_to_read: plan.tasks.length,
+      files_removed: plan.removed.length,
+    });
     try {
       await this.store.recoverPending();
-      const touched = [...plan.tasks.map((task) => task.path), ...plan.removed, ...plan.skipped.keys()];
+      const touched = [
+        ...plan.tasks.map((task) => task.path),
+        ...plan.removed,
+        ...plan.skipped.keys(),
+      ];
       if (touched.length) await this.store.beginWrite(touched);
       const run = new Run(this, plan, signal);
       const result = await run.execute();
@@ -126,7 +139,13 @@ export class Indexer {
 
   /** Used by a run: the pieces it works with. */
   get parts() {
-    return { options: this.options, store: this.store, graph: this.graph, embedder: this.embedder, pool: this.pool };
+    return {
+      options: this.options,
+      store: this.store,
+      graph: this.graph,
+      embedder: this.embedder,
+      pool: this.pool,
+    };
   }
 }
 
@@ -166,7 +185,9 @@ class Run {
       this.entries.set(file, null);
       this.logSkip(file, reason);
     }
-    const noLongerChunked = this.outcomes.filter((outcome) => outcome.kind === 'skipped' || outcome.kind === 'failed').map((outcome) => outcome.path);
+    const noLongerChunked = this.outcomes
+      .filter((outcome) => outcome.kind === 'skipped' || outcome.kind === 'failed')
+      .map((outcome) => outcome.path);
     const removedPaths = [...this.plan.removed, ...this.plan.skipped.keys(), ...noLongerChunked];
     await this.timed('write_chunks', async () => {
       await store.removeFiles(removedPaths);
@@ -175,23 +196,40 @@ class Run {
     });
 
     this.indexer.report({ stage: 'facts', done: 0, total: 1 });
-    const change = await this.timed('facts_graph', async () => graph.update(this.rewrittenPaths, this.newFacts));
+    const change = await this.timed('facts_graph', async () =>
+      graph.update(this.rewrittenPaths, this.newFacts),
+    );
     const directories = await this.timed('directories', () => this.rebuildDirectories());
     this.indexer.report({ stage: 'facts', done: 1, total: 1 });
 
-    const embedded = await this.timed('embed_directories', () => this.embedMissing(directories.chunks));
+    const embedded = await this.timed('embed_directories', () =>
+      this.embedMissing(directories.chunks),
+    );
     if (!embedded.ok) return embedded;
 
     this.indexer.report({ stage: 'write', done: 0, total: 1 });
     await this.timed('write_facts', async () => {
-      await store.replaceDirectoryChunks(directories.removedIds, directories.chunks, embedded.value, directories.lexical);
+      await store.replaceDirectoryChunks(
+        directories.removedIds,
+        directories.chunks,
+        embedded.value,
+        directories.lexical,
+      );
       const calledBy = (id: string) => callerRecords(graph, id);
       await store.addFacts(this.newFacts, calledBy);
-      const staleCallers = [...change.changedTargets].map((id) => graph.fact(id)).filter((fact): fact is CodeFact => !!fact && !this.rewrittenPaths.has(fact.path));
+      const staleCallers = [...change.changedTargets]
+        .map((id) => graph.fact(id))
+        .filter((fact): fact is CodeFact => !!fact && !this.rewrittenPaths.has(fact.path));
       await store.updateCalledBy(staleCallers, calledBy);
     });
     const large = this.rewrittenPaths.size > SNAPSHOT_THRESHOLD;
-    await this.timed('write_lexical', () => store.persistLexical([...this.rewrittenPaths, ...directories.lexicalRemoved], [...this.writtenLexical, ...directories.lexical], large));
+    await this.timed('write_lexical', () =>
+      store.persistLexical(
+        [...this.rewrittenPaths, ...directories.lexicalRemoved],
+        [...this.writtenLexical, ...directories.lexical],
+        large,
+      ),
+    );
     await this.timed('commit', () => store.commit(this.entries));
     await this.timed('maintain', () => store.maintain());
     this.indexer.report({ stage: 'write', done: 1, total: 1 });
@@ -229,36 +267,70 @@ class Run {
         const outcome = await pool.run(task, inline);
         if (this.signal?.aborted) return;
         await this.accept(outcome, planned);
-        this.indexer.report({ stage: 'parse', done: ++done, total: tasks.length, path: planned.path });
+        this.indexer.report({
+          stage: 'parse',
+          done: ++done,
+          total: tasks.length,
+          path: planned.path,
+        });
       });
       await Promise.all(runs);
     }
-    if (this.signal?.aborted) return fail('cancelled', 'Indexing was cancelled; the index will finish the remaining files next time.');
+    if (this.signal?.aborted)
+      return fail(
+        'cancelled',
+        'Indexing was cancelled; the index will finish the remaining files next time.',
+      );
     return ok(undefined);
   }
 
-  private async accept(outcome: FileOutcome, planned: { size: number; mtimeMs: number }): Promise<void> {
+  private async accept(
+    outcome: FileOutcome,
+    planned: { size: number; mtimeMs: number },
+  ): Promise<void> {
     this.outcomes.push(outcome);
-    const entry = (fields: Partial<FileEntry>): FileEntry => ({ hash: null, size: planned.size, mtimeMs: planned.mtimeMs, language: null, skipped: null, chunks: 0, ...fields });
+    const entry = (fields: Partial<FileEntry>): FileEntry => ({
+      hash: null,
+      size: planned.size,
+      mtimeMs: planned.mtimeMs,
+      language: null,
+      skipped: null,
+      chunks: 0,
+      ...fields,
+    });
     switch (outcome.kind) {
       case 'unchanged': {
         const previous = this.indexer.parts.store.manifest.files[outcome.path]!;
-        this.entries.set(outcome.path, { ...previous, size: planned.size, mtimeMs: planned.mtimeMs });
+        this.entries.set(outcome.path, {
+          ...previous,
+          size: planned.size,
+          mtimeMs: planned.mtimeMs,
+        });
         return;
       }
       case 'skipped':
         this.logSkip(outcome.path, outcome.reason, outcome.detail);
-        this.entries.set(outcome.path, entry({ hash: outcome.hash ?? null, skipped: outcome.reason }));
+        this.entries.set(
+          outcome.path,
+          entry({ hash: outcome.hash ?? null, skipped: outcome.reason }),
+        );
         this.rewrittenPaths.add(outcome.path);
         return;
       case 'failed':
-        log.error('indexing_file_failed', { file_path: outcome.path, phase: 'chunking', error: outcome.error });
+        log.error('indexing_file_failed', {
+          file_path: outcome.path,
+          phase: 'chunking',
+          error: outcome.error,
+        });
         this.entries.set(outcome.path, entry({ skipped: 'failed' }));
         this.rewrittenPaths.add(outcome.path);
         return;
       case 'indexed':
         this.logParsed(outcome);
-        this.entries.set(outcome.path, entry({ hash: outcome.hash, language: outcome.language, chunks: outcome.chunks.length }));
+        this.entries.set(
+          outcome.path,
+          entry({ hash: outcome.hash, language: outcome.language, chunks: outcome.chunks.length }),
+        );
         this.rewrittenPaths.add(outcome.path);
         this.newFacts.push(...outcome.facts);
         this.pendingChunks.push(...outcome.chunks);
@@ -266,14 +338,31 @@ class Run {
           const vector = outcome.vectors?.[i];
           if (vector) this.pendingVectors.set(chunk.id, vector);
         });
-        for (const terms of outcome.lexical) this.pendingLexical.push(lexicalDocument(terms.chunkId, outcome.path, levelOf(outcome.chunks, terms.chunkId), terms.terms, terms.nameTerms));
-        if (this.pendingChunks.length >= (this.indexer.parts.options.batchChunks ?? DEFAULT_BATCH_CHUNKS)) await this.flush();
+        for (const terms of outcome.lexical)
+          this.pendingLexical.push(
+            lexicalDocument(
+              terms.chunkId,
+              outcome.path,
+              levelOf(outcome.chunks, terms.chunkId),
+              terms.terms,
+              terms.nameTerms,
+            ),
+          );
+        if (
+          this.pendingChunks.length >=
+          (this.indexer.parts.options.batchChunks ?? DEFAULT_BATCH_CHUNKS)
+        )
+          await this.flush();
     }
   }
 
   /** Queues the buffered chunks for writing; the buffers are handed over at once, never shared. */
   private flush(): Promise<void> {
-    const batch = { chunks: this.pendingChunks, vectors: this.pendingVectors, lexical: this.pendingLexical };
+    const batch = {
+      chunks: this.pendingChunks,
+      vectors: this.pendingVectors,
+      lexical: this.pendingLexical,
+    };
     this.pendingChunks = [];
     this.pendingVectors = new Map();
     this.pendingLexical = [];
@@ -282,7 +371,11 @@ class Run {
   }
 
   /** Writes one batch: the files' old rows go first, so rewriting a file is idempotent. */
-  private async write(batch: { chunks: Chunk[]; vectors: Map<string, Float32Array>; lexical: LexicalDocument[] }): Promise<void> {
+  private async write(batch: {
+    chunks: Chunk[];
+    vectors: Map<string, Float32Array>;
+    lexical: LexicalDocument[];
+  }): Promise<void> {
     const { store, embedder } = this.indexer.parts;
     if (!batch.chunks.length) return;
     const { chunks, vectors: summaryVectors, lexical } = await this.summarize(batch);
@@ -293,9 +386,18 @@ class Run {
       this.embeddingBatches += Math.ceil(chunks.length / EMBED_BATCH);
     } else if (embedder) {
       this.embeddingBatches++;
-      log.info('embedding_batch', { batch_number: this.embeddingBatches, batch_size: chunks.length, model: embedder.id, level: 'all' });
+      log.info('embedding_batch', {
+        batch_number: this.embeddingBatches,
+        batch_size: chunks.length,
+        model: embedder.id,
+        level: 'all',
+      });
     }
-    const linked = chunks.map((chunk) => (chunk.level === 'file' ? { ...chunk, parentDirectoryId: this.plannedUnitOf.get(chunk.filePath!) ?? null } : chunk));
+    const linked = chunks.map((chunk) =>
+      chunk.level === 'file'
+        ? { ...chunk, parentDirectoryId: this.plannedUnitOf.get(chunk.filePath!) ?? null }
+        : chunk,
+    );
     await store.removeFiles(paths);
     await store.addChunks(linked, embedder ? vectors : null, lexical);
     this.writtenLexical.push(...lexical);
@@ -306,13 +408,27 @@ class Run {
    * Long functions summarised (when a model is configured): their vectors embed the summary, and
    * their lexical terms hold the summary's words as well as the code's.
    */
-  private async summarize(batch: { chunks: Chunk[]; vectors: Map<string, Float32Array>; lexical: LexicalDocument[] }) {
+  private async summarize(batch: {
+    chunks: Chunk[];
+    vectors: Map<string, Float32Array>;
+    lexical: LexicalDocument[];
+  }) {
     const { summarizer } = this.indexer.parts.options;
     const { embedder } = this.indexer.parts;
-    if (!summarizer || !batch.chunks.some((chunk) => chunk.originalLineCount !== null && !chunk.isSummarized)) return batch;
-    this.indexer.report({ stage: 'summarize', done: 0, total: batch.chunks.filter((chunk) => chunk.originalLineCount !== null).length });
+    if (
+      !summarizer ||
+      !batch.chunks.some((chunk) => chunk.originalLineCount !== null && !chunk.isSummarized)
+    )
+      return batch;
+    this.indexer.report({
+      stage: 'summarize',
+      done: 0,
+      total: batch.chunks.filter((chunk) => chunk.originalLineCount !== null).length,
+    });
     const chunks = await summarizer.summarize(batch.chunks, this.signal);
-    const summarized = chunks.filter((chunk, i) => chunk.isSummarized && !batch.chunks[i]!.isSummarized);
+    const summarized = chunks.filter(
+      (chunk, i) => chunk.isSummarized && !batch.chunks[i]!.isSummarized,
+    );
     if (!summarized.length) return batch;
     const vectors = new Map(batch.vectors);
     if (embedder && embedder.kind !== 'transformer') {
@@ -322,7 +438,10 @@ class Run {
     const replaced = new Map(
       summarized.map((chunk) => {
         const terms = lexicalTerms({ ...chunk, content: `${chunk.content}\n${chunk.fullContent}` });
-        return [chunk.id, lexicalDocument(chunk.id, chunk.filePath!, 'function', terms.terms, terms.nameTerms)] as const;
+        return [
+          chunk.id,
+          lexicalDocument(chunk.id, chunk.filePath!, 'function', terms.terms, terms.nameTerms),
+        ] as const;
       }),
     );
     const lexical = batch.lexical.map((document) => replaced.get(document.chunkId) ?? document);
@@ -333,27 +452,54 @@ class Run {
   private expectedFiles(): string[] {
     const { store } = this.indexer.parts;
     const gone = new Set([...this.plan.removed, ...this.plan.skipped.keys()]);
-    const files = new Set(Object.entries(store.manifest.files).filter(([file, entry]) => !entry.skipped && !gone.has(file)).map(([file]) => file));
+    const files = new Set(
+      Object.entries(store.manifest.files)
+        .filter(([file, entry]) => !entry.skipped && !gone.has(file))
+        .map(([file]) => file),
+    );
     for (const task of this.plan.tasks) files.add(task.path);
     return [...files];
   }
 
   /** Directory chunks of the folders this run touched, and of units that appeared or vanished. */
-  private async rebuildDirectories(): Promise<{ chunks: Chunk[]; removedIds: string[]; lexical: LexicalDocument[]; lexicalRemoved: string[] }> {
+  private async rebuildDirectories(): Promise<{
+    chunks: Chunk[];
+    removedIds: string[];
+    lexical: LexicalDocument[];
+    lexicalRemoved: string[];
+  }> {
     const { store, graph } = this.indexer.parts;
     const units = planDirectoryUnits(graph.files());
     const unitIds = new Set(units.map((unit) => directoryChunkId(unit.directory)));
-    const existing = [...store.catalog.values()].filter((meta) => meta.level === 'directory').map((meta) => meta.id);
+    const existing = [...store.catalog.values()]
+      .filter((meta) => meta.level === 'directory')
+      .map((meta) => meta.id);
     const removedIds = existing.filter((id) => !unitIds.has(id));
     const touchedFolders = new Set([...this.rewrittenPaths].flatMap(ancestors));
-    const stale = units.filter((unit) => !store.catalog.has(directoryChunkId(unit.directory)) || touchedFolders.has(unit.directory));
-    const chunks = stale.map((unit) => buildDirectoryChunk(unit, graph, nearestUnit(unit.directory, unitIds)));
+    const stale = units.filter(
+      (unit) =>
+        !store.catalog.has(directoryChunkId(unit.directory)) || touchedFolders.has(unit.directory),
+    );
+    const chunks = stale.map((unit) =>
+      buildDirectoryChunk(unit, graph, nearestUnit(unit.directory, unitIds)),
+    );
     const lexical = chunks.map((chunk) => {
       const terms = lexicalTerms(chunk);
-      return lexicalDocument(chunk.id, directoryLexicalKey(chunk.id), 'directory', terms.terms, terms.nameTerms);
+      return lexicalDocument(
+        chunk.id,
+        directoryLexicalKey(chunk.id),
+        'directory',
+        terms.terms,
+        terms.nameTerms,
+      );
     });
     await this.relinkFileChunks(unitMap(units));
-    return { chunks, removedIds, lexical, lexicalRemoved: [...removedIds, ...chunks.map((chunk) => chunk.id)].map(directoryLexicalKey) };
+    return {
+      chunks,
+      removedIds,
+      lexical,
+      lexicalRemoved: [...removedIds, ...chunks.map((chunk) => chunk.id)].map(directoryLexicalKey),
+    };
   }
 
   /** File chunks whose directory unit differs from the one they carry are pointed at the right one. */
@@ -370,12 +516,15 @@ class Run {
     }
     for (const [parent, ids] of moves) {
       await store.tables.setParentDirectory(ids, parent);
-      for (const id of ids) store.catalog.set(id, { ...store.catalog.get(id)!, parentDirectoryId: parent });
+      for (const id of ids)
+        store.catalog.set(id, { ...store.catalog.get(id)!, parentDirectoryId: parent });
     }
   }
 
   /** Vectors for chunks that have none yet (directory chunks; everything with a transformer model). */
-  private async embedMissing(chunks: readonly Chunk[]): Promise<Result<Map<string, Float32Array> | null>> {
+  private async embedMissing(
+    chunks: readonly Chunk[],
+  ): Promise<Result<Map<string, Float32Array> | null>> {
     const { embedder } = this.indexer.parts;
     this.indexer.report({ stage: 'embed', done: 0, total: chunks.length });
     if (!embedder) {
@@ -397,7 +546,12 @@ class Run {
       const embedded = await embedder.embed(batch.map(embeddingText));
       batch.forEach((chunk, j) => vectors.set(chunk.id, embedded[j]!));
       if (embedder.kind === 'transformer') {
-        log.info('embedding_batch', { batch_number: ++this.embeddingBatches, batch_size: batch.length, model: embedder.id, latency_ms: elapsedMs(started) });
+        log.info('embedding_batch', {
+          batch_number: ++this.embeddingBatches,
+          batch_size: batch.length,
+          model: embedder.id,
+          latency_ms: elapsedMs(started),
+        });
         this.indexer.report({ stage: 'embed', done: i + batch.length, total: chunks.length });
       }
     }
@@ -409,13 +563,29 @@ class Run {
     for (const chunk of outcome.chunks) produced[chunk.level]++;
     for (const anomaly of outcome.anomalies) {
       if (anomaly.kind === 'missing') {
-        log.warn('tree_sitter_missing_node', { file_path: outcome.path, byte_offset: anomaly.byteOffset, line: anomaly.line, expected_type: anomaly.nodeType, surrounding_text: anomaly.context });
+        log.warn('tree_sitter_missing_node', {
+          file_path: outcome.path,
+          byte_offset: anomaly.byteOffset,
+          line: anomaly.line,
+          expected_type: anomaly.nodeType,
+          surrounding_text: anomaly.context,
+        });
       } else {
-        log.warn('tree_sitter_error_node', { file_path: outcome.path, byte_offset: anomaly.byteOffset, line: anomaly.line, node_type: anomaly.nodeType, surrounding_text: anomaly.context });
+        log.warn('tree_sitter_error_node', {
+          file_path: outcome.path,
+          byte_offset: anomaly.byteOffset,
+          line: anomaly.line,
+          node_type: anomaly.nodeType,
+          surrounding_text: anomaly.context,
+        });
       }
     }
     for (const flagged of outcome.flagged) {
-      log.info('function_flagged_for_summarization', { file_path: outcome.path, function_name: flagged.functionName, line_count: flagged.lineCount });
+      log.info('function_flagged_for_summarization', {
+        file_path: outcome.path,
+        function_name: flagged.functionName,
+        line_count: flagged.lineCount,
+      });
     }
     this.parseErrors += outcome.anomalies.length;
     this.flagged += outcome.flagged.length;
@@ -429,7 +599,8 @@ class Run {
   }
 
   private logSkip(file: string, reason: SkipReason, detail?: string): void {
-    if (reason === 'unreadable') log.warn('file_unreadable', { file_path: file, error: detail ?? null });
+    if (reason === 'unreadable')
+      log.warn('file_unreadable', { file_path: file, error: detail ?? null });
     else log.debug('file_skipped', { file_path: file, reason });
   }
 
@@ -437,10 +608,12 @@ class Run {
     const { store, graph } = this.indexer.parts;
     const skipped: Record<string, number> = Object.fromEntries(this.plan.walkSkips);
     for (const reason of this.plan.skipped.values()) skipped[reason] = (skipped[reason] ?? 0) + 1;
-    for (const outcome of this.outcomes) if (outcome.kind === 'skipped') skipped[outcome.reason] = (skipped[outcome.reason] ?? 0) + 1;
+    for (const outcome of this.outcomes)
+      if (outcome.kind === 'skipped') skipped[outcome.reason] = (skipped[outcome.reason] ?? 0) + 1;
     const chunks: Record<ChunkLevel, number> = { directory: 0, file: 0, class: 0, function: 0 };
     for (const meta of store.catalog.values()) chunks[meta.level]++;
-    const count = (kind: FileOutcome['kind']) => this.outcomes.filter((outcome) => outcome.kind === kind).length;
+    const count = (kind: FileOutcome['kind']) =>
+      this.outcomes.filter((outcome) => outcome.kind === kind).length;
     return {
       files: Object.values(store.manifest.files).filter((entry) => !entry.skipped).length,
       indexed: count('indexed'),
@@ -457,7 +630,13 @@ class Run {
   }
 }
 
-function lexicalDocument(chunkId: string, key: string, level: ChunkLevel, terms: [string, number][], nameTerms: string[]): LexicalDocument {
+function lexicalDocument(
+  chunkId: string,
+  key: string,
+  level: ChunkLevel,
+  terms: [string, number][],
+  nameTerms: string[],
+): LexicalDocument {
   return { chunkId, path: key, level, terms: new Map(terms), nameTerms };
 }
 
@@ -466,7 +645,11 @@ function levelOf(chunks: readonly Chunk[], id: string): ChunkLevel {
 }
 
 export function callerRecords(graph: CodeGraph, id: string): CallerRecord[] {
-  return graph.callers(id).map((call) => ({ factId: call.callerId, path: graph.fact(call.callerId)?.path ?? '', line: call.site.line }));
+  return graph.callers(id).map((call) => ({
+    factId: call.callerId,
+    path: graph.fact(call.callerId)?.path ?? '',
+    line: call.site.line,
+  }));
 }
 
 function unitOfFiles(files: Iterable<string>): Map<string, string> {
@@ -476,7 +659,8 @@ function unitOfFiles(files: Iterable<string>): Map<string, string> {
 /** Each file's directory chunk id. */
 function unitMap(units: readonly DirectoryUnit[]): Map<string, string> {
   const unitOf = new Map<string, string>();
-  for (const unit of units) for (const file of unit.files) unitOf.set(file, directoryChunkId(unit.directory));
+  for (const unit of units)
+    for (const file of unit.files) unitOf.set(file, directoryChunkId(unit.directory));
   return unitOf;
 }
 
@@ -487,5 +671,3 @@ function nearestUnit(directory: string, unitIds: ReadonlySet<string>): string | 
     if (folder === '.') return null;
   }
 }
-
-

@@ -57,7 +57,13 @@ export class ParsePool implements Disposable {
 
   /** Runs a task on a worker, or inline when asked to or when there are no workers. */
   run(task: FileTask, inline = false): Promise<FileOutcome> {
-    if (this.disposed) return Promise.resolve({ kind: 'failed', path: task.path, error: 'the parse pool was closed', size: 0 });
+    if (this.disposed)
+      return Promise.resolve({
+        kind: 'failed',
+        path: task.path,
+        error: 'the parse pool was closed',
+        size: 0,
+      });
     if (inline || this.size === 0 || this.inline) return runFileTask(task, this.embedder);
     this.start();
     return new Promise((resolve) => {
@@ -71,7 +77,12 @@ export class ParsePool implements Disposable {
     clearTimeout(this.idleTimer);
     this.stopWorkers();
     for (const pending of [...this.queue, ...this.inFlight.values()]) {
-      pending.resolve({ kind: 'failed', path: pending.task.path, error: 'indexing was stopped', size: 0 });
+      pending.resolve({
+        kind: 'failed',
+        path: pending.task.path,
+        error: 'indexing was stopped',
+        size: 0,
+      });
     }
     this.queue.length = 0;
     this.inFlight.clear();
@@ -102,21 +113,27 @@ export class ParsePool implements Disposable {
     });
     let markReady!: () => void;
     this.readiness.set(worker, new Promise((resolve) => (markReady = resolve)));
-    worker.on('message', (message: { type: 'ready'; error?: string } | { type: 'outcome'; id: number; outcome: FileOutcome }) => {
-      if (message.type === 'ready') {
-        if (message.error) log.warn('parse_worker_model_failed', { error: message.error });
-        markReady();
-        return;
-      }
-      const { outcome } = message;
-      this.consecutiveCrashes = 0;
-      const pending = this.inFlight.get(worker);
-      this.inFlight.delete(worker);
-      this.idle.push(worker);
-      pending?.resolve(outcome);
-      this.scheduleIdleStop();
-      this.pump();
-    });
+    worker.on(
+      'message',
+      (
+        message:
+          { type: 'ready'; error?: string } | { type: 'outcome'; id: number; outcome: FileOutcome },
+      ) => {
+        if (message.type === 'ready') {
+          if (message.error) log.warn('parse_worker_model_failed', { error: message.error });
+          markReady();
+          return;
+        }
+        const { outcome } = message;
+        this.consecutiveCrashes = 0;
+        const pending = this.inFlight.get(worker);
+        this.inFlight.delete(worker);
+        this.idle.push(worker);
+        pending?.resolve(outcome);
+        this.scheduleIdleStop();
+        this.pump();
+      },
+    );
     worker.on('error', (cause) => {
       markReady();
       this.replace(worker, describeError(cause));
@@ -157,7 +174,8 @@ export class ParsePool implements Disposable {
     const remaining = [...(crashed ? [crashed] : []), ...this.inFlight.values(), ...this.queue];
     this.inFlight.clear();
     this.queue.length = 0;
-    for (const pending of remaining) void runFileTask(pending.task, this.embedder).then(pending.resolve);
+    for (const pending of remaining)
+      void runFileTask(pending.task, this.embedder).then(pending.resolve);
   }
 
   private pump(): void {

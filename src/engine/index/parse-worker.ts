@@ -20,7 +20,11 @@ const embedder = init.model ? StaticModel.fromPayload(init.model) : Promise.reso
 // Tell the pool once the model is loaded, so callers can wait for warm workers.
 void embedder.then(
   () => port.postMessage({ type: 'ready' }),
-  (cause: unknown) => port.postMessage({ type: 'ready', error: cause instanceof Error ? cause.message : String(cause) }),
+  (cause: unknown) =>
+    port.postMessage({
+      type: 'ready',
+      error: cause instanceof Error ? cause.message : String(cause),
+    }),
 );
 
 port.on('message', (message: TaskMessage) => {
@@ -32,8 +36,16 @@ async function handle({ id, task }: TaskMessage): Promise<void> {
   try {
     outcome = await runFileTask(task, await embedder);
   } catch (cause) {
-    outcome = { kind: 'failed', path: task.path, error: cause instanceof Error ? cause.message : String(cause), size: 0 };
+    outcome = {
+      kind: 'failed',
+      path: task.path,
+      error: cause instanceof Error ? cause.message : String(cause),
+      size: 0,
+    };
   }
-  const transfer = outcome.kind === 'indexed' && outcome.vectors ? outcome.vectors.map((vector) => vector.buffer as ArrayBuffer) : [];
+  const transfer =
+    outcome.kind === 'indexed' && outcome.vectors
+      ? outcome.vectors.map((vector) => vector.buffer as ArrayBuffer)
+      : [];
   port!.postMessage({ type: 'outcome', id, outcome }, transfer);
 }

@@ -9,7 +9,12 @@ import type { SkipReason } from './walk';
  */
 export type ReadOutcome =
   | { readonly kind: 'text'; readonly source: string; readonly hash: string; readonly size: number }
-  | { readonly kind: 'skip'; readonly reason: SkipReason; readonly detail?: string; readonly hash?: string };
+  | {
+      readonly kind: 'skip';
+      readonly reason: SkipReason;
+      readonly detail?: string;
+      readonly hash?: string;
+    };
 
 const BINARY_PROBE_BYTES = 8000;
 const MINIFIED_MIN_BYTES = 2000;
@@ -33,7 +38,8 @@ export async function readSourceFile(absolute: string, maxBytes: number): Promis
 export function classifyBytes(bytes: Uint8Array, maxBytes: number): ReadOutcome {
   const hash = contentHash(bytes);
   if (bytes.length > maxBytes) return { kind: 'skip', reason: 'too_large', hash };
-  if (bytes.subarray(0, BINARY_PROBE_BYTES).includes(0)) return { kind: 'skip', reason: 'binary', hash };
+  if (bytes.subarray(0, BINARY_PROBE_BYTES).includes(0))
+    return { kind: 'skip', reason: 'binary', hash };
   let source: string;
   try {
     source = decoder.decode(bytes);

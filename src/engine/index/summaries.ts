@@ -48,7 +48,12 @@ export class Summarizer {
     const cache = await this.load();
     const out: Chunk[] = [];
     for (const chunk of chunks) {
-      if (chunk.level !== 'function' || chunk.originalLineCount === null || chunk.isSummarized || signal?.aborted) {
+      if (
+        chunk.level !== 'function' ||
+        chunk.originalLineCount === null ||
+        chunk.isSummarized ||
+        signal?.aborted
+      ) {
         out.push(chunk);
         continue;
       }
@@ -70,7 +75,13 @@ export class Summarizer {
 
   private async write(chunk: Chunk, signal?: AbortSignal): Promise<string | null> {
     this.calls++;
-    log.info('summarization_call', { file_path: chunk.filePath, function_name: [chunk.className, chunk.functionName].filter(Boolean).join('.'), line_count: chunk.originalLineCount, llm_backend: this.llm.backend, llm_model: this.llm.model });
+    log.info('summarization_call', {
+      file_path: chunk.filePath,
+      function_name: [chunk.className, chunk.functionName].filter(Boolean).join('.'),
+      line_count: chunk.originalLineCount,
+      llm_backend: this.llm.backend,
+      llm_model: this.llm.model,
+    });
     const result = await this.llm.complete({
       system: FUNCTION_SUMMARY_PROMPT,
       prompt: `File: ${chunk.filePath}\n\n${chunk.content}`,
@@ -79,16 +90,23 @@ export class Summarizer {
       ...(signal ? { signal } : {}),
     });
     if (result.ok) return result.value.summary.trim();
-    log.warn('summarization_failed', { file_path: chunk.filePath, function_name: chunk.functionName, error: result.error.message });
+    log.warn('summarization_failed', {
+      file_path: chunk.filePath,
+      function_name: chunk.functionName,
+      error: result.error.message,
+    });
     return null;
   }
 
   private async load(): Promise<Map<string, string>> {
     if (this.cache) return this.cache;
     try {
-      this.cache = new Map(Object.entries(JSON.parse(await fs.readFile(this.file, 'utf8')) as Record<string, string>));
+      this.cache = new Map(
+        Object.entries(JSON.parse(await fs.readFile(this.file, 'utf8')) as Record<string, string>),
+      );
     } catch (cause) {
-      if ((cause as NodeJS.ErrnoException).code !== 'ENOENT') log.warn('summaries_unreadable', { file_path: this.file, error: describeError(cause) });
+      if ((cause as NodeJS.ErrnoException).code !== 'ENOENT')
+        log.warn('summaries_unreadable', { file_path: this.file, error: describeError(cause) });
       this.cache = new Map();
     }
     return this.cache;

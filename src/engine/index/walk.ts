@@ -52,13 +52,35 @@ export interface WalkResult {
 
 /** Folders never indexed: version control, dependencies, caches and build output. */
 export const SKIPPED_DIRECTORIES = new Set([
-  '.git', '.hg', '.svn', 'node_modules', '__pycache__', 'dist', 'build',
-  '.venv', 'venv', '.tox', '.mypy_cache', '.pytest_cache', '.ruff_cache', '.next', '.nuxt', '.cache',
+  '.git',
+  '.hg',
+  '.svn',
+  'node_modules',
+  '__pycache__',
+  'dist',
+  'build',
+  '.venv',
+  'venv',
+  '.tox',
+  '.mypy_cache',
+  '.pytest_cache',
+  '.ruff_cache',
+  '.next',
+  '.nuxt',
+  '.cache',
 ]);
 
 const LOCK_FILES = new Set([
-  'package-lock.json', 'yarn.lock', 'pnpm-lock.yaml', 'Cargo.lock', 'poetry.lock', 'Gemfile.lock',
-  'composer.lock', 'go.sum', 'Pipfile.lock', 'bun.lockb',
+  'package-lock.json',
+  'yarn.lock',
+  'pnpm-lock.yaml',
+  'Cargo.lock',
+  'poetry.lock',
+  'Gemfile.lock',
+  'composer.lock',
+  'go.sum',
+  'Pipfile.lock',
+  'bun.lockb',
 ]);
 
 const log = getLogger('index.walk');
@@ -123,12 +145,18 @@ class Walk {
     const language = languageForPath(relative);
     if (!language) return this.skip(relative, 'extension');
     if (stat.size > this.options.maxFileBytes) return this.skip(relative, 'too_large');
-    this.candidates.push({ path: relative, size: stat.size, mtimeMs: Math.floor(stat.mtimeMs), language: language.id });
+    this.candidates.push({
+      path: relative,
+      size: stat.size,
+      mtimeMs: Math.floor(stat.mtimeMs),
+      language: language.id,
+    });
     this.languages.set(language.id, (this.languages.get(language.id) ?? 0) + 1);
   }
 
   async fromGit(listing: GitListing): Promise<void> {
-    if (listing.ignoredEntries) this.skip('(git ignored entries)', 'ignored', listing.ignoredEntries);
+    if (listing.ignoredEntries)
+      this.skip('(git ignored entries)', 'ignored', listing.ignoredEntries);
     for (const relative of listing.files) {
       const absolute = path.join(this.root, relative);
       const stat = await fs.lstat(absolute).catch(() => null);
@@ -151,10 +179,15 @@ class Walk {
   }
 
   private async followLinks(): Promise<void> {
-    for (const link of this.deferredLinks.splice(0)) await this.considerSymlink(link.relative, link.absolute);
+    for (const link of this.deferredLinks.splice(0))
+      await this.considerSymlink(link.relative, link.absolute);
   }
 
-  private async walkDirectory(absolute: string, relative: string, rules: IgnoreLayer[]): Promise<void> {
+  private async walkDirectory(
+    absolute: string,
+    relative: string,
+    rules: IgnoreLayer[],
+  ): Promise<void> {
     let entries: Dirent[];
     try {
       entries = await fs.readdir(absolute, { withFileTypes: true });
@@ -173,7 +206,8 @@ class Walk {
       const childRelative = relative ? `${relative}/${entry.name}` : entry.name;
       const childAbsolute = path.join(absolute, entry.name);
       if (entry.isSymbolicLink()) {
-        if (!isIgnored(layers, childRelative, false)) this.deferredLinks.push({ relative: childRelative, absolute: childAbsolute });
+        if (!isIgnored(layers, childRelative, false))
+          this.deferredLinks.push({ relative: childRelative, absolute: childAbsolute });
         continue;
       }
       if (entry.isDirectory()) {
@@ -218,7 +252,8 @@ class Walk {
     if (!isInside(this.root, real)) return this.skip(relative, 'symlink_outside');
     const stat = await fs.stat(real).catch(() => null);
     if (!stat) return this.skip(relative, 'unreadable');
-    if (stat.isDirectory() || !this.firstVisit(real)) return this.skip(relative, 'symlink_duplicate');
+    if (stat.isDirectory() || !this.firstVisit(real))
+      return this.skip(relative, 'symlink_duplicate');
     if (stat.isFile()) await this.consider(relative, stat);
   }
 
@@ -251,14 +286,21 @@ export class PathFilter {
    * itself says what is ignored (tracked files never are; .git/info/exclude counts), as `git
    * ls-files` does for the walk; elsewhere the .gitignore files do.
    */
-  async checkFiles(relatives: readonly string[]): Promise<Map<string, { reason: SkipReason } | { language: LanguageId; size: number; mtimeMs: number }>> {
+  async checkFiles(
+    relatives: readonly string[],
+  ): Promise<
+    Map<string, { reason: SkipReason } | { language: LanguageId; size: number; mtimeMs: number }>
+  > {
     const found = new Map<string, { size: number; mtimeMs: number } | { reason: SkipReason }>();
     for (const relative of relatives) {
       const file = await this.inspect(relative);
       if (file) found.set(relative, file);
     }
     const gitIgnored = await this.ignoredByGit([...found.keys()]);
-    const verdicts = new Map<string, { reason: SkipReason } | { language: LanguageId; size: number; mtimeMs: number }>();
+    const verdicts = new Map<
+      string,
+      { reason: SkipReason } | { language: LanguageId; size: number; mtimeMs: number }
+    >();
     for (const [relative, file] of found) {
       if ('reason' in file) verdicts.set(relative, file);
       else {
@@ -270,10 +312,15 @@ export class PathFilter {
   }
 
   /** Why `relative` is not indexed, or its language. `gitIgnored`, when given, replaces the .gitignore files. */
-  async check(relative: string, size: number, gitIgnored: ReadonlySet<string> | null = null): Promise<{ reason: SkipReason } | { language: LanguageId }> {
+  async check(
+    relative: string,
+    size: number,
+    gitIgnored: ReadonlySet<string> | null = null,
+  ): Promise<{ reason: SkipReason } | { language: LanguageId }> {
     const reason = skipByName(relative, this.exclude);
     if (reason) return { reason };
-    if (gitIgnored) return gitIgnored.has(relative) ? { reason: 'ignored' } : this.byContent(relative, size);
+    if (gitIgnored)
+      return gitIgnored.has(relative) ? { reason: 'ignored' } : this.byContent(relative, size);
     const segments = relative.split('/');
     const layers: IgnoreLayer[] = [];
     for (let depth = 0; depth < segments.length; depth++) {
@@ -286,7 +333,10 @@ export class PathFilter {
     return this.byContent(relative, size);
   }
 
-  private byContent(relative: string, size: number): { reason: SkipReason } | { language: LanguageId } {
+  private byContent(
+    relative: string,
+    size: number,
+  ): { reason: SkipReason } | { language: LanguageId } {
     const language = languageForPath(relative);
     if (!language) return { reason: 'extension' };
     if (size > this.options.maxFileBytes) return { reason: 'too_large' };
@@ -294,7 +344,9 @@ export class PathFilter {
   }
 
   /** A file's size and time; a link only when its target lies inside the folder (as in the walk). */
-  private async inspect(relative: string): Promise<{ size: number; mtimeMs: number } | { reason: SkipReason } | null> {
+  private async inspect(
+    relative: string,
+  ): Promise<{ size: number; mtimeMs: number } | { reason: SkipReason } | null> {
     const absolute = path.join(this.root, relative);
     const link = await fs.lstat(absolute).catch(() => null);
     if (!link) return null;
@@ -312,7 +364,10 @@ export class PathFilter {
     if (this.options.useGit === false || !relatives.length) return null;
     this.gitTree ??= gitListable(this.root);
     if (!(await this.gitTree)) return null;
-    const output = await run('git', ['check-ignore', '-z', '--stdin'], this.root, { input: relatives.join('\0'), noMatchIsEmpty: true });
+    const output = await run('git', ['check-ignore', '-z', '--stdin'], this.root, {
+      input: relatives.join('\0'),
+      noMatchIsEmpty: true,
+    });
     return output === null ? null : new Set(output.split('\0').filter(Boolean).map(toPosix));
   }
 
@@ -323,7 +378,9 @@ export class PathFilter {
 
   private async layer(folder: string): Promise<IgnoreLayer | null> {
     if (this.layers.has(folder)) return this.layers.get(folder)!;
-    const text = await fs.readFile(path.join(this.root, folder, '.gitignore'), 'utf8').catch(() => null);
+    const text = await fs
+      .readFile(path.join(this.root, folder, '.gitignore'), 'utf8')
+      .catch(() => null);
     const layer = text === null ? null : { base: folder, matcher: ignore().add(text) };
     this.layers.set(folder, layer);
     return layer;
@@ -337,7 +394,11 @@ interface IgnoreLayer {
 }
 
 /** Git's rule: the deepest .gitignore that has an opinion wins, so negations in subfolders work. */
-function isIgnored(layers: readonly IgnoreLayer[], relative: string, isDirectory: boolean): boolean {
+function isIgnored(
+  layers: readonly IgnoreLayer[],
+  relative: string,
+  isDirectory: boolean,
+): boolean {
   for (let i = layers.length - 1; i >= 0; i--) {
     const layer = layers[i]!;
     // A .gitignore governs what lies below its folder, not the folder itself.
@@ -352,7 +413,8 @@ function isIgnored(layers: readonly IgnoreLayer[], relative: string, isDirectory
 
 function skipByName(relative: string, exclude: Ignore): SkipReason | null {
   const segments = relative.split('/');
-  if (segments.slice(0, -1).some((segment) => SKIPPED_DIRECTORIES.has(segment))) return 'path_pattern';
+  if (segments.slice(0, -1).some((segment) => SKIPPED_DIRECTORIES.has(segment)))
+    return 'path_pattern';
   if (exclude.ignores(relative)) return 'excluded';
   const name = segments[segments.length - 1]!;
   if (LOCK_FILES.has(name) || name.endsWith('.lock')) return 'lock_file';
@@ -375,9 +437,17 @@ async function gitListable(root: string): Promise<boolean> {
 
 async function gitListing(root: string): Promise<GitListing | null> {
   if (!(await gitListable(root))) return null;
-  const listed = await run('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], root);
+  const listed = await run(
+    'git',
+    ['ls-files', '-z', '--cached', '--others', '--exclude-standard'],
+    root,
+  );
   if (listed === null) return null;
-  const ignored = await run('git', ['ls-files', '-z', '--others', '--ignored', '--exclude-standard', '--directory'], root);
+  const ignored = await run(
+    'git',
+    ['ls-files', '-z', '--others', '--ignored', '--exclude-standard', '--directory'],
+    root,
+  );
   return {
     files: [...new Set(listed.split('\0').filter(Boolean).map(toPosix))],
     ignoredEntries: ignored ? ignored.split('\0').filter(Boolean).length : 0,
@@ -389,14 +459,27 @@ async function gitListing(root: string): Promise<GitListing | null> {
  * fit a batch of any size); `noMatchIsEmpty` takes exit code 1 as an empty answer, which is how
  * `git check-ignore` says nothing is ignored.
  */
-function run(command: string, args: string[], cwd: string, options: { input?: string; noMatchIsEmpty?: boolean } = {}): Promise<string | null> {
+function run(
+  command: string,
+  args: string[],
+  cwd: string,
+  options: { input?: string; noMatchIsEmpty?: boolean } = {},
+): Promise<string | null> {
   return new Promise((resolve) => {
-    const child = execFile(command, args, { cwd, maxBuffer: 512 * 1024 * 1024, encoding: 'utf8' }, (error, stdout) => {
-      if (error && !(options.noMatchIsEmpty && error.code === 1)) {
-        log.debug('git_unavailable', { command: `${command} ${args[0]}`, error: describeError(error) });
-        resolve(null);
-      } else resolve(stdout);
-    });
+    const child = execFile(
+      command,
+      args,
+      { cwd, maxBuffer: 512 * 1024 * 1024, encoding: 'utf8' },
+      (error, stdout) => {
+        if (error && !(options.noMatchIsEmpty && error.code === 1)) {
+          log.debug('git_unavailable', {
+            command: `${command} ${args[0]}`,
+            error: describeError(error),
+          });
+          resolve(null);
+        } else resolve(stdout);
+      },
+    );
     if (options.input !== undefined) child.stdin?.end(options.input);
   });
 }

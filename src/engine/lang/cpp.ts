@@ -11,7 +11,8 @@ import { headerBefore, leadingFileComment, type LanguageSpec } from './spec';
  */
 const MEMBER_NAME = '[(identifier) (destructor_name) (operator_name)] @name';
 /** Alternatives are listed flat: a bracketed alternation nested directly in another never matched. */
-const PLAIN_NAME = '(identifier) @name (field_identifier) @name (destructor_name) @name (operator_name) @name';
+const PLAIN_NAME =
+  '(identifier) @name (field_identifier) @name (destructor_name) @name (operator_name) @name';
 const SCOPE = '[(namespace_identifier) @owner (template_type name: (type_identifier) @owner)]';
 const QUALIFIED_ONCE = `(qualified_identifier scope: ${SCOPE} name: ${MEMBER_NAME})`;
 const QUALIFIED_TWICE = `(qualified_identifier name: ${QUALIFIED_ONCE})`;
@@ -23,7 +24,8 @@ const DECLARATOR = `[
   (pointer_declarator declarator: ${FUNCTION_DECLARATOR})
   (reference_declarator ${FUNCTION_DECLARATOR})]`;
 
-const FIELD = '(field_expression argument: (_) @mutation.object field: (field_identifier) @mutation.attribute)';
+const FIELD =
+  '(field_expression argument: (_) @mutation.object field: (field_identifier) @mutation.attribute)';
 
 const QUERY = `
 (function_definition declarator: ${DECLARATOR}) @definition.function
@@ -76,9 +78,32 @@ const QUERY = `
 `;
 
 const MUTATING_METHODS = new Set([
-  'push_back', 'emplace_back', 'push_front', 'emplace_front', 'pop_back', 'pop_front', 'push', 'pop',
-  'emplace', 'insert', 'insert_or_assign', 'try_emplace', 'erase', 'clear', 'resize', 'reserve',
-  'assign', 'append', 'swap', 'reset', 'release', 'sort', 'splice', 'merge', 'remove', 'remove_if',
+  'push_back',
+  'emplace_back',
+  'push_front',
+  'emplace_front',
+  'pop_back',
+  'pop_front',
+  'push',
+  'pop',
+  'emplace',
+  'insert',
+  'insert_or_assign',
+  'try_emplace',
+  'erase',
+  'clear',
+  'resize',
+  'reserve',
+  'assign',
+  'append',
+  'swap',
+  'reset',
+  'release',
+  'sort',
+  'splice',
+  'merge',
+  'remove',
+  'remove_if',
 ]);
 
 function stringValue(node: Node): string | null {
@@ -98,8 +123,11 @@ function stringValue(node: Node): string | null {
 function imports(statement: Node): ImportBinding[] {
   const path = statement.childForFieldName('path');
   if (!path) return [];
-  const module = path.type === 'system_lib_string' ? path.text.slice(1, -1) : (stringValue(path) ?? path.text);
-  return [{ local: '*', module, imported: '*', kind: 'wildcard', line: statement.startPosition.row + 1 }];
+  const module =
+    path.type === 'system_lib_string' ? path.text.slice(1, -1) : (stringValue(path) ?? path.text);
+  return [
+    { local: '*', module, imported: '*', kind: 'wildcard', line: statement.startPosition.row + 1 },
+  ];
 }
 
 /** Base classes without access specifiers or template arguments. */
@@ -112,8 +140,13 @@ function bases(definition: Node): string[] {
 
 /** Everything before the body; a constructor's member initializer list is left out. */
 function signature(definition: Node): string {
-  const initializers = definition.namedChildren.find((child) => child.type === 'field_initializer_list');
-  return headerBefore(definition, initializers ?? definition.childForFieldName('body')).replace(/;$/, '');
+  const initializers = definition.namedChildren.find(
+    (child) => child.type === 'field_initializer_list',
+  );
+  return headerBefore(definition, initializers ?? definition.childForFieldName('body')).replace(
+    /;$/,
+    '',
+  );
 }
 
 export const cpp: LanguageSpec = {

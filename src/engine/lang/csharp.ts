@@ -8,7 +8,8 @@ import { headerBefore, leadingFileComment, type LanguageSpec } from './spec';
  * class). Namespaces only group declarations and are not definitions. `this` and `base` are
  * anonymous nodes in this grammar, hence the `_` wildcards where a receiver may be one of them.
  */
-const THIS_MEMBER = '(member_access_expression expression: "this" @mutation.object name: (identifier) @mutation.attribute)';
+const THIS_MEMBER =
+  '(member_access_expression expression: "this" @mutation.object name: (identifier) @mutation.attribute)';
 const CALLED_NAME = '[(identifier) @call.name (generic_name (identifier) @call.name)]';
 
 const QUERY = `
@@ -50,9 +51,28 @@ const QUERY = `
 `;
 
 const MUTATING_METHODS = new Set([
-  'Add', 'AddRange', 'Insert', 'InsertRange', 'Remove', 'RemoveAt', 'RemoveAll', 'RemoveRange', 'Clear',
-  'Push', 'Pop', 'Enqueue', 'Dequeue', 'Sort', 'Reverse', 'TryAdd', 'TryRemove', 'AddOrUpdate',
-  'GetOrAdd', 'Append', 'AppendLine', 'Set',
+  'Add',
+  'AddRange',
+  'Insert',
+  'InsertRange',
+  'Remove',
+  'RemoveAt',
+  'RemoveAll',
+  'RemoveRange',
+  'Clear',
+  'Push',
+  'Pop',
+  'Enqueue',
+  'Dequeue',
+  'Sort',
+  'Reverse',
+  'TryAdd',
+  'TryRemove',
+  'AddOrUpdate',
+  'GetOrAdd',
+  'Append',
+  'AppendLine',
+  'Set',
 ]);
 
 function stringValue(node: Node): string | null {

@@ -70,8 +70,19 @@ const TYPESCRIPT_QUERY = `${COMMON_QUERY}
 `;
 
 const MUTATING_METHODS = new Set([
-  'push', 'pop', 'shift', 'unshift', 'splice', 'sort', 'reverse', 'fill', 'copyWithin',
-  'set', 'delete', 'clear', 'add',
+  'push',
+  'pop',
+  'shift',
+  'unshift',
+  'splice',
+  'sort',
+  'reverse',
+  'fill',
+  'copyWithin',
+  'set',
+  'delete',
+  'clear',
+  'add',
 ]);
 
 function stringValue(node: Node): string | null {
@@ -94,7 +105,8 @@ function imports(statement: Node): ImportBinding[] {
   const bindings: ImportBinding[] = [];
   for (const part of clause.namedChildren) {
     if (!part) continue;
-    if (part.type === 'identifier') bindings.push({ local: part.text, module, imported: 'default', kind: 'default', line });
+    if (part.type === 'identifier')
+      bindings.push({ local: part.text, module, imported: 'default', kind: 'default', line });
     if (part.type === 'namespace_import') {
       const local = part.namedChildren.find((child) => child?.type === 'identifier')?.text;
       if (local) bindings.push({ local, module, imported: null, kind: 'namespace', line });
@@ -113,7 +125,8 @@ function imports(statement: Node): ImportBinding[] {
 
 function reexports(statement: Node, module: string, line: number): ImportBinding[] {
   const clause = statement.namedChildren.find((child) => child?.type === 'export_clause');
-  if (!clause) return [{ local: '*', module, imported: '*', kind: 'wildcard', line, reexport: true }];
+  if (!clause)
+    return [{ local: '*', module, imported: '*', kind: 'wildcard', line, reexport: true }];
   return clause.namedChildren.flatMap((specifier): ImportBinding[] => {
     if (specifier?.type !== 'export_specifier') return [];
     const imported = specifier.childForFieldName('name')?.text ?? '';
@@ -135,7 +148,9 @@ function requireBindings(declarator: Node, line: number): ImportBinding[] {
   const module = moduleOf(argument);
   if (!name || !module) return [];
   if (name.type === 'identifier') {
-    return [{ local: name.text, module, imported: member, kind: member ? 'named' : 'module', line }];
+    return [
+      { local: name.text, module, imported: member, kind: member ? 'named' : 'module', line },
+    ];
   }
   if (name.type !== 'object_pattern') return [];
   return name.namedChildren.flatMap((property): ImportBinding[] => {
@@ -157,16 +172,32 @@ function headerNode(definition: Node): Node {
   const parent = definition.parent;
   if (parent?.type === 'variable_declarator') {
     const declaration = parent.parent;
-    return declaration && (declaration.type === 'lexical_declaration' || declaration.type === 'variable_declaration') ? declaration : parent;
+    return declaration &&
+      (declaration.type === 'lexical_declaration' || declaration.type === 'variable_declaration')
+      ? declaration
+      : parent;
   }
-  if (parent && ['assignment_expression', 'pair', 'public_field_definition', 'field_definition'].includes(parent.type)) return parent;
+  if (
+    parent &&
+    ['assignment_expression', 'pair', 'public_field_definition', 'field_definition'].includes(
+      parent.type,
+    )
+  )
+    return parent;
   return definition;
 }
 
 function signature(definition: Node): string {
   const header = headerNode(definition);
   const body = definition.childForFieldName('body');
-  if (!body || body.type !== 'statement_block' && body.type !== 'class_body' && body.type !== 'interface_body' && body.type !== 'object_type' && body.type !== 'enum_body') {
+  if (
+    !body ||
+    (body.type !== 'statement_block' &&
+      body.type !== 'class_body' &&
+      body.type !== 'interface_body' &&
+      body.type !== 'object_type' &&
+      body.type !== 'enum_body')
+  ) {
     return headerBefore(header, null);
   }
   return headerBefore(header, body);
@@ -175,8 +206,12 @@ function signature(definition: Node): string {
 function bases(definition: Node): string[] {
   const heritage = definition.namedChildren.find((child) => child?.type === 'class_heritage');
   if (!heritage) {
-    const extendsClause = definition.namedChildren.find((child) => child?.type === 'extends_type_clause');
-    return extendsClause ? extendsClause.namedChildren.flatMap((child) => (child ? [child.text] : [])) : [];
+    const extendsClause = definition.namedChildren.find(
+      (child) => child?.type === 'extends_type_clause',
+    );
+    return extendsClause
+      ? extendsClause.namedChildren.flatMap((child) => (child ? [child.text] : []))
+      : [];
   }
   // JavaScript: class_heritage holds the expression directly; TypeScript wraps it in extends/implements clauses.
   const values: string[] = [];
@@ -223,6 +258,16 @@ function spec(id: LanguageId, grammar: string, extensions: string[], query: stri
   };
 }
 
-export const javascript = spec('javascript', 'javascript', ['.js', '.jsx', '.mjs', '.cjs'], JAVASCRIPT_QUERY);
-export const typescript = spec('typescript', 'typescript', ['.ts', '.mts', '.cts'], TYPESCRIPT_QUERY);
+export const javascript = spec(
+  'javascript',
+  'javascript',
+  ['.js', '.jsx', '.mjs', '.cjs'],
+  JAVASCRIPT_QUERY,
+);
+export const typescript = spec(
+  'typescript',
+  'typescript',
+  ['.ts', '.mts', '.cts'],
+  TYPESCRIPT_QUERY,
+);
 export const tsx = spec('tsx', 'tsx', ['.tsx'], TYPESCRIPT_QUERY);

@@ -18,7 +18,8 @@ const RECEIVER_TYPE = `[
 const OTHER_TYPE = `[(type_identifier) (qualified_type) (generic_type) (pointer_type) (function_type)
   (map_type) (slice_type) (array_type) (channel_type) (parenthesized_type) (negated_type)]`;
 
-const SELECTOR_TARGET = '(selector_expression operand: (identifier) @mutation.object field: (field_identifier) @mutation.attribute)';
+const SELECTOR_TARGET =
+  '(selector_expression operand: (identifier) @mutation.object field: (field_identifier) @mutation.attribute)';
 
 const QUERY = `
 (function_declaration name: (identifier) @name) @definition.function
@@ -73,13 +74,33 @@ const QUERY = `
 
 /** Methods of the standard library's containers and writers that change their receiver. */
 const MUTATING_METHODS = new Set([
-  'Add', 'Set', 'Del', 'Delete', 'Store', 'LoadOrStore', 'LoadAndDelete', 'Swap', 'CompareAndSwap',
-  'Put', 'Push', 'PushBack', 'PushFront', 'Remove', 'Reset', 'Init', 'Write', 'WriteString', 'WriteByte',
-  'WriteRune', 'Grow', 'Truncate',
+  'Add',
+  'Set',
+  'Del',
+  'Delete',
+  'Store',
+  'LoadOrStore',
+  'LoadAndDelete',
+  'Swap',
+  'CompareAndSwap',
+  'Put',
+  'Push',
+  'PushBack',
+  'PushFront',
+  'Remove',
+  'Reset',
+  'Init',
+  'Write',
+  'WriteString',
+  'WriteByte',
+  'WriteRune',
+  'Grow',
+  'Truncate',
 ]);
 
 function stringValue(node: Node): string | null {
-  if (node.type === 'interpreted_string_literal' || node.type === 'raw_string_literal') return node.text.slice(1, -1);
+  if (node.type === 'interpreted_string_literal' || node.type === 'raw_string_literal')
+    return node.text.slice(1, -1);
   return null;
 }
 
@@ -109,7 +130,9 @@ function bases(definition: Node): string[] {
   if (type?.type === 'struct_type') {
     const fields = type.namedChildren.find((child) => child.type === 'field_declaration_list');
     return (fields?.namedChildren ?? []).flatMap((field) =>
-      field.type === 'field_declaration' && !field.childForFieldName('name') ? [embeddedName(field.childForFieldName('type'))] : [],
+      field.type === 'field_declaration' && !field.childForFieldName('name')
+        ? [embeddedName(field.childForFieldName('type'))]
+        : [],
     );
   }
   if (type?.type === 'interface_type') {
@@ -124,7 +147,8 @@ function embeddedName(type: Node | null): string {
 
 /** Types read `type Server struct`; functions and methods end before their body. */
 function signature(definition: Node): string {
-  if (definition.type === 'type_spec' || definition.type === 'type_alias') return `type ${headerBefore(definition, null)}`;
+  if (definition.type === 'type_spec' || definition.type === 'type_alias')
+    return `type ${headerBefore(definition, null)}`;
   return headerBefore(definition, definition.childForFieldName('body'));
 }
 
@@ -133,7 +157,11 @@ function moduleDocstring(root: Node): string | null {
   const clause = root.namedChildren.find((child) => child.type === 'package_clause');
   const lines: string[] = [];
   let boundaryRow = clause?.startPosition.row ?? 0;
-  for (let previous = clause?.previousNamedSibling; previous?.type === 'comment'; previous = previous.previousNamedSibling) {
+  for (
+    let previous = clause?.previousNamedSibling;
+    previous?.type === 'comment';
+    previous = previous.previousNamedSibling
+  ) {
     if (previous.endPosition.row < boundaryRow - 1) break;
     lines.unshift(commentText(previous.text));
     boundaryRow = previous.startPosition.row;

@@ -39,7 +39,9 @@ export function loadGrammar(spec: LanguageSpec): Promise<LoadedGrammar> {
   if (!loaded) {
     loaded = (async () => {
       await initRuntime();
-      const language = await Language.load(path.join(wasmLocations().grammars, `tree-sitter-${spec.grammar}.wasm`));
+      const language = await Language.load(
+        path.join(wasmLocations().grammars, `tree-sitter-${spec.grammar}.wasm`),
+      );
       const parser = new Parser();
       parser.setLanguage(language);
       return { language, parser, query: new Query(language, spec.query) };
@@ -48,4 +50,3 @@ export function loadGrammar(spec: LanguageSpec): Promise<LoadedGrammar> {
   }
   return loaded;
 }
-

@@ -8,7 +8,8 @@ import { headerBefore, leadingFileComment, type LanguageSpec } from './spec';
  * told from local variables by syntax, so only `this.x` counts as a mutation of the object (and
  * `Type.x` as one of `Type`, when that class is declared in the same file).
  */
-const FIELD_ACCESS = '(field_access object: (_) @mutation.object field: (identifier) @mutation.attribute)';
+const FIELD_ACCESS =
+  '(field_access object: (_) @mutation.object field: (identifier) @mutation.attribute)';
 
 const QUERY = `
 (class_declaration name: (identifier) @name) @definition.class
@@ -47,9 +48,34 @@ const QUERY = `
 `;
 
 const MUTATING_METHODS = new Set([
-  'add', 'addAll', 'put', 'putAll', 'putIfAbsent', 'remove', 'removeAll', 'removeIf', 'retainAll', 'clear',
-  'set', 'push', 'pop', 'offer', 'poll', 'addFirst', 'addLast', 'removeFirst', 'removeLast', 'sort',
-  'append', 'insert', 'delete', 'setLength', 'compute', 'computeIfAbsent', 'computeIfPresent', 'merge',
+  'add',
+  'addAll',
+  'put',
+  'putAll',
+  'putIfAbsent',
+  'remove',
+  'removeAll',
+  'removeIf',
+  'retainAll',
+  'clear',
+  'set',
+  'push',
+  'pop',
+  'offer',
+  'poll',
+  'addFirst',
+  'addLast',
+  'removeFirst',
+  'removeLast',
+  'sort',
+  'append',
+  'insert',
+  'delete',
+  'setLength',
+  'compute',
+  'computeIfAbsent',
+  'computeIfPresent',
+  'merge',
   'replaceAll',
 ]);
 
@@ -63,7 +89,9 @@ function stringValue(node: Node): string | null {
  * of `a.b.C`; `import a.b.*;` and `import static a.b.C.*;` bring in everything.
  */
 function imports(statement: Node): ImportBinding[] {
-  const path = statement.namedChildren.find((child) => child.type === 'scoped_identifier' || child.type === 'identifier');
+  const path = statement.namedChildren.find(
+    (child) => child.type === 'scoped_identifier' || child.type === 'identifier',
+  );
   if (!path) return [];
   const line = statement.startPosition.row + 1;
   const module = path.text.replace(/\s+/g, '');

@@ -8,8 +8,10 @@ import { commentText, headerBefore, type LanguageSpec } from './spec';
  * assigns a file-level `$name` only after declaring it `global $name`.
  */
 const CALLED_NAME = '[(name) @call.name (qualified_name (name) @call.name)]';
-const THIS_PROPERTY = '(member_access_expression object: (variable_name) @mutation.object name: (name) @mutation.attribute)';
-const STATIC_PROPERTY = '(scoped_property_access_expression scope: (_) @mutation.object name: (variable_name) @mutation.attribute)';
+const THIS_PROPERTY =
+  '(member_access_expression object: (variable_name) @mutation.object name: (name) @mutation.attribute)';
+const STATIC_PROPERTY =
+  '(scoped_property_access_expression scope: (_) @mutation.object name: (variable_name) @mutation.attribute)';
 const PROPERTY = `[${THIS_PROPERTY} ${STATIC_PROPERTY}]`;
 
 const QUERY = `
@@ -62,8 +64,26 @@ const QUERY = `
 `;
 
 const MUTATING_METHODS = new Set([
-  'add', 'set', 'put', 'push', 'pop', 'shift', 'unshift', 'append', 'prepend', 'remove', 'forget',
-  'clear', 'offsetSet', 'offsetUnset', 'attach', 'detach', 'enqueue', 'dequeue', 'insert', 'merge',
+  'add',
+  'set',
+  'put',
+  'push',
+  'pop',
+  'shift',
+  'unshift',
+  'append',
+  'prepend',
+  'remove',
+  'forget',
+  'clear',
+  'offsetSet',
+  'offsetUnset',
+  'attach',
+  'detach',
+  'enqueue',
+  'dequeue',
+  'insert',
+  'merge',
 ]);
 
 function stringValue(node: Node): string | null {
@@ -83,7 +103,9 @@ function imports(statement: Node): ImportBinding[] {
     return module ? [{ local: '*', module, imported: '*', kind: 'wildcard', line }] : [];
   }
   const group = statement.childForFieldName('body');
-  const prefix = group ? `${statement.namedChildren.find((child) => child.type === 'namespace_name')?.text ?? ''}\\` : '';
+  const prefix = group
+    ? `${statement.namedChildren.find((child) => child.type === 'namespace_name')?.text ?? ''}\\`
+    : '';
   return (group ?? statement).namedChildren.flatMap((clause): ImportBinding[] => {
     if (clause.type !== 'namespace_use_clause') return [];
     const alias = clause.childForFieldName('alias');

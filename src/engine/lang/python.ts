@@ -39,8 +39,22 @@ const QUERY = `
 `;
 
 const MUTATING_METHODS = new Set([
-  'append', 'extend', 'insert', 'remove', 'pop', 'popitem', 'clear', 'update', 'setdefault',
-  'add', 'discard', 'sort', 'reverse', 'appendleft', 'popleft', 'extendleft',
+  'append',
+  'extend',
+  'insert',
+  'remove',
+  'pop',
+  'popitem',
+  'clear',
+  'update',
+  'setdefault',
+  'add',
+  'discard',
+  'sort',
+  'reverse',
+  'appendleft',
+  'popleft',
+  'extendleft',
 ]);
 
 const STRING_LITERAL = /^[rRbBuUfF]{0,2}("""|'''|"|')([\s\S]*)\1$/;
@@ -51,7 +65,7 @@ function stringValue(node: Node): string | null {
     return match ? match[2]! : node.text;
   }
   if (node.type === 'concatenated_string') {
-    return node.namedChildren.map((child) => (child ? stringValue(child) ?? '' : '')).join('');
+    return node.namedChildren.map((child) => (child ? (stringValue(child) ?? '') : '')).join('');
   }
   return null;
 }
@@ -77,7 +91,15 @@ function imports(statement: Node): ImportBinding[] {
       if (!name) return [];
       if (name.type === 'aliased_import') {
         const module = name.childForFieldName('name')?.text ?? '';
-        return [{ local: name.childForFieldName('alias')?.text ?? module, module, imported: null, kind: 'module', line }];
+        return [
+          {
+            local: name.childForFieldName('alias')?.text ?? module,
+            module,
+            imported: null,
+            kind: 'module',
+            line,
+          },
+        ];
       }
       return [{ local: name.text, module: name.text, imported: null, kind: 'module', line }];
     });
@@ -90,7 +112,15 @@ function imports(statement: Node): ImportBinding[] {
     if (!name) return [];
     if (name.type === 'aliased_import') {
       const imported = name.childForFieldName('name')?.text ?? '';
-      return [{ local: name.childForFieldName('alias')?.text ?? imported, module, imported, kind: 'named', line }];
+      return [
+        {
+          local: name.childForFieldName('alias')?.text ?? imported,
+          module,
+          imported,
+          kind: 'named',
+          line,
+        },
+      ];
     }
     return [{ local: name.text, module, imported: name.text, kind: 'named', line }];
   });
@@ -100,7 +130,10 @@ function bases(definition: Node): string[] {
   const superclasses = definition.childForFieldName('superclasses');
   if (!superclasses) return [];
   return superclasses.namedChildren
-    .filter((child): child is Node => !!child && (child.type === 'identifier' || child.type === 'attribute'))
+    .filter(
+      (child): child is Node =>
+        !!child && (child.type === 'identifier' || child.type === 'attribute'),
+    )
     .map((child) => child.text);
 }
 

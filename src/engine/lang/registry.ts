@@ -11,10 +11,23 @@ import { rust } from './rust';
 import type { LanguageSpec } from './spec';
 
 /** Every language the index understands, and which one a file belongs to by its extension. */
-export const LANGUAGES: readonly LanguageSpec[] = [python, javascript, typescript, tsx, go, java, rust, csharp, cpp, ruby, php];
+export const LANGUAGES: readonly LanguageSpec[] = [
+  python,
+  javascript,
+  typescript,
+  tsx,
+  go,
+  java,
+  rust,
+  csharp,
+  cpp,
+  ruby,
+  php,
+];
 
 const byExtension = new Map<string, LanguageSpec>();
-for (const spec of LANGUAGES) for (const extension of spec.extensions) byExtension.set(extension, spec);
+for (const spec of LANGUAGES)
+  for (const extension of spec.extensions) byExtension.set(extension, spec);
 
 export function languageForPath(path: string): LanguageSpec | undefined {
   const dot = path.lastIndexOf('.');

@@ -68,14 +68,35 @@ const QUERY = `
 `;
 
 /** Methods of Array, Hash and String that change their receiver (`@items.push(x)`). */
-const MUTATING_METHODS = new Set(['push', 'pop', 'shift', 'unshift', 'delete', 'clear', 'store', 'merge!', 'update', 'concat', 'insert', '<<', 'replace', 'sort!', 'map!', 'reject!', 'select!', 'compact!', 'uniq!']);
+const MUTATING_METHODS = new Set([
+  'push',
+  'pop',
+  'shift',
+  'unshift',
+  'delete',
+  'clear',
+  'store',
+  'merge!',
+  'update',
+  'concat',
+  'insert',
+  '<<',
+  'replace',
+  'sort!',
+  'map!',
+  'reject!',
+  'select!',
+  'compact!',
+  'uniq!',
+]);
 
 /**
  * The text between a string's delimiters, interpolations included. `raise Error, "message"` hands
  * over the message itself as the raise's arguments, so its first part stands for the whole string.
  */
 function stringValue(node: Node): string | null {
-  if (node.type === 'string_content' && node.parent?.type === 'string') return stringValue(node.parent);
+  if (node.type === 'string_content' && node.parent?.type === 'string')
+    return stringValue(node.parent);
   if (node.type !== 'string') return null;
   const open = node.firstChild;
   const close = node.lastChild;
@@ -88,7 +109,9 @@ function imports(statement: Node): ImportBinding[] {
   const argument = statement.childForFieldName('arguments')?.firstNamedChild;
   const module = argument ? stringValue(argument) : null;
   if (!module) return [];
-  return [{ local: '*', module, imported: '*', kind: 'wildcard', line: statement.startPosition.row + 1 }];
+  return [
+    { local: '*', module, imported: '*', kind: 'wildcard', line: statement.startPosition.row + 1 },
+  ];
 }
 
 function bases(definition: Node): string[] {
@@ -101,8 +124,12 @@ function bases(definition: Node): string[] {
  * comments before the first statement sit between it and the body.
  */
 function signature(definition: Node): string {
-  const last = ['parameters', 'superclass', 'name'].map((field) => definition.childForFieldName(field)).find(Boolean);
-  const text = last ? definition.text.slice(0, last.endIndex - definition.startIndex) : firstLine(definition.text);
+  const last = ['parameters', 'superclass', 'name']
+    .map((field) => definition.childForFieldName(field))
+    .find(Boolean);
+  const text = last
+    ? definition.text.slice(0, last.endIndex - definition.startIndex)
+    : firstLine(definition.text);
   return text.replace(/\s+/g, ' ').trim();
 }
 
@@ -115,7 +142,11 @@ function docstring(definition: Node): string | null {
   if (body?.type !== 'body_statement' || definition.previousNamedSibling) return null;
   const lines: string[] = [];
   let boundaryRow = definition.startPosition.row;
-  for (let previous = body.previousNamedSibling; previous?.type === 'comment'; previous = previous.previousNamedSibling) {
+  for (
+    let previous = body.previousNamedSibling;
+    previous?.type === 'comment';
+    previous = previous.previousNamedSibling
+  ) {
     if (previous.endPosition.row < boundaryRow - 2) break;
     lines.unshift(commentText(previous.text));
     boundaryRow = previous.startPosition.row;

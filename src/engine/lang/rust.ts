@@ -15,10 +15,12 @@ const IMPL_TYPE = `[
   (scoped_type_identifier name: (type_identifier) @owner)
   (generic_type type: (scoped_type_identifier name: (type_identifier) @owner))]`;
 
-const FUNCTION = '[(function_item name: (identifier) @name) (function_signature_item name: (identifier) @name)]';
+const FUNCTION =
+  '[(function_item name: (identifier) @name) (function_signature_item name: (identifier) @name)]';
 
 const CALLEE_PATH = '(scoped_identifier path: (_) @call.receiver name: (identifier) @call.name)';
-const SELF_FIELD = '(field_expression value: (self) @mutation.object field: (field_identifier) @mutation.attribute)';
+const SELF_FIELD =
+  '(field_expression value: (self) @mutation.object field: (field_identifier) @mutation.attribute)';
 
 const QUERY = `
 (impl_item type: ${IMPL_TYPE} body: (declaration_list ${FUNCTION} @definition.function))
@@ -67,9 +69,33 @@ const QUERY = `
 `;
 
 const MUTATING_METHODS = new Set([
-  'push', 'push_str', 'push_back', 'push_front', 'pop', 'pop_back', 'pop_front', 'insert', 'remove',
-  'clear', 'extend', 'append', 'truncate', 'retain', 'drain', 'sort', 'sort_by', 'sort_by_key',
-  'sort_unstable', 'dedup', 'reverse', 'swap', 'entry', 'get_mut', 'take', 'replace', 'resize',
+  'push',
+  'push_str',
+  'push_back',
+  'push_front',
+  'pop',
+  'pop_back',
+  'pop_front',
+  'insert',
+  'remove',
+  'clear',
+  'extend',
+  'append',
+  'truncate',
+  'retain',
+  'drain',
+  'sort',
+  'sort_by',
+  'sort_by_key',
+  'sort_unstable',
+  'dedup',
+  'reverse',
+  'swap',
+  'entry',
+  'get_mut',
+  'take',
+  'replace',
+  'resize',
 ]);
 
 const RAW_STRING = /^r(#*)"([\s\S]*)"\1$/;
@@ -103,11 +129,33 @@ function useTree(node: Node, prefix: string, line: number): ImportBinding[] {
     case 'use_list':
       return node.namedChildren.flatMap((item) => useTree(item, prefix, line));
     case 'use_wildcard':
-      return [{ local: '*', module: join(node.namedChildren[0]?.text ?? ''), imported: '*', kind: 'wildcard', line }];
+      return [
+        {
+          local: '*',
+          module: join(node.namedChildren[0]?.text ?? ''),
+          imported: '*',
+          kind: 'wildcard',
+          line,
+        },
+      ];
     case 'use_as_clause':
-      return [binding(join(node.childForFieldName('path')?.text ?? ''), node.childForFieldName('alias')?.text ?? null, line)];
+      return [
+        binding(
+          join(node.childForFieldName('path')?.text ?? ''),
+          node.childForFieldName('alias')?.text ?? null,
+          line,
+        ),
+      ];
     case 'self':
-      return [{ local: prefix.slice(prefix.lastIndexOf(':') + 1), module: prefix, imported: null, kind: 'module', line }];
+      return [
+        {
+          local: prefix.slice(prefix.lastIndexOf(':') + 1),
+          module: prefix,
+          imported: null,
+          kind: 'module',
+          line,
+        },
+      ];
     default:
       return [binding(join(node.text), null, line)];
   }
@@ -116,9 +164,16 @@ function useTree(node: Node, prefix: string, line: number): ImportBinding[] {
 /** `a::b::c` is the item `c` of module `a::b`; a single segment is a crate or module. */
 function binding(path: string, alias: string | null, line: number): ImportBinding {
   const separator = path.lastIndexOf('::');
-  if (separator < 0) return { local: alias ?? path, module: path, imported: null, kind: 'module', line };
+  if (separator < 0)
+    return { local: alias ?? path, module: path, imported: null, kind: 'module', line };
   const imported = path.slice(separator + 2);
-  return { local: alias ?? imported, module: path.slice(0, separator), imported, kind: 'named', line };
+  return {
+    local: alias ?? imported,
+    module: path.slice(0, separator),
+    imported,
+    kind: 'named',
+    line,
+  };
 }
 
 /** A trait's supertraits (`trait A: B + C`). */
@@ -141,7 +196,11 @@ const COMMENT_TYPES = ['line_comment', 'block_comment'];
 function docstring(definition: Node): string {
   const lines: string[] = [];
   let boundaryRow = definition.startPosition.row;
-  for (let previous = definition.previousNamedSibling; previous; previous = previous.previousNamedSibling) {
+  for (
+    let previous = definition.previousNamedSibling;
+    previous;
+    previous = previous.previousNamedSibling
+  ) {
     if (previous.endPosition.row < boundaryRow - 2) break;
     if (COMMENT_TYPES.includes(previous.type)) lines.unshift(commentText(previous.text));
     else if (previous.type !== 'attribute_item') break;

@@ -52,8 +52,14 @@ const WHITESPACE = /\s+/g;
 
 /** Text from a definition's start up to its body, on one line. */
 export function headerBefore(definition: Node, body: Node | null, maxLength = 300): string {
-  const text = body ? definition.text.slice(0, body.startIndex - definition.startIndex) : firstLine(definition.text);
-  const collapsed = text.replace(WHITESPACE, ' ').trim().replace(/[:{]\s*$/, '').trim();
+  const text = body
+    ? definition.text.slice(0, body.startIndex - definition.startIndex)
+    : firstLine(definition.text);
+  const collapsed = text
+    .replace(WHITESPACE, ' ')
+    .trim()
+    .replace(/[:{]\s*$/, '')
+    .trim();
   return collapsed.length > maxLength ? `${collapsed.slice(0, maxLength)}…` : collapsed;
 }
 

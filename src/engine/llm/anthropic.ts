@@ -1,7 +1,25 @@
-import Anthropic, { APIConnectionError, APIConnectionTimeoutError, APIError } from '@anthropic-ai/sdk';
-import type { Message, MessageCreateParamsNonStreaming, MessageParam, Tool } from '@anthropic-ai/sdk/resources/messages';
+import Anthropic, {
+  APIConnectionError,
+  APIConnectionTimeoutError,
+  APIError,
+} from '@anthropic-ai/sdk';
+import type {
+  Message,
+  MessageCreateParamsNonStreaming,
+  MessageParam,
+  Tool,
+} from '@anthropic-ai/sdk/resources/messages';
 import { describeError, fail, ok, type Result } from '../util/result';
-import type { AssistantTurn, ConversationMessage, ConversationRequest, LlmClient, StructuredRequest, TextRequest, ToolCall, ToolSpec } from './client';
+import type {
+  AssistantTurn,
+  ConversationMessage,
+  ConversationRequest,
+  LlmClient,
+  StructuredRequest,
+  TextRequest,
+  ToolCall,
+  ToolSpec,
+} from './client';
 import {
   callSettings,
   completeStructured,
@@ -57,18 +75,38 @@ export class AnthropicClient implements LlmClient {
   async complete<T>(request: StructuredRequest<T>): Promise<Result<T>> {
     const inputSchema = objectJsonSchema(request.schema, request.schemaName);
     if (!inputSchema.ok) return inputSchema;
-    const tool: Tool = { name: wireName(request.schemaName), description: `Give the answer as a ${request.schemaName}.`, input_schema: inputSchema.value };
+    const tool: Tool = {
+      name: wireName(request.schemaName),
+      description: `Give the answer as a ${request.schemaName}.`,
+      input_schema: inputSchema.value,
+    };
     return completeStructured(this.settings, request, (turns, onJsonSoFar) => {
-      const params = { ...this.params(request.system, turns.map(toMessageParam), request.maxTokens), tools: [tool], tool_choice: { type: 'tool' as const, name: tool.name } };
-      return this.send(request.signal, (sdk, signal) => (onJsonSoFar ? streamToolInput(sdk, params, signal, onJsonSoFar) : createToolInput(sdk, params, signal, tool.name)));
+      const params = {
+        ...this.params(request.system, turns.map(toMessageParam), request.maxTokens),
+        tools: [tool],
+        tool_choice: { type: 'tool' as const, name: tool.name },
+      };
+      return this.send(request.signal, (sdk, signal) =>
+        onJsonSoFar
+          ? streamToolInput(sdk, params, signal, onJsonSoFar)
+          : createToolInput(sdk, params, signal, tool.name),
+      );
     });
   }
 
   async stream(request: TextRequest): Promise<Result<string>> {
     return loggedCall(this.settings, 'text', `${request.system}\n\n${request.prompt}`, () => {
-      const params = this.params(request.system, [{ role: 'user', content: request.prompt }], request.maxTokens);
+      const params = this.params(
+        request.system,
+        [{ role: 'user', content: request.prompt }],
+        request.maxTokens,
+      );
       const output = new OutputTracker(request.onText);
-      return this.send(request.signal, (sdk, signal) => streamText(sdk, params, signal, output.onText), () => output.shown);
+      return this.send(
+        request.signal,
+        (sdk, signal) => streamText(sdk, params, signal, output.onText),
+        () => output.shown,
+      );
     });
   }
 
@@ -76,62 +114,126 @@ export class AnthropicClient implements LlmClient {
     return loggedCall(this.settings, 'conversation', conversationPromptText(request), async () => {
       const tools = toolsFor(request.tools);
       if (!tools.ok) return tools;
-      const params = { ...this.params(request.system, request.messages.map(toConversationParam), request.maxTokens), ...(tools.value.length > 0 ? { tools: tools.value } : {}) };
-      const message = await this.send(request.signal, (sdk, signal) => sdk.messages.create(params, { signal }));
+      const params = {
+        ...this.params(
+          request.system,
+          request.messages.map(toConversationParam),
+          request.maxTokens,
+        ),
+        ...(tools.value.length > 0 ? { tools: tools.value } : {}),
+      };
+      const message = await this.send(request.signal, (sdk, signal) =>
+        sdk.messages.create(params, { signal }),
+      );
       return message.ok ? ok(toAssistantTurn(message.value)) : message;
     });
   }
 
-  private params(system: string, messages: MessageParam[], maxTokens: number | undefined): MessageCreateParamsNonStreaming {
+  private params(
+    system: string,
+    messages: MessageParam[],
+    maxTokens: number | undefined,
+  ): MessageCreateParamsNonStreaming {
     return { model: this.model, max_tokens: maxTokens ?? DEFAULT_MAX_TOKENS, system, messages };
   }
 
   /** One request through the SDK with the shared retries; `outputShown` stops retries once output reached the caller. */
-  private async send<T>(callerSignal: AbortSignal | undefined, request: (sdk: Anthropic, signal: AbortSignal) => Promise<T>, outputShown: () => boolean = () => false): Promise<Result<T>> {
+  private async send<T>(
+    callerSignal: AbortSignal | undefined,
+    request: (sdk: Anthropic, signal: AbortSignal) => Promise<T>,
+    outputShown: () => boolean = () => false,
+  ): Promise<Result<T>> {
     const sdk = this.sdk();
     if (!sdk.ok) return sdk;
-    return sendWithRetry(this.settings, callerSignal, (signal) => request(sdk.value, signal), (cause) => {
-      const failure = this.classify(cause);
-      return outputShown() ? withoutRetry(failure) : failure;
-    });
+    return sendWithRetry(
+      this.settings,
+      callerSignal,
+      (signal) => request(sdk.value, signal),
+      (cause) => {
+        const failure = this.classify(cause);
+        return outputShown() ? withoutRetry(failure) : failure;
+      },
+    );
   }
 
   /** The SDK client, made on first use so a missing key is a call's error, never the constructor's. */
   private sdk(): Result<Anthropic> {
-    if (!this.options.apiKey) return fail('model_unavailable', 'No Anthropic API key: set ANTHROPIC_API_KEY (or the codeOracle.llm.apiKey setting).');
+    if (!this.options.apiKey)
+      return fail(
+        'model_unavailable',
+        'No Anthropic API key: set ANTHROPIC_API_KEY (or the codeOracle.llm.apiKey setting).',
+      );
     try {
-      this.sdkClient ??= new Anthropic({ apiKey: this.options.apiKey, baseURL: this.baseUrl, maxRetries: 0, timeout: this.settings.timeoutMs });
+      this.sdkClient ??= new Anthropic({
+        apiKey: this.options.apiKey,
+        baseURL: this.baseUrl,
+        maxRetries: 0,
+        timeout: this.settings.timeoutMs,
+      });
       return ok(this.sdkClient);
     } catch (cause) {
-      return fail('model_unavailable', `The Anthropic client could not be set up: ${describeError(cause)}.`);
+      return fail(
+        'model_unavailable',
+        `The Anthropic client could not be set up: ${describeError(cause)}.`,
+      );
     }
   }
 
   private classify(cause: unknown): TransportFailure {
     if (cause instanceof APIConnectionTimeoutError) return fatal(timedOut(this.settings).error);
     if (cause instanceof APIConnectionError) {
-      if (isConnectionReset(cause)) return retryable(`the connection to the Anthropic API at ${this.baseUrl} was reset`);
-      return fatal({ code: 'model_unavailable', message: `Cannot reach the Anthropic API at ${this.baseUrl}: ${connectionFailure(cause.cause ?? cause)}.` });
+      if (isConnectionReset(cause))
+        return retryable(`the connection to the Anthropic API at ${this.baseUrl} was reset`);
+      return fatal({
+        code: 'model_unavailable',
+        message: `Cannot reach the Anthropic API at ${this.baseUrl}: ${connectionFailure(cause.cause ?? cause)}.`,
+      });
     }
-    if (!(cause instanceof APIError)) return fatal({ code: 'model_unavailable', message: `The Anthropic API call failed: ${describeError(cause)}.` });
+    if (!(cause instanceof APIError))
+      return fatal({
+        code: 'model_unavailable',
+        message: `The Anthropic API call failed: ${describeError(cause)}.`,
+      });
     const detail = cause.apiMessage ?? cause.type ?? 'no details';
-    if (cause.status === 401) return fatal({ code: 'model_unavailable', message: 'The Anthropic API key was refused (401).' });
-    if (cause.status === 429 || (cause.status ?? 0) >= 500) return retryable(`the Anthropic API answered ${cause.status} (${detail})`, retryAfterMs(cause.headers));
+    if (cause.status === 401)
+      return fatal({
+        code: 'model_unavailable',
+        message: 'The Anthropic API key was refused (401).',
+      });
+    if (cause.status === 429 || (cause.status ?? 0) >= 500)
+      return retryable(
+        `the Anthropic API answered ${cause.status} (${detail})`,
+        retryAfterMs(cause.headers),
+      );
     // An error event in the middle of a stream has no status; "overloaded" is worth another try.
-    if (cause.status === undefined && cause.type === 'overloaded_error') return retryable(`the Anthropic API is overloaded (${detail})`);
-    return fatal({ code: 'model_unavailable', message: `The Anthropic API refused the request (${cause.status ?? cause.type ?? 'error'}): ${detail}.` });
+    if (cause.status === undefined && cause.type === 'overloaded_error')
+      return retryable(`the Anthropic API is overloaded (${detail})`);
+    return fatal({
+      code: 'model_unavailable',
+      message: `The Anthropic API refused the request (${cause.status ?? cause.type ?? 'error'}): ${detail}.`,
+    });
   }
 }
 
 /** The JSON the model wrote as the forced tool's input, or its text if it wrote no tool call. */
-async function createToolInput(sdk: Anthropic, params: MessageCreateParamsNonStreaming, signal: AbortSignal, name: string): Promise<string> {
+async function createToolInput(
+  sdk: Anthropic,
+  params: MessageCreateParamsNonStreaming,
+  signal: AbortSignal,
+  name: string,
+): Promise<string> {
   const message = await sdk.messages.create(params, { signal });
   const toolUse = message.content.find((block) => block.type === 'tool_use' && block.name === name);
   return toolUse?.type === 'tool_use' ? JSON.stringify(toolUse.input) : textOf(message);
 }
 
 /** Streams the forced tool's input JSON, reporting the whole of it so far after every piece. */
-async function streamToolInput(sdk: Anthropic, params: MessageCreateParamsNonStreaming, signal: AbortSignal, onJsonSoFar: (jsonSoFar: string) => void): Promise<string> {
+async function streamToolInput(
+  sdk: Anthropic,
+  params: MessageCreateParamsNonStreaming,
+  signal: AbortSignal,
+  onJsonSoFar: (jsonSoFar: string) => void,
+): Promise<string> {
   let json = '';
   const stream = sdk.messages.stream(params, { signal }).on('inputJson', (delta) => {
     json += delta;
@@ -141,7 +243,12 @@ async function streamToolInput(sdk: Anthropic, params: MessageCreateParamsNonStr
   return json || textOf(message);
 }
 
-async function streamText(sdk: Anthropic, params: MessageCreateParamsNonStreaming, signal: AbortSignal, onText: (delta: string) => void): Promise<string> {
+async function streamText(
+  sdk: Anthropic,
+  params: MessageCreateParamsNonStreaming,
+  signal: AbortSignal,
+  onText: (delta: string) => void,
+): Promise<string> {
   const message = await sdk.messages.stream(params, { signal }).on('text', onText).finalMessage();
   return textOf(message);
 }
@@ -151,8 +258,11 @@ function textOf(message: Message): string {
 }
 
 function toAssistantTurn(message: Message): AssistantTurn {
-  const toolCalls: ToolCall[] = message.content.flatMap((block) => (block.type === 'tool_use' ? [{ id: block.id, name: block.name, input: block.input }] : []));
-  const stopReason = toolCalls.length > 0 ? 'tool_use' : message.stop_reason === 'max_tokens' ? 'max_tokens' : 'end';
+  const toolCalls: ToolCall[] = message.content.flatMap((block) =>
+    block.type === 'tool_use' ? [{ id: block.id, name: block.name, input: block.input }] : [],
+  );
+  const stopReason =
+    toolCalls.length > 0 ? 'tool_use' : message.stop_reason === 'max_tokens' ? 'max_tokens' : 'end';
   return { text: textOf(message), toolCalls, stopReason };
 }
 
@@ -170,13 +280,23 @@ function toConversationParam(message: ConversationMessage): MessageParam {
         content: [
           // The API refuses empty text blocks: a turn that only called tools has none.
           ...(message.content ? [{ type: 'text' as const, text: message.content }] : []),
-          ...message.toolCalls.map((call) => ({ type: 'tool_use' as const, id: call.id, name: call.name, input: call.input })),
+          ...message.toolCalls.map((call) => ({
+            type: 'tool_use' as const,
+            id: call.id,
+            name: call.name,
+            input: call.input,
+          })),
         ],
       };
     case 'tool':
       return {
         role: 'user',
-        content: message.results.map((result) => ({ type: 'tool_result' as const, tool_use_id: result.callId, content: result.content, ...(result.isError ? { is_error: true } : {}) })),
+        content: message.results.map((result) => ({
+          type: 'tool_result' as const,
+          tool_use_id: result.callId,
+          content: result.content,
+          ...(result.isError ? { is_error: true } : {}),
+        })),
       };
   }
 }

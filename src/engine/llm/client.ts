@@ -56,8 +56,20 @@ export interface ToolCall {
 
 export type ConversationMessage =
   | { readonly role: 'user'; readonly content: string }
-  | { readonly role: 'assistant'; readonly content: string; readonly toolCalls: readonly ToolCall[] }
-  | { readonly role: 'tool'; readonly results: readonly { readonly callId: string; readonly name: string; readonly content: string; readonly isError?: boolean }[] };
+  | {
+      readonly role: 'assistant';
+      readonly content: string;
+      readonly toolCalls: readonly ToolCall[];
+    }
+  | {
+      readonly role: 'tool';
+      readonly results: readonly {
+        readonly callId: string;
+        readonly name: string;
+        readonly content: string;
+        readonly isError?: boolean;
+      }[];
+    };
 
 export interface ConversationRequest {
   readonly system: string;

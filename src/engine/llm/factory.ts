@@ -55,11 +55,17 @@ export function providerNamed(name: string): LlmProvider | undefined {
  * where they are set. Without CODE_ORACLE_LLM_PROVIDER the provider is 'none': nothing leaves the
  * machine unless someone chose a model, even when an API key happens to be in the environment.
  */
-export function llmSettingsFromEnv(env: NodeJS.ProcessEnv = process.env, overrides: Partial<LlmSettings> = {}): Result<LlmSettings> {
+export function llmSettingsFromEnv(
+  env: NodeJS.ProcessEnv = process.env,
+  overrides: Partial<LlmSettings> = {},
+): Result<LlmSettings> {
   const providerName = (env.CODE_ORACLE_LLM_PROVIDER ?? '').trim().toLowerCase();
   const envProvider = providerName === '' ? 'none' : providerNamed(providerName);
   if (!envProvider) {
-    return fail('invalid_input', `CODE_ORACLE_LLM_PROVIDER=${providerName} is not one of ${Object.keys(PROVIDER_NAMES).join(', ')}.`);
+    return fail(
+      'invalid_input',
+      `CODE_ORACLE_LLM_PROVIDER=${providerName} is not one of ${Object.keys(PROVIDER_NAMES).join(', ')}.`,
+    );
   }
   const provider = overrides.provider ?? envProvider;
   const fromEnv: LlmSettings = {
@@ -76,11 +82,14 @@ export function llmSettingsFromEnv(env: NodeJS.ProcessEnv = process.env, overrid
 
 /** ANTHROPIC_API_KEY is only for Anthropic: it must not be sent to some other server. */
 function apiKeyFromEnv(env: NodeJS.ProcessEnv, provider: LlmProvider): string | undefined {
-  const key = env.CODE_ORACLE_LLM_API_KEY || (provider === 'anthropic' ? env.ANTHROPIC_API_KEY : undefined);
+  const key =
+    env.CODE_ORACLE_LLM_API_KEY || (provider === 'anthropic' ? env.ANTHROPIC_API_KEY : undefined);
   return key || undefined;
 }
 
 /** The entries whose values are set, so an unset override or empty variable keeps the default. */
 function definedEntries<T extends object>(values: T): Partial<T> {
-  return Object.fromEntries(Object.entries(values).filter(([, value]) => value !== undefined && value !== '')) as Partial<T>;
+  return Object.fromEntries(
+    Object.entries(values).filter(([, value]) => value !== undefined && value !== ''),
+  ) as Partial<T>;
 }

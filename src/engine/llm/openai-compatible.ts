@@ -1,6 +1,15 @@
 import { z } from 'zod';
 import { describeError, ok, type Result } from '../util/result';
-import type { AssistantTurn, ConversationMessage, ConversationRequest, LlmClient, StructuredRequest, TextRequest, ToolCall, ToolSpec } from './client';
+import type {
+  AssistantTurn,
+  ConversationMessage,
+  ConversationRequest,
+  LlmClient,
+  StructuredRequest,
+  TextRequest,
+  ToolCall,
+  ToolSpec,
+} from './client';
 import {
   callSettings,
   completeStructured,
@@ -55,7 +64,10 @@ const ChatCompletion = z.object({
   choices: z
     .array(
       z.object({
-        message: z.object({ content: z.string().nullish(), tool_calls: z.array(ResponseToolCall).nullish() }),
+        message: z.object({
+          content: z.string().nullish(),
+          tool_calls: z.array(ResponseToolCall).nullish(),
+        }),
         finish_reason: z.string().nullish(),
       }),
     )
@@ -63,7 +75,9 @@ const ChatCompletion = z.object({
 });
 
 const ChatCompletionChunk = z.object({
-  choices: z.array(z.object({ delta: z.object({ content: z.string().nullish() }).nullish() })).nullish(),
+  choices: z
+    .array(z.object({ delta: z.object({ content: z.string().nullish() }).nullish() }))
+    .nullish(),
   error: z.object({ message: z.string() }).nullish(),
 });
 
@@ -95,7 +109,12 @@ export class OpenAiCompatibleClient implements LlmClient {
   constructor(private readonly options: OpenAiCompatibleClientOptions = {}) {
     this.model = options.model ?? DEFAULT_OPENAI_COMPATIBLE_MODEL;
     this.baseUrl = (options.baseUrl ?? DEFAULT_OPENAI_COMPATIBLE_BASE_URL).replace(/\/+$/, '');
-    this.settings = callSettings(this.backend, this.model, `the model server at ${this.baseUrl}`, options);
+    this.settings = callSettings(
+      this.backend,
+      this.model,
+      `the model server at ${this.baseUrl}`,
+      options,
+    );
   }
 
   async complete<T>(request: StructuredRequest<T>): Promise<Result<T>> {
@@ -105,10 +124,20 @@ export class OpenAiCompatibleClient implements LlmClient {
     return completeStructured(this.settings, request, (turns, onJsonSoFar) => {
       const body = {
         ...this.bodyBase(system, turns, request.maxTokens),
-        response_format: { type: 'json_schema', json_schema: { name: wireName(request.schemaName), schema: jsonSchema.value, strict: true } },
+        response_format: {
+          type: 'json_schema',
+          json_schema: {
+            name: wireName(request.schemaName),
+            schema: jsonSchema.value,
+            strict: true,
+          },
+        },
       };
       return this.send(request.signal, (signal) => {
-        if (!onJsonSoFar) return this.completion(body, signal).then((completion) => completion.choices[0]!.message.content ?? '');
+        if (!onJsonSoFar)
+          return this.completion(body, signal).then(
+            (completion) => completion.choices[0]!.message.content ?? '',
+          );
         let json = '';
         return this.streamCompletion(body, signal, (delta) => {
           json += delta;
@@ -120,9 +149,17 @@ export class OpenAiCompatibleClient implements LlmClient {
 
   async stream(request: TextRequest): Promise<Result<string>> {
     return loggedCall(this.settings, 'text', `${request.system}\n\n${request.prompt}`, () => {
-      const body = this.bodyBase(request.system, [{ role: 'user', content: request.prompt }], request.maxTokens);
+      const body = this.bodyBase(
+        request.system,
+        [{ role: 'user', content: request.prompt }],
+        request.maxTokens,
+      );
       const output = new OutputTracker(request.onText);
-      return this.send(request.signal, (signal) => this.streamCompletion(body, signal, output.onText), () => output.shown);
+      return this.send(
+        request.signal,
+        (signal) => this.streamCompletion(body, signal, output.onText),
+        () => output.shown,
+      );
     });
   }
 
@@ -131,7 +168,11 @@ export class OpenAiCompatibleClient implements LlmClient {
       const tools = toolsFor(request.tools);
       if (!tools.ok) return tools;
       const body = {
-        ...this.bodyBase(request.system, request.messages.flatMap(toWireMessages), request.maxTokens),
+        ...this.bodyBase(
+          request.system,
+          request.messages.flatMap(toWireMessages),
+          request.maxTokens,
+        ),
         ...(tools.value.length > 0 ? { tools: tools.value } : {}),
       };
       const completion = await this.send(request.signal, (signal) => this.completion(body, signal));
@@ -139,27 +180,49 @@ export class OpenAiCompatibleClient implements LlmClient {
     });
   }
 
-  private bodyBase(system: string, messages: readonly WireMessage[], maxTokens: number | undefined) {
-    return { model: this.model, messages: [{ role: 'system', content: system }, ...messages], ...(maxTokens ? { max_tokens: maxTokens } : {}) };
+  private bodyBase(
+    system: string,
+    messages: readonly WireMessage[],
+    maxTokens: number | undefined,
+  ) {
+    return {
+      model: this.model,
+      messages: [{ role: 'system', content: system }, ...messages],
+      ...(maxTokens ? { max_tokens: maxTokens } : {}),
+    };
   }
 
   /** One request with the shared retries; `outputShown` stops retries once output reached the caller. */
-  private send<T>(callerSignal: AbortSignal | undefined, request: (signal: AbortSignal) => Promise<T>, outputShown: () => boolean = () => false): Promise<Result<T>> {
+  private send<T>(
+    callerSignal: AbortSignal | undefined,
+    request: (signal: AbortSignal) => Promise<T>,
+    outputShown: () => boolean = () => false,
+  ): Promise<Result<T>> {
     return sendWithRetry(this.settings, callerSignal, request, (cause) => {
       const failure = this.classify(cause);
       return outputShown() ? withoutRetry(failure) : failure;
     });
   }
 
-  private async completion(body: object, signal: AbortSignal): Promise<z.infer<typeof ChatCompletion>> {
+  private async completion(
+    body: object,
+    signal: AbortSignal,
+  ): Promise<z.infer<typeof ChatCompletion>> {
     const response = await this.post(body, signal);
     const parsed = ChatCompletion.safeParse(parseJson(await response.text(), 'its body'));
-    if (!parsed.success) throw new ProtocolError(`it is not a chat completion: ${oneLine(z.prettifyError(parsed.error))}`);
+    if (!parsed.success)
+      throw new ProtocolError(
+        `it is not a chat completion: ${oneLine(z.prettifyError(parsed.error))}`,
+      );
     return parsed.data;
   }
 
   /** Streams the answer's text deltas to `onDelta` and returns the whole text. */
-  private async streamCompletion(body: object, signal: AbortSignal, onDelta: (delta: string) => void): Promise<string> {
+  private async streamCompletion(
+    body: object,
+    signal: AbortSignal,
+    onDelta: (delta: string) => void,
+  ): Promise<string> {
     const response = await this.post({ ...body, stream: true }, signal);
     let text = '';
     for await (const data of serverSentData(response)) {
@@ -174,31 +237,68 @@ export class OpenAiCompatibleClient implements LlmClient {
   private async post(body: object, signal: AbortSignal): Promise<Response> {
     const response = await fetch(`${this.baseUrl}/chat/completions`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', ...(this.options.apiKey ? { authorization: `Bearer ${this.options.apiKey}` } : {}) },
+      headers: {
+        'content-type': 'application/json',
+        ...(this.options.apiKey ? { authorization: `Bearer ${this.options.apiKey}` } : {}),
+      },
       body: JSON.stringify(body),
       signal,
     });
     if (response.ok) return response;
-    throw new HttpStatusError(response.status, errorDetail(await response.text()), retryAfterMs(response.headers));
+    throw new HttpStatusError(
+      response.status,
+      errorDetail(await response.text()),
+      retryAfterMs(response.headers),
+    );
   }
 
   private classify(cause: unknown): TransportFailure {
     if (cause instanceof HttpStatusError) return this.classifyStatus(cause);
-    if (cause instanceof ProtocolError) return fatal({ code: 'model_unavailable', message: `The model server at ${this.baseUrl} sent an unexpected answer: ${cause.message}.` });
-    if (isUnreachable(cause)) return fatal({ code: 'model_unavailable', message: `Cannot reach the model server at ${this.baseUrl} — is it running (for Ollama: \`ollama serve\`)?` });
-    if (isConnectionReset(cause)) return retryable(`the connection to the model server at ${this.baseUrl} was reset`);
-    return fatal({ code: 'model_unavailable', message: `The request to the model server at ${this.baseUrl} failed: ${connectionFailure(cause)}.` });
+    if (cause instanceof ProtocolError)
+      return fatal({
+        code: 'model_unavailable',
+        message: `The model server at ${this.baseUrl} sent an unexpected answer: ${cause.message}.`,
+      });
+    if (isUnreachable(cause))
+      return fatal({
+        code: 'model_unavailable',
+        message: `Cannot reach the model server at ${this.baseUrl} — is it running (for Ollama: \`ollama serve\`)?`,
+      });
+    if (isConnectionReset(cause))
+      return retryable(`the connection to the model server at ${this.baseUrl} was reset`);
+    return fatal({
+      code: 'model_unavailable',
+      message: `The request to the model server at ${this.baseUrl} failed: ${connectionFailure(cause)}.`,
+    });
   }
 
   private classifyStatus(cause: HttpStatusError): TransportFailure {
     const { status, detail } = cause;
-    if (status === 429 || status >= 500) return retryable(`the model server at ${this.baseUrl} answered ${status} (${detail})`, cause.retryAfterMs);
+    if (status === 429 || status >= 500)
+      return retryable(
+        `the model server at ${this.baseUrl} answered ${status} (${detail})`,
+        cause.retryAfterMs,
+      );
     if (status === 404 && /model/i.test(detail)) {
-      return fatal({ code: 'model_unavailable', message: `The model server at ${this.baseUrl} has no model ${this.model} (for Ollama: \`ollama pull ${this.model}\`).` });
+      return fatal({
+        code: 'model_unavailable',
+        message: `The model server at ${this.baseUrl} has no model ${this.model} (for Ollama: \`ollama pull ${this.model}\`).`,
+      });
     }
-    if (status === 404) return fatal({ code: 'model_unavailable', message: `The model server at ${this.baseUrl} has no /chat/completions endpoint (404); the base URL usually ends in /v1.` });
-    if (status === 401 || status === 403) return fatal({ code: 'model_unavailable', message: `The model server at ${this.baseUrl} refused the API key (${status}).` });
-    return fatal({ code: 'model_unavailable', message: `The model server at ${this.baseUrl} refused the request (${status}): ${detail}.` });
+    if (status === 404)
+      return fatal({
+        code: 'model_unavailable',
+        message: `The model server at ${this.baseUrl} has no /chat/completions endpoint (404); the base URL usually ends in /v1.`,
+      });
+    if (status === 401 || status === 403)
+      return fatal({
+        code: 'model_unavailable',
+        message: `The model server at ${this.baseUrl} refused the API key (${status}).`,
+      });
+    return fatal({
+      code: 'model_unavailable',
+      message: `The model server at ${this.baseUrl} refused the request (${status}): ${detail}.`,
+    });
   }
 }
 
@@ -221,7 +321,10 @@ async function* serverSentData(response: Response): AsyncGenerator<string> {
 
 function chunkText(data: string): string {
   const chunk = ChatCompletionChunk.safeParse(parseJson(data, 'a streamed event'));
-  if (!chunk.success) throw new ProtocolError(`a streamed event is not a chat completion chunk: ${oneLine(z.prettifyError(chunk.error))}`);
+  if (!chunk.success)
+    throw new ProtocolError(
+      `a streamed event is not a chat completion chunk: ${oneLine(z.prettifyError(chunk.error))}`,
+    );
   if (chunk.data.error) throw new ProtocolError(chunk.data.error.message);
   return chunk.data.choices?.[0]?.delta?.content ?? '';
 }
@@ -243,7 +346,14 @@ const ErrorBody = z.object({ error: z.union([z.string(), z.object({ message: z.s
 /** The message of an error body (`{"error": {"message": …}}` or `{"error": "…"}`, else the body itself), short. */
 function errorDetail(body: string): string {
   const parsed = ErrorBody.safeParse(jsonOrNull(body));
-  const detail = oneLine(parsed.success ? (typeof parsed.data.error === 'string' ? parsed.data.error : parsed.data.error.message) : body) || 'no details';
+  const detail =
+    oneLine(
+      parsed.success
+        ? typeof parsed.data.error === 'string'
+          ? parsed.data.error
+          : parsed.data.error.message
+        : body,
+    ) || 'no details';
   return detail.length > 200 ? `${detail.slice(0, 200)}…` : detail;
 }
 
@@ -261,15 +371,34 @@ function toWireMessages(message: ConversationMessage): WireMessage[] {
     case 'user':
       return [{ role: 'user', content: message.content }];
     case 'assistant':
-      return [{ role: 'assistant', content: message.content, ...(message.toolCalls.length > 0 ? { tool_calls: message.toolCalls.map(toWireToolCall) } : {}) }];
+      return [
+        {
+          role: 'assistant',
+          content: message.content,
+          ...(message.toolCalls.length > 0
+            ? { tool_calls: message.toolCalls.map(toWireToolCall) }
+            : {}),
+        },
+      ];
     case 'tool':
       // The API has no error flag for a tool result: the text says so instead.
-      return message.results.map((result) => ({ role: 'tool', tool_call_id: result.callId, content: result.isError ? `Error: ${result.content}` : result.content }));
+      return message.results.map((result) => ({
+        role: 'tool',
+        tool_call_id: result.callId,
+        content: result.isError ? `Error: ${result.content}` : result.content,
+      }));
   }
 }
 
 function toWireToolCall(call: ToolCall): WireToolCall {
-  return { id: call.id, type: 'function', function: { name: call.name, arguments: typeof call.input === 'string' ? call.input : JSON.stringify(call.input) } };
+  return {
+    id: call.id,
+    type: 'function',
+    function: {
+      name: call.name,
+      arguments: typeof call.input === 'string' ? call.input : JSON.stringify(call.input),
+    },
+  };
 }
 
 function toolsFor(specs: readonly ToolSpec[]): Result<object[]> {
@@ -277,7 +406,10 @@ function toolsFor(specs: readonly ToolSpec[]): Result<object[]> {
   for (const spec of specs) {
     const parameters = objectJsonSchema(spec.schema, spec.name);
     if (!parameters.ok) return parameters;
-    tools.push({ type: 'function', function: { name: spec.name, description: spec.description, parameters: parameters.value } });
+    tools.push({
+      type: 'function',
+      function: { name: spec.name, description: spec.description, parameters: parameters.value },
+    });
   }
   return ok(tools);
 }
@@ -291,7 +423,8 @@ function toAssistantTurn(completion: z.infer<typeof ChatCompletion>): AssistantT
     input: toolInput(call.function.arguments),
   }));
   // Ollama reports "stop" even when the turn calls tools.
-  const stopReason = toolCalls.length > 0 ? 'tool_use' : choice.finish_reason === 'length' ? 'max_tokens' : 'end';
+  const stopReason =
+    toolCalls.length > 0 ? 'tool_use' : choice.finish_reason === 'length' ? 'max_tokens' : 'end';
   return { text: choice.message.content ?? '', toolCalls, stopReason };
 }
 

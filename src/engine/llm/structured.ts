@@ -1,6 +1,14 @@
 import { z } from 'zod';
 import { elapsedMs, getLogger } from '../log/logger';
-import { describeError, err, fail, ok, type EngineError, type Err, type Result } from '../util/result';
+import {
+  describeError,
+  err,
+  fail,
+  ok,
+  type EngineError,
+  type Err,
+  type Result,
+} from '../util/result';
 import type { ConversationRequest, StructuredRequest } from './client';
 
 /**
@@ -49,7 +57,12 @@ export interface CallSettings {
   readonly backoff: Backoff;
 }
 
-export function callSettings(backend: string, model: string, service: string, options: CallOptions): CallSettings {
+export function callSettings(
+  backend: string,
+  model: string,
+  service: string,
+  options: CallOptions,
+): CallSettings {
   return {
     backend,
     model,
@@ -69,16 +82,25 @@ export interface ChatTurn {
  * One request to the model for a structured answer: returns the JSON text it wrote (or whatever
  * it wrote instead). `onJsonSoFar`, when given, receives the whole answer text as it grows.
  */
-export type StructuredAttempt = (turns: readonly ChatTurn[], onJsonSoFar: ((jsonSoFar: string) => void) | undefined) => Promise<Result<string>>;
+export type StructuredAttempt = (
+  turns: readonly ChatTurn[],
+  onJsonSoFar: ((jsonSoFar: string) => void) | undefined,
+) => Promise<Result<string>>;
 
 /**
  * Asks for a structured answer up to three times: an answer that is not JSON or fails the schema
  * goes back to the model with the validation error, so it can correct itself.
  */
-export async function completeStructured<T>(settings: CallSettings, request: StructuredRequest<T>, attempt: StructuredAttempt): Promise<Result<T>> {
+export async function completeStructured<T>(
+  settings: CallSettings,
+  request: StructuredRequest<T>,
+  attempt: StructuredAttempt,
+): Promise<Result<T>> {
   const call = new CallLog(settings, request.schemaName, `${request.system}\n\n${request.prompt}`);
   const turns: ChatTurn[] = [{ role: 'user', content: request.prompt }];
-  const streamed = request.stream ? new StreamedField(request.stream.field, request.stream.onText) : undefined;
+  const streamed = request.stream
+    ? new StreamedField(request.stream.field, request.stream.onText)
+    : undefined;
   let lastValidationError: string | null = null;
   for (let attemptNumber = 1; ; attemptNumber++) {
     const attemptStart = performance.now();
@@ -93,22 +115,36 @@ export async function completeStructured<T>(settings: CallSettings, request: Str
     }
     lastValidationError = parsed.error;
     call.retry(attemptNumber, parsed.error, attemptStart);
-    turns.push({ role: 'assistant', content: output.value.trim() || '(an empty answer)' }, { role: 'user', content: validationFeedback(request.schemaName, parsed.error) });
+    turns.push(
+      { role: 'assistant', content: output.value.trim() || '(an empty answer)' },
+      { role: 'user', content: validationFeedback(request.schemaName, parsed.error) },
+    );
   }
 }
 
 /** The conversation as text, for the prompt log and its token estimate. */
 export function conversationPromptText(request: ConversationRequest): string {
   const lines = request.messages.map((message) => {
-    if (message.role === 'tool') return message.results.map((result) => `[tool ${result.name}] ${result.content}`).join('\n');
-    const calls = message.role === 'assistant' ? message.toolCalls.map((call) => `\n[call ${call.name}] ${JSON.stringify(call.input)}`).join('') : '';
+    if (message.role === 'tool')
+      return message.results.map((result) => `[tool ${result.name}] ${result.content}`).join('\n');
+    const calls =
+      message.role === 'assistant'
+        ? message.toolCalls
+            .map((call) => `\n[call ${call.name}] ${JSON.stringify(call.input)}`)
+            .join('')
+        : '';
     return `[${message.role}] ${message.content}${calls}`;
   });
   return [request.system, ...lines].join('\n\n');
 }
 
 /** Runs a prose or conversation call between its started and completed/failed log events. */
-export async function loggedCall<T>(settings: CallSettings, outputSchema: 'text' | 'conversation', promptText: string, run: () => Promise<Result<T>>): Promise<Result<T>> {
+export async function loggedCall<T>(
+  settings: CallSettings,
+  outputSchema: 'text' | 'conversation',
+  promptText: string,
+  run: () => Promise<Result<T>>,
+): Promise<Result<T>> {
   const call = new CallLog(settings, outputSchema, promptText);
   const result = await run();
   return result.ok ? call.completed(result, 0) : call.failed(result, 1, null);
@@ -123,21 +159,45 @@ class CallLog {
     private readonly outputSchema: string,
     promptText: string,
   ) {
-    log.info('llm_call_started', { ...this.fields(), prompt_token_estimate: Math.round(promptText.length / 4) });
+    log.info('llm_call_started', {
+      ...this.fields(),
+      prompt_token_estimate: Math.round(promptText.length / 4),
+    });
     if (settings.logPrompts) log.debug('llm_prompt_text', { ...this.fields(), prompt: promptText });
   }
 
   retry(attempt: number, validationError: string, attemptStart: number): void {
-    log.warn('llm_call_retry', { ...this.fields(), attempt, validation_error: validationError, latency_ms: elapsedMs(attemptStart) });
+    log.warn('llm_call_retry', {
+      ...this.fields(),
+      attempt,
+      validation_error: validationError,
+      latency_ms: elapsedMs(attemptStart),
+    });
   }
 
   completed<T>(result: Result<T>, retryCount: number): Result<T> {
-    log.info('llm_call_completed', { ...this.fields(), latency_ms: elapsedMs(this.start), retry_count: retryCount, success: true });
+    log.info('llm_call_completed', {
+      ...this.fields(),
+      latency_ms: elapsedMs(this.start),
+      retry_count: retryCount,
+      success: true,
+    });
     return result;
   }
 
-  failed<T>(result: Err<EngineError>, totalAttempts: number, lastValidationError: string | null): Result<T> {
-    const fields = { ...this.fields(), total_attempts: totalAttempts, last_validation_error: lastValidationError, total_latency_ms: elapsedMs(this.start), error_code: result.error.code, error: result.error.message };
+  failed<T>(
+    result: Err<EngineError>,
+    totalAttempts: number,
+    lastValidationError: string | null,
+  ): Result<T> {
+    const fields = {
+      ...this.fields(),
+      total_attempts: totalAttempts,
+      last_validation_error: lastValidationError,
+      total_latency_ms: elapsedMs(this.start),
+      error_code: result.error.code,
+      error: result.error.message,
+    };
     // A cancellation is the user's choice, not a failure worth an ERROR line.
     if (result.error.code === 'cancelled') log.info('llm_call_cancelled', fields);
     else log.error('llm_call_failed', fields);
@@ -145,7 +205,11 @@ class CallLog {
   }
 
   private fields() {
-    return { backend: this.settings.backend, model: this.settings.model, output_schema: this.outputSchema };
+    return {
+      backend: this.settings.backend,
+      model: this.settings.model,
+      output_schema: this.outputSchema,
+    };
   }
 }
 
@@ -158,7 +222,9 @@ export function parseStructuredAnswer<T>(text: string, schema: z.ZodType<T>): Re
     return err(`The answer is not valid JSON (${describeError(cause)}).`);
   }
   const validated = schema.safeParse(value);
-  return validated.success ? ok(validated.data) : err(truncate(z.prettifyError(validated.error), MAX_VALIDATION_ERROR_CHARS));
+  return validated.success
+    ? ok(validated.data)
+    : err(truncate(z.prettifyError(validated.error), MAX_VALIDATION_ERROR_CHARS));
 }
 
 function stripCodeFence(text: string): string {
@@ -206,7 +272,11 @@ class StreamedField {
 
   update(jsonSoFar: string): void {
     // After an HTTP retry the text starts again, shorter or different.
-    if (jsonSoFar.length < this.seen || (this.reading && !jsonSoFar.startsWith(this.reading.anchor))) this.reading = null;
+    if (
+      jsonSoFar.length < this.seen ||
+      (this.reading && !jsonSoFar.startsWith(this.reading.anchor))
+    )
+      this.reading = null;
     this.seen = jsonSoFar.length;
     this.reading ??= this.locate(jsonSoFar);
     if (!this.reading || this.reading.closed) return;
@@ -214,7 +284,9 @@ class StreamedField {
     this.reading.value += body.value;
     this.reading.next = body.end;
     this.reading.closed = body.terminated;
-    const text = body.terminated ? this.reading.value : withoutDanglingHighSurrogate(this.reading.value);
+    const text = body.terminated
+      ? this.reading.value
+      : withoutDanglingHighSurrogate(this.reading.value);
     if (text === this.delivered) return;
     this.delivered = text;
     this.onText(text);
@@ -224,7 +296,14 @@ class StreamedField {
     // Local models often open a Markdown fence before the JSON despite being told not to.
     const fence = /^\s*```[a-zA-Z]*\s*/.exec(jsonSoFar)?.[0].length ?? 0;
     const start = stringFieldStart(jsonSoFar.slice(fence), this.field);
-    return start === null ? null : { anchor: jsonSoFar.slice(0, fence + start), next: fence + start, value: '', closed: false };
+    return start === null
+      ? null
+      : {
+          anchor: jsonSoFar.slice(0, fence + start),
+          next: fence + start,
+          value: '',
+          closed: false,
+        };
   }
 }
 
@@ -234,16 +313,26 @@ export function wireName(schemaName: string): string {
 }
 
 /** The JSON Schema of a structured answer or tool input: both backends need an object at the top. */
-export function objectJsonSchema(schema: z.ZodType<unknown>, name: string): Result<{ type: 'object'; [key: string]: unknown }> {
+export function objectJsonSchema(
+  schema: z.ZodType<unknown>,
+  name: string,
+): Result<{ type: 'object'; [key: string]: unknown }> {
   let jsonSchema: Record<string, unknown>;
   try {
     // Parts JSON Schema cannot express (transforms, dates) become "any"; the zod check still applies them.
     jsonSchema = z.toJSONSchema(schema, { unrepresentable: 'any' }) as Record<string, unknown>;
   } catch (cause) {
-    return fail('invalid_input', `The schema ${name} cannot be written as JSON Schema: ${describeError(cause)}.`);
+    return fail(
+      'invalid_input',
+      `The schema ${name} cannot be written as JSON Schema: ${describeError(cause)}.`,
+    );
   }
   const { $schema: _dialect, ...withoutDialect } = jsonSchema;
-  if (withoutDialect.type !== 'object') return fail('invalid_input', `The schema ${name} must describe an object to be asked of a model.`);
+  if (withoutDialect.type !== 'object')
+    return fail(
+      'invalid_input',
+      `The schema ${name} must describe an object to be asked of a model.`,
+    );
   return ok({ ...withoutDialect, type: 'object' });
 }
 
@@ -263,7 +352,11 @@ export type TransportFailure =
   | { readonly kind: 'retry'; readonly reason: string; readonly retryAfterMs?: number }
   | { readonly kind: 'fail'; readonly error: EngineError };
 
-export const retryable = (reason: string, retryAfterMs?: number): TransportFailure => ({ kind: 'retry', reason, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) });
+export const retryable = (reason: string, retryAfterMs?: number): TransportFailure => ({
+  kind: 'retry',
+  reason,
+  ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+});
 export const fatal = (error: EngineError): TransportFailure => ({ kind: 'fail', error });
 
 /**
@@ -271,7 +364,12 @@ export const fatal = (error: EngineError): TransportFailure => ({ kind: 'fail', 
  * calls retryable. The caller's signal and the timeout both abort it; a cancelled call returns
  * `cancelled` as soon as the signal fires, a timed-out one says how long it waited.
  */
-export async function sendWithRetry<T>(settings: CallSettings, callerSignal: AbortSignal | undefined, send: (signal: AbortSignal) => Promise<T>, classify: (cause: unknown) => TransportFailure): Promise<Result<T>> {
+export async function sendWithRetry<T>(
+  settings: CallSettings,
+  callerSignal: AbortSignal | undefined,
+  send: (signal: AbortSignal) => Promise<T>,
+  classify: (cause: unknown) => TransportFailure,
+): Promise<Result<T>> {
   const timeout = AbortSignal.timeout(settings.timeoutMs);
   const signal = callerSignal ? AbortSignal.any([callerSignal, timeout]) : timeout;
   for (let tryNumber = 1; ; tryNumber++) {
@@ -279,25 +377,38 @@ export async function sendWithRetry<T>(settings: CallSettings, callerSignal: Abo
     try {
       return ok(await send(signal));
     } catch (cause) {
-      if (callerSignal?.aborted) return fail('cancelled', 'The request to the model was cancelled.');
+      if (callerSignal?.aborted)
+        return fail('cancelled', 'The request to the model was cancelled.');
       if (timeout.aborted) return timedOut(settings);
       const failure = classify(cause);
       if (failure.kind === 'fail') return err(failure.error);
-      if (tryNumber >= MAX_HTTP_TRIES) return fail('model_unavailable', `Gave up after ${tryNumber} tries: ${failure.reason}.`);
+      if (tryNumber >= MAX_HTTP_TRIES)
+        return fail('model_unavailable', `Gave up after ${tryNumber} tries: ${failure.reason}.`);
       const delayMs = backoffDelayMs(settings.backoff, tryNumber, failure.retryAfterMs);
-      log.warn('llm_http_retry', { backend: settings.backend, model: settings.model, try: tryNumber, reason: failure.reason, delay_ms: delayMs });
+      log.warn('llm_http_retry', {
+        backend: settings.backend,
+        model: settings.model,
+        try: tryNumber,
+        reason: failure.reason,
+        delay_ms: delayMs,
+      });
       await sleep(delayMs, signal);
     }
   }
 }
 
 export function timedOut(settings: CallSettings): Err<EngineError> {
-  return fail('model_unavailable', `${capitalize(settings.service)} did not answer within ${settings.timeoutMs / 1000} s.`);
+  return fail(
+    'model_unavailable',
+    `${capitalize(settings.service)} did not answer within ${settings.timeoutMs / 1000} s.`,
+  );
 }
 
 /** Turns a failure that would be retried into a final one: used once output has reached the caller, which a retry would repeat. */
 export function withoutRetry(failure: TransportFailure): TransportFailure {
-  return failure.kind === 'retry' ? fatal({ code: 'model_unavailable', message: `${capitalize(failure.reason)}.` }) : failure;
+  return failure.kind === 'retry'
+    ? fatal({ code: 'model_unavailable', message: `${capitalize(failure.reason)}.` })
+    : failure;
 }
 
 /** Passes streamed text on and remembers whether any reached the caller: a retry would then show it twice. */
@@ -312,7 +423,11 @@ export class OutputTracker {
   };
 }
 
-function backoffDelayMs(backoff: Backoff, tryNumber: number, retryAfterMs: number | undefined): number {
+function backoffDelayMs(
+  backoff: Backoff,
+  tryNumber: number,
+  retryAfterMs: number | undefined,
+): number {
   return Math.min(retryAfterMs ?? backoff.baseDelayMs * 2 ** (tryNumber - 1), backoff.maxDelayMs);
 }
 
@@ -338,7 +453,14 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
 }
 
 const RESET_CODES = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED']);
-const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
+const UNREACHABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
 
 /** A connection that dropped mid-request: worth another try. */
 export function isConnectionReset(cause: unknown): boolean {
@@ -353,7 +475,11 @@ export function isUnreachable(cause: unknown): boolean {
 /** The `code`s along an error's cause chain (fetch keeps the socket's error in `cause`). */
 function errorCodes(cause: unknown): string[] {
   const codes: string[] = [];
-  for (let current = cause, depth = 0; current instanceof Error && depth < 8; current = current.cause, depth++) {
+  for (
+    let current = cause, depth = 0;
+    current instanceof Error && depth < 8;
+    current = current.cause, depth++
+  ) {
     const code = (current as NodeJS.ErrnoException).code;
     if (typeof code === 'string') codes.push(code);
   }
@@ -397,7 +523,16 @@ function stringFieldStart(jsonSoFar: string, field: string): number | null {
   }
 }
 
-const SIMPLE_ESCAPES: Record<string, string> = { '"': '"', '\\': '\\', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
+const SIMPLE_ESCAPES: Record<string, string> = {
+  '"': '"',
+  '\\': '\\',
+  '/': '/',
+  b: '\b',
+  f: '\f',
+  n: '\n',
+  r: '\r',
+  t: '\t',
+};
 
 /** Reads JSON text that may stop anywhere; every method reports whether the text ran out. */
 class PartialJsonScanner {

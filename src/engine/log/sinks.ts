@@ -22,9 +22,14 @@ export class PrettySink implements LogSink {
   write(event: LogEvent): void {
     const { time, level, event: name, module, trace_id, ...fields } = event;
     const rendered = Object.entries(fields)
-      .map(([key, value]) => `${key}=${typeof value === 'string' ? value : JSON.stringify(value, jsonSafe)}`)
+      .map(
+        ([key, value]) =>
+          `${key}=${typeof value === 'string' ? value : JSON.stringify(value, jsonSafe)}`,
+      )
       .join(' ');
-    this.write_(`${time.slice(11, 23)} ${level.toUpperCase().padEnd(5)} ${name} [${module}${trace_id ? ` ${trace_id}` : ''}] ${rendered}\n`);
+    this.write_(
+      `${time.slice(11, 23)} ${level.toUpperCase().padEnd(5)} ${name} [${module}${trace_id ? ` ${trace_id}` : ''}] ${rendered}\n`,
+    );
   }
 }
 

@@ -19,15 +19,7 @@ export type ChunkLevel = 'directory' | 'file' | 'class' | 'function';
 export const CHUNK_LEVELS: readonly ChunkLevel[] = ['directory', 'file', 'class', 'function'];
 
 export type SymbolKind =
-  | 'function'
-  | 'method'
-  | 'class'
-  | 'interface'
-  | 'struct'
-  | 'enum'
-  | 'trait'
-  | 'type'
-  | 'module';
+  'function' | 'method' | 'class' | 'interface' | 'struct' | 'enum' | 'trait' | 'type' | 'module';
 
 /** A call as written at one place in the source. Resolution to a definition happens in the graph. */
 export interface CallSite {

@@ -28,7 +28,11 @@ export interface IndexTotals {
 
 /** What the indexes of every open folder hold together. */
 export function indexTotals(
-  stats: readonly { readonly files: number; readonly chunks: Readonly<Record<ChunkLevel, number>>; readonly facts: number }[],
+  stats: readonly {
+    readonly files: number;
+    readonly chunks: Readonly<Record<ChunkLevel, number>>;
+    readonly facts: number;
+  }[],
 ): IndexTotals {
   let [files, chunks, facts] = [0, 0, 0];
   for (const entry of stats) {

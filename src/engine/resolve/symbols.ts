@@ -8,7 +8,12 @@ import { fail, ok, type Result } from '../util/result';
  * it calls, and the multi-hop tree of its callers.
  */
 export type SymbolAction = 'definition' | 'references' | 'callers' | 'callees';
-export const SYMBOL_ACTIONS: readonly SymbolAction[] = ['definition', 'references', 'callers', 'callees'];
+export const SYMBOL_ACTIONS: readonly SymbolAction[] = [
+  'definition',
+  'references',
+  'callers',
+  'callees',
+];
 
 export interface SymbolLocation {
   readonly id: string;
@@ -60,16 +65,28 @@ export function findDefinitions(graph: CodeGraph, query: string): CodeFact[] {
   const location = LOCATION_QUERY.exec(trimmed);
   if (location) {
     const [, file, line] = location;
-    const exact = graph.factsInFile(file!).filter((fact) => fact.kind !== 'module' && fact.startLine === Number(line));
+    const exact = graph
+      .factsInFile(file!)
+      .filter((fact) => fact.kind !== 'module' && fact.startLine === Number(line));
     if (exact.length) return exact;
     const containing = graph.innermostAt(file!, Number(line));
     return containing ? [containing] : [];
   }
-  return graph.definitionsNamed(trimmed).sort((a, b) => a.path.localeCompare(b.path) || a.startLine - b.startLine);
+  return graph
+    .definitionsNamed(trimmed)
+    .sort((a, b) => a.path.localeCompare(b.path) || a.startLine - b.startLine);
 }
 
-export function resolveSymbol(graph: CodeGraph, query: string, action: SymbolAction): Result<SymbolResult[]> {
-  if (!query.trim()) return fail('invalid_input', 'Give a symbol name, such as `create_user` or `UserService.create`.');
+export function resolveSymbol(
+  graph: CodeGraph,
+  query: string,
+  action: SymbolAction,
+): Result<SymbolResult[]> {
+  if (!query.trim())
+    return fail(
+      'invalid_input',
+      'Give a symbol name, such as `create_user` or `UserService.create`.',
+    );
   const definitions = findDefinitions(graph, query);
   if (!definitions.length) return notFound(query);
   return ok(
@@ -79,9 +96,18 @@ export function resolveSymbol(graph: CodeGraph, query: string, action: SymbolAct
         case 'definition':
           return { symbol };
         case 'callers':
-          return { symbol, callers: graph.callers(fact.id).map((call) => callReference(graph, call)) };
+          return {
+            symbol,
+            callers: graph.callers(fact.id).map((call) => callReference(graph, call)),
+          };
         case 'callees':
-          return { symbol, callees: graph.callees(fact.id).map((call) => ({ target: location(graph.fact(call.targetId)!), line: call.site.line })) };
+          return {
+            symbol,
+            callees: graph.callees(fact.id).map((call) => ({
+              target: location(graph.fact(call.targetId)!),
+              line: call.site.line,
+            })),
+          };
         case 'references':
           return { symbol, references: references(graph, fact) };
       }
@@ -90,7 +116,11 @@ export function resolveSymbol(graph: CodeGraph, query: string, action: SymbolAct
 }
 
 /** The callers of `query`, then their callers, up to `depth` hops; cycles are cut and marked. */
-export function traceCallers(graph: CodeGraph, query: string, depth: number): Result<CallerTreeNode[]> {
+export function traceCallers(
+  graph: CodeGraph,
+  query: string,
+  depth: number,
+): Result<CallerTreeNode[]> {
   const definitions = findDefinitions(graph, query);
   if (!definitions.length) return notFound(query);
   const limit = Math.max(1, Math.min(MAX_TRACE_DEPTH, Math.floor(depth)));
@@ -100,12 +130,29 @@ export function traceCallers(graph: CodeGraph, query: string, depth: number): Re
 /** A location query is not a name, and is reported as the place it is. */
 function notFound(query: string): Result<never> {
   const trimmed = query.trim();
-  return fail('not_found', LOCATION_QUERY.test(trimmed) ? `No definition at ${trimmed} is indexed.` : `No definition named "${query}" is indexed.`);
+  return fail(
+    'not_found',
+    LOCATION_QUERY.test(trimmed)
+      ? `No definition at ${trimmed} is indexed.`
+      : `No definition named "${query}" is indexed.`,
+  );
 }
 
-function callerNode(graph: CodeGraph, fact: CodeFact, callSites: CallerTreeNode['callSites'], remaining: number, path: Set<string>): CallerTreeNode {
+function callerNode(
+  graph: CodeGraph,
+  fact: CodeFact,
+  callSites: CallerTreeNode['callSites'],
+  remaining: number,
+  path: Set<string>,
+): CallerTreeNode {
   const calls = graph.callers(fact.id);
-  if (remaining === 0) return { symbol: location(fact), callSites, callers: [], ...(calls.length ? { truncated: 'depth' as const } : {}) };
+  if (remaining === 0)
+    return {
+      symbol: location(fact),
+      callSites,
+      callers: [],
+      ...(calls.length ? { truncated: 'depth' as const } : {}),
+    };
   const byCaller = new Map<string, { path: string; line: number }[]>();
   for (const call of calls) {
     const sites = byCaller.get(call.callerId) ?? [];
@@ -123,7 +170,9 @@ function callerNode(graph: CodeGraph, fact: CodeFact, callSites: CallerTreeNode[
     callers.push(callerNode(graph, caller, sites, remaining - 1, path));
     path.delete(callerId);
   }
-  callers.sort((a, b) => a.symbol.path.localeCompare(b.symbol.path) || a.symbol.startLine - b.symbol.startLine);
+  callers.sort(
+    (a, b) => a.symbol.path.localeCompare(b.symbol.path) || a.symbol.startLine - b.symbol.startLine,
+  );
   return { symbol: location(fact), callSites, callers };
 }
 
@@ -137,9 +186,23 @@ function references(graph: CodeGraph, fact: CodeFact): Reference[] {
       for (const binding of scope.imports) {
         if (binding.imported !== fact.name && binding.local !== fact.name) continue;
         if (!graph.resolveModule(file, spec, binding.module).includes(fact.path)) continue;
-        out.push({ path: file, line: binding.line, kind: 'import', from: scope.qualifiedName === MODULE_QUALIFIED_NAME ? null : location(scope) });
+        out.push({
+          path: file,
+          line: binding.line,
+          kind: 'import',
+          from: scope.qualifiedName === MODULE_QUALIFIED_NAME ? null : location(scope),
+        });
       }
-      if (scope.bases.some((base) => base.replace(/[[<(][\s\S]*$/, '').split('.').pop() === fact.name) && fact.kind === 'class') {
+      if (
+        scope.bases.some(
+          (base) =>
+            base
+              .replace(/[[<(][\s\S]*$/, '')
+              .split('.')
+              .pop() === fact.name,
+        ) &&
+        fact.kind === 'class'
+      ) {
         out.push({ path: file, line: scope.startLine, kind: 'base', from: location(scope) });
       }
     }

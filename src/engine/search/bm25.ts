@@ -33,11 +33,22 @@ export function bm25Idf(documents: number, frequency: number): number {
 }
 
 /** What one term adds to a document's score: its frequency there, saturated and normalised by length. */
-export function bm25TermScore(idf: number, tf: number, length: number, averageLength: number): number {
+export function bm25TermScore(
+  idf: number,
+  tf: number,
+  length: number,
+  averageLength: number,
+): number {
   return tf ? (idf * tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * length) / (averageLength || 1))) : 0;
 }
 
-export function bm25Search(index: LexicalIndex, level: ChunkLevel, terms: readonly string[], limit: number, options: Bm25Options = {}): LexicalHit[] {
+export function bm25Search(
+  index: LexicalIndex,
+  level: ChunkLevel,
+  terms: readonly string[],
+  limit: number,
+  options: Bm25Options = {},
+): LexicalHit[] {
   const queryWeight = (term: string) => options.queryWeights?.get(term) ?? 1;
   const { documents, averageLength } = index.levelStats(level);
   if (!documents || !terms.length) return [];
@@ -50,7 +61,8 @@ export function bm25Search(index: LexicalIndex, level: ChunkLevel, terms: readon
   }
   const scores = new Map<number, { score: number; matched: string[] }>();
   for (const [term, idf] of weights) {
-    if (index.documentFrequencyOf(level, term) > documents * MAX_DOCUMENT_SHARE && weights.size > 1) continue;
+    if (index.documentFrequencyOf(level, term) > documents * MAX_DOCUMENT_SHARE && weights.size > 1)
+      continue;
     for (const docId of index.postings(level, term)) {
       const doc = index.document(docId)!;
       const tf = doc.termFrequency(term);
@@ -65,5 +77,10 @@ export function bm25Search(index: LexicalIndex, level: ChunkLevel, terms: readon
   return [...scores]
     .sort((a, b) => b[1].score - a[1].score)
     .slice(0, limit)
-    .map(([docId, entry]) => ({ docId, chunkId: index.document(docId)!.chunkId, score: entry.score, matched: entry.matched }));
+    .map(([docId, entry]) => ({
+      docId,
+      chunkId: index.document(docId)!.chunkId,
+      score: entry.score,
+      matched: entry.matched,
+    }));
 }

@@ -71,18 +71,36 @@ const DOC_END = /("""|'''|\*\/)\s*$/;
 const log = getLogger('search.calibration');
 
 /** Whether the stored calibration (if any) still describes this model and this codebase. */
-export function isCurrent(calibration: RetrieverCalibration | null, modelId: string, functions: number): boolean {
-  return !!calibration && calibration.version === CALIBRATION_VERSION && calibration.modelId === modelId && Math.abs(functions - calibration.functions) <= DRIFT * Math.max(1, calibration.functions);
+export function isCurrent(
+  calibration: RetrieverCalibration | null,
+  modelId: string,
+  functions: number,
+): boolean {
+  return (
+    !!calibration &&
+    calibration.version === CALIBRATION_VERSION &&
+    calibration.modelId === modelId &&
+    Math.abs(functions - calibration.functions) <= DRIFT * Math.max(1, calibration.functions)
+  );
 }
 
 /** Functions spread over the whole index (every n-th in id order: the same index, the same sample). */
-export function calibrationCandidates(catalog: Iterable<ChunkMeta>, kind: Embedder['kind']): ChunkMeta[] {
-  const functions = [...catalog].filter((meta) => meta.level === 'function').sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+export function calibrationCandidates(
+  catalog: Iterable<ChunkMeta>,
+  kind: Embedder['kind'],
+): ChunkMeta[] {
+  const functions = [...catalog]
+    .filter((meta) => meta.level === 'function')
+    .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   return spread(functions, MAX_QUESTIONS[kind] * CANDIDATES_PER_QUESTION);
 }
 
 /** The documented candidates, each split into its documentation and its code. */
-export function calibrationSamples(candidates: readonly ChunkMeta[], texts: ReadonlyMap<string, string>, kind: Embedder['kind']): CalibrationSample[] {
+export function calibrationSamples(
+  candidates: readonly ChunkMeta[],
+  texts: ReadonlyMap<string, string>,
+  kind: Embedder['kind'],
+): CalibrationSample[] {
   const samples: CalibrationSample[] = [];
   for (const meta of candidates) {
     const text = texts.get(meta.id);
@@ -93,26 +111,51 @@ export function calibrationSamples(candidates: readonly ChunkMeta[], texts: Read
 }
 
 /** Ranks every sample's code for every sample's question, by words and by vectors, and fuses the two. */
-export async function calibrate(samples: readonly CalibrationSample[], embedder: Embedder, functions: number): Promise<RetrieverCalibration> {
+export async function calibrate(
+  samples: readonly CalibrationSample[],
+  embedder: Embedder,
+  functions: number,
+): Promise<RetrieverCalibration> {
   if (samples.length < MIN_QUESTIONS) {
-    return { version: CALIBRATION_VERSION, modelId: embedder.id, functions, questions: samples.length, lexicalMrr: null, semanticMrr: null, semanticShare: PLAIN_ENGLISH_SEMANTIC_WEIGHT, semanticTrust: 1 };
+    return {
+      version: CALIBRATION_VERSION,
+      modelId: embedder.id,
+      functions,
+      questions: samples.length,
+      lexicalMrr: null,
+      semanticMrr: null,
+      semanticShare: PLAIN_ENGLISH_SEMANTIC_WEIGHT,
+      semanticTrust: 1,
+    };
   }
   const lexical = new PoolBm25(samples.map((sample) => words(sample.code)));
-  const vectors = await embedder.embed([...samples.map((sample) => sample.code), ...samples.map((sample) => sample.question)]);
+  const vectors = await embedder.embed([
+    ...samples.map((sample) => sample.code),
+    ...samples.map((sample) => sample.question),
+  ]);
   const codeVectors = vectors.slice(0, samples.length);
   const rankings = samples.map((sample, target) => ({
     lexical: ranks(lexical.scores(words(sample.question))),
     semantic: ranks(codeVectors.map((vector) => cosine(vectors[samples.length + target]!, vector))),
   }));
-  const mrr = (scoresOf: (ranking: (typeof rankings)[number]) => number[]) => rankings.reduce((sum, ranking, target) => sum + reciprocalRank(scoresOf(ranking), target), 0) / samples.length;
+  const mrr = (scoresOf: (ranking: (typeof rankings)[number]) => number[]) =>
+    rankings.reduce((sum, ranking, target) => sum + reciprocalRank(scoresOf(ranking), target), 0) /
+    samples.length;
   const inverse = (list: readonly number[]) => list.map((rank) => 1 / rank);
   let best = { share: 0, mrr: -1 };
   for (let step = 0; step <= Math.round(1 / SHARE_STEP); step++) {
     const share = step * SHARE_STEP;
-    const fused = mrr((ranking) => ranking.lexical.map((rank, i) => (1 - share) / (RRF_K + rank) + share / (RRF_K + ranking.semantic[i]!)));
+    const fused = mrr((ranking) =>
+      ranking.lexical.map(
+        (rank, i) => (1 - share) / (RRF_K + rank) + share / (RRF_K + ranking.semantic[i]!),
+      ),
+    );
     // the seed's weights change only as far as the measure asks: ties go to the share nearer them
-    const nearer = Math.abs(share - PLAIN_ENGLISH_SEMANTIC_WEIGHT) < Math.abs(best.share - PLAIN_ENGLISH_SEMANTIC_WEIGHT);
-    if (fused > best.mrr + 1e-9 || (Math.abs(fused - best.mrr) <= 1e-9 && nearer)) best = { share, mrr: fused };
+    const nearer =
+      Math.abs(share - PLAIN_ENGLISH_SEMANTIC_WEIGHT) <
+      Math.abs(best.share - PLAIN_ENGLISH_SEMANTIC_WEIGHT);
+    if (fused > best.mrr + 1e-9 || (Math.abs(fused - best.mrr) <= 1e-9 && nearer))
+      best = { share, mrr: fused };
   }
   return {
     version: CALIBRATION_VERSION,
@@ -139,7 +182,10 @@ export async function readCalibration(storeDir: string): Promise<RetrieverCalibr
   }
 }
 
-export function writeCalibration(storeDir: string, calibration: RetrieverCalibration): Promise<void> {
+export function writeCalibration(
+  storeDir: string,
+  calibration: RetrieverCalibration,
+): Promise<void> {
   return writeFileAtomic(path.join(storeDir, FILE_NAME), JSON.stringify(calibration, null, 2));
 }
 
@@ -162,7 +208,10 @@ function splitDocumentation(meta: ChunkMeta, text: string): CalibrationSample | 
  * The function's own documentation: the first docstring or block comment (to its end), or the
  * first run of line comments — not the comments further down in its body.
  */
-function leadingDocumentation(lines: readonly { line: number; text: string }[], docs: ReadonlySet<number>): string[] {
+function leadingDocumentation(
+  lines: readonly { line: number; text: string }[],
+  docs: ReadonlySet<number>,
+): string[] {
   const first = lines.findIndex((line) => docs.has(line.line) && line.text.trim());
   if (first < 0) return [];
   const opening = lines[first]!.text.trim();
@@ -202,7 +251,9 @@ function words(text: string): string[] {
 function ranks(scores: readonly number[]): number[] {
   const order = scores.map((score, i) => ({ score, i })).sort((a, b) => b.score - a.score);
   const out = new Array<number>(scores.length);
-  order.forEach(({ score, i }, position) => (out[i] = score > 0 ? position + 1 : scores.length + 1));
+  order.forEach(
+    ({ score, i }, position) => (out[i] = score > 0 ? position + 1 : scores.length + 1),
+  );
   return out;
 }
 
@@ -211,7 +262,8 @@ function reciprocalRank(scores: readonly number[], target: number): number {
   const own = scores[target]!;
   if (!(own > 0)) return 0;
   let rank = 1;
-  for (let i = 0; i < scores.length && rank <= MRR_DEPTH; i++) if (i !== target && scores[i]! >= own) rank++;
+  for (let i = 0; i < scores.length && rank <= MRR_DEPTH; i++)
+    if (i !== target && scores[i]! >= own) rank++;
   return rank <= MRR_DEPTH ? 1 / rank : 0;
 }
 
@@ -224,7 +276,9 @@ class PoolBm25 {
 
   constructor(documents: readonly string[][]) {
     this.frequencies = documents.map((terms) => countTerms(terms));
-    for (const counts of this.frequencies) for (const term of counts.keys()) this.documentFrequency.set(term, (this.documentFrequency.get(term) ?? 0) + 1);
+    for (const counts of this.frequencies)
+      for (const term of counts.keys())
+        this.documentFrequency.set(term, (this.documentFrequency.get(term) ?? 0) + 1);
     this.lengths = documents.map((terms) => terms.length);
     this.averageLength = this.lengths.reduce((a, b) => a + b, 0) / Math.max(1, documents.length);
   }
@@ -234,7 +288,14 @@ class PoolBm25 {
       const frequency = this.documentFrequency.get(term) ?? 0;
       return frequency ? [[term, bm25Idf(this.frequencies.length, frequency)] as const] : [];
     });
-    return this.frequencies.map((counts, doc) => idf.reduce((score, [term, weight]) => score + bm25TermScore(weight, counts.get(term) ?? 0, this.lengths[doc]!, this.averageLength), 0));
+    return this.frequencies.map((counts, doc) =>
+      idf.reduce(
+        (score, [term, weight]) =>
+          score +
+          bm25TermScore(weight, counts.get(term) ?? 0, this.lengths[doc]!, this.averageLength),
+        0,
+      ),
+    );
   }
 }
 

@@ -44,6 +44,7 @@ export class ChunkTexts {
   forget(paths: readonly string[]): void {
     const gone = new Set([...paths, ...paths.flatMap(ancestors)]);
     // a chunk id starts with its file's path, or its folder's for a folder summary (chunkId in index/chunks.ts)
-    for (const id of [...this.cache.keys()]) if (gone.has(id.slice(0, id.indexOf('::')))) this.cache.delete(id);
+    for (const id of [...this.cache.keys()])
+      if (gone.has(id.slice(0, id.indexOf('::')))) this.cache.delete(id);
   }
 }

@@ -58,7 +58,10 @@ const LINE_CACHE = 50_000;
  */
 export async function countTokens(text: string): Promise<number> {
   encoder ??= (async () => {
-    const [{ Tiktoken }, ranks] = await Promise.all([import('js-tiktoken/lite'), import('js-tiktoken/ranks/cl100k_base')]);
+    const [{ Tiktoken }, ranks] = await Promise.all([
+      import('js-tiktoken/lite'),
+      import('js-tiktoken/ranks/cl100k_base'),
+    ]);
     return new Tiktoken(ranks.default);
   })();
   const tiktoken = await encoder;
@@ -96,9 +99,18 @@ export async function buildContext(
       if (included.has(parentId)) continue;
       const parent = catalog.get(parentId);
       const body = bodies.get(parentId);
-      if (parent && body) pending.push(await item(parent, 'parent', parent.startLine, parent.endLine, headerOf(body)));
+      if (parent && body)
+        pending.push(
+          await item(parent, 'parent', parent.startLine, parent.endLine, headerOf(body)),
+        );
     }
-    const evidence = await item(meta, 'evidence', span.startLine, span.endLine, spanText(meta, bodies.get(span.chunkId), span));
+    const evidence = await item(
+      meta,
+      'evidence',
+      span.startLine,
+      span.endLine,
+      spanText(meta, bodies.get(span.chunkId), span),
+    );
     const cost = pending.reduce((sum, entry) => sum + entry.tokens, evidence.tokens);
     if (used + cost > budget) {
       dropped++;
@@ -124,7 +136,9 @@ export async function buildContext(
 function spanText(meta: ChunkMeta, body: string | undefined, span: Span): string {
   if (!body) return '';
   if (meta.level === 'directory') return body;
-  const lines = codeLines(meta, body).filter((line) => line.line >= span.startLine && line.line <= span.endLine);
+  const lines = codeLines(meta, body).filter(
+    (line) => line.line >= span.startLine && line.line <= span.endLine,
+  );
   if (!lines.length) return headerOf(body);
   return numberedLines(lines, String(span.endLine).length);
 }
@@ -138,7 +152,12 @@ export function numberedLines(lines: readonly CodeLine[], width: number): string
  * How many of `lineCount` lines, which came to `tokens`, to keep so they fit `budget`: in
  * proportion, one less to make room for the marker, and never fewer than `minimum`.
  */
-export function linesToKeep(lineCount: number, tokens: number, budget: number, minimum: number): number {
+export function linesToKeep(
+  lineCount: number,
+  tokens: number,
+  budget: number,
+  minimum: number,
+): number {
   return Math.max(minimum, Math.floor((lineCount * budget) / tokens) - 1);
 }
 
@@ -147,7 +166,13 @@ export function linesNotShown(omitted: number): string {
   return `… (${omitted} more lines not shown)`;
 }
 
-async function item(meta: ChunkMeta, role: ContextItem['role'], startLine: number, endLine: number, text: string): Promise<ContextItem> {
+async function item(
+  meta: ChunkMeta,
+  role: ContextItem['role'],
+  startLine: number,
+  endLine: number,
+  text: string,
+): Promise<ContextItem> {
   const title = `### ${meta.filePath ?? `${meta.directoryPath}/`}${meta.level === 'directory' ? '' : `:${startLine}-${endLine}`} (${meta.level}${meta.className || meta.functionName ? ` ${[meta.className, meta.functionName].filter(Boolean).join('.')}` : ''}${role === 'parent' ? ', surroundings' : ''})`;
   let body = text;
   let tokens = await countTokens(`${title}\n${body}`);
@@ -159,7 +184,17 @@ async function item(meta: ChunkMeta, role: ContextItem['role'], startLine: numbe
     tokens = await countTokens(`${title}\n${body}`);
     truncated = true;
   }
-  return { chunkId: meta.id, path: meta.filePath ?? meta.directoryPath, startLine, endLine, level: meta.level, role, text: `${title}\n${body}`, tokens, truncated };
+  return {
+    chunkId: meta.id,
+    path: meta.filePath ?? meta.directoryPath,
+    startLine,
+    endLine,
+    level: meta.level,
+    role,
+    text: `${title}\n${body}`,
+    tokens,
+    truncated,
+  };
 }
 
 /** A parent's first lines: a class's header and docstring, a file's imports, a folder's summary. */

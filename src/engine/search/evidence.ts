@@ -22,14 +22,20 @@ export interface CodeLine {
  */
 export function codeLines(meta: ChunkMeta, text: string): CodeLine[] {
   const lines = text.split('\n');
-  if (meta.level === 'function') return lines.map((content, i) => ({ line: meta.startLine + i, text: content }));
+  if (meta.level === 'function')
+    return lines.map((content, i) => ({ line: meta.startLine + i, text: content }));
   if (!meta.segments?.length) return [];
   const start = meta.level === 'file' ? lines.indexOf(MODULE_CODE_MARKER) + 1 : 0;
   if (meta.level === 'file' && start === 0) return [];
   const out: CodeLine[] = [];
   let at = start;
   for (const [first, last] of meta.segments) {
-    for (let line = first; line <= last && out.length < MAX_SEGMENT_LINES_IN_CONTENT && at < lines.length; line++) out.push({ line, text: lines[at++]! });
+    for (
+      let line = first;
+      line <= last && out.length < MAX_SEGMENT_LINES_IN_CONTENT && at < lines.length;
+      line++
+    )
+      out.push({ line, text: lines[at++]! });
   }
   return out;
 }
@@ -81,7 +87,9 @@ export interface LineMatch {
 export function matchMessage(message: Trigrams, lines: readonly CodeLine[]): LineMatch {
   if (!message.size) return { coverage: 0, lines: [] };
   const words = new Set([...message].flatMap((gram) => gram.split(' ')));
-  const holdsWord = lines.map((line) => (line.text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).some((word) => words.has(word)));
+  const holdsWord = lines.map((line) =>
+    (line.text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).some((word) => words.has(word)),
+  );
   const found = new Set<string>();
   const perLine: { line: number; hits: number; own: number }[] = [];
   for (let i = 0; i < lines.length; i++) {
@@ -97,7 +105,12 @@ export function matchMessage(message: Trigrams, lines: readonly CodeLine[]): Lin
       }
     }
     // of windows matching alike, the one whose own line holds the message comes first
-    if (hits) perLine.push({ line: lines[i]!.line, hits, own: holdsWord[i] ? [...trigrams(own)].filter((gram) => message.has(gram)).length : 0 });
+    if (hits)
+      perLine.push({
+        line: lines[i]!.line,
+        hits,
+        own: holdsWord[i] ? [...trigrams(own)].filter((gram) => message.has(gram)).length : 0,
+      });
   }
   perLine.sort((a, b) => b.hits - a.hits || b.own - a.own || a.line - b.line);
   return { coverage: found.size / message.size, lines: perLine.map((entry) => entry.line) };
@@ -117,7 +130,10 @@ export const DOCSTRING_OPEN = /^[rubfRUBF]{0,2}("""|''')/;
  * The lines of a chunk that are documentation rather than code: comments, docstrings and blank
  * lines. Citations skip long runs of them, since the code is what an answer cites.
  */
-export function documentationLines(lines: readonly CodeLine[], language: string | null): Set<number> {
+export function documentationLines(
+  lines: readonly CodeLine[],
+  language: string | null,
+): Set<number> {
   const docs = new Set<number>();
   const hashComments = HASH_COMMENT_LANGUAGES.has(language ?? '');
   let closing: string | null = null;
@@ -136,7 +152,8 @@ export function documentationLines(lines: readonly CodeLine[], language: string 
     } else if (trimmed.startsWith('/*')) {
       docs.add(line);
       if (!trimmed.includes('*/', 2)) closing = '*/';
-    } else if (!trimmed || trimmed.startsWith('//') || (hashComments && trimmed.startsWith('#'))) docs.add(line);
+    } else if (!trimmed || trimmed.startsWith('//') || (hashComments && trimmed.startsWith('#')))
+      docs.add(line);
   }
   return docs;
 }
@@ -156,7 +173,10 @@ function termsOfLine(text: string): readonly string[] {
 }
 
 /** Per line of a chunk, the weight of the query terms it holds. */
-export function scoreLines(lines: readonly CodeLine[], weights: ReadonlyMap<string, number>): { line: number; score: number }[] {
+export function scoreLines(
+  lines: readonly CodeLine[],
+  weights: ReadonlyMap<string, number>,
+): { line: number; score: number }[] {
   return lines.map(({ line, text }) => {
     let score = 0;
     for (const term of termsOfLine(text)) score += weights.get(term) ?? 0;
@@ -165,7 +185,12 @@ export function scoreLines(lines: readonly CodeLine[], weights: ReadonlyMap<stri
 }
 
 /** Ranges of ±radius lines around the best-scoring lines, merged, best first, at most `count`. */
-export function windowsAround(lines: readonly number[], radius: number, bounds: readonly [number, number], count: number): [number, number][] {
+export function windowsAround(
+  lines: readonly number[],
+  radius: number,
+  bounds: readonly [number, number],
+  count: number,
+): [number, number][] {
   const windows: [number, number][] = [];
   for (const line of lines) {
     if (windows.length >= count) break;
@@ -185,5 +210,7 @@ export function windowsAround(lines: readonly number[], radius: number, bounds: 
  * `name` is the pattern of the name, in a group when the caller wants it captured.
  */
 export function assignmentLine(name: string): RegExp {
-  return new RegExp(`^\\s*(?:export\\s+)?(?:(?:const|let|var|final|static|public|private)\\s+)*${name}\\s*(?::[^=]+)?=(?!=)`);
+  return new RegExp(
+    `^\\s*(?:export\\s+)?(?:(?:const|let|var|final|static|public|private)\\s+)*${name}\\s*(?::[^=]+)?=(?!=)`,
+  );
 }

@@ -57,7 +57,11 @@ const GROUP_DECAY = 0.5;
  * half the second + a quarter of the third …). A chunk in a file that several retrievers point
  * into rises above an isolated match in a file nothing else points at.
  */
-export function boostByGroup(fused: readonly FusedHit[], groupOf: (id: string) => string | null, share = GROUP_SHARE): FusedHit[] {
+export function boostByGroup(
+  fused: readonly FusedHit[],
+  groupOf: (id: string) => string | null,
+  share = GROUP_SHARE,
+): FusedHit[] {
   const standing = new Map<string, { total: number; weight: number }>();
   for (const hit of fused) {
     const group = groupOf(hit.id);
@@ -80,7 +84,12 @@ export function boostByGroup(fused: readonly FusedHit[], groupOf: (id: string) =
  * `extra` follows every `every` ids of the rest, and what is left of `extra` comes last. An id
  * appears once, at its first place.
  */
-export function weaveIn(order: readonly string[], extra: readonly string[], keep: number, every: number): string[] {
+export function weaveIn(
+  order: readonly string[],
+  extra: readonly string[],
+  keep: number,
+  every: number,
+): string[] {
   const woven = new Set<string>(order.slice(0, keep));
   const pending = extra.values();
   const takeExtra = () => {
@@ -104,7 +113,11 @@ export function weaveIn(order: readonly string[], extra: readonly string[], keep
  * lists agree on a broader area; its leaders keep a place near the top. A leader already among
  * the first `after + leaders.length` ids stays where it is.
  */
-export function keepLeaders(order: readonly string[], leaders: readonly string[], after: number): string[] {
+export function keepLeaders(
+  order: readonly string[],
+  leaders: readonly string[],
+  after: number,
+): string[] {
   const unique = [...new Set(leaders)];
   const top = new Set(order.slice(0, after + unique.length));
   const missing = unique.filter((id) => !top.has(id));

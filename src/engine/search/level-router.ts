@@ -25,7 +25,11 @@ export interface LevelRoute {
   readonly decidedBy: DecidingLayer;
   readonly layers: {
     readonly regex: { matched: boolean; level: ChunkLevel | null; pattern: string | null };
-    readonly embedding: { scores: Record<ChunkLevel, number>; best: ChunkLevel; confident: boolean } | null;
+    readonly embedding: {
+      scores: Record<ChunkLevel, number>;
+      best: ChunkLevel;
+      confident: boolean;
+    } | null;
     readonly llm: { level: string; confidence: number; reasoning: string } | null;
   };
 }
@@ -79,27 +83,58 @@ export class LevelRouter {
 
   constructor(private readonly embedder: Embedder | null) {}
 
-  async route(query: ParsedQuery, mode: SearchMode, llm: LlmClient | null, signal?: AbortSignal): Promise<LevelRoute> {
+  async route(
+    query: ParsedQuery,
+    mode: SearchMode,
+    llm: LlmClient | null,
+    signal?: AbortSignal,
+  ): Promise<LevelRoute> {
     const started = performance.now();
     log.info('routing_started', { mode });
     try {
       const regex = this.regexLayer(query);
       const embedding = await this.embeddingLayer(query);
-      const llmResult = mode === 'thinking' || (!regex.matched && !embedding?.confident) ? await this.llmLayer(query, llm, signal) : null;
+      const llmResult =
+        mode === 'thinking' || (!regex.matched && !embedding?.confident)
+          ? await this.llmLayer(query, llm, signal)
+          : null;
       let levels: readonly ChunkLevel[] = CHUNK_LEVELS;
       let decidedBy: DecidingLayer = 'fallback';
       if (mode === 'fast' && regex.matched) [levels, decidedBy] = [[regex.level!], 1];
       else if (mode === 'fast' && embedding?.confident) [levels, decidedBy] = [[embedding.best], 2];
-      else if (mode === 'fast' && llmResult && llmResult.level !== 'all' && llmResult.confidence >= LLM_CONFIDENT) [levels, decidedBy] = [[llmResult.level as ChunkLevel], 3];
+      else if (
+        mode === 'fast' &&
+        llmResult &&
+        llmResult.level !== 'all' &&
+        llmResult.confidence >= LLM_CONFIDENT
+      )
+        [levels, decidedBy] = [[llmResult.level as ChunkLevel], 3];
       else {
-        const reason = mode === 'thinking' ? 'thinking_mode_all_levels' : llmResult ? 'layer3_low_confidence' : 'no_confident_layer';
+        const reason =
+          mode === 'thinking'
+            ? 'thinking_mode_all_levels'
+            : llmResult
+              ? 'layer3_low_confidence'
+              : 'no_confident_layer';
         if (mode === 'fast') log.warn('routing_fallback_triggered', { reason });
       }
-      log.info('routing_completed', { final_levels: levels, decided_by_layer: decidedBy, total_duration_ms: elapsedMs(started) });
+      log.info('routing_completed', {
+        final_levels: levels,
+        decided_by_layer: decidedBy,
+        total_duration_ms: elapsedMs(started),
+      });
       return { levels, decidedBy, layers: { regex, embedding, llm: llmResult } };
     } catch (cause) {
       log.warn('routing_fallback_triggered', { reason: 'exception', error: describeError(cause) });
-      return { levels: CHUNK_LEVELS, decidedBy: 'fallback', layers: { regex: { matched: false, level: null, pattern: null }, embedding: null, llm: null } };
+      return {
+        levels: CHUNK_LEVELS,
+        decidedBy: 'fallback',
+        layers: {
+          regex: { matched: false, level: null, pattern: null },
+          embedding: null,
+          llm: null,
+        },
+      };
     }
   }
 
@@ -113,7 +148,12 @@ export class LevelRouter {
         break;
       }
     }
-    log.info('layer1_result', { matched: !!found, matched_level: found?.level ?? null, matched_pattern: found?.pattern ?? null, duration_ms: elapsedMs(started) });
+    log.info('layer1_result', {
+      matched: !!found,
+      matched_level: found?.level ?? null,
+      matched_pattern: found?.pattern ?? null,
+      duration_ms: elapsedMs(started),
+    });
     return { matched: !!found, level: found?.level ?? null, pattern: found?.pattern ?? null };
   }
 
@@ -121,11 +161,18 @@ export class LevelRouter {
     const started = performance.now();
     const bank = await this.loadBank();
     if (!bank || !this.embedder) {
-      log.info('layer2_result', { skipped: true, reason: this.embedder ? 'no phrase bank' : 'no embedding model', duration_ms: elapsedMs(started) });
+      log.info('layer2_result', {
+        skipped: true,
+        reason: this.embedder ? 'no phrase bank' : 'no embedding model',
+        duration_ms: elapsedMs(started),
+      });
       return null;
     }
     const [vector] = await this.embedder.embed([query.naturalLanguage]);
-    const scores = Object.fromEntries(CHUNK_LEVELS.map((level) => [level, -1])) as Record<ChunkLevel, number>;
+    const scores = Object.fromEntries(CHUNK_LEVELS.map((level) => [level, -1])) as Record<
+      ChunkLevel,
+      number
+    >;
     bank.vectors.forEach((phrase, i) => {
       const level = bank.levels[i]!;
       scores[level] = Math.max(scores[level], dot(vector!, phrase));
@@ -134,25 +181,46 @@ export class LevelRouter {
     const best = ranked[0]!;
     const gap = scores[best] - scores[ranked[1]!];
     const confident = scores[best] > BANK_CONFIDENT_SCORE && gap > BANK_CONFIDENT_GAP;
-    log.info('layer2_result', { level_scores: roundAll(scores), best_level: best, best_score: round(scores[best]), confidence_gap: round(gap), confident, duration_ms: elapsedMs(started) });
+    log.info('layer2_result', {
+      level_scores: roundAll(scores),
+      best_level: best,
+      best_score: round(scores[best]),
+      confidence_gap: round(gap),
+      confident,
+      duration_ms: elapsedMs(started),
+    });
     return { scores, best, confident };
   }
 
-  private async llmLayer(query: ParsedQuery, llm: LlmClient | null, signal?: AbortSignal): Promise<LevelRoute['layers']['llm']> {
+  private async llmLayer(
+    query: ParsedQuery,
+    llm: LlmClient | null,
+    signal?: AbortSignal,
+  ): Promise<LevelRoute['layers']['llm']> {
     if (!llm) return null;
     const started = performance.now();
     const result = await llm.complete({
-      system: 'You route questions about a codebase to the level of code that answers them: directory (how parts fit together), file (what a module holds), class (what a type exposes), function (how something is implemented), or all when several levels matter.',
+      system:
+        'You route questions about a codebase to the level of code that answers them: directory (how parts fit together), file (what a module holds), class (what a type exposes), function (how something is implemented), or all when several levels matter.',
       prompt: `Question: ${query.naturalLanguage}\nAnswer with the level, your confidence from 0 to 1, and one sentence of reasoning.`,
       schema: Classification,
       schemaName: 'QueryClassification',
       ...(signal ? { signal } : {}),
     });
     if (!result.ok) {
-      log.warn('layer3_result', { failed: true, error: result.error.message, duration_ms: elapsedMs(started) });
+      log.warn('layer3_result', {
+        failed: true,
+        error: result.error.message,
+        duration_ms: elapsedMs(started),
+      });
       return null;
     }
-    log.info('layer3_result', { classified_level: result.value.level, confidence: result.value.confidence, reasoning: result.value.reasoning, duration_ms: elapsedMs(started) });
+    log.info('layer3_result', {
+      classified_level: result.value.level,
+      confidence: result.value.confidence,
+      reasoning: result.value.reasoning,
+      duration_ms: elapsedMs(started),
+    });
     return result.value;
   }
 
@@ -179,13 +247,21 @@ export class LevelRouter {
 const QueryBankFile = z.object({
   model: z.string(),
   dimensions: z.number().int(),
-  entries: z.array(z.object({ level: z.enum(['directory', 'file', 'class', 'function']), phrase: z.string(), vector: z.string() })),
+  entries: z.array(
+    z.object({
+      level: z.enum(['directory', 'file', 'class', 'function']),
+      phrase: z.string(),
+      vector: z.string(),
+    }),
+  ),
 });
 
 /** data/query-bank.json: beside the bundle (dist/data), or in the repository from sources. */
 function bankPath(): string {
   const bundled = path.join(__dirname, 'data', 'query-bank.json');
-  return existsSync(bundled) ? bundled : path.resolve(__dirname, '..', '..', '..', 'data', 'query-bank.json');
+  return existsSync(bundled)
+    ? bundled
+    : path.resolve(__dirname, '..', '..', '..', 'data', 'query-bank.json');
 }
 
 function decodeVector(base64: string): Float32Array {
@@ -204,5 +280,7 @@ function round(value: number): number {
 }
 
 function roundAll(scores: Record<ChunkLevel, number>): Record<ChunkLevel, number> {
-  return Object.fromEntries(Object.entries(scores).map(([level, score]) => [level, round(score)])) as Record<ChunkLevel, number>;
+  return Object.fromEntries(
+    Object.entries(scores).map(([level, score]) => [level, round(score)]),
+  ) as Record<ChunkLevel, number>;
 }

@@ -13,7 +13,12 @@ import type { ParsedQuery } from './preprocess';
  * The scope is the part of the codebase the question names, when it names one.
  */
 export type QueryMode = 'conceptual' | 'diagnostic' | 'exploratory' | 'analytical';
-export const QUERY_MODES: readonly QueryMode[] = ['conceptual', 'diagnostic', 'exploratory', 'analytical'];
+export const QUERY_MODES: readonly QueryMode[] = [
+  'conceptual',
+  'diagnostic',
+  'exploratory',
+  'analytical',
+];
 
 export interface ModeDecision {
   readonly mode: QueryMode;
@@ -113,11 +118,22 @@ Respond with a JSON object:
 
 const log = getLogger('search.mode');
 
-export async function classifyMode(query: ParsedQuery, folders: ReadonlySet<string>, llm: LlmClient | null, signal?: AbortSignal): Promise<ModeDecision> {
+export async function classifyMode(
+  query: ParsedQuery,
+  folders: ReadonlySet<string>,
+  llm: LlmClient | null,
+  signal?: AbortSignal,
+): Promise<ModeDecision> {
   const started = performance.now();
   const heuristic = heuristicMode(query, folders);
   if (!llm) {
-    log.info('mode_classified', { mode: heuristic.mode, scope: heuristic.scope, decided_by: 'heuristics', scores: heuristic.scores, duration_ms: elapsedMs(started) });
+    log.info('mode_classified', {
+      mode: heuristic.mode,
+      scope: heuristic.scope,
+      decided_by: 'heuristics',
+      scores: heuristic.scores,
+      duration_ms: elapsedMs(started),
+    });
     return heuristic;
   }
   const result = await llm.complete({
@@ -128,38 +144,67 @@ export async function classifyMode(query: ParsedQuery, folders: ReadonlySet<stri
     ...(signal ? { signal } : {}),
   });
   if (!result.ok) {
-    log.warn('mode_classification_failed', { error: result.error.message, fallback: heuristic.mode });
+    log.warn('mode_classification_failed', {
+      error: result.error.message,
+      fallback: heuristic.mode,
+    });
     return heuristic;
   }
   const decision: ModeDecision = {
     mode: result.value.mode.toLowerCase() as QueryMode,
-    scope: result.value.scope ? matchScope(result.value.scope, folders) ?? heuristic.scope : heuristic.scope,
+    scope: result.value.scope
+      ? (matchScope(result.value.scope, folders) ?? heuristic.scope)
+      : heuristic.scope,
     decidedBy: 'llm',
     scores: heuristic.scores,
     reasoning: result.value.reasoning,
   };
-  log.info('mode_classified', { mode: decision.mode, scope: decision.scope, decided_by: 'llm', reasoning: decision.reasoning, heuristic_mode: heuristic.mode, duration_ms: elapsedMs(started) });
+  log.info('mode_classified', {
+    mode: decision.mode,
+    scope: decision.scope,
+    decided_by: 'llm',
+    reasoning: decision.reasoning,
+    heuristic_mode: heuristic.mode,
+    duration_ms: elapsedMs(started),
+  });
   return decision;
 }
 
 /** Counts the cues of each mode; error anchors count double for diagnostic. */
 export function heuristicMode(query: ParsedQuery, folders: ReadonlySet<string>): ModeDecision {
   const text = query.naturalLanguage;
-  const scores: Record<QueryMode, number> = { conceptual: 0.5, diagnostic: 0, exploratory: 0, analytical: 0 };
-  for (const [mode, cues] of Object.entries(CUES) as [Exclude<QueryMode, 'conceptual'>, RegExp[]][]) {
+  const scores: Record<QueryMode, number> = {
+    conceptual: 0.5,
+    diagnostic: 0,
+    exploratory: 0,
+    analytical: 0,
+  };
+  for (const [mode, cues] of Object.entries(CUES) as [
+    Exclude<QueryMode, 'conceptual'>,
+    RegExp[],
+  ][]) {
     scores[mode] = cues.filter((cue) => cue.test(text)).length;
   }
   const anchors = query.errorAnchors;
   if (anchors.exceptionTypes.length || anchors.frames.length) scores.diagnostic += 2;
   if (anchors.messages.length && scores.diagnostic > 0) scores.diagnostic += 1;
-  const mode = QUERY_MODES.reduce((best, candidate) => (scores[candidate] > scores[best] ? candidate : best), 'conceptual' as QueryMode);
+  const mode = QUERY_MODES.reduce(
+    (best, candidate) => (scores[candidate] > scores[best] ? candidate : best),
+    'conceptual' as QueryMode,
+  );
   const reasons: Record<QueryMode, string> = {
     conceptual: 'asks what something does or how it works',
     diagnostic: 'mentions an error, a failure or unexpected behaviour',
     exploratory: 'asks to trace a flow or a sequence of calls',
     analytical: 'asks which parts of the code do something, or about structure',
   };
-  return { mode, scope: scopeOf(query, folders), decidedBy: 'heuristics', scores, reasoning: reasons[mode] };
+  return {
+    mode,
+    scope: scopeOf(query, folders),
+    decidedBy: 'heuristics',
+    scores,
+    reasoning: reasons[mode],
+  };
 }
 
 /** The indexed folder a question names ("in the router", "src/api"), if any. */

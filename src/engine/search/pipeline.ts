@@ -5,15 +5,53 @@ import { withTrace } from '../log/trace';
 import type { RetrieverCalibration } from './calibration';
 import { ChunkTexts } from './chunk-texts';
 import { buildContext, MODE_BUDGETS, type BudgetedContext } from './context';
-import { evaluateRetrieval, expandQuery, searchWeb, type CragEvaluation, type WebResult } from './crag';
-import { boostByGroup, computeTopK, keepLeaders, weaveIn, weightedRrf, type RankedList } from './fusion';
+import {
+  evaluateRetrieval,
+  expandQuery,
+  searchWeb,
+  type CragEvaluation,
+  type WebResult,
+} from './crag';
+import {
+  boostByGroup,
+  computeTopK,
+  keepLeaders,
+  weaveIn,
+  weightedRrf,
+  type RankedList,
+} from './fusion';
 import { LevelRouter, type DecidingLayer, type LevelRoute, type SearchMode } from './level-router';
 import { classifyMode, type ModeDecision, type QueryMode } from './mode-router';
-import { MAX_QUERY_CHARACTERS, preprocessQuery, QUERY_TAIL_CHARACTERS, queryTerms, type Attachment, type ParsedQuery } from './preprocess';
-import { assignmentHits, lexicalHits, messageHits, pathHits, raiseHits, semanticHits, symbolHits, type Hit, type QuotedMessage, type RankedHits, type SearchIndex } from './retrievers';
+import {
+  MAX_QUERY_CHARACTERS,
+  preprocessQuery,
+  QUERY_TAIL_CHARACTERS,
+  queryTerms,
+  type Attachment,
+  type ParsedQuery,
+} from './preprocess';
+import {
+  assignmentHits,
+  lexicalHits,
+  messageHits,
+  pathHits,
+  raiseHits,
+  semanticHits,
+  symbolHits,
+  type Hit,
+  type QuotedMessage,
+  type RankedHits,
+  type SearchIndex,
+} from './retrievers';
 import { shapeSpans, type RankedChunk } from './shaping';
 import type { Span } from './spans';
-import { neighbourHits, neighbourSeeds, runStrategy, StructureCache, type StrategyResult } from './strategies';
+import {
+  neighbourHits,
+  neighbourSeeds,
+  runStrategy,
+  StructureCache,
+  type StrategyResult,
+} from './strategies';
 import { scoreTechnicality, type Technicality } from './technicality';
 import { VectorScan } from './vectors';
 import { relatedWords, stemsOf } from './vocabulary';
@@ -45,7 +83,10 @@ export interface SearchMetadata {
   readonly levels: readonly ChunkLevel[];
   readonly decidedBy: DecidingLayer;
   readonly technicality: Technicality;
-  readonly crag: CragEvaluation & { readonly strategy: CorrectionStrategy; readonly expansion: { synonyms: string[]; coOccurring: string[] } | null };
+  readonly crag: CragEvaluation & {
+    readonly strategy: CorrectionStrategy;
+    readonly expansion: { synonyms: string[]; coOccurring: string[] } | null;
+  };
   /** True when fast mode found nothing and the search was rerun in thinking mode. */
   readonly escalated: boolean;
   readonly timings: Record<string, number>;
@@ -61,7 +102,10 @@ export interface SearchTrace {
   readonly parsed: ParsedQuery;
   readonly route: LevelRoute;
   readonly modeDecision: ModeDecision;
-  readonly retrievers: readonly { source: string; top: readonly { chunkId: string; score: number; evidence: string }[] }[];
+  readonly retrievers: readonly {
+    source: string;
+    top: readonly { chunkId: string; score: number; evidence: string }[];
+  }[];
   readonly fused: readonly { chunkId: string; score: number; ranks: readonly (number | null)[] }[];
 }
 
@@ -85,7 +129,11 @@ const NEIGHBOUR_EVERY = 3;
 const SYNONYM_WEIGHT = 0.35;
 const STEM_WEIGHT = 0.7;
 /** Lists that rank the whole index; the others hold only the chunks some evidence points at. */
-const RETRIEVAL_SOURCES: ReadonlySet<RankedHits['source']> = new Set(['lexical', 'semantic', 'expansion']);
+const RETRIEVAL_SOURCES: ReadonlySet<RankedHits['source']> = new Set([
+  'lexical',
+  'semantic',
+  'expansion',
+]);
 
 const log = getLogger('search.pipeline');
 
@@ -113,7 +161,8 @@ export class Searcher {
   private definitionLine(chunkId: string): number | undefined {
     const meta = this.index.catalog.get(chunkId);
     if (meta?.level !== 'function' || !meta.filePath) return undefined;
-    return this.index.graph.factsInFile(meta.filePath).find((fact) => fact.chunkId === chunkId)?.startLine;
+    return this.index.graph.factsInFile(meta.filePath).find((fact) => fact.chunkId === chunkId)
+      ?.startLine;
   }
 
   /**
@@ -136,7 +185,11 @@ export class Searcher {
     return withTrace(() => this.run(request, request.mode ?? 'fast', false));
   }
 
-  private async run(request: SearchRequest, mode: SearchMode, escalated: boolean): Promise<SearchResult> {
+  private async run(
+    request: SearchRequest,
+    mode: SearchMode,
+    escalated: boolean,
+  ): Promise<SearchResult> {
     const timings: Record<string, number> = {};
     const mark = (name: string, started: number) => (timings[name] = elapsedMs(started));
     let started = performance.now();
@@ -144,23 +197,42 @@ export class Searcher {
 
     const parsed = preprocessQuery(request.query, request.attachment);
     const notices = noticesFor(request.query, parsed);
-    const technicality = scoreTechnicality(parsed, { has: (term) => this.index.lexical.hasTerm(term) }, this.semanticTrust);
+    const technicality = scoreTechnicality(
+      parsed,
+      { has: (term) => this.index.lexical.hasTerm(term) },
+      this.semanticTrust,
+    );
     mark('preprocess', started);
     started = performance.now();
-    const llm = mode === 'thinking' ? request.llm ?? null : null;
+    const llm = mode === 'thinking' ? (request.llm ?? null) : null;
     // with a model (thinking mode) both ask it: at the same time, not one after the other
-    const [route, modeDecision] = await Promise.all([this.router.route(parsed, mode, llm, request.signal), classifyMode(parsed, this.folders(), llm, request.signal)]);
+    const [route, modeDecision] = await Promise.all([
+      this.router.route(parsed, mode, llm, request.signal),
+      classifyMode(parsed, this.folders(), llm, request.signal),
+    ]);
     mark('route', started);
 
     started = performance.now();
     const limit = Math.max(computeTopK(this.index.catalog.size) * 2, 20);
-    const terms = [...new Set([...queryTerms(parsed.naturalLanguage), ...(parsed.pastedCode ? queryTerms(parsed.pastedCode) : [])])];
+    const terms = [
+      ...new Set([
+        ...queryTerms(parsed.naturalLanguage),
+        ...(parsed.pastedCode ? queryTerms(parsed.pastedCode) : []),
+      ]),
+    ];
     const semanticText = [parsed.naturalLanguage, parsed.pastedCode ?? ''].join('\n').trim();
     const levels = searchLevels(route.levels);
-    const synonyms = [...new Set(terms.flatMap((term) => relatedWords(term)))].filter((word) => !terms.includes(word));
+    const synonyms = [...new Set(terms.flatMap((term) => relatedWords(term)))].filter(
+      (word) => !terms.includes(word),
+    );
     // "skipped" in a question finds `skip` in code: stems the index knows count nearly in full.
-    const stems = [...new Set(terms.flatMap((term) => stemsOf(term)))].filter((stem) => !terms.includes(stem) && this.index.lexical.hasTerm(stem));
-    const queryWeights = new Map([...synonyms.map((word) => [word, SYNONYM_WEIGHT] as const), ...stems.map((stem) => [stem, STEM_WEIGHT] as const)]);
+    const stems = [...new Set(terms.flatMap((term) => stemsOf(term)))].filter(
+      (stem) => !terms.includes(stem) && this.index.lexical.hasTerm(stem),
+    );
+    const queryWeights = new Map([
+      ...synonyms.map((word) => [word, SYNONYM_WEIGHT] as const),
+      ...stems.map((stem) => [stem, STEM_WEIGHT] as const),
+    ]);
     const lists: RankedHits[] = [
       lexicalHits(this.index, [...terms, ...synonyms, ...stems], levels, limit, queryWeights),
       await semanticHits(this.index, semanticText, levels, limit),
@@ -174,7 +246,11 @@ export class Searcher {
     started = performance.now();
     let fused = this.fuse(lists, technicality, modeDecision.mode);
     if (!fused.length && mode === 'fast') {
-      log.warn('silent_escalation', { reason: 'zero_results_fast_mode', original_levels: route.levels, escalated_levels: CHUNK_LEVELS });
+      log.warn('silent_escalation', {
+        reason: 'zero_results_fast_mode',
+        original_levels: route.levels,
+        escalated_levels: CHUNK_LEVELS,
+      });
       return this.run(request, 'thinking', true);
     }
     const strategy: StrategyResult = runStrategy({
@@ -183,7 +259,9 @@ export class Searcher {
       mode: modeDecision.mode,
       scope: modeDecision.scope,
       seeds: fused.slice(0, limit).map((hit) => hit.id),
-      errorSites: lists.filter((list) => list.source === 'message' || list.source === 'raises').flatMap((list) => list.hits),
+      errorSites: lists
+        .filter((list) => list.source === 'message' || list.source === 'raises')
+        .flatMap((list) => list.hits),
       terms,
       structure: this.structure,
     });
@@ -194,24 +272,60 @@ export class Searcher {
     mark('strategy', started);
 
     started = performance.now();
-    const correction = await this.correct(request, parsed, terms, route.levels, lists, fused.slice(0, computeTopK(this.index.catalog.size)).map((hit) => hit.id));
-    if (correction.added.length) fused = this.fuse([...lists, ...correction.added], technicality, modeDecision.mode);
+    const correction = await this.correct(
+      request,
+      parsed,
+      terms,
+      route.levels,
+      lists,
+      fused.slice(0, computeTopK(this.index.catalog.size)).map((hit) => hit.id),
+    );
+    if (correction.added.length)
+      fused = this.fuse([...lists, ...correction.added], technicality, modeDecision.mode);
     mark('correct', started);
 
     started = performance.now();
     // The best hits keep their places; their neighbours in the calls graph fill in after them. Not
     // for analytical questions: their answer is the list of facts that match, which neighbours dilute.
-    const lexicalLeaders = lists.find((list) => list.source === 'lexical')!.hits.slice(0, LEXICAL_LEADERS).map((hit) => hit.chunkId);
-    const best = keepLeaders(fused.map((hit) => hit.id), lexicalLeaders, LEADERS_AFTER);
-    const neighbours: RankedHits = modeDecision.mode === 'analytical' ? { source: 'neighbours', hits: [] } : await this.neighbours(best);
-    const order = weaveIn(best, neighbours.hits.map((hit) => hit.chunkId), NEIGHBOURS_AFTER, NEIGHBOUR_EVERY);
-    const ranked = this.rank(order, [...lists, ...correction.added, neighbours]).slice(0, SHAPED_CHUNKS);
+    const lexicalLeaders = lists
+      .find((list) => list.source === 'lexical')!
+      .hits.slice(0, LEXICAL_LEADERS)
+      .map((hit) => hit.chunkId);
+    const best = keepLeaders(
+      fused.map((hit) => hit.id),
+      lexicalLeaders,
+      LEADERS_AFTER,
+    );
+    const neighbours: RankedHits =
+      modeDecision.mode === 'analytical'
+        ? { source: 'neighbours', hits: [] }
+        : await this.neighbours(best);
+    const order = weaveIn(
+      best,
+      neighbours.hits.map((hit) => hit.chunkId),
+      NEIGHBOURS_AFTER,
+      NEIGHBOUR_EVERY,
+    );
+    const ranked = this.rank(order, [...lists, ...correction.added, neighbours]).slice(
+      0,
+      SHAPED_CHUNKS,
+    );
     const bodies = await this.texts.get(ranked.map((chunk) => chunk.chunkId));
-    const weights = this.termWeights([...terms, ...(correction.evaluation.expansion?.synonyms ?? [])]);
-    const spans = shapeSpans(ranked, this.index.catalog, bodies, weights, (chunkId) => this.definitionLine(chunkId));
+    const weights = this.termWeights([
+      ...terms,
+      ...(correction.evaluation.expansion?.synonyms ?? []),
+    ]);
+    const spans = shapeSpans(ranked, this.index.catalog, bodies, weights, (chunkId) =>
+      this.definitionLine(chunkId),
+    );
     mark('shape', started);
     started = performance.now();
-    const context = await buildContext(spans, this.index.catalog, this.texts, request.budgetTokens ?? MODE_BUDGETS[modeDecision.mode]);
+    const context = await buildContext(
+      spans,
+      this.index.catalog,
+      this.texts,
+      request.budgetTokens ?? MODE_BUDGETS[modeDecision.mode],
+    );
     mark('context', started);
     timings.total = Object.values(timings).reduce((a, b) => a + b, 0);
 
@@ -232,8 +346,16 @@ export class Searcher {
       web: correction.web,
       notices,
     };
-    log.info('search_completed', { mode, query_mode: modeDecision.mode, levels: route.levels, spans: context.spans.length, crag: correction.evaluation.decision, total_duration_ms: timings.total });
-    if (!context.spans.length) log.warn('qa_no_results', { mode, query_summary: request.query.slice(0, 100) });
+    log.info('search_completed', {
+      mode,
+      query_mode: modeDecision.mode,
+      levels: route.levels,
+      spans: context.spans.length,
+      crag: correction.evaluation.decision,
+      total_duration_ms: timings.total,
+    });
+    if (!context.spans.length)
+      log.warn('qa_no_results', { mode, query_summary: request.query.slice(0, 100) });
     return {
       spans: context.spans,
       context,
@@ -242,8 +364,15 @@ export class Searcher {
         parsed,
         route,
         modeDecision,
-        retrievers: [...lists, ...correction.added, neighbours].map((list) => ({ source: list.source, top: list.hits.slice(0, 8).map(({ chunkId, score, evidence }) => ({ chunkId, score, evidence })) })),
-        fused: fused.slice(0, 20).map((hit) => ({ chunkId: hit.id, score: hit.score, ranks: hit.ranks })),
+        retrievers: [...lists, ...correction.added, neighbours].map((list) => ({
+          source: list.source,
+          top: list.hits
+            .slice(0, 8)
+            .map(({ chunkId, score, evidence }) => ({ chunkId, score, evidence })),
+        })),
+        fused: fused
+          .slice(0, 20)
+          .map((hit) => ({ chunkId: hit.id, score: hit.score, ranks: hit.ranks })),
       },
     };
   }
@@ -251,8 +380,14 @@ export class Searcher {
   /** Graph neighbours of the best hits, with the code of the hits read for the members they name. */
   private async neighbours(ranking: readonly string[]): Promise<RankedHits> {
     const seeds = neighbourSeeds(this.index.catalog, ranking);
-    const files = seeds.map((id) => this.index.catalog.get(id)!.parentFileId).filter((id): id is string => !!id);
-    return neighbourHits(this.index, ranking, await this.texts.get([...new Set([...seeds, ...files])]));
+    const files = seeds
+      .map((id) => this.index.catalog.get(id)!.parentFileId)
+      .filter((id): id is string => !!id);
+    return neighbourHits(
+      this.index,
+      ranking,
+      await this.texts.get([...new Set([...seeds, ...files])]),
+    );
   }
 
   /** Weighted RRF across the retrievers; the weights follow technicality and the question's mode. */
@@ -266,7 +401,14 @@ export class Searcher {
       raises: mode === 'diagnostic' ? 0.8 : 0.5,
       path: 0.8,
       // Facts answer "which functions call / change X" better than any text match.
-      graph: mode === 'analytical' ? 2.5 : mode === 'conceptual' ? 0.5 : mode === 'diagnostic' ? 0.9 : 1.2,
+      graph:
+        mode === 'analytical'
+          ? 2.5
+          : mode === 'conceptual'
+            ? 0.5
+            : mode === 'diagnostic'
+              ? 0.9
+              : 1.2,
       expansion: EXPANSION_WEIGHT,
       // woven in after fusion (see run): fused, a neighbour of the first hit would displace the second
       neighbours: 0,
@@ -276,14 +418,23 @@ export class Searcher {
       weight: weight[list.source],
       kind: RETRIEVAL_SOURCES.has(list.source) ? 'retrieval' : 'evidence',
     }));
-    const fused = boostByGroup(weightedRrf(ranked.filter((list) => list.ids.length && list.weight > 0)), (id) => this.index.catalog.get(id)?.filePath ?? null);
+    const fused = boostByGroup(
+      weightedRrf(ranked.filter((list) => list.ids.length && list.weight > 0)),
+      (id) => this.index.catalog.get(id)?.filePath ?? null,
+    );
     log.info('hybrid_retrieve_completed', {
       lists: lists.map((list) => `${list.source}:${list.hits.length}`),
       total_results_before_merge: lists.reduce((sum, list) => sum + list.hits.length, 0),
       total_results_after_merge: fused.length,
-      consensus_hits: fused.filter((hit) => hit.ranks.filter((rank) => rank !== null).length > 1).length,
+      consensus_hits: fused.filter((hit) => hit.ranks.filter((rank) => rank !== null).length > 1)
+        .length,
     });
-    if (log.enabled('debug')) log.debug('rrf_top_results', { results: fused.slice(0, 5).map((hit) => ({ chunk_id: hit.id, rrf_score: hit.score, ranks: hit.ranks })) });
+    if (log.enabled('debug'))
+      log.debug('rrf_top_results', {
+        results: fused
+          .slice(0, 5)
+          .map((hit) => ({ chunk_id: hit.id, rrf_score: hit.score, ranks: hit.ranks })),
+      });
     return fused;
   }
 
@@ -298,7 +449,11 @@ export class Searcher {
         const entry = evidence.get(hit.chunkId) ?? { why: [], lines: [] };
         entry.message ??= hit.message;
         // Word matches and similarity are said once, however many lists found them.
-        if (entry.why.length < 3 && !entry.why.some((why) => reasonKind(why) === reasonKind(hit.evidence))) entry.why.push(hit.evidence);
+        if (
+          entry.why.length < 3 &&
+          !entry.why.some((why) => reasonKind(why) === reasonKind(hit.evidence))
+        )
+          entry.why.push(hit.evidence);
         entry.lines.push(...(hit.lines ?? []));
         evidence.set(hit.chunkId, entry);
       }
@@ -306,8 +461,18 @@ export class Searcher {
     return order.map((chunkId, rank) => {
       const entry = evidence.get(chunkId);
       const meta = this.index.catalog.get(chunkId);
-      const name = meta ? [meta.className, meta.functionName].filter(Boolean).join('.') || meta.filePath || meta.directoryPath : chunkId;
-      return { chunkId, score: 1 / (rank + 1), why: `${meta?.level ?? 'chunk'} ${name}: ${entry?.why.join('; ') ?? 'related'}`, lines: [...new Set(entry?.lines ?? [])], ...(entry?.message ? { message: entry.message } : {}) };
+      const name = meta
+        ? [meta.className, meta.functionName].filter(Boolean).join('.') ||
+          meta.filePath ||
+          meta.directoryPath
+        : chunkId;
+      return {
+        chunkId,
+        score: 1 / (rank + 1),
+        why: `${meta?.level ?? 'chunk'} ${name}: ${entry?.why.join('; ') ?? 'related'}`,
+        lines: [...new Set(entry?.lines ?? [])],
+        ...(entry?.message ? { message: entry.message } : {}),
+      };
     });
   }
 
@@ -315,9 +480,18 @@ export class Searcher {
    * CRAG: evaluate the top chunks; expand the query when they are only partly relevant, widen to
    * every level (and the web, if configured) when they are not.
    */
-  private async correct(request: SearchRequest, parsed: ParsedQuery, terms: readonly string[], levels: readonly ChunkLevel[], lists: readonly RankedHits[], top: readonly string[]) {
+  private async correct(
+    request: SearchRequest,
+    parsed: ParsedQuery,
+    terms: readonly string[],
+    levels: readonly ChunkLevel[],
+    lists: readonly RankedHits[],
+    top: readonly string[],
+  ) {
     const bodies = await this.texts.get(top);
-    const semantic = new Map(lists.find((list) => list.source === 'semantic')!.hits.map((hit) => [hit.chunkId, hit.score]));
+    const semantic = new Map(
+      lists.find((list) => list.source === 'semantic')!.hits.map((hit) => [hit.chunkId, hit.score]),
+    );
     const lexical = lists.find((list) => list.source === 'lexical')!.hits;
     const bestLexical = Math.max(1e-9, ...lexical.map((hit) => hit.score));
     const lexicalScore = new Map(lexical.map((hit) => [hit.chunkId, hit.score / bestLexical]));
@@ -338,7 +512,12 @@ export class Searcher {
       const searchLevels = evaluation.decision === 'IRRELEVANT' ? CHUNK_LEVELS : levels;
       const [lexicalList, semanticList] = await Promise.all([
         Promise.resolve(lexicalHits(this.index, expandedTerms, searchLevels, limit)),
-        semanticHits(this.index, `${parsed.naturalLanguage} ${expansion.synonyms.join(' ')}`, searchLevels, limit),
+        semanticHits(
+          this.index,
+          `${parsed.naturalLanguage} ${expansion.synonyms.join(' ')}`,
+          searchLevels,
+          limit,
+        ),
       ]);
       added.push({ source: 'expansion', hits: mergeLists(lexicalList.hits, semanticList.hits) });
       strategy = evaluation.decision === 'PARTIAL' ? 'query_expansion' : 'all_levels';
@@ -350,7 +529,12 @@ export class Searcher {
         strategy = 'web_search';
       }
     }
-    log.info('crag_corrected', { decision: evaluation.decision, strategy, added: added.reduce((sum, list) => sum + list.hits.length, 0), web_results: web.length });
+    log.info('crag_corrected', {
+      decision: evaluation.decision,
+      strategy,
+      added: added.reduce((sum, list) => sum + list.hits.length, 0),
+      web_results: web.length,
+    });
     return { evaluation: { ...evaluation, strategy, expansion }, added, web };
   }
 
@@ -370,7 +554,9 @@ export class Searcher {
   private folders(): Set<string> {
     if (!this.knownFolders) {
       this.knownFolders = new Set();
-      for (const meta of this.index.catalog.values()) if (meta.directoryPath && meta.directoryPath !== '.') this.knownFolders.add(meta.directoryPath);
+      for (const meta of this.index.catalog.values())
+        if (meta.directoryPath && meta.directoryPath !== '.')
+          this.knownFolders.add(meta.directoryPath);
     }
     return this.knownFolders;
   }
@@ -381,7 +567,9 @@ function noticesFor(query: string, parsed: ParsedQuery): string[] {
   if (!parsed.truncated) return [];
   log.warn('query_truncated', { query_length: query.length, kept: MAX_QUERY_CHARACTERS });
   const head = (MAX_QUERY_CHARACTERS - QUERY_TAIL_CHARACTERS).toLocaleString('en');
-  return [`The question is ${query.length.toLocaleString('en')} characters long; its first ${head} and last ${QUERY_TAIL_CHARACTERS.toLocaleString('en')} characters were searched.`];
+  return [
+    `The question is ${query.length.toLocaleString('en')} characters long; its first ${head} and last ${QUERY_TAIL_CHARACTERS.toLocaleString('en')} characters were searched.`,
+  ];
 }
 
 /**

@@ -56,34 +56,247 @@ export const MAX_QUERY_CHARACTERS = 16_000;
 export const QUERY_TAIL_CHARACTERS = 4_000;
 
 export const STOP_WORDS = new Set([
-  'the', 'and', 'for', 'with', 'this', 'that', 'what', 'how', 'does', 'from', 'into', 'about', 'which', 'when',
-  'where', 'why', 'who', 'whom', 'whose', 'are', 'was', 'were', 'been', 'being', 'have', 'has', 'had', 'did',
-  'doing', 'can', 'could', 'should', 'would', 'will', 'shall', 'may', 'might', 'must', 'its', 'their', 'them',
-  'they', 'there', 'then', 'than', 'but', 'not', 'nor', 'any', 'all', 'some', 'each', 'every', 'other', 'such',
-  'only', 'own', 'same', 'too', 'very', 'just', 'also', 'out', 'off', 'over', 'under', 'again', 'once', 'here',
-  'you', 'your', 'yours', 'our', 'ours', 'his', 'her', 'hers', 'him', 'she', 'him', 'mine', 'myself', 'after',
-  'before', 'while', 'until', 'because', 'though', 'both', 'either', 'neither', 'is', 'be', 'do', 'in', 'on',
-  'of', 'to', 'it', 'as', 'at', 'by', 'or', 'if', 'an', 'me', 'my', 'we', 'so', 'no', 'up', 'get', 'gets', 'got',
-  'use', 'uses', 'used', 'using', 'happen', 'happens', 'happening', 'way', 'ways', 'thing', 'things', 'something',
-  'anything', 'whether', 'like', 'want', 'need', 'needs', 'make', 'makes', 'work', 'works', 'working', 'without',
-  'still', 'even', 'instead', 'rather', 'between', 'through', 'during', 'where', 'what', 'code', 'i', 'a', 'per', 'via',
+  'the',
+  'and',
+  'for',
+  'with',
+  'this',
+  'that',
+  'what',
+  'how',
+  'does',
+  'from',
+  'into',
+  'about',
+  'which',
+  'when',
+  'where',
+  'why',
+  'who',
+  'whom',
+  'whose',
+  'are',
+  'was',
+  'were',
+  'been',
+  'being',
+  'have',
+  'has',
+  'had',
+  'did',
+  'doing',
+  'can',
+  'could',
+  'should',
+  'would',
+  'will',
+  'shall',
+  'may',
+  'might',
+  'must',
+  'its',
+  'their',
+  'them',
+  'they',
+  'there',
+  'then',
+  'than',
+  'but',
+  'not',
+  'nor',
+  'any',
+  'all',
+  'some',
+  'each',
+  'every',
+  'other',
+  'such',
+  'only',
+  'own',
+  'same',
+  'too',
+  'very',
+  'just',
+  'also',
+  'out',
+  'off',
+  'over',
+  'under',
+  'again',
+  'once',
+  'here',
+  'you',
+  'your',
+  'yours',
+  'our',
+  'ours',
+  'his',
+  'her',
+  'hers',
+  'him',
+  'she',
+  'him',
+  'mine',
+  'myself',
+  'after',
+  'before',
+  'while',
+  'until',
+  'because',
+  'though',
+  'both',
+  'either',
+  'neither',
+  'is',
+  'be',
+  'do',
+  'in',
+  'on',
+  'of',
+  'to',
+  'it',
+  'as',
+  'at',
+  'by',
+  'or',
+  'if',
+  'an',
+  'me',
+  'my',
+  'we',
+  'so',
+  'no',
+  'up',
+  'get',
+  'gets',
+  'got',
+  'use',
+  'uses',
+  'used',
+  'using',
+  'happen',
+  'happens',
+  'happening',
+  'way',
+  'ways',
+  'thing',
+  'things',
+  'something',
+  'anything',
+  'whether',
+  'like',
+  'want',
+  'need',
+  'needs',
+  'make',
+  'makes',
+  'work',
+  'works',
+  'working',
+  'without',
+  'still',
+  'even',
+  'instead',
+  'rather',
+  'between',
+  'through',
+  'during',
+  'where',
+  'what',
+  'code',
+  'i',
+  'a',
+  'per',
+  'via',
 ]);
 
 /** Words of Python, JavaScript and TypeScript that are never names of the user's code. */
 export const LANGUAGE_KEYWORDS = new Set([
-  'def', 'class', 'return', 'import', 'function', 'var', 'let', 'const', 'type', 'interface', 'public', 'private',
-  'protected', 'static', 'async', 'await', 'yield', 'lambda', 'self', 'this', 'None', 'True', 'False', 'null',
-  'undefined', 'true', 'false', 'new', 'delete', 'typeof', 'instanceof', 'void', 'export', 'default', 'extends',
-  'implements', 'super', 'raise', 'throw', 'try', 'except', 'catch', 'finally', 'else', 'elif', 'while', 'for',
-  'pass', 'break', 'continue', 'with', 'from', 'global', 'nonlocal', 'assert', 'switch', 'case',
+  'def',
+  'class',
+  'return',
+  'import',
+  'function',
+  'var',
+  'let',
+  'const',
+  'type',
+  'interface',
+  'public',
+  'private',
+  'protected',
+  'static',
+  'async',
+  'await',
+  'yield',
+  'lambda',
+  'self',
+  'this',
+  'None',
+  'True',
+  'False',
+  'null',
+  'undefined',
+  'true',
+  'false',
+  'new',
+  'delete',
+  'typeof',
+  'instanceof',
+  'void',
+  'export',
+  'default',
+  'extends',
+  'implements',
+  'super',
+  'raise',
+  'throw',
+  'try',
+  'except',
+  'catch',
+  'finally',
+  'else',
+  'elif',
+  'while',
+  'for',
+  'pass',
+  'break',
+  'continue',
+  'with',
+  'from',
+  'global',
+  'nonlocal',
+  'assert',
+  'switch',
+  'case',
 ]);
 
 const STRUCTURAL_KEYWORDS = [
-  'class', 'function', 'method', 'file', 'module', 'directory', 'folder', 'package', 'struct', 'interface', 'import',
-  'decorator', 'async', 'constructor', 'property', 'attribute', 'variable', 'callback', 'handler', 'route', 'endpoint',
+  'class',
+  'function',
+  'method',
+  'file',
+  'module',
+  'directory',
+  'folder',
+  'package',
+  'struct',
+  'interface',
+  'import',
+  'decorator',
+  'async',
+  'constructor',
+  'property',
+  'attribute',
+  'variable',
+  'callback',
+  'handler',
+  'route',
+  'endpoint',
 ];
 
-const FILE_PATH = /(?:^|[\s"'`(,])((?:[\w.-]+\/)*[\w.-]*\w\.(?:py|pyi|js|jsx|mjs|cjs|ts|tsx|go|java|rs|cs|cpp|cc|hpp|h|c|rb|php))\b/g;
+const FILE_PATH =
+  /(?:^|[\s"'`(,])((?:[\w.-]+\/)*[\w.-]*\w\.(?:py|pyi|js|jsx|mjs|cjs|ts|tsx|go|java|rs|cs|cpp|cc|hpp|h|c|rb|php))\b/g;
 const CODE_BLOCK = /```([\w+#-]*)[^\n]*\n([\s\S]*?)(?:```|$)/g;
 const BACKTICKED = /`([^`\n]{1,120})`/g;
 const WORD = /[\p{L}_$][\p{L}\p{N}_$]*(?:\.[\p{L}_$][\p{L}\p{N}_$]*)*(\()?/gu;
@@ -98,7 +311,9 @@ const log = getLogger('search.preprocess');
 
 export function preprocessQuery(input: string, attachment?: Attachment): ParsedQuery {
   const truncated = input.length > MAX_QUERY_CHARACTERS;
-  const raw = truncated ? `${input.slice(0, MAX_QUERY_CHARACTERS - QUERY_TAIL_CHARACTERS)}\n…\n${input.slice(-QUERY_TAIL_CHARACTERS)}` : input;
+  const raw = truncated
+    ? `${input.slice(0, MAX_QUERY_CHARACTERS - QUERY_TAIL_CHARACTERS)}\n…\n${input.slice(-QUERY_TAIL_CHARACTERS)}`
+    : input;
   const blocks: { language: string | null; code: string }[] = [];
   const naturalLanguage = raw
     .replace(CODE_BLOCK, (_match, language: string, code: string) => {
@@ -108,17 +323,25 @@ export function preprocessQuery(input: string, attachment?: Attachment): ParsedQ
     .replace(/\s+/g, ' ')
     .trim();
   const pastedCode = blocks.length ? blocks.map((block) => block.code).join('\n') : null;
-  const filePaths = unique([...naturalLanguage.matchAll(FILE_PATH)].map((match) => match[1]!).filter((path) => !/^\d/.test(path)));
+  const filePaths = unique(
+    [...naturalLanguage.matchAll(FILE_PATH)]
+      .map((match) => match[1]!)
+      .filter((path) => !/^\d/.test(path)),
+  );
   const errorAnchors = anchorsOf(raw);
   const identifiers = unique([
     ...codeShapedNames(naturalLanguage),
     ...(pastedCode ? allNames(pastedCode) : []),
     ...filePaths.map(stemOf).filter((stem) => stem.length > 2),
     ...errorAnchors.exceptionTypes.map((type) => type.slice(type.lastIndexOf('.') + 1)),
-    ...errorAnchors.frames.flatMap((frame) => (frame.function ? [frame.function.slice(frame.function.lastIndexOf('.') + 1)] : [])),
+    ...errorAnchors.frames.flatMap((frame) =>
+      frame.function ? [frame.function.slice(frame.function.lastIndexOf('.') + 1)] : [],
+    ),
   ]).filter((name) => !STOP_WORDS.has(name.toLowerCase()) && !LANGUAGE_KEYWORDS.has(name));
   const lower = naturalLanguage.toLowerCase();
-  const keywords = STRUCTURAL_KEYWORDS.filter((keyword) => new RegExp(`\\b${keyword}(e?s)?\\b`).test(lower));
+  const keywords = STRUCTURAL_KEYWORDS.filter((keyword) =>
+    new RegExp(`\\b${keyword}(e?s)?\\b`).test(lower),
+  );
   const prose = naturalLanguage.replace(/\[code block\]/g, '').trim();
   const parsed: ParsedQuery = {
     rawInput: raw,
@@ -179,7 +402,12 @@ function codeShapedNames(text: string): string[] {
 }
 
 function isCodeShaped(word: string): boolean {
-  return /[_$]/.test(word) || /[a-z][A-Z]/.test(word) || /^[A-Z][a-z]+[A-Z]/.test(word) || /^[A-Z][A-Z0-9_]{2,}$/.test(word) && word.includes('_');
+  return (
+    /[_$]/.test(word) ||
+    /[a-z][A-Z]/.test(word) ||
+    /^[A-Z][a-z]+[A-Z]/.test(word) ||
+    (/^[A-Z][A-Z0-9_]{2,}$/.test(word) && word.includes('_'))
+  );
 }
 
 /** Every identifier of a piece of code. */
@@ -198,10 +426,21 @@ function anchorsOf(text: string): ErrorAnchors {
       .filter((message) => /\s/.test(message) || message.length > 12),
   );
   const frames: StackFrame[] = [
-    ...[...text.matchAll(PYTHON_FRAME)].map((match) => ({ file: match[1]!, line: Number(match[2]), function: match[3] ?? null })),
-    ...[...text.matchAll(JS_FRAME)].map((match) => ({ file: match[2]!, line: Number(match[3]), function: match[1]?.trim() || null })),
+    ...[...text.matchAll(PYTHON_FRAME)].map((match) => ({
+      file: match[1]!,
+      line: Number(match[2]),
+      function: match[3] ?? null,
+    })),
+    ...[...text.matchAll(JS_FRAME)].map((match) => ({
+      file: match[2]!,
+      line: Number(match[3]),
+      function: match[1]?.trim() || null,
+    })),
   ];
-  const statusCodes = exceptionTypes.length || /\b(error|status|returns?|fails?|response)\b/i.test(text) ? unique([...text.matchAll(STATUS_CODE)].map((match) => match[1]!)) : [];
+  const statusCodes =
+    exceptionTypes.length || /\b(error|status|returns?|fails?|response)\b/i.test(text)
+      ? unique([...text.matchAll(STATUS_CODE)].map((match) => match[1]!))
+      : [];
   return { exceptionTypes, messages, frames, statusCodes };
 }
 

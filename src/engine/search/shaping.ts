@@ -1,5 +1,11 @@
 import type { ChunkMeta } from '../store/tables';
-import { codeLines, documentationLines, scoreLines, windowsAround, type CodeLine } from './evidence';
+import {
+  codeLines,
+  documentationLines,
+  scoreLines,
+  windowsAround,
+  type CodeLine,
+} from './evidence';
 import type { QuotedMessage } from './retrievers';
 import type { Span } from './spans';
 
@@ -49,7 +55,15 @@ export function shapeSpans(
   ranked.forEach((chunk, rank) => {
     const meta = catalog.get(chunk.chunkId);
     if (!meta) return;
-    const ranges = rangesOf(meta, texts.get(chunk.chunkId), chunk.lines, termWeights, strong, rank < LEADING_CHUNKS, definitionLine(chunk.chunkId));
+    const ranges = rangesOf(
+      meta,
+      texts.get(chunk.chunkId),
+      chunk.lines,
+      termWeights,
+      strong,
+      rank < LEADING_CHUNKS,
+      definitionLine(chunk.chunkId),
+    );
     const message = chunk.message;
     if (ranges.length) {
       perChunk.push(
@@ -82,10 +96,20 @@ function rangesOf(
   // A folder has no lines to cite; its summary reaches the reader as the parent of its files' spans.
   if (meta.level === 'directory') return [];
   const lines = text ? codeLines(meta, text) : [];
-  if (meta.level === 'function') return functionRanges(meta, lines, evidence, weights, leading ? LEADING_FUNCTION_LINES : WHOLE_FUNCTION_LINES, definitionLine);
+  if (meta.level === 'function')
+    return functionRanges(
+      meta,
+      lines,
+      evidence,
+      weights,
+      leading ? LEADING_FUNCTION_LINES : WHOLE_FUNCTION_LINES,
+      definitionLine,
+    );
   const segments = meta.segments ?? [];
   const focus = focusLines(lines, evidence, weights, strong);
-  const chosen = segments.filter(([start, end]) => focus.some((line) => start <= line && line <= end));
+  const chosen = segments.filter(([start, end]) =>
+    focus.some((line) => start <= line && line <= end),
+  );
   // A file's module code is cited only where it holds the evidence (its imports answer nothing);
   // a class without it is cited by its header.
   if (!chosen.length && meta.level === 'file') return [];
@@ -96,34 +120,67 @@ function rangesOf(
     picked.flatMap(([start, end]): [number, number][] => {
       if (end - start + 1 <= WHOLE_FUNCTION_LINES / 2) return [[start, end]];
       const inside = focus.filter((line) => start <= line && line <= end);
-      return inside.length ? windowsAround(inside, WINDOW_RADIUS, [start, end], leading ? WINDOWS_PER_CHUNK : 1) : [[start, Math.min(end, start + HEADER_LINES - 1)]];
+      return inside.length
+        ? windowsAround(inside, WINDOW_RADIUS, [start, end], leading ? WINDOWS_PER_CHUNK : 1)
+        : [[start, Math.min(end, start + HEADER_LINES - 1)]];
     }),
   );
 }
 
-function functionRanges(meta: ChunkMeta, lines: readonly CodeLine[], evidence: readonly number[], weights: ReadonlyMap<string, number>, allowance: number, definitionLine: number | undefined): [number, number][] {
-  const whole: [number, number][] = [[meta.startLine, Math.min(meta.endLine, meta.startLine + allowance - 1)]];
+function functionRanges(
+  meta: ChunkMeta,
+  lines: readonly CodeLine[],
+  evidence: readonly number[],
+  weights: ReadonlyMap<string, number>,
+  allowance: number,
+  definitionLine: number | undefined,
+): [number, number][] {
+  const whole: [number, number][] = [
+    [meta.startLine, Math.min(meta.endLine, meta.startLine + allowance - 1)],
+  ];
   const docs = documentationLines(lines, meta.language);
   const code = lines.filter((line) => !docs.has(line.line));
   if (!code.length) return whole;
-  const ranges = fewest(keepDocstring(bridge(code.map((line) => line.line), DOC_GAP), meta.language), RANGES_PER_FUNCTION);
+  const ranges = fewest(
+    keepDocstring(
+      bridge(
+        code.map((line) => line.line),
+        DOC_GAP,
+      ),
+      meta.language,
+    ),
+    RANGES_PER_FUNCTION,
+  );
   const focus = focusLines(code, evidence, weights, 0);
   // Code before the definition's own first line (TypeScript overload signatures) is preamble.
-  const preamble = definitionLine === undefined ? [] : ranges.filter(([, end]) => end < definitionLine);
-  if (code.length <= allowance) return preamble.length ? [...ranges.filter((range) => !preamble.includes(range)), ...preamble] : focusFirst(ranges, focus);
+  const preamble =
+    definitionLine === undefined ? [] : ranges.filter(([, end]) => end < definitionLine);
+  if (code.length <= allowance)
+    return preamble.length
+      ? [...ranges.filter((range) => !preamble.includes(range)), ...preamble]
+      : focusFirst(ranges, focus);
   // the implementation's signature, not the first overload's
-  const first = preamble.length ? code.find((line) => line.line >= definitionLine!)?.line ?? code[0]!.line : code[0]!.line;
+  const first = preamble.length
+    ? (code.find((line) => line.line >= definitionLine!)?.line ?? code[0]!.line)
+    : code[0]!.line;
   const signature: [number, number] = [first, Math.min(meta.endLine, first + SIGNATURE_LINES - 1)];
   if (!focus.length) return mergeRanges([signature, ...clip(ranges, first + allowance - 1)]);
   const radius = Math.max(WINDOW_RADIUS, Math.floor(allowance / (2 * WINDOWS_PER_CHUNK)) - 1);
-  return mergeRanges([signature, ...windowsAround(focus, radius, [meta.startLine, meta.endLine], WINDOWS_PER_CHUNK)]);
+  return mergeRanges([
+    signature,
+    ...windowsAround(focus, radius, [meta.startLine, meta.endLine], WINDOWS_PER_CHUNK),
+  ]);
 }
 
 /** The range holding most focus lines leads (overloads and preambles follow it). */
 function focusFirst(ranges: [number, number][], focus: readonly number[]): [number, number][] {
-  const held = ranges.map(([start, end]) => focus.filter((line) => start <= line && line <= end).length);
+  const held = ranges.map(
+    ([start, end]) => focus.filter((line) => start <= line && line <= end).length,
+  );
   const lead = held.indexOf(Math.max(...held));
-  return lead <= 0 || !held[lead] ? ranges : [ranges[lead]!, ...ranges.filter((_, i) => i !== lead)];
+  return lead <= 0 || !held[lead]
+    ? ranges
+    : [ranges[lead]!, ...ranges.filter((_, i) => i !== lead)];
 }
 
 /**
@@ -134,7 +191,8 @@ const DOCSTRING_KEPT = 12;
 
 function keepDocstring(ranges: [number, number][], language: string | null): [number, number][] {
   const [signature, body] = ranges;
-  if (language !== 'python' || !signature || !body || body[0] - signature[1] - 1 > DOCSTRING_KEPT) return ranges;
+  if (language !== 'python' || !signature || !body || body[0] - signature[1] - 1 > DOCSTRING_KEPT)
+    return ranges;
   return [[signature[0], body[1]], ...ranges.slice(2)];
 }
 
@@ -143,7 +201,8 @@ function fewest(ranges: [number, number][], count: number): [number, number][] {
   const out = ranges.map(([start, end]): [number, number] => [start, end]);
   while (out.length > count) {
     let best = 1;
-    for (let i = 2; i < out.length; i++) if (out[i]![0] - out[i - 1]![1] < out[best]![0] - out[best - 1]![1]) best = i;
+    for (let i = 2; i < out.length; i++)
+      if (out[i]![0] - out[i - 1]![1] < out[best]![0] - out[best - 1]![1]) best = i;
     out[best - 1] = [out[best - 1]![0], out[best]![1]];
     out.splice(best, 1);
   }
@@ -163,17 +222,26 @@ function bridge(numbers: readonly number[], gap: number): [number, number][] {
 
 /** The ranges cut at `last`. */
 function clip(ranges: readonly [number, number][], last: number): [number, number][] {
-  return ranges.filter(([start]) => start <= last).map(([start, end]): [number, number] => [start, Math.min(end, last)]);
+  return ranges
+    .filter(([start]) => start <= last)
+    .map(([start, end]): [number, number] => [start, Math.min(end, last)]);
 }
 
 /**
  * Evidence lines first, then the lines that carry most of the question's weight (and at least
  * `floor`, so a line holding only common words is no focus).
  */
-function focusLines(lines: readonly CodeLine[], evidence: readonly number[], weights: ReadonlyMap<string, number>, floor: number): number[] {
+function focusLines(
+  lines: readonly CodeLine[],
+  evidence: readonly number[],
+  weights: ReadonlyMap<string, number>,
+  floor: number,
+): number[] {
   const scored = scoreLines(lines, weights).filter((entry) => entry.score > 0);
   const best = Math.max(0, ...scored.map((entry) => entry.score));
-  const strong = scored.filter((entry) => entry.score >= Math.max(best * FOCUS_SHARE, floor)).sort((a, b) => b.score - a.score);
+  const strong = scored
+    .filter((entry) => entry.score >= Math.max(best * FOCUS_SHARE, floor))
+    .sort((a, b) => b.score - a.score);
   return [...new Set([...evidence, ...strong.map((entry) => entry.line)])];
 }
 
@@ -192,7 +260,13 @@ function mergeRanges(ranges: [number, number][]): [number, number][] {
 function dropContained(spans: Span[]): Span[] {
   const kept: Span[] = [];
   for (const span of spans) {
-    const covered = kept.some((other) => other.path === span.path && other.startLine <= span.startLine && span.endLine <= other.endLine && !(span.startLine === 0 && span.level !== other.level));
+    const covered = kept.some(
+      (other) =>
+        other.path === span.path &&
+        other.startLine <= span.startLine &&
+        span.endLine <= other.endLine &&
+        !(span.startLine === 0 && span.level !== other.level),
+    );
     if (!covered) kept.push(span);
   }
   return kept;

@@ -48,9 +48,15 @@ export interface StrategyInput {
  * not on the question: they are computed once per scope and forgotten when the index changes.
  */
 export class StructureCache {
-  private readonly byScope = new Map<string, { findings: { hits: Hit[]; notes: string[] }; diagram: string | null }>();
+  private readonly byScope = new Map<
+    string,
+    { findings: { hits: Hit[]; notes: string[] }; diagram: string | null }
+  >();
 
-  get(graph: CodeGraph, scope: string | null): { findings: { hits: Hit[]; notes: string[] }; diagram: string | null } {
+  get(
+    graph: CodeGraph,
+    scope: string | null,
+  ): { findings: { hits: Hit[]; notes: string[] }; diagram: string | null } {
     const key = scope ?? '';
     let entry = this.byScope.get(key);
     if (!entry) {
@@ -73,14 +79,21 @@ const ENTRY_POINTS = 3;
 const HOT_SPOT_FAN_IN = 20;
 const GOD_FUNCTION_FAN_OUT = 15;
 
-const STRUCTURE_CUE = /\b(architecture|structure|design|coupl|cohesion|dependenc|hot ?spots?|god (function|class)|cycles?|circular|flaws?|smells?|complex|fan[- ]?(in|out)|refactor)/i;
+const STRUCTURE_CUE =
+  /\b(architecture|structure|design|coupl|cohesion|dependenc|hot ?spots?|god (function|class)|cycles?|circular|flaws?|smells?|complex|fan[- ]?(in|out)|refactor)/i;
 
-const HIERARCHY_CUE = /\b(subclass(es|ed)?|overrid(e|es|den|ing)|inherit(s|ed|ing)?|extends|derived|descendants?)\b/i;
+const HIERARCHY_CUE =
+  /\b(subclass(es|ed)?|overrid(e|es|den|ing)|inherit(s|ed|ing)?|extends|derived|descendants?)\b/i;
 
 const log = getLogger('search.strategy');
 
 export function runStrategy(input: StrategyInput): StrategyResult {
-  const empty: StrategyResult = { hits: { source: 'graph', hits: [] }, flow: null, diagram: null, findings: [] };
+  const empty: StrategyResult = {
+    hits: { source: 'graph', hits: [] },
+    flow: null,
+    diagram: null,
+    findings: [],
+  };
   switch (input.mode) {
     case 'diagnostic':
       return { ...empty, hits: { source: 'graph', hits: diagnostic(input) } };
@@ -126,49 +139,113 @@ export function neighbourHits(
   const functions = neighbourSeeds(catalog, ranking);
   const hits: Hit[] = [];
   // a function nested in another shares its chunk, so a nested caller is cited by the one holding it
-  const add = (fact: CodeFact | undefined, from: string, score: number, evidence: string, line?: number) => {
-    if (fact?.chunkId && fact.chunkId !== from && fact.kind !== 'class') hits.push({ chunkId: fact.chunkId, score, evidence, ...(line ? { lines: [line] } : {}) });
+  const add = (
+    fact: CodeFact | undefined,
+    from: string,
+    score: number,
+    evidence: string,
+    line?: number,
+  ) => {
+    if (fact?.chunkId && fact.chunkId !== from && fact.kind !== 'class')
+      hits.push({ chunkId: fact.chunkId, score, evidence, ...(line ? { lines: [line] } : {}) });
   };
   functions.forEach((chunkId, rank) => {
     const weight = 1 / (rank + 1);
     // with the functions nested in it, whose calls are made from its code too
-    const facts = graph.factsInFile(catalog.get(chunkId)!.filePath!).filter((fact) => fact.chunkId === chunkId && fact.kind !== 'class' && fact.kind !== 'module');
+    const facts = graph
+      .factsInFile(catalog.get(chunkId)!.filePath!)
+      .filter(
+        (fact) => fact.chunkId === chunkId && fact.kind !== 'class' && fact.kind !== 'module',
+      );
     // a method's class is built somewhere: where its error is raised, where its helper is made
-    const owners = new Set(facts.map((fact) => fact.parent && graph.factByQualifiedName(fact.path, fact.parent)).filter((owner): owner is CodeFact => !!owner && owner.kind === 'class'));
-    for (const owner of owners) for (const call of graph.callers(owner.id)) add(graph.fact(call.callerId), chunkId, weight / 2, `creates ${owner.qualifiedName}`, call.site.line);
-    for (const member of memberReferences(graph, facts, texts.get(chunkId))) add(member, chunkId, weight, `used by ${facts[0]!.qualifiedName} (self.${member.name})`);
+    const owners = new Set(
+      facts
+        .map((fact) => fact.parent && graph.factByQualifiedName(fact.path, fact.parent))
+        .filter((owner): owner is CodeFact => !!owner && owner.kind === 'class'),
+    );
+    for (const owner of owners)
+      for (const call of graph.callers(owner.id))
+        add(
+          graph.fact(call.callerId),
+          chunkId,
+          weight / 2,
+          `creates ${owner.qualifiedName}`,
+          call.site.line,
+        );
+    for (const member of memberReferences(graph, facts, texts.get(chunkId)))
+      add(member, chunkId, weight, `used by ${facts[0]!.qualifiedName} (self.${member.name})`);
     const file = catalog.get(catalog.get(chunkId)!.parentFileId ?? '');
-    for (const { name, line } of file ? constantsUsed(file, texts.get(file.id), texts.get(chunkId)) : []) {
-      hits.push({ chunkId: file!.id, score: weight, evidence: `assigns ${name}, used by ${facts[0]?.qualifiedName ?? 'it'}`, lines: [line] });
+    for (const { name, line } of file
+      ? constantsUsed(file, texts.get(file.id), texts.get(chunkId))
+      : []) {
+      hits.push({
+        chunkId: file!.id,
+        score: weight,
+        evidence: `assigns ${name}, used by ${facts[0]?.qualifiedName ?? 'it'}`,
+        lines: [line],
+      });
     }
     for (const fact of facts) {
-      for (const call of graph.callees(fact.id)) add(graph.fact(call.targetId), chunkId, weight, `called from ${fact.qualifiedName}`);
-      for (const site of unresolvedCalls(graph, fact).filter((call) => !graph.isBuiltinMethod(call.name))) {
+      for (const call of graph.callees(fact.id))
+        add(graph.fact(call.targetId), chunkId, weight, `called from ${fact.qualifiedName}`);
+      for (const site of unresolvedCalls(graph, fact).filter(
+        (call) => !graph.isBuiltinMethod(call.name),
+      )) {
         const targets = distinctiveDefinitions(graph, site.name);
-        for (const target of targets) add(target, chunkId, weight / targets.length, `may be called from ${fact.qualifiedName} (by name)`);
+        for (const target of targets)
+          add(
+            target,
+            chunkId,
+            weight / targets.length,
+            `may be called from ${fact.qualifiedName} (by name)`,
+          );
       }
-      for (const call of graph.callers(fact.id)) add(graph.fact(call.callerId), chunkId, weight, `calls ${fact.qualifiedName}`, call.site.line);
+      for (const call of graph.callers(fact.id))
+        add(
+          graph.fact(call.callerId),
+          chunkId,
+          weight,
+          `calls ${fact.qualifiedName}`,
+          call.site.line,
+        );
       const namesakes = distinctiveDefinitions(graph, fact.name).length;
       const sites = namesakes ? unresolvedSitesCalling(graph, fact.name, NAME_LINK_CALLERS) : null;
-      for (const { caller, line } of sites ?? []) add(caller, chunkId, weight / namesakes, `may call ${fact.qualifiedName} (by name)`, line);
+      for (const { caller, line } of sites ?? [])
+        add(caller, chunkId, weight / namesakes, `may call ${fact.qualifiedName} (by name)`, line);
     }
   });
   const place = new Map(ranking.slice(0, CORROBORATION_DEPTH).map((id, rank) => [id, rank]));
   const corroborated = (hit: Hit) => {
     const rank = place.get(hit.chunkId);
-    return rank === undefined ? hit : { ...hit, score: hit.score * (1 + CORROBORATION * (1 - rank / CORROBORATION_DEPTH)) };
+    return rank === undefined
+      ? hit
+      : { ...hit, score: hit.score * (1 + CORROBORATION * (1 - rank / CORROBORATION_DEPTH)) };
   };
-  return { source: 'neighbours', hits: mergeHits(hits).map(corroborated).sort((a, b) => b.score - a.score) };
+  return {
+    source: 'neighbours',
+    hits: mergeHits(hits)
+      .map(corroborated)
+      .sort((a, b) => b.score - a.score),
+  };
 }
 
 /**
  * Methods of the hit's own class that its code names without calling them: properties and
  * getters (`self.apparent_encoding`), methods handed on as callbacks (`this.onError`).
  */
-function memberReferences(graph: CodeGraph, facts: readonly CodeFact[], text: string | undefined): CodeFact[] {
+function memberReferences(
+  graph: CodeGraph,
+  facts: readonly CodeFact[],
+  text: string | undefined,
+): CodeFact[] {
   const method = facts.find((fact) => fact.className);
   if (!text || !method) return [];
-  const members = new Map(graph.factsInFile(method.path).filter((fact) => fact.className === method.className && fact.kind !== 'class').map((fact) => [fact.name, fact]));
+  const members = new Map(
+    graph
+      .factsInFile(method.path)
+      .filter((fact) => fact.className === method.className && fact.kind !== 'class')
+      .map((fact) => [fact.name, fact]),
+  );
   const called = new Set(facts.flatMap((fact) => fact.calls.map((call) => call.name)));
   const named = new Set<CodeFact>();
   for (const match of text.matchAll(/\b(?:self|this)\.([A-Za-z_$][\w$]*)/g)) {
@@ -184,7 +261,11 @@ const CONSTANT_ASSIGNMENT = assignmentLine('([A-Z][A-Z0-9_]{2,})');
  * Module-level constants (`DEFAULT_POOLSIZE = 10`) a hit's code uses, with the lines of its file
  * that assign them: the defaults and limits a question about behaviour often turns on.
  */
-function constantsUsed(file: ChunkMeta, fileText: string | undefined, code: string | undefined): { name: string; line: number }[] {
+function constantsUsed(
+  file: ChunkMeta,
+  fileText: string | undefined,
+  code: string | undefined,
+): { name: string; line: number }[] {
   if (!fileText || !code) return [];
   const used = new Set(code.match(/\b[A-Z][A-Z0-9_]{2,}\b/g) ?? []);
   if (!used.size) return [];
@@ -200,12 +281,21 @@ function constantsUsed(file: ChunkMeta, fileText: string | undefined, code: stri
  * The method calls naming `name` that the resolver tied to no definition, with their callers;
  * null once there are more than `limit` (too common a name to say anything), without reading on.
  */
-function unresolvedSitesCalling(graph: CodeGraph, name: string, limit: number): { caller: CodeFact; line: number }[] | null {
+function unresolvedSitesCalling(
+  graph: CodeGraph,
+  name: string,
+  limit: number,
+): { caller: CodeFact; line: number }[] | null {
   const sites: { caller: CodeFact; line: number }[] = [];
   for (const caller of graph.factsCalling(name)) {
     const named = caller.calls.filter((site) => site.name === name && site.receiver);
     if (!named.length) continue;
-    const resolved = new Set(graph.callees(caller.id).filter((call) => call.site.name === name).map((call) => call.site.line));
+    const resolved = new Set(
+      graph
+        .callees(caller.id)
+        .filter((call) => call.site.name === name)
+        .map((call) => call.site.line),
+    );
     for (const site of named) if (!resolved.has(site.line)) sites.push({ caller, line: site.line });
     if (sites.length > limit) return null;
   }
@@ -214,18 +304,25 @@ function unresolvedSitesCalling(graph: CodeGraph, name: string, limit: number): 
 
 /** Method calls (`obj.f()`) of a definition that the resolver tied to no definition. */
 function unresolvedCalls(graph: CodeGraph, fact: CodeFact): CallSite[] {
-  const resolved = new Set(graph.callees(fact.id).map((call) => `${call.site.line}:${call.site.name}`));
+  const resolved = new Set(
+    graph.callees(fact.id).map((call) => `${call.site.line}:${call.site.name}`),
+  );
   return fact.calls.filter((site) => site.receiver && !resolved.has(`${site.line}:${site.name}`));
 }
 
 /** The best function hits of a ranking: the ones whose neighbours are brought in. */
-export function neighbourSeeds(catalog: SearchIndex['catalog'], ranking: readonly string[]): string[] {
+export function neighbourSeeds(
+  catalog: SearchIndex['catalog'],
+  ranking: readonly string[],
+): string[] {
   return ranking.filter((id) => catalog.get(id)?.level === 'function').slice(0, NEIGHBOUR_SEEDS);
 }
 
 /** Functions and methods named `name`, when there are few enough for a link by name to mean something. */
 function distinctiveDefinitions(graph: CodeGraph, name: string): CodeFact[] {
-  const definitions = graph.definitionsNamed(name).filter((fact) => fact.kind !== 'class' && fact.kind !== 'module' && fact.chunkId);
+  const definitions = graph
+    .definitionsNamed(name)
+    .filter((fact) => fact.kind !== 'class' && fact.kind !== 'module' && fact.chunkId);
   return definitions.length <= NAME_LINK_DEFINITIONS ? definitions : [];
 }
 
@@ -233,7 +330,9 @@ function distinctiveDefinitions(graph: CodeGraph, name: string): CodeFact[] {
 function diagnostic(input: StrategyInput): Hit[] {
   const { graph } = input.index;
   const hits: Hit[] = [];
-  let frontier = input.errorSites.flatMap((site) => factsAt(graph, site.chunkId, site.lines)).slice(0, 6);
+  let frontier = input.errorSites
+    .flatMap((site) => factsAt(graph, site.chunkId, site.lines))
+    .slice(0, 6);
   const seen = new Set(frontier.map((fact) => fact.id));
   for (let hop = 1; hop <= CALLER_HOPS && frontier.length; hop++) {
     const next: { fact: CodeFact; via: CodeFact; line: number }[] = [];
@@ -249,12 +348,23 @@ function diagnostic(input: StrategyInput): Hit[] {
     for (const { fact, via, line } of next) {
       seen.add(fact.id);
       if (!fact.chunkId) continue;
-      const mutates = fact.mutates.length ? `, and changes ${fact.mutates.slice(0, 3).join(', ')}` : '';
-      hits.push({ chunkId: fact.chunkId, score: 1 / hop + (fact.mutates.length ? 0.2 : 0), evidence: `calls ${via.qualifiedName} (${hop} hop${hop > 1 ? 's' : ''} from the error)${mutates}`, lines: [line] });
+      const mutates = fact.mutates.length
+        ? `, and changes ${fact.mutates.slice(0, 3).join(', ')}`
+        : '';
+      hits.push({
+        chunkId: fact.chunkId,
+        score: 1 / hop + (fact.mutates.length ? 0.2 : 0),
+        evidence: `calls ${via.qualifiedName} (${hop} hop${hop > 1 ? 's' : ''} from the error)${mutates}`,
+        lines: [line],
+      });
     }
     frontier = next.map((entry) => entry.fact);
   }
-  log.info('strategy_applied', { mode: 'diagnostic', error_sites: input.errorSites.length, callers_found: hits.length });
+  log.info('strategy_applied', {
+    mode: 'diagnostic',
+    error_sites: input.errorSites.length,
+    callers_found: hits.length,
+  });
   return hits.sort((a, b) => b.score - a.score);
 }
 
@@ -271,34 +381,68 @@ function exploratory(input: StrategyInput): StrategyResult {
     .map((id) => catalog.get(id))
     .filter((meta) => meta?.level === 'function')
     .slice(0, ENTRY_POINTS)
-    .flatMap((meta) => graph.factsInFile(meta!.filePath!).filter((fact) => fact.chunkId === meta!.id && fact.parent === null || fact.chunkId === meta!.id && fact.kind === 'method'))
+    .flatMap((meta) =>
+      graph
+        .factsInFile(meta!.filePath!)
+        .filter(
+          (fact) =>
+            (fact.chunkId === meta!.id && fact.parent === null) ||
+            (fact.chunkId === meta!.id && fact.kind === 'method'),
+        ),
+    )
     .slice(0, ENTRY_POINTS);
   const hits: Hit[] = [];
   const tree: string[] = [];
   const visited = new Set<string>();
   const relevance = (fact: CodeFact) =>
-    (fact.chunkId && seedRank.has(fact.chunkId) ? 2 - seedRank.get(fact.chunkId)! / Math.max(1, input.seeds.length) : 0) +
+    (fact.chunkId && seedRank.has(fact.chunkId)
+      ? 2 - seedRank.get(fact.chunkId)! / Math.max(1, input.seeds.length)
+      : 0) +
     splitIdentifier(fact.name).filter((part) => terms.has(part)).length * 0.5;
   const walk = (fact: CodeFact, depth: number) => {
     visited.add(fact.id);
-    tree.push(`${'  '.repeat(depth)}${depth ? '→ ' : ''}${fact.qualifiedName}()  ${fact.path}:${fact.startLine}`);
+    tree.push(
+      `${'  '.repeat(depth)}${depth ? '→ ' : ''}${fact.qualifiedName}()  ${fact.path}:${fact.startLine}`,
+    );
     if (depth >= CALLEE_HOPS) return;
     const callees = graph
       .callees(fact.id)
       .map((call) => ({ target: graph.fact(call.targetId)!, line: call.site.line }))
-      .filter((entry) => entry.target && !visited.has(entry.target.id) && entry.target.kind !== 'class')
+      .filter(
+        (entry) => entry.target && !visited.has(entry.target.id) && entry.target.kind !== 'class',
+      )
       .sort((a, b) => relevance(b.target) - relevance(a.target) || a.line - b.line)
       .slice(0, CALLEES_PER_HOP);
     for (const { target, line } of callees) {
       const weight = (relevance(target) + 0.5) / (depth + 1);
-      if (fact.chunkId) hits.push({ chunkId: fact.chunkId, score: weight, evidence: `calls ${target.qualifiedName} at line ${line}`, lines: [line] });
-      if (target.chunkId) hits.push({ chunkId: target.chunkId, score: weight * 0.9, evidence: `called from ${fact.qualifiedName} (step ${depth + 1} of the flow)` });
+      if (fact.chunkId)
+        hits.push({
+          chunkId: fact.chunkId,
+          score: weight,
+          evidence: `calls ${target.qualifiedName} at line ${line}`,
+          lines: [line],
+        });
+      if (target.chunkId)
+        hits.push({
+          chunkId: target.chunkId,
+          score: weight * 0.9,
+          evidence: `called from ${fact.qualifiedName} (step ${depth + 1} of the flow)`,
+        });
       if (relevance(target) > 0 || depth === 0) walk(target, depth + 1);
     }
   };
   for (const entry of entries) if (!visited.has(entry.id)) walk(entry, 0);
-  log.info('strategy_applied', { mode: 'exploratory', entry_points: entries.map((fact) => fact.qualifiedName), flow_steps: tree.length });
-  return { hits: { source: 'graph', hits: mergeHits(hits) }, flow: tree.length ? tree.join('\n') : null, diagram: null, findings: [] };
+  log.info('strategy_applied', {
+    mode: 'exploratory',
+    entry_points: entries.map((fact) => fact.qualifiedName),
+    flow_steps: tree.length,
+  });
+  return {
+    hits: { source: 'graph', hits: mergeHits(hits) },
+    flow: tree.length ? tree.join('\n') : null,
+    diagram: null,
+    findings: [],
+  };
 }
 
 /**
@@ -313,16 +457,37 @@ function analytical(input: StrategyInput): StrategyResult {
   for (const fact of graph.allFacts()) {
     if (!fact.chunkId || (input.scope && !fact.path.startsWith(input.scope))) continue;
     const callLines = fact.calls.filter((call) => targets.has(call.name)).map((call) => call.line);
-    if (callLines.length) hits.push({ chunkId: fact.chunkId, score: 1 + Math.min(callLines.length, 4) * 0.1, evidence: `calls ${[...new Set(fact.calls.filter((call) => targets.has(call.name)).map((call) => call.name))].join(', ')}`, lines: callLines });
-    const mutated = fact.mutates.filter((name) => targets.has(name.replace(/^(self|this)\./, '')) || targets.has(name.slice(name.lastIndexOf('.') + 1)));
-    if (mutated.length) hits.push({ chunkId: fact.chunkId, score: 1.2, evidence: `changes ${mutated.join(', ')}` });
+    if (callLines.length)
+      hits.push({
+        chunkId: fact.chunkId,
+        score: 1 + Math.min(callLines.length, 4) * 0.1,
+        evidence: `calls ${[...new Set(fact.calls.filter((call) => targets.has(call.name)).map((call) => call.name))].join(', ')}`,
+        lines: callLines,
+      });
+    const mutated = fact.mutates.filter(
+      (name) =>
+        targets.has(name.replace(/^(self|this)\./, '')) ||
+        targets.has(name.slice(name.lastIndexOf('.') + 1)),
+    );
+    if (mutated.length)
+      hits.push({ chunkId: fact.chunkId, score: 1.2, evidence: `changes ${mutated.join(', ')}` });
   }
   if (HIERARCHY_CUE.test(input.query.naturalLanguage)) hits.push(...overrides(graph, targets));
   const { findings, diagram } = input.structure.get(graph, input.scope);
   // Hot spots and cycles answer questions about structure, not "which functions call X".
   if (!hits.length || STRUCTURE_CUE.test(input.query.naturalLanguage)) hits.push(...findings.hits);
-  log.info('strategy_applied', { mode: 'analytical', targets: [...targets], matches: hits.length, findings: findings.notes.length });
-  return { hits: { source: 'graph', hits: mergeHits(hits) }, flow: null, diagram, findings: findings.notes };
+  log.info('strategy_applied', {
+    mode: 'analytical',
+    targets: [...targets],
+    matches: hits.length,
+    findings: findings.notes.length,
+  });
+  return {
+    hits: { source: 'graph', hits: mergeHits(hits) },
+    flow: null,
+    diagram,
+    findings: findings.notes,
+  };
 }
 
 /**
@@ -333,12 +498,20 @@ function overrides(graph: CodeGraph, targets: ReadonlySet<string>): Hit[] {
   const classes = [...graph.allFacts()].filter((fact) => fact.kind === 'class');
   const hits: Hit[] = [];
   for (const base of classes.filter((fact) => targets.has(fact.name))) {
-    const baseMethods = new Set(graph.factsInFile(base.path).filter((fact) => fact.parent === base.name).map((fact) => fact.name));
+    const baseMethods = new Set(
+      graph
+        .factsInFile(base.path)
+        .filter((fact) => fact.parent === base.name)
+        .map((fact) => fact.name),
+    );
     const derived = new Set<string>([base.name]);
-    for (let grew = true; grew; ) {
+    for (let grew = true; grew;) {
       grew = false;
       for (const fact of classes) {
-        if (!derived.has(fact.name) && fact.bases.some((name) => derived.has(name.slice(name.lastIndexOf('.') + 1)))) {
+        if (
+          !derived.has(fact.name) &&
+          fact.bases.some((name) => derived.has(name.slice(name.lastIndexOf('.') + 1)))
+        ) {
           derived.add(fact.name);
           grew = true;
         }
@@ -346,9 +519,21 @@ function overrides(graph: CodeGraph, targets: ReadonlySet<string>): Hit[] {
     }
     derived.delete(base.name);
     for (const fact of classes.filter((candidate) => derived.has(candidate.name))) {
-      for (const method of graph.factsInFile(fact.path).filter((candidate) => candidate.parent === fact.name && candidate.chunkId)) {
-        if (!baseMethods.has(method.name) || method.name === 'constructor' || method.name === '__init__') continue;
-        hits.push({ chunkId: method.chunkId!, score: 1.5, evidence: `${fact.name} overrides ${base.name}.${method.name}`, lines: [method.startLine] });
+      for (const method of graph
+        .factsInFile(fact.path)
+        .filter((candidate) => candidate.parent === fact.name && candidate.chunkId)) {
+        if (
+          !baseMethods.has(method.name) ||
+          method.name === 'constructor' ||
+          method.name === '__init__'
+        )
+          continue;
+        hits.push({
+          chunkId: method.chunkId!,
+          score: 1.5,
+          evidence: `${fact.name} overrides ${base.name}.${method.name}`,
+          lines: [method.startLine],
+        });
       }
     }
   }
@@ -358,33 +543,72 @@ function overrides(graph: CodeGraph, targets: ReadonlySet<string>): Hit[] {
 /** Names a question asks about: called names (`end()`), quoted names, mutation targets. */
 function analyticalTargets(query: ParsedQuery): Set<string> {
   const targets = new Set<string>();
-  for (const identifier of query.extractedIdentifiers) targets.add(identifier.slice(identifier.lastIndexOf('.') + 1));
-  for (const match of query.naturalLanguage.matchAll(/['"`]([A-Za-z_$][\w$]*)['"`]|\b([A-Za-z_$][\w$]*)\(\)/g)) targets.add((match[1] ?? match[2])!);
-  for (const match of query.naturalLanguage.matchAll(/\b(\w+) (?:subclass(?:es)?|descendants|derived classes)\b|\b(?:subclass(?:es)?|descendants) of (?:the )?(\w+)/gi)) targets.add((match[1] ?? match[2])!);
-  for (const match of query.naturalLanguage.matchAll(/\b(?:modif(?:y|ies)|mutates?|changes?|writes? to|updates?|clears?)\s+(?:the\s+)?(?:contents of\s+)?(?:the\s+)?(?:\w+\s+)?(\w+)/gi)) targets.add(match[1]!);
+  for (const identifier of query.extractedIdentifiers)
+    targets.add(identifier.slice(identifier.lastIndexOf('.') + 1));
+  for (const match of query.naturalLanguage.matchAll(
+    /['"`]([A-Za-z_$][\w$]*)['"`]|\b([A-Za-z_$][\w$]*)\(\)/g,
+  ))
+    targets.add((match[1] ?? match[2])!);
+  for (const match of query.naturalLanguage.matchAll(
+    /\b(\w+) (?:subclass(?:es)?|descendants|derived classes)\b|\b(?:subclass(?:es)?|descendants) of (?:the )?(\w+)/gi,
+  ))
+    targets.add((match[1] ?? match[2])!);
+  for (const match of query.naturalLanguage.matchAll(
+    /\b(?:modif(?:y|ies)|mutates?|changes?|writes? to|updates?|clears?)\s+(?:the\s+)?(?:contents of\s+)?(?:the\s+)?(?:\w+\s+)?(\w+)/gi,
+  ))
+    targets.add(match[1]!);
   return targets;
 }
 
-function structuralFindings(graph: CodeGraph, scope: string | null): { hits: Hit[]; notes: string[] } {
+function structuralFindings(
+  graph: CodeGraph,
+  scope: string | null,
+): { hits: Hit[]; notes: string[] } {
   const hits: Hit[] = [];
   const notes: string[] = [];
   const inScope = (fact: CodeFact) => !scope || fact.path.startsWith(scope);
   const ranked = [...graph.allFacts()].filter((fact) => fact.kind !== 'module' && inScope(fact));
-  const fanIn = ranked.map((fact) => ({ fact, count: graph.callers(fact.id).length })).sort((a, b) => b.count - a.count);
+  const fanIn = ranked
+    .map((fact) => ({ fact, count: graph.callers(fact.id).length }))
+    .sort((a, b) => b.count - a.count);
   for (const { fact, count } of fanIn.slice(0, 5)) {
     if (count < 2) break;
-    notes.push(`${count >= HOT_SPOT_FAN_IN ? 'Hot spot' : 'Most called'}: ${fact.qualifiedName} (${fact.path}:${fact.startLine}) has ${count} callers`);
-    if (fact.chunkId) hits.push({ chunkId: fact.chunkId, score: 0.6, evidence: `called from ${count} places (fan-in)` });
+    notes.push(
+      `${count >= HOT_SPOT_FAN_IN ? 'Hot spot' : 'Most called'}: ${fact.qualifiedName} (${fact.path}:${fact.startLine}) has ${count} callers`,
+    );
+    if (fact.chunkId)
+      hits.push({
+        chunkId: fact.chunkId,
+        score: 0.6,
+        evidence: `called from ${count} places (fan-in)`,
+      });
   }
-  const fanOut = ranked.map((fact) => ({ fact, count: new Set(fact.calls.map((call) => call.name)).size })).sort((a, b) => b.count - a.count);
+  const fanOut = ranked
+    .map((fact) => ({ fact, count: new Set(fact.calls.map((call) => call.name)).size }))
+    .sort((a, b) => b.count - a.count);
   for (const { fact, count } of fanOut.slice(0, 3)) {
     if (count < GOD_FUNCTION_FAN_OUT) break;
-    notes.push(`God function: ${fact.qualifiedName} (${fact.path}:${fact.startLine}) calls ${count} different functions`);
-    if (fact.chunkId) hits.push({ chunkId: fact.chunkId, score: 0.5, evidence: `calls ${count} different functions (fan-out)` });
+    notes.push(
+      `God function: ${fact.qualifiedName} (${fact.path}:${fact.startLine}) calls ${count} different functions`,
+    );
+    if (fact.chunkId)
+      hits.push({
+        chunkId: fact.chunkId,
+        score: 0.5,
+        evidence: `calls ${count} different functions (fan-out)`,
+      });
   }
   for (const cycle of callCycles(graph, ranked).slice(0, 5)) {
-    notes.push(`Cycle: ${cycle.map((fact) => fact.qualifiedName).join(' → ')} → ${cycle[0]!.qualifiedName}`);
-    for (const fact of cycle) if (fact.chunkId) hits.push({ chunkId: fact.chunkId, score: 0.7, evidence: `part of a call cycle (${cycle.map((f) => f.name).join(' → ')})` });
+    notes.push(
+      `Cycle: ${cycle.map((fact) => fact.qualifiedName).join(' → ')} → ${cycle[0]!.qualifiedName}`,
+    );
+    for (const fact of cycle)
+      if (fact.chunkId)
+        hits.push({
+          chunkId: fact.chunkId,
+          score: 0.7,
+          evidence: `part of a call cycle (${cycle.map((f) => f.name).join(' → ')})`,
+        });
   }
   return { hits, notes };
 }
@@ -406,7 +630,8 @@ export function callCycles(graph: CodeGraph, facts: readonly CodeFact[]): CodeFa
       if (!index.has(call.targetId)) {
         visit(call.targetId);
         low.set(id, Math.min(low.get(id)!, low.get(call.targetId)!));
-      } else if (onStack.has(call.targetId)) low.set(id, Math.min(low.get(id)!, index.get(call.targetId)!));
+      } else if (onStack.has(call.targetId))
+        low.set(id, Math.min(low.get(id)!, index.get(call.targetId)!));
     }
     if (low.get(id) === index.get(id)) {
       const component: string[] = [];
@@ -416,7 +641,13 @@ export function callCycles(graph: CodeGraph, facts: readonly CodeFact[]): CodeFa
         onStack.delete(member);
         component.push(member);
       } while (member !== id);
-      if (component.length > 1) cycles.push(component.reverse().map((memberId) => graph.fact(memberId)!).filter(Boolean));
+      if (component.length > 1)
+        cycles.push(
+          component
+            .reverse()
+            .map((memberId) => graph.fact(memberId)!)
+            .filter(Boolean),
+        );
     }
   };
   for (const fact of facts) if (!index.has(fact.id)) visit(fact.id);
@@ -449,10 +680,18 @@ function moduleOf(path: string): string {
 }
 
 /** The definitions of a chunk that hold the given lines (all of them when no lines are known). */
-function factsAt(graph: CodeGraph, chunkId: string, lines: readonly number[] | undefined): CodeFact[] {
+function factsAt(
+  graph: CodeGraph,
+  chunkId: string,
+  lines: readonly number[] | undefined,
+): CodeFact[] {
   const path = chunkId.slice(0, chunkId.indexOf('::'));
   const ofChunk = (fact: CodeFact) => fact.chunkId === chunkId;
-  if (!lines?.length) return graph.factsInFile(path).filter((fact) => ofChunk(fact) && fact.kind !== 'module' && fact.kind !== 'class').slice(0, 2);
+  if (!lines?.length)
+    return graph
+      .factsInFile(path)
+      .filter((fact) => ofChunk(fact) && fact.kind !== 'module' && fact.kind !== 'class')
+      .slice(0, 2);
   // The innermost definition holding the line is the one raising.
   const innermost = lines
     .map((line) => graph.innermostAt(path, line, line, ofChunk))
@@ -472,6 +711,11 @@ export function mergeHits(hits: readonly Hit[]): Hit[] {
     merged.set(hit.chunkId, entry);
   }
   return [...merged]
-    .map(([chunkId, entry]) => ({ chunkId, score: entry.score, evidence: entry.evidence.slice(0, 3).join('; '), lines: [...new Set(entry.lines)] }))
+    .map(([chunkId, entry]) => ({
+      chunkId,
+      score: entry.score,
+      evidence: entry.evidence.slice(0, 3).join('; '),
+      lines: [...new Set(entry.lines)],
+    }))
     .sort((a, b) => b.score - a.score);
 }

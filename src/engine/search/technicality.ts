@@ -21,11 +21,19 @@ export interface Technicality {
 
 const log = getLogger('search.technicality');
 
-export function scoreTechnicality(query: ParsedQuery, vocabulary: { has(term: string): boolean }, semanticTrust = 1): Technicality {
+export function scoreTechnicality(
+  query: ParsedQuery,
+  vocabulary: { has(term: string): boolean },
+  semanticTrust = 1,
+): Technicality {
   const identifier = query.extractedIdentifiers.length > 0 ? 1 : 0;
   const filePath = query.extractedFilePaths.length > 0 || query.attachedFilePath !== null ? 1 : 0;
-  const tokens = camelSnakeTokenize(query.naturalLanguage).filter((token) => !STOP_WORDS.has(token));
-  const vocabularyOverlap = tokens.length ? tokens.filter((token) => vocabulary.has(token)).length / tokens.length : 0;
+  const tokens = camelSnakeTokenize(query.naturalLanguage).filter(
+    (token) => !STOP_WORDS.has(token),
+  );
+  const vocabularyOverlap = tokens.length
+    ? tokens.filter((token) => vocabulary.has(token)).length / tokens.length
+    : 0;
   const score = identifier * 0.35 + filePath * 0.45 + vocabularyOverlap * 0.2;
   const weights = retrievalWeights(score, semanticTrust);
   log.info('technicality_scored', {
@@ -37,7 +45,15 @@ export function scoreTechnicality(query: ParsedQuery, vocabulary: { has(term: st
     semantic_weight: round(weights.semantic),
     semantic_trust: semanticTrust,
   });
-  return { identifier, filePath, vocabularyOverlap, score, lexicalWeight: weights.lexical, semanticWeight: weights.semantic, semanticTrust };
+  return {
+    identifier,
+    filePath,
+    vocabularyOverlap,
+    score,
+    lexicalWeight: weights.lexical,
+    semanticWeight: weights.semantic,
+    semanticTrust,
+  };
 }
 
 /** The seed's semantic weight for a question with no code in it (technicality 0). */
@@ -47,7 +63,10 @@ export const PLAIN_ENGLISH_SEMANTIC_WEIGHT = 0.7;
  * The seed's weights (lexical 0.3 + 0.5·technicality, semantic the rest), with the semantic weight
  * scaled by how far the embedding model can be trusted on this codebase (see calibration.ts).
  */
-export function retrievalWeights(technicality: number, semanticTrust = 1): { lexical: number; semantic: number } {
+export function retrievalWeights(
+  technicality: number,
+  semanticTrust = 1,
+): { lexical: number; semantic: number } {
   const semantic = (PLAIN_ENGLISH_SEMANTIC_WEIGHT - 0.5 * technicality) * semanticTrust;
   return { lexical: 1 - semantic, semantic };
 }

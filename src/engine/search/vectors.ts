@@ -62,7 +62,11 @@ export class VectorScan {
       });
   }
 
-  async nearest(vector: Float32Array, limit: number, levels: readonly ChunkLevel[]): Promise<Neighbour[]> {
+  async nearest(
+    vector: Float32Array,
+    limit: number,
+    levels: readonly ChunkLevel[],
+  ): Promise<Neighbour[]> {
     this.loading ??= this.load();
     const loaded = await this.loading;
     if (!loaded) return this.tables.nearest(vector, limit, levels);
@@ -74,26 +78,43 @@ export class VectorScan {
     if (!dimensions || this.catalog.size > MAX_IN_MEMORY) return null;
     const started = performance.now();
     const loaded = await this.read(dimensions, this.tables.vectors(), this.catalog.size);
-    log.info('vectors_loaded', { chunks: loaded.ids.length, dimensions, bytes: loaded.codes.length, duration_ms: Math.round(performance.now() - started) });
+    log.info('vectors_loaded', {
+      chunks: loaded.ids.length,
+      dimensions,
+      bytes: loaded.codes.length,
+      duration_ms: Math.round(performance.now() - started),
+    });
     return loaded;
   }
 
   private async patch(loaded: Loaded, changed: ReadonlySet<string>): Promise<Loaded | null> {
     const dimensions = this.tables.dimensions;
-    if (!dimensions || dimensions !== loaded.dimensions || this.catalog.size > MAX_IN_MEMORY) return this.load();
+    if (!dimensions || dimensions !== loaded.dimensions || this.catalog.size > MAX_IN_MEMORY)
+      return this.load();
     const started = performance.now();
     // the folders above a changed file have their summaries rebuilt, and no others
     const folders = new Set([...changed].flatMap(ancestors));
-    const stale = (meta: ChunkMeta | undefined) => !meta || (meta.level === 'directory' ? folders.has(meta.directoryPath) : meta.filePath !== null && changed.has(meta.filePath));
+    const stale = (meta: ChunkMeta | undefined) =>
+      !meta ||
+      (meta.level === 'directory'
+        ? folders.has(meta.directoryPath)
+        : meta.filePath !== null && changed.has(meta.filePath));
     const kept = loaded.ids.flatMap((id, row) => (stale(this.catalog.get(id)) ? [] : [row]));
     // chunks missing from memory for any reason (a run that failed half-way) are read as well
     const held = new Set(kept.map((row) => loaded.ids[row]!));
     const fresh = [...this.catalog.keys()].filter((id) => !held.has(id));
     const added = await this.read(dimensions, this.tables.vectors(fresh), fresh.length);
     const codes = new Int8Array((kept.length + added.ids.length) * dimensions);
-    kept.forEach((row, at) => codes.set(loaded.codes.subarray(row * dimensions, (row + 1) * dimensions), at * dimensions));
+    kept.forEach((row, at) =>
+      codes.set(loaded.codes.subarray(row * dimensions, (row + 1) * dimensions), at * dimensions),
+    );
     codes.set(added.codes, kept.length * dimensions);
-    log.info('vectors_refreshed', { files: changed.size, kept: kept.length, read: added.ids.length, duration_ms: Math.round(performance.now() - started) });
+    log.info('vectors_refreshed', {
+      files: changed.size,
+      kept: kept.length,
+      read: added.ids.length,
+      duration_ms: Math.round(performance.now() - started),
+    });
     return {
       ids: [...kept.map((row) => loaded.ids[row]!), ...added.ids],
       levels: [...kept.map((row) => loaded.levels[row]!), ...added.levels],
@@ -103,7 +124,11 @@ export class VectorScan {
   }
 
   /** Quantises the rows of `vectors` into one block of codes. */
-  private async read(dimensions: number, vectors: AsyncIterable<{ id: string; level: ChunkLevel; vector: Float32Array }>, expected: number): Promise<Loaded> {
+  private async read(
+    dimensions: number,
+    vectors: AsyncIterable<{ id: string; level: ChunkLevel; vector: Float32Array }>,
+    expected: number,
+  ): Promise<Loaded> {
     const ids: string[] = [];
     const levels: ChunkLevel[] = [];
     let codes = new Int8Array(Math.max(1, expected) * dimensions);
@@ -129,7 +154,12 @@ function quantise(vector: Float32Array, codes: Int8Array, offset: number): void 
   for (let i = 0; i < vector.length; i++) codes[offset + i] = Math.round(vector[i]! * factor);
 }
 
-function scan(loaded: Loaded, vector: Float32Array, limit: number, levels: ReadonlySet<ChunkLevel>): Neighbour[] {
+function scan(
+  loaded: Loaded,
+  vector: Float32Array,
+  limit: number,
+  levels: ReadonlySet<ChunkLevel>,
+): Neighbour[] {
   const { codes, dimensions, ids } = loaded;
   const query = new Int8Array(dimensions);
   quantise(vector, query, 0);

@@ -179,11 +179,23 @@ export class LexicalIndex {
   }
 
   /** Every live chunk with its length and term counts, for checks and statistics. */
-  *documents(): IterableIterator<{ chunkId: string; path: string; level: ChunkLevel; length: number; terms: Map<string, number> }> {
+  *documents(): IterableIterator<{
+    chunkId: string;
+    path: string;
+    level: ChunkLevel;
+    length: number;
+    terms: Map<string, number>;
+  }> {
     for (const record of this.docs.values()) {
       const terms = new Map<string, number>();
       record.termIds.forEach((id, i) => terms.set(this.terms[id]!, record.counts[i]!));
-      yield { chunkId: record.chunkId, path: record.path, level: record.level, length: record.length, terms };
+      yield {
+        chunkId: record.chunkId,
+        path: record.path,
+        level: record.level,
+        length: record.length,
+        terms,
+      };
     }
   }
 
@@ -191,7 +203,8 @@ export class LexicalIndex {
   compactIfNeeded(): boolean {
     if (this.tombstones.size === 0 || this.tombstones.size < this.docs.size / 4) return false;
     for (const level of CHUNK_LEVELS) this.flex.set(level, newFlexIndex());
-    for (const [docId, record] of this.docs) this.flex.get(record.level)!.add(docId, this.flexText(record));
+    for (const [docId, record] of this.docs)
+      this.flex.get(record.level)!.add(docId, this.flexText(record));
     this.tombstones.clear();
     return true;
   }
@@ -237,7 +250,10 @@ export class LexicalIndex {
     length.writeUInt32LE(headerBytes.length);
     const padding = Buffer.alloc((4 - ((4 + headerBytes.length) % 4)) % 4);
     await fs.mkdir(path.dirname(file), { recursive: true });
-    await writeFileAtomic(file, Buffer.concat([length, headerBytes, padding, Buffer.from(body.buffer)]));
+    await writeFileAtomic(
+      file,
+      Buffer.concat([length, headerBytes, padding, Buffer.from(body.buffer)]),
+    );
   }
 
   static async readSnapshot(file: string): Promise<LexicalIndex> {
@@ -245,16 +261,29 @@ export class LexicalIndex {
     if (bytes.length < 4) throw new Error('the lexical snapshot is truncated');
     const headerLength = bytes.readUInt32LE(0);
     if (4 + headerLength > bytes.length) throw new Error('the lexical snapshot is truncated');
-    const header = SnapshotHeader.parse(JSON.parse(bytes.subarray(4, 4 + headerLength).toString('utf8')));
+    const header = SnapshotHeader.parse(
+      JSON.parse(bytes.subarray(4, 4 + headerLength).toString('utf8')),
+    );
     const bodyStart = 4 + headerLength + ((4 - ((4 + headerLength) % 4)) % 4);
     const body = new Uint32Array(new Uint8Array(bytes.subarray(bodyStart)).buffer);
     const { docs } = header;
     const count = docs.ids.length;
-    for (const column of [docs.chunkIds, docs.paths, docs.levels, docs.lengths, docs.termCounts, docs.nameCounts]) {
-      if (column.length !== count) throw new Error('the lexical snapshot has columns of different lengths');
+    for (const column of [
+      docs.chunkIds,
+      docs.paths,
+      docs.levels,
+      docs.lengths,
+      docs.termCounts,
+      docs.nameCounts,
+    ]) {
+      if (column.length !== count)
+        throw new Error('the lexical snapshot has columns of different lengths');
     }
-    const expected = docs.termCounts.reduce((sum, n) => sum + n * 2, 0) + docs.nameCounts.reduce((sum, n) => sum + n, 0);
-    if (body.length !== expected) throw new Error('the lexical snapshot body does not match its header');
+    const expected =
+      docs.termCounts.reduce((sum, n) => sum + n * 2, 0) +
+      docs.nameCounts.reduce((sum, n) => sum + n, 0);
+    if (body.length !== expected)
+      throw new Error('the lexical snapshot body does not match its header');
 
     const index = new LexicalIndex();
     index.nextDocId = header.nextDocId;
@@ -289,7 +318,11 @@ export class LexicalIndex {
   }
 
   /** Appends one batch of changes to the delta log, flushed before returning. */
-  static async appendDelta(file: string, removedPaths: readonly string[], added: readonly LexicalDocument[]): Promise<void> {
+  static async appendDelta(
+    file: string,
+    removedPaths: readonly string[],
+    added: readonly LexicalDocument[],
+  ): Promise<void> {
     const line = JSON.stringify({
       remove: removedPaths,
       add: added.map((document) => ({
@@ -344,7 +377,9 @@ export class LexicalIndex {
 
   private addOne(document: LexicalDocument): void {
     const docId = this.nextDocId++;
-    const entries = [...document.terms].map(([term, count]) => [this.intern(term), count] as const).sort((a, b) => a[0] - b[0]);
+    const entries = [...document.terms]
+      .map(([term, count]) => [this.intern(term), count] as const)
+      .sort((a, b) => a[0] - b[0]);
     let length = 0;
     for (const [, count] of entries) length += count;
     const record: DocRecord = {
@@ -412,8 +447,19 @@ export class LexicalIndex {
 }
 
 function newFlexIndex(): FlexIndex {
-  const encoder = new FlexSearch.Encoder({ split: ' ', numeric: false, dedupe: false, normalize: false });
-  return new FlexSearch.Index({ encoder, tokenize: 'strict', resolution: 1, fastupdate: false, cache: false });
+  const encoder = new FlexSearch.Encoder({
+    split: ' ',
+    numeric: false,
+    dedupe: false,
+    normalize: false,
+  });
+  return new FlexSearch.Index({
+    encoder,
+    tokenize: 'strict',
+    resolution: 1,
+    fastupdate: false,
+    cache: false,
+  });
 }
 
 function bisect(sorted: Uint32Array, value: number): number {

@@ -20,7 +20,11 @@ export function acquireWriteLock(file: string): Result<Disposable> {
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       const fd = openSync(file, 'wx');
-      const owner: LockOwner = { pid: process.pid, host: hostname(), startedAt: new Date().toISOString() };
+      const owner: LockOwner = {
+        pid: process.pid,
+        host: hostname(),
+        startedAt: new Date().toISOString(),
+      };
       writeSync(fd, JSON.stringify(owner));
       closeSync(fd);
       return ok(heldLock(file));
@@ -31,8 +35,12 @@ export function acquireWriteLock(file: string): Result<Disposable> {
     }
     const owner = readOwner(file);
     if (owner && isAlive(owner)) {
-      const who = owner.pid === process.pid ? 'this process' : `process ${owner.pid} on ${owner.host}`;
-      return fail('index_locked', `The index is being updated by ${who} since ${owner.startedAt}; try again when it finishes.`);
+      const who =
+        owner.pid === process.pid ? 'this process' : `process ${owner.pid} on ${owner.host}`;
+      return fail(
+        'index_locked',
+        `The index is being updated by ${who} since ${owner.startedAt}; try again when it finishes.`,
+      );
     }
     log.warn('stale_lock_removed', { lock_file: file, owner_pid: owner?.pid ?? null });
     try {

@@ -58,7 +58,13 @@ export async function readManifest(file: string): Promise<ManifestRead> {
   const parsed = ManifestSchema.safeParse(json);
   if (!parsed.success) {
     const version = (json as { schemaVersion?: unknown } | null)?.schemaVersion;
-    return { kind: 'corrupt', reason: typeof version === 'number' && version !== SCHEMA_VERSION ? `schema version ${version}` : parsed.error.issues[0]?.message ?? 'invalid manifest' };
+    return {
+      kind: 'corrupt',
+      reason:
+        typeof version === 'number' && version !== SCHEMA_VERSION
+          ? `schema version ${version}`
+          : (parsed.error.issues[0]?.message ?? 'invalid manifest'),
+    };
   }
   return { kind: 'ok', manifest: parsed.data };
 }
@@ -69,5 +75,16 @@ export async function writeManifest(file: string, manifest: Manifest): Promise<v
 
 export function emptyManifest(root: string, parserVersion: string): Manifest {
   const now = new Date().toISOString();
-  return { schemaVersion: SCHEMA_VERSION, parserVersion, root, createdAt: now, updatedAt: now, embedding: null, embeddingReason: null, pending: [], lexicalGeneration: 0, files: {} };
+  return {
+    schemaVersion: SCHEMA_VERSION,
+    parserVersion,
+    root,
+    createdAt: now,
+    updatedAt: now,
+    embedding: null,
+    embeddingReason: null,
+    pending: [],
+    lexicalGeneration: 0,
+    files: {},
+  };
 }

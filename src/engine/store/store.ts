@@ -8,7 +8,14 @@ import type { Disposable } from '../util/event';
 import { describeError, fail, ok, type Result } from '../util/result';
 import { LexicalIndex, type LexicalDocument } from './lexical';
 import { acquireWriteLock } from './lock';
-import { emptyManifest, readManifest, SCHEMA_VERSION, writeManifest, type FileEntry, type Manifest } from './manifest';
+import {
+  emptyManifest,
+  readManifest,
+  SCHEMA_VERSION,
+  writeManifest,
+  type FileEntry,
+  type Manifest,
+} from './manifest';
 import { Tables, type CallerRecord, type ChunkMeta } from './tables';
 
 /**
@@ -47,16 +54,25 @@ export class IndexStore {
     return this.manifestState;
   }
 
-  static async open(directory: string, options: StoreOpenOptions): Promise<Result<{ store: IndexStore; notices: string[] }>> {
+  static async open(
+    directory: string,
+    options: StoreOpenOptions,
+  ): Promise<Result<{ store: IndexStore; notices: string[] }>> {
     const notices: string[] = [];
     try {
       await fs.mkdir(directory, { recursive: true });
     } catch (cause) {
-      return fail('io_error', `Could not create the index folder ${directory}: ${describeError(cause)}`);
+      return fail(
+        'io_error',
+        `Could not create the index folder ${directory}: ${describeError(cause)}`,
+      );
     }
     const read = await readManifest(manifestPath(directory));
     let manifest: Manifest | null = null;
-    if (read.kind === 'corrupt') notices.push(`The index in ${directory} could not be read (${read.reason}) and is being rebuilt.`);
+    if (read.kind === 'corrupt')
+      notices.push(
+        `The index in ${directory} could not be read (${read.reason}) and is being rebuilt.`,
+      );
     if (read.kind === 'ok') {
       const reason = incompatibility(read.manifest, options);
       if (reason) notices.push(`${reason}: rebuilding the index.`);
@@ -64,37 +80,66 @@ export class IndexStore {
     }
     if (!manifest) {
       await wipe(directory);
-      manifest = { ...emptyManifest(options.root, PARSER_VERSION), embedding: options.embedding, embeddingReason: options.embeddingReason };
+      manifest = {
+        ...emptyManifest(options.root, PARSER_VERSION),
+        embedding: options.embedding,
+        embeddingReason: options.embeddingReason,
+      };
     }
     try {
       return ok({ store: await IndexStore.load(directory, manifest), notices });
     } catch (cause) {
-      notices.push(`The index in ${directory} was damaged (${describeError(cause)}) and is being rebuilt.`);
+      notices.push(
+        `The index in ${directory} was damaged (${describeError(cause)}) and is being rebuilt.`,
+      );
       log.warn('index_store_corrupt', { directory, error: describeError(cause) });
       await wipe(directory);
-      manifest = { ...emptyManifest(options.root, PARSER_VERSION), embedding: options.embedding, embeddingReason: options.embeddingReason };
+      manifest = {
+        ...emptyManifest(options.root, PARSER_VERSION),
+        embedding: options.embedding,
+        embeddingReason: options.embeddingReason,
+      };
       try {
         return ok({ store: await IndexStore.load(directory, manifest), notices });
       } catch (again) {
-        return fail('index_corrupt', `The index in ${directory} could not be rebuilt: ${describeError(again)}`);
+        return fail(
+          'index_corrupt',
+          `The index in ${directory} could not be rebuilt: ${describeError(again)}`,
+        );
       }
     }
   }
 
   private static async load(directory: string, manifest: Manifest): Promise<IndexStore> {
     const started = performance.now();
-    const tables = await Tables.open(path.join(directory, 'lance'), manifest.embedding?.dimensions ?? null);
+    const tables = await Tables.open(
+      path.join(directory, 'lance'),
+      manifest.embedding?.dimensions ?? null,
+    );
     const generation = manifest.lexicalGeneration;
     const snapshot = lexicalSnapshotPath(directory, generation);
-    const lexical = (await exists(snapshot)) ? await LexicalIndex.readSnapshot(snapshot) : new LexicalIndex();
+    const lexical = (await exists(snapshot))
+      ? await LexicalIndex.readSnapshot(snapshot)
+      : new LexicalIndex();
     await lexical.replayDelta(lexicalDeltaPath(directory, generation));
     const journal = await readPendingJournal(directory);
-    const store = new IndexStore(directory, { ...manifest, pending: [...new Set([...manifest.pending, ...journal])] }, tables, lexical, generation);
+    const store = new IndexStore(
+      directory,
+      { ...manifest, pending: [...new Set([...manifest.pending, ...journal])] },
+      tables,
+      lexical,
+      generation,
+    );
     for (const meta of await tables.chunkMetadata()) store.catalog.set(meta.id, meta);
     store.checkConsistency();
     await store.recoverPending();
     await store.removeStrayLexicalFiles();
-    log.info('index_store_opened', { directory, files: Object.keys(manifest.files).length, chunks: store.catalog.size, duration_ms: elapsedMs(started) });
+    log.info('index_store_opened', {
+      directory,
+      files: Object.keys(manifest.files).length,
+      chunks: store.catalog.size,
+      duration_ms: elapsedMs(started),
+    });
     return store;
   }
 
@@ -104,11 +149,18 @@ export class IndexStore {
    */
   private checkConsistency(): void {
     const pending = new Set(this.manifestState.pending);
-    const indexed = Object.entries(this.manifestState.files).filter(([file, entry]) => !entry.skipped && !pending.has(file)).length;
-    const fileChunks = [...this.catalog.values()].filter((meta) => meta.level === 'file' && !pending.has(meta.filePath!)).length;
-    if (fileChunks !== indexed) throw new Error(`the chunks table holds ${fileChunks} files, the manifest ${indexed}`);
+    const indexed = Object.entries(this.manifestState.files).filter(
+      ([file, entry]) => !entry.skipped && !pending.has(file),
+    ).length;
+    const fileChunks = [...this.catalog.values()].filter(
+      (meta) => meta.level === 'file' && !pending.has(meta.filePath!),
+    ).length;
+    if (fileChunks !== indexed)
+      throw new Error(`the chunks table holds ${fileChunks} files, the manifest ${indexed}`);
     if (!pending.size && this.lexical.size !== this.catalog.size) {
-      throw new Error(`the lexical index holds ${this.lexical.size} chunks, the chunks table ${this.catalog.size}`);
+      throw new Error(
+        `the lexical index holds ${this.lexical.size} chunks, the chunks table ${this.catalog.size}`,
+      );
     }
   }
 
@@ -136,7 +188,10 @@ export class IndexStore {
    */
   async beginWrite(paths: readonly string[]): Promise<void> {
     this.manifestState = { ...this.manifestState, pending: [...new Set(paths)] };
-    await writeFileAtomic(pendingJournalPath(this.directory), JSON.stringify(this.manifestState.pending));
+    await writeFileAtomic(
+      pendingJournalPath(this.directory),
+      JSON.stringify(this.manifestState.pending),
+    );
   }
 
   /** Drops every chunk, fact and lexical entry of these files (directory chunks are by id). */
@@ -145,27 +200,45 @@ export class IndexStore {
     await this.tables.deleteFiles(paths);
     this.lexical.removePaths(paths);
     const gone = new Set(paths);
-    for (const [id, meta] of this.catalog) if (meta.filePath && gone.has(meta.filePath)) this.catalog.delete(id);
+    for (const [id, meta] of this.catalog)
+      if (meta.filePath && gone.has(meta.filePath)) this.catalog.delete(id);
   }
 
-  async addChunks(chunks: readonly Chunk[], vectors: ReadonlyMap<string, Float32Array> | null, lexical: readonly LexicalDocument[]): Promise<void> {
+  async addChunks(
+    chunks: readonly Chunk[],
+    vectors: ReadonlyMap<string, Float32Array> | null,
+    lexical: readonly LexicalDocument[],
+  ): Promise<void> {
     await this.tables.addChunks(chunks, vectors);
     this.lexical.add(lexical);
     for (const chunk of chunks) this.catalog.set(chunk.id, metaOf(chunk));
   }
 
-  async replaceDirectoryChunks(removedIds: readonly string[], chunks: readonly Chunk[], vectors: ReadonlyMap<string, Float32Array> | null, lexical: readonly LexicalDocument[]): Promise<void> {
+  async replaceDirectoryChunks(
+    removedIds: readonly string[],
+    chunks: readonly Chunk[],
+    vectors: ReadonlyMap<string, Float32Array> | null,
+    lexical: readonly LexicalDocument[],
+  ): Promise<void> {
     await this.tables.deleteChunks([...removedIds, ...chunks.map((chunk) => chunk.id)]);
-    this.lexical.removePaths([...removedIds, ...chunks.map((chunk) => chunk.id)].map(directoryLexicalKey));
+    this.lexical.removePaths(
+      [...removedIds, ...chunks.map((chunk) => chunk.id)].map(directoryLexicalKey),
+    );
     for (const id of removedIds) this.catalog.delete(id);
     await this.addChunks(chunks, vectors, lexical);
   }
 
-  async addFacts(facts: readonly CodeFact[], calledBy: (id: string) => readonly CallerRecord[]): Promise<void> {
+  async addFacts(
+    facts: readonly CodeFact[],
+    calledBy: (id: string) => readonly CallerRecord[],
+  ): Promise<void> {
     await this.tables.addFacts(facts, calledBy);
   }
 
-  async updateCalledBy(facts: readonly CodeFact[], calledBy: (id: string) => readonly CallerRecord[]): Promise<void> {
+  async updateCalledBy(
+    facts: readonly CodeFact[],
+    calledBy: (id: string) => readonly CallerRecord[],
+  ): Promise<void> {
     await this.tables.updateCalledBy(facts, calledBy);
   }
 
@@ -173,20 +246,34 @@ export class IndexStore {
    * Persists the lexical changes of this batch: a delta line for small batches, a new snapshot
    * generation for large ones (its number is committed by the manifest, so a crash keeps the old).
    */
-  async persistLexical(removedPaths: readonly string[], added: readonly LexicalDocument[], snapshot: boolean): Promise<void> {
+  async persistLexical(
+    removedPaths: readonly string[],
+    added: readonly LexicalDocument[],
+    snapshot: boolean,
+  ): Promise<void> {
     if (snapshot) {
       this.lexical.compactIfNeeded();
       const generation = this.lexicalGeneration + 1;
       await this.lexical.writeSnapshot(lexicalSnapshotPath(this.directory, generation));
       this.lexicalGeneration = generation;
-      log.info('vocabulary_persisted', { vocabulary_size: this.lexical.vocabularySize, file_path: lexicalSnapshotPath(this.directory, generation) });
+      log.info('vocabulary_persisted', {
+        vocabulary_size: this.lexical.vocabularySize,
+        file_path: lexicalSnapshotPath(this.directory, generation),
+      });
     } else if (removedPaths.length || added.length) {
-      await LexicalIndex.appendDelta(lexicalDeltaPath(this.directory, this.lexicalGeneration), removedPaths, added);
+      await LexicalIndex.appendDelta(
+        lexicalDeltaPath(this.directory, this.lexicalGeneration),
+        removedPaths,
+        added,
+      );
     }
   }
 
   /** The commit point: the files' new entries, the lexical generation, no pending writes. */
-  async commit(entries: ReadonlyMap<string, FileEntry | null>, embedding?: { embedding: StoreEmbedding | null; reason: string | null }): Promise<void> {
+  async commit(
+    entries: ReadonlyMap<string, FileEntry | null>,
+    embedding?: { embedding: StoreEmbedding | null; reason: string | null },
+  ): Promise<void> {
     const files = { ...this.manifestState.files };
     for (const [file, entry] of entries) {
       if (entry) files[file] = entry;
@@ -206,7 +293,8 @@ export class IndexStore {
 
   /** Indexes large tables and compacts fragmented ones (checked after every run; cheap). */
   async maintain(): Promise<void> {
-    if (await this.tables.ensureIndexes()) log.info('table_indexes_created', { directory: this.directory });
+    if (await this.tables.ensureIndexes())
+      log.info('table_indexes_created', { directory: this.directory });
     if (await this.tables.needsOptimize()) await this.tables.optimize();
   }
 
@@ -215,9 +303,13 @@ export class IndexStore {
   }
 
   private async removeStrayLexicalFiles(): Promise<void> {
-    const keep = new Set([path.basename(lexicalSnapshotPath(this.directory, this.lexicalGeneration)), path.basename(lexicalDeltaPath(this.directory, this.lexicalGeneration))]);
+    const keep = new Set([
+      path.basename(lexicalSnapshotPath(this.directory, this.lexicalGeneration)),
+      path.basename(lexicalDeltaPath(this.directory, this.lexicalGeneration)),
+    ]);
     for (const name of await fs.readdir(this.directory)) {
-      if (/^lexical-\d+\.(bin|delta)$/.test(name) && !keep.has(name)) await fs.rm(path.join(this.directory, name), { force: true });
+      if (/^lexical-\d+\.(bin|delta)$/.test(name) && !keep.has(name))
+        await fs.rm(path.join(this.directory, name), { force: true });
     }
   }
 }
@@ -228,11 +320,18 @@ export function directoryLexicalKey(chunkId: string): string {
 }
 
 function incompatibility(manifest: Manifest, options: StoreOpenOptions): string | null {
-  if (manifest.schemaVersion !== SCHEMA_VERSION) return `The index format changed (version ${manifest.schemaVersion} → ${SCHEMA_VERSION})`;
-  if (manifest.parserVersion !== PARSER_VERSION) return 'The parser changed since this index was built';
-  if (path.resolve(manifest.root) !== path.resolve(options.root)) return `The index belonged to ${manifest.root}`;
-  const before = manifest.embedding ? `${manifest.embedding.modelId} (${manifest.embedding.dimensions}d)` : 'none';
-  const now = options.embedding ? `${options.embedding.modelId} (${options.embedding.dimensions}d)` : 'none';
+  if (manifest.schemaVersion !== SCHEMA_VERSION)
+    return `The index format changed (version ${manifest.schemaVersion} → ${SCHEMA_VERSION})`;
+  if (manifest.parserVersion !== PARSER_VERSION)
+    return 'The parser changed since this index was built';
+  if (path.resolve(manifest.root) !== path.resolve(options.root))
+    return `The index belonged to ${manifest.root}`;
+  const before = manifest.embedding
+    ? `${manifest.embedding.modelId} (${manifest.embedding.dimensions}d)`
+    : 'none';
+  const now = options.embedding
+    ? `${options.embedding.modelId} (${options.embedding.dimensions}d)`
+    : 'none';
   if (before !== now) return `The embedding model changed (${before} → ${now})`;
   return null;
 }

@@ -34,7 +34,8 @@ const MAX_SMALL_FRAGMENTS = 64;
 
 const text = (name: string, nullable = false) => new Field(name, new Utf8(), nullable);
 const int = (name: string, nullable = false) => new Field(name, new Int32(), nullable);
-const strings = (name: string) => new Field(name, new List(new Field('item', new Utf8(), true)), false);
+const strings = (name: string) =>
+  new Field(name, new List(new Field('item', new Utf8(), true)), false);
 
 function chunkSchema(dimensions: number | null): Schema {
   const fields: Field[] = [
@@ -56,7 +57,14 @@ function chunkSchema(dimensions: number | null): Schema {
     int('originalLineCount', true),
     text('segments', true),
   ];
-  if (dimensions) fields.push(new Field('vector', new FixedSizeList(dimensions, new Field('item', new Float32(), true)), false));
+  if (dimensions)
+    fields.push(
+      new Field(
+        'vector',
+        new FixedSizeList(dimensions, new Field('item', new Float32(), true)),
+        false,
+      ),
+    );
   return new Schema(fields);
 }
 
@@ -87,8 +95,21 @@ const factSchema = new Schema([
 export type ChunkMeta = Omit<Chunk, 'content' | 'fullContent'>;
 
 const CHUNK_META_COLUMNS = [
-  'id', 'level', 'filePath', 'directoryPath', 'language', 'className', 'functionName', 'startLine', 'endLine',
-  'parentDirectoryId', 'parentFileId', 'parentClassId', 'isSummarized', 'originalLineCount', 'segments',
+  'id',
+  'level',
+  'filePath',
+  'directoryPath',
+  'language',
+  'className',
+  'functionName',
+  'startLine',
+  'endLine',
+  'parentDirectoryId',
+  'parentFileId',
+  'parentClassId',
+  'isSummarized',
+  'originalLineCount',
+  'segments',
 ];
 
 export interface CallerRecord {
@@ -113,11 +134,18 @@ export class Tables {
   static async open(directory: string, dimensions: number | null): Promise<Tables> {
     const db = await lancedb.connect(directory);
     const names = new Set(await db.tableNames());
-    const chunks = names.has(CHUNKS) ? await db.openTable(CHUNKS) : await db.createEmptyTable(CHUNKS, chunkSchema(dimensions));
-    const facts = names.has(FACTS) ? await db.openTable(FACTS) : await db.createEmptyTable(FACTS, factSchema);
+    const chunks = names.has(CHUNKS)
+      ? await db.openTable(CHUNKS)
+      : await db.createEmptyTable(CHUNKS, chunkSchema(dimensions));
+    const facts = names.has(FACTS)
+      ? await db.openTable(FACTS)
+      : await db.createEmptyTable(FACTS, factSchema);
     const vector = (await chunks.schema()).fields.find((field) => field.name === 'vector');
     const storedDimensions = vector ? (vector.type as FixedSizeList).listSize : null;
-    if (storedDimensions !== dimensions) throw new Error(`chunks table has ${storedDimensions ?? 'no'} vector dimensions, expected ${dimensions ?? 'none'}`);
+    if (storedDimensions !== dimensions)
+      throw new Error(
+        `chunks table has ${storedDimensions ?? 'no'} vector dimensions, expected ${dimensions ?? 'none'}`,
+      );
     return new Tables(db, chunks, facts, dimensions);
   }
 
@@ -130,39 +158,72 @@ export class Tables {
   }
 
   async deleteChunks(ids: readonly string[]): Promise<void> {
-    for (let i = 0; i < ids.length; i += DELETE_BATCH) await this.chunks.delete(`id IN (${sqlList(ids.slice(i, i + DELETE_BATCH))})`);
+    for (let i = 0; i < ids.length; i += DELETE_BATCH)
+      await this.chunks.delete(`id IN (${sqlList(ids.slice(i, i + DELETE_BATCH))})`);
   }
 
-  async addChunks(chunks: readonly Chunk[], vectors: ReadonlyMap<string, Float32Array> | null): Promise<void> {
+  async addChunks(
+    chunks: readonly Chunk[],
+    vectors: ReadonlyMap<string, Float32Array> | null,
+  ): Promise<void> {
     for (let i = 0; i < chunks.length; i += ADD_BATCH) {
       const batch = chunks.slice(i, i + ADD_BATCH);
-      const packed = this.dimensions ? packVectors(batch.map((chunk) => vectors?.get(chunk.id)), this.dimensions) : null;
-      const rows = batch.map((chunk) => ({ ...chunk, segments: chunk.segments ? JSON.stringify(chunk.segments) : null }));
+      const packed = this.dimensions
+        ? packVectors(
+            batch.map((chunk) => vectors?.get(chunk.id)),
+            this.dimensions,
+          )
+        : null;
+      const rows = batch.map((chunk) => ({
+        ...chunk,
+        segments: chunk.segments ? JSON.stringify(chunk.segments) : null,
+      }));
       await this.chunks.add(arrowTable(this.chunkSchema, rows, packed));
     }
   }
 
   /** Points file chunks at their directory chunk (or none) without rewriting the rows' text. */
-  async setParentDirectory(ids: readonly string[], parentDirectoryId: string | null): Promise<void> {
+  async setParentDirectory(
+    ids: readonly string[],
+    parentDirectoryId: string | null,
+  ): Promise<void> {
     for (let i = 0; i < ids.length; i += DELETE_BATCH) {
       await this.chunks.update({
         where: `id IN (${sqlList(ids.slice(i, i + DELETE_BATCH))})`,
-        valuesSql: { parentDirectoryId: parentDirectoryId === null ? 'NULL' : sqlList([parentDirectoryId]) },
+        valuesSql: {
+          parentDirectoryId: parentDirectoryId === null ? 'NULL' : sqlList([parentDirectoryId]),
+        },
       });
     }
   }
 
-  async addFacts(facts: readonly CodeFact[], calledBy: (factId: string) => readonly CallerRecord[]): Promise<void> {
+  async addFacts(
+    facts: readonly CodeFact[],
+    calledBy: (factId: string) => readonly CallerRecord[],
+  ): Promise<void> {
     for (let i = 0; i < facts.length; i += ADD_BATCH) {
-      await this.facts.add(arrowTable(factSchema, facts.slice(i, i + ADD_BATCH).map((fact) => factRow(fact, calledBy(fact.id))), null));
+      await this.facts.add(
+        arrowTable(
+          factSchema,
+          facts.slice(i, i + ADD_BATCH).map((fact) => factRow(fact, calledBy(fact.id))),
+          null,
+        ),
+      );
     }
   }
 
   /** Rewrites the `calledBy` of facts whose callers changed because other files changed. */
-  async updateCalledBy(facts: readonly CodeFact[], calledBy: (factId: string) => readonly CallerRecord[]): Promise<void> {
+  async updateCalledBy(
+    facts: readonly CodeFact[],
+    calledBy: (factId: string) => readonly CallerRecord[],
+  ): Promise<void> {
     for (let i = 0; i < facts.length; i += ADD_BATCH) {
       const rows = facts.slice(i, i + ADD_BATCH).map((fact) => factRow(fact, calledBy(fact.id)));
-      await this.facts.mergeInsert('id').whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(arrowTable(factSchema, rows, null));
+      await this.facts
+        .mergeInsert('id')
+        .whenMatchedUpdateAll()
+        .whenNotMatchedInsertAll()
+        .execute(arrowTable(factSchema, rows, null));
     }
   }
 
@@ -187,7 +248,9 @@ export class Tables {
     }));
   }
 
-  async chunkTexts(ids: readonly string[]): Promise<Map<string, { content: string; fullContent: string | null }>> {
+  async chunkTexts(
+    ids: readonly string[],
+  ): Promise<Map<string, { content: string; fullContent: string | null }>> {
     const out = new Map<string, { content: string; fullContent: string | null }>();
     for (let i = 0; i < ids.length; i += DELETE_BATCH) {
       const rows = await this.chunks
@@ -195,7 +258,8 @@ export class Tables {
         .where(`id IN (${sqlList(ids.slice(i, i + DELETE_BATCH))})`)
         .select(['id', 'content', 'fullContent'])
         .toArray();
-      for (const row of rows) out.set(row.id, { content: row.content, fullContent: row.fullContent ?? null });
+      for (const row of rows)
+        out.set(row.id, { content: row.content, fullContent: row.fullContent ?? null });
     }
     return out;
   }
@@ -203,7 +267,9 @@ export class Tables {
   /** The persisted `calledBy` of every fact. */
   async allCalledBy(): Promise<Map<string, CallerRecord[]>> {
     const rows = await this.facts.query().select(['id', 'calledBy']).toArray();
-    return new Map(rows.map((row) => [row.id as string, JSON.parse(row.calledBy as string) as CallerRecord[]]));
+    return new Map(
+      rows.map((row) => [row.id as string, JSON.parse(row.calledBy as string) as CallerRecord[]]),
+    );
   }
 
   async allFacts(): Promise<CodeFact[]> {
@@ -212,9 +278,17 @@ export class Tables {
   }
 
   /** Nearest chunks to `vector` by cosine distance, optionally restricted to some levels. */
-  async nearest(vector: Float32Array, limit: number, levels?: readonly ChunkLevel[]): Promise<{ id: string; distance: number }[]> {
+  async nearest(
+    vector: Float32Array,
+    limit: number,
+    levels?: readonly ChunkLevel[],
+  ): Promise<{ id: string; distance: number }[]> {
     if (!this.dimensions) return [];
-    let query = this.chunks.vectorSearch(Array.from(vector)).distanceType('cosine').select(['id', '_distance']).limit(limit);
+    let query = this.chunks
+      .vectorSearch(Array.from(vector))
+      .distanceType('cosine')
+      .select(['id', '_distance'])
+      .limit(limit);
     if (levels && levels.length < 4) query = query.where(`level IN (${sqlList(levels)})`);
     const rows = await query.toArray();
     return rows.map((row) => ({ id: row.id as string, distance: row._distance as number }));
@@ -222,14 +296,19 @@ export class Tables {
 
   /** Every chunk's vector with its id and level, streamed batch by batch (for an in-memory scan). */
   /** Every chunk's vector, or only those of `ids`. */
-  async *vectors(ids?: readonly string[]): AsyncGenerator<{ id: string; level: ChunkLevel; vector: Float32Array }> {
+  async *vectors(
+    ids?: readonly string[],
+  ): AsyncGenerator<{ id: string; level: ChunkLevel; vector: Float32Array }> {
     if (!this.dimensions) return;
     if (ids) {
-      for (let i = 0; i < ids.length; i += DELETE_BATCH) yield* this.vectorsWhere(`id IN (${sqlList(ids.slice(i, i + DELETE_BATCH))})`);
+      for (let i = 0; i < ids.length; i += DELETE_BATCH)
+        yield* this.vectorsWhere(`id IN (${sqlList(ids.slice(i, i + DELETE_BATCH))})`);
     } else yield* this.vectorsWhere(null);
   }
 
-  private async *vectorsWhere(filter: string | null): AsyncGenerator<{ id: string; level: ChunkLevel; vector: Float32Array }> {
+  private async *vectorsWhere(
+    filter: string | null,
+  ): AsyncGenerator<{ id: string; level: ChunkLevel; vector: Float32Array }> {
     const query = this.chunks.query().select(['id', 'level', 'vector']);
     for await (const batch of filter ? query.where(filter) : query) {
       const ids = batch.getChild('id')!;
@@ -237,7 +316,12 @@ export class Tables {
       const vectors = batch.getChild('vector')!;
       for (let row = 0; row < batch.numRows; row++) {
         const vector = vectors.get(row);
-        if (vector) yield { id: ids.get(row) as string, level: levels.get(row) as ChunkLevel, vector: vector.toArray() as Float32Array };
+        if (vector)
+          yield {
+            id: ids.get(row) as string,
+            level: levels.get(row) as ChunkLevel,
+            vector: vector.toArray() as Float32Array,
+          };
       }
     }
   }
@@ -270,7 +354,10 @@ export class Tables {
   /** Whether writes have left enough small fragments behind that scans slow down. */
   async needsOptimize(): Promise<boolean> {
     const [chunks, facts] = await Promise.all([this.chunks.stats(), this.facts.stats()]);
-    return Math.max(chunks.fragmentStats.numSmallFragments, facts.fragmentStats.numSmallFragments) > MAX_SMALL_FRAGMENTS;
+    return (
+      Math.max(chunks.fragmentStats.numSmallFragments, facts.fragmentStats.numSmallFragments) >
+      MAX_SMALL_FRAGMENTS
+    );
   }
 
   /** Merges small fragments and drops old versions, so disk use and scan time stay flat. */
@@ -291,7 +378,11 @@ export class Tables {
  * Rows as an Arrow table of `schema`, built column by column: much faster than letting LanceDB
  * infer and convert plain objects. Vectors come packed in one Float32Array.
  */
-function arrowTable(schema: Schema, rows: readonly Record<string, unknown>[], vectors: Float32Array | null): Table {
+function arrowTable(
+  schema: Schema,
+  rows: readonly Record<string, unknown>[],
+  vectors: Float32Array | null,
+): Table {
   const children = schema.fields.map((field) => {
     const values = rows.map((row) => row[field.name] ?? null);
     if (field.type instanceof FixedSizeList) {
@@ -303,11 +394,22 @@ function arrowTable(schema: Schema, rows: readonly Record<string, unknown>[], ve
       const lists = values as string[][];
       const offsets = new Int32Array(lists.length + 1);
       lists.forEach((list, i) => (offsets[i + 1] = offsets[i]! + list.length));
-      return makeData({ type: field.type, length: lists.length, nullCount: 0, valueOffsets: offsets, child: utf8Data(lists.flat()) });
+      return makeData({
+        type: field.type,
+        length: lists.length,
+        nullCount: 0,
+        valueOffsets: offsets,
+        child: utf8Data(lists.flat()),
+      });
     }
     return vectorFromArray(values, field.type as DataType).data[0]!;
   });
-  const data = makeData({ type: new Struct(schema.fields), length: rows.length, nullCount: 0, children });
+  const data = makeData({
+    type: new Struct(schema.fields),
+    length: rows.length,
+    nullCount: 0,
+    children,
+  });
   return new Table(new RecordBatch(schema, data));
 }
 
@@ -324,10 +426,20 @@ function utf8Data(values: readonly (string | null)[]) {
     offsets[i + 1] = offsets[i]! + (value === null ? 0 : Buffer.byteLength(value, 'utf8'));
   });
   const data = Buffer.from(values.map((value) => value ?? '').join(''), 'utf8');
-  return makeData({ type: new Utf8(), length: values.length, nullCount: nulls, valueOffsets: offsets, data, ...(nulls ? { nullBitmap: validity } : {}) });
+  return makeData({
+    type: new Utf8(),
+    length: values.length,
+    nullCount: nulls,
+    valueOffsets: offsets,
+    data,
+    ...(nulls ? { nullBitmap: validity } : {}),
+  });
 }
 
-function packVectors(vectors: readonly (Float32Array | undefined)[], dimensions: number): Float32Array {
+function packVectors(
+  vectors: readonly (Float32Array | undefined)[],
+  dimensions: number,
+): Float32Array {
   const packed = new Float32Array(vectors.length * dimensions);
   vectors.forEach((vector, i) => {
     if (vector) packed.set(vector, i * dimensions);

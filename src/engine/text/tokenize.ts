@@ -98,7 +98,13 @@ function scan(text: string, out: string[], withWhole: boolean): void {
  * acronym splits from the word after it (`HTTPServer` → http, server) unless its first letter
  * already ended a part (`RootCAs` → root, cas; `ScanETag` → scan, etag).
  */
-function pushWord(text: string, start: number, end: number, out: string[], withWhole: boolean): void {
+function pushWord(
+  text: string,
+  start: number,
+  end: number,
+  out: string[],
+  withWhole: boolean,
+): void {
   const before = out.length;
   let partStart = -1;
   /** The last index a cut consumed: the regex resumes matching after it. */
@@ -109,10 +115,19 @@ function pushWord(text: string, start: number, end: number, out: string[], withW
     const kind = i < end ? classify(text, i) : JOINER;
     let cut = -1;
     if (kind === JOINER) cut = i;
-    else if (kind === UPPER_CASE && (previous === LOWER_CASE || previous === NUMBER) && i - 1 > consumed) {
+    else if (
+      kind === UPPER_CASE &&
+      (previous === LOWER_CASE || previous === NUMBER) &&
+      i - 1 > consumed
+    ) {
       cut = i;
       consumed = i;
-    } else if (kind === LOWER_CASE && previous === UPPER_CASE && beforePrevious === UPPER_CASE && i - 2 > consumed) {
+    } else if (
+      kind === LOWER_CASE &&
+      previous === UPPER_CASE &&
+      beforePrevious === UPPER_CASE &&
+      i - 2 > consumed
+    ) {
       cut = i - 1;
       consumed = i;
     }

@@ -39,7 +39,8 @@ export const fail = (code: ErrorCode, message: string): Err<EngineError> => err(
 export function describeError(cause: unknown): string {
   if (cause instanceof Error) {
     const code = (cause as NodeJS.ErrnoException).code;
-    const message = code && !cause.message.includes(code) ? `${cause.message} (${code})` : cause.message;
+    const message =
+      code && !cause.message.includes(code) ? `${cause.message} (${code})` : cause.message;
     // fetch() reports "fetch failed" and keeps the reason (DNS, refused, TLS) in `cause`.
     return cause.cause !== undefined ? `${message}: ${describeError(cause.cause)}` : message;
   }

@@ -21,7 +21,9 @@ export class CallersLens implements vscode.CodeLensProvider, vscode.Disposable {
   private readonly closed: vscode.Disposable;
 
   constructor(private readonly ctx: Ctx) {
-    this.closed = vscode.workspace.onDidCloseTextDocument((document) => this.outlines.delete(document.uri.toString()));
+    this.closed = vscode.workspace.onDidCloseTextDocument((document) =>
+      this.outlines.delete(document.uri.toString()),
+    );
   }
 
   /** The index changed, or the setting did: outlines are read again and the editor asks for lenses. */
@@ -36,15 +38,36 @@ export class CallersLens implements vscode.CodeLensProvider, vscode.Disposable {
     this.changeEmitter.dispose();
   }
 
-  async provideCodeLenses(document: vscode.TextDocument, token: vscode.CancellationToken): Promise<vscode.CodeLens[]> {
-    if (!this.enabled || document.uri.scheme !== 'file' || !vscode.workspace.getWorkspaceFolder(document.uri)) return [];
+  async provideCodeLenses(
+    document: vscode.TextDocument,
+    token: vscode.CancellationToken,
+  ): Promise<vscode.CodeLens[]> {
+    if (
+      !this.enabled ||
+      document.uri.scheme !== 'file' ||
+      !vscode.workspace.getWorkspaceFolder(document.uri)
+    )
+      return [];
     const entries = await this.outline(document);
     if (token.isCancellationRequested) return [];
     return entries.flatMap((entry) => {
-      const line = document.isDirty ? relocate(document, entry) : entry.startLine <= document.lineCount ? entry.startLine : null;
+      const line = document.isDirty
+        ? relocate(document, entry)
+        : entry.startLine <= document.lineCount
+          ? entry.startLine
+          : null;
       if (line === null) return [];
-      const title = entry.callers ? `${entry.callers} caller${entry.callers === 1 ? '' : 's'}` : 'no callers found';
-      return [new vscode.CodeLens(new vscode.Range(line - 1, 0, line - 1, 0), { title, tooltip: `Trace the callers of ${entry.qualifiedName}`, command: 'codeOracle.showCallers', arguments: [document.uri, entry.name, entry.startLine] })];
+      const title = entry.callers
+        ? `${entry.callers} caller${entry.callers === 1 ? '' : 's'}`
+        : 'no callers found';
+      return [
+        new vscode.CodeLens(new vscode.Range(line - 1, 0, line - 1, 0), {
+          title,
+          tooltip: `Trace the callers of ${entry.qualifiedName}`,
+          command: 'codeOracle.showCallers',
+          arguments: [document.uri, entry.name, entry.startLine],
+        }),
+      ];
     });
   }
 
@@ -54,7 +77,11 @@ export class CallersLens implements vscode.CodeLensProvider, vscode.Disposable {
     if (!outline) {
       const folder = this.ctx.folderFor(document.uri);
       outline = folder
-        ? this.ctx.client.outline(folder.root, this.ctx.relativePath(folder, document.uri)).then((result) => (result.ok ? result.value.filter((entry) => LENS_KINDS.has(entry.kind)) : []))
+        ? this.ctx.client
+            .outline(folder.root, this.ctx.relativePath(folder, document.uri))
+            .then((result) =>
+              result.ok ? result.value.filter((entry) => LENS_KINDS.has(entry.kind)) : [],
+            )
         : Promise.resolve([]);
       this.outlines.set(key, outline);
     }
@@ -69,8 +96,11 @@ export class CallersLens implements vscode.CodeLensProvider, vscode.Disposable {
 function relocate(document: vscode.TextDocument, entry: OutlineEntry): number | null {
   const name = new RegExp(`\\b${entry.name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\b`);
   for (let distance = 0; distance <= RELOCATE_LINES; distance++) {
-    for (const line of distance ? [entry.startLine - distance, entry.startLine + distance] : [entry.startLine]) {
-      if (line >= 1 && line <= document.lineCount && name.test(document.lineAt(line - 1).text)) return line;
+    for (const line of distance
+      ? [entry.startLine - distance, entry.startLine + distance]
+      : [entry.startLine]) {
+      if (line >= 1 && line <= document.lineCount && name.test(document.lineAt(line - 1).text))
+        return line;
     }
   }
   return null;

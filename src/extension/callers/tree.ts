@@ -36,7 +36,8 @@ export class CallersTree implements vscode.TreeDataProvider<CallerItem>, vscode.
   /** Shows the callers of `query` (a name, `Class.method`, or `path:line`). */
   async show(folder: FolderIndex, query: string): Promise<void> {
     const traced = await this.ctx.client.trace(folder.root, query, LEVELS_PER_TRACE);
-    if (!traced.ok) return void vscode.window.showInformationMessage(`Code Oracle: ${traced.error.message}`);
+    if (!traced.ok)
+      return void vscode.window.showInformationMessage(`Code Oracle: ${traced.error.message}`);
     this.shown = { folder, query };
     this.roots = traced.value.map((node) => itemOf(folder, node, []));
     this.changeEmitter.fire(undefined);
@@ -47,14 +48,27 @@ export class CallersTree implements vscode.TreeDataProvider<CallerItem>, vscode.
     const recursive = item.ancestors.includes(item.symbol.id);
     // The root opens expanded: clicking "N callers" should show those callers at once.
     const expandable = item.hasCallers && !recursive;
-    const state = !expandable ? vscode.TreeItemCollapsibleState.None : item.ancestors.length ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.Expanded;
+    const state = !expandable
+      ? vscode.TreeItemCollapsibleState.None
+      : item.ancestors.length
+        ? vscode.TreeItemCollapsibleState.Collapsed
+        : vscode.TreeItemCollapsibleState.Expanded;
     const tree = new vscode.TreeItem(item.symbol.qualifiedName, state);
     const site = item.sites[0];
     tree.description = `${site ? `${site.path}:${site.line}` : `${item.symbol.path}:${item.symbol.startLine}`}${item.sites.length > 1 ? ` (+${item.sites.length - 1} more)` : ''}${recursive ? ' · recursive' : ''}`;
     tree.tooltip = `${item.symbol.signature}\n${item.sites.length ? `calls at ${item.sites.map((entry) => `${entry.path}:${entry.line}`).join(', ')}` : `defined at ${item.symbol.path}:${item.symbol.startLine}`}`;
-    tree.iconPath = new vscode.ThemeIcon(item.ancestors.length ? 'call-incoming' : 'symbol-function');
+    tree.iconPath = new vscode.ThemeIcon(
+      item.ancestors.length ? 'call-incoming' : 'symbol-function',
+    );
     const target = site ?? { path: item.symbol.path, line: item.symbol.startLine };
-    tree.command = { command: 'vscode.open', title: 'Open', arguments: [vscode.Uri.joinPath(item.folder.folder.uri, ...target.path.split('/')), { selection: new vscode.Range(target.line - 1, 0, target.line - 1, 0) }] };
+    tree.command = {
+      command: 'vscode.open',
+      title: 'Open',
+      arguments: [
+        vscode.Uri.joinPath(item.folder.folder.uri, ...target.path.split('/')),
+        { selection: new vscode.Range(target.line - 1, 0, target.line - 1, 0) },
+      ],
+    };
     return tree;
   }
 
@@ -62,10 +76,19 @@ export class CallersTree implements vscode.TreeDataProvider<CallerItem>, vscode.
     if (!item) return this.roots;
     let callers = item.callers;
     if (!callers) {
-      const traced = await this.ctx.client.trace(item.folder.root, item.symbol.id, LEVELS_PER_TRACE);
-      callers = (traced.ok && traced.value.find((candidate) => candidate.symbol.id === item.symbol.id)?.callers) || [];
+      const traced = await this.ctx.client.trace(
+        item.folder.root,
+        item.symbol.id,
+        LEVELS_PER_TRACE,
+      );
+      callers =
+        (traced.ok &&
+          traced.value.find((candidate) => candidate.symbol.id === item.symbol.id)?.callers) ||
+        [];
     }
-    return callers.map((caller) => itemOf(item.folder, caller, [...item.ancestors, item.symbol.id]));
+    return callers.map((caller) =>
+      itemOf(item.folder, caller, [...item.ancestors, item.symbol.id]),
+    );
   }
 
   /** The index changed: the tree shown is traced again (nothing, when no tree is shown). */
@@ -83,7 +106,18 @@ export class CallersTree implements vscode.TreeDataProvider<CallerItem>, vscode.
   }
 }
 
-function itemOf(folder: FolderIndex, node: CallerTreeNode, ancestors: readonly string[]): CallerItem {
+function itemOf(
+  folder: FolderIndex,
+  node: CallerTreeNode,
+  ancestors: readonly string[],
+): CallerItem {
   const known = node.truncated !== 'depth';
-  return { folder, symbol: node.symbol, sites: node.callSites, ancestors, hasCallers: node.callers.length > 0 || !known, callers: known ? node.callers : null };
+  return {
+    folder,
+    symbol: node.symbol,
+    sites: node.callSites,
+    ancestors,
+    hasCallers: node.callers.length > 0 || !known,
+    callers: known ? node.callers : null,
+  };
 }

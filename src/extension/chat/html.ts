@@ -8,7 +8,10 @@ import * as vscode from 'vscode';
  */
 export function chatHtml(webview: vscode.Webview, extensionUri: vscode.Uri): string {
   const nonce = randomBytes(18).toString('base64');
-  const asset = (...segments: string[]): string => escapeAttribute(webview.asWebviewUri(vscode.Uri.joinPath(extensionUri, ...segments)).toString());
+  const asset = (...segments: string[]): string =>
+    escapeAttribute(
+      webview.asWebviewUri(vscode.Uri.joinPath(extensionUri, ...segments)).toString(),
+    );
   const csp = [
     "default-src 'none'",
     `img-src ${webview.cspSource} data:`,

@@ -1,5 +1,9 @@
 import { z } from 'zod';
-import { ANSWER_MODES, type Answer, type Citation as CodeCitation } from '../../engine/answer/model';
+import {
+  ANSWER_MODES,
+  type Answer,
+  type Citation as CodeCitation,
+} from '../../engine/answer/model';
 
 /**
  * The messages between the chat webview and the extension host. The host validates everything the
@@ -32,7 +36,11 @@ export interface AnswerDetails {
   readonly model: string | null;
   readonly questionKind: string | null;
   readonly levels: readonly string[];
-  readonly crag: { readonly decision: string; readonly score: number; readonly strategy: string } | null;
+  readonly crag: {
+    readonly decision: string;
+    readonly score: number;
+    readonly strategy: string;
+  } | null;
   readonly passes: number | null;
   readonly gapsIdentified: readonly string[];
   readonly gapsResolved: readonly string[];
@@ -44,7 +52,10 @@ export interface AnswerDetails {
 }
 
 /** The engine's answer as the chat shows it: citations tied to their folder, details folded. */
-export interface ChatAnswer extends Pick<Answer, 'answer' | 'confidence' | 'followUps' | 'evidenceOnly'> {
+export interface ChatAnswer extends Pick<
+  Answer,
+  'answer' | 'confidence' | 'followUps' | 'evidenceOnly'
+> {
   readonly citations: readonly Citation[];
   readonly notices: readonly string[];
   readonly sessionId: string | null;
@@ -53,9 +64,22 @@ export interface ChatAnswer extends Pick<Answer, 'answer' | 'confidence' | 'foll
 
 export const FromWebview = z.discriminatedUnion('type', [
   z.object({ type: z.literal('ready') }),
-  z.object({ type: z.literal('ask'), id: z.string().max(100), question: z.string().max(200_000), mode: ChatMode, attachment: Attachment.optional(), sessionId: z.string().max(100).optional() }),
+  z.object({
+    type: z.literal('ask'),
+    id: z.string().max(100),
+    question: z.string().max(200_000),
+    mode: ChatMode,
+    attachment: Attachment.optional(),
+    sessionId: z.string().max(100).optional(),
+  }),
   z.object({ type: z.literal('stop'), id: z.string().max(100) }),
-  z.object({ type: z.literal('openCitation'), folder: z.string().max(2000), path: z.string().max(1000), startLine: z.number().int().positive(), endLine: z.number().int().positive() }),
+  z.object({
+    type: z.literal('openCitation'),
+    folder: z.string().max(2000),
+    path: z.string().max(1000),
+    startLine: z.number().int().positive(),
+    endLine: z.number().int().positive(),
+  }),
   z.object({ type: z.literal('pickFile') }),
   /** Files dropped from the explorer or the OS arrive as URIs; the host reads them. */
   z.object({ type: z.literal('dropUris'), uris: z.array(z.string().max(2000)).max(10) }),

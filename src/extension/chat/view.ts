@@ -8,7 +8,13 @@ import type { Ctx } from '../ctx';
 import { stagePercent, type FolderIndex } from '../folder-index';
 import { llmWire, modelLabel } from '../models';
 import { chatHtml } from './html';
-import { FromWebview, type Attachment, type ChatAnswer, type ChatMode, type ToWebview } from './protocol';
+import {
+  FromWebview,
+  type Attachment,
+  type ChatAnswer,
+  type ChatMode,
+  type ToWebview,
+} from './protocol';
 
 /**
  * The sidebar chat's host side: it creates the webview, answers its questions through the engine
@@ -30,7 +36,10 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
   private webviewReady = false;
   private readonly queued: ToWebview[] = [];
   private readonly running = new Map<string, AbortController>();
-  private readonly highlight = vscode.window.createTextEditorDecorationType({ backgroundColor: new vscode.ThemeColor('editor.findMatchHighlightBackground'), isWholeLine: true });
+  private readonly highlight = vscode.window.createTextEditorDecorationType({
+    backgroundColor: new vscode.ThemeColor('editor.findMatchHighlightBackground'),
+    isWholeLine: true,
+  });
   private mode: ChatMode;
   /** The "index ready" banner is for the first index a view sees, not for every later update. */
   private readyAnnounced = false;
@@ -43,12 +52,24 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
     this.view = view;
     this.webviewReady = false;
     const extensionUri = this.ctx.extension.extensionUri;
-    view.webview.options = { enableScripts: true, localResourceRoots: [vscode.Uri.joinPath(extensionUri, 'media'), vscode.Uri.joinPath(extensionUri, 'dist', 'webview')] };
+    view.webview.options = {
+      enableScripts: true,
+      localResourceRoots: [
+        vscode.Uri.joinPath(extensionUri, 'media'),
+        vscode.Uri.joinPath(extensionUri, 'dist', 'webview'),
+      ],
+    };
     view.webview.html = chatHtml(view.webview, extensionUri);
     const subscriptions = [
       view.webview.onDidReceiveMessage((raw: unknown) => void this.receive(raw)),
       this.ctx.onProgress((progress) => {
-        if (!this.ctx.indexReady) this.post({ type: 'indexing', stage: progress.stage, label: `${stageHeading(progress.stage)}…`, percent: stagePercent(progress) });
+        if (!this.ctx.indexReady)
+          this.post({
+            type: 'indexing',
+            stage: progress.stage,
+            label: `${stageHeading(progress.stage)}…`,
+            percent: stagePercent(progress),
+          });
       }),
       this.ctx.onReady((stats) => {
         if (this.readyAnnounced) return;
@@ -77,9 +98,20 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
   }
 
   /** Asks a question as if the user had typed it (Explain this error, Ask about selection). */
-  async askFromHost(request: { question: string; mode?: ChatMode; attachment?: Attachment; label?: string }): Promise<void> {
+  async askFromHost(request: {
+    question: string;
+    mode?: ChatMode;
+    attachment?: Attachment;
+    label?: string;
+  }): Promise<void> {
     await vscode.commands.executeCommand(`${ChatView.id}.focus`);
-    this.post({ type: 'ask', question: request.question, mode: request.mode ?? this.mode, ...(request.attachment ? { attachment: request.attachment } : {}), ...(request.label ? { label: request.label } : {}) });
+    this.post({
+      type: 'ask',
+      question: request.question,
+      mode: request.mode ?? this.mode,
+      ...(request.attachment ? { attachment: request.attachment } : {}),
+      ...(request.label ? { label: request.label } : {}),
+    });
   }
 
   /** The questions and answers of this window, for "Export Chat". */
@@ -101,13 +133,22 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
 
   private async receive(raw: unknown): Promise<void> {
     const parsed = FromWebview.safeParse(raw);
-    if (!parsed.success) return this.ctx.log.warn(`chat_message_rejected reason=${parsed.error.issues[0]?.message ?? 'malformed'}`);
+    if (!parsed.success)
+      return this.ctx.log.warn(
+        `chat_message_rejected reason=${parsed.error.issues[0]?.message ?? 'malformed'}`,
+      );
     const message = parsed.data;
     switch (message.type) {
       case 'ready':
         return this.onWebviewReady();
       case 'ask':
-        return this.answer(message.id, message.question, message.mode, message.attachment, message.sessionId);
+        return this.answer(
+          message.id,
+          message.question,
+          message.mode,
+          message.attachment,
+          message.sessionId,
+        );
       case 'stop':
         return this.running.get(message.id)?.abort();
       case 'openCitation':
@@ -125,13 +166,29 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
   private onWebviewReady(): void {
     this.webviewReady = true;
     this.readyAnnounced ||= this.ctx.indexReady;
-    this.post({ type: 'init', mode: this.mode, modelLabel: modelLabel(), indexReady: this.ctx.indexReady });
+    this.post({
+      type: 'init',
+      mode: this.mode,
+      modelLabel: modelLabel(),
+      indexReady: this.ctx.indexReady,
+    });
     for (const message of this.queued.splice(0)) this.post(message);
   }
 
-  private async answer(id: string, question: string, mode: ChatMode, attachment: Attachment | undefined, sessionId: string | undefined): Promise<void> {
+  private async answer(
+    id: string,
+    question: string,
+    mode: ChatMode,
+    attachment: Attachment | undefined,
+    sessionId: string | undefined,
+  ): Promise<void> {
     const folder = this.ctx.folderFor();
-    if (!folder) return this.post({ type: 'answerError', id, message: 'Open a folder to ask about its code.' });
+    if (!folder)
+      return this.post({
+        type: 'answerError',
+        id,
+        message: 'Open a folder to ask about its code.',
+      });
     const controller = new AbortController();
     this.running.set(id, controller);
     this.post({ type: 'answerStart', id });
@@ -144,13 +201,29 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
           mode,
           llm: await llmWire(this.ctx.extension.secrets),
           ...(sessionId ? { sessionId } : {}),
-          ...(attachment ? { attachment: { path: attachment.path, content: attachment.content, ...(attachment.startLine ? { startLine: attachment.startLine } : {}) } } : {}),
+          ...(attachment
+            ? {
+                attachment: {
+                  path: attachment.path,
+                  content: attachment.content,
+                  ...(attachment.startLine ? { startLine: attachment.startLine } : {}),
+                },
+              }
+            : {}),
           ...(webSearchUrl ? { webSearchUrl } : {}),
         },
-        { onText: (text) => this.post({ type: 'answerText', id, text }), onStep: (step) => this.post({ type: 'agentStep', id, step: describeStep(step) }) },
+        {
+          onText: (text) => this.post({ type: 'answerText', id, text }),
+          onStep: (step) => this.post({ type: 'agentStep', id, step: describeStep(step) }),
+        },
         controller.signal,
       );
-      if (!result.ok) return this.post({ type: 'answerError', id, message: result.error.code === 'cancelled' ? 'Stopped.' : result.error.message });
+      if (!result.ok)
+        return this.post({
+          type: 'answerError',
+          id,
+          message: result.error.code === 'cancelled' ? 'Stopped.' : result.error.message,
+        });
       const answer = toChatAnswer(result.value, folder);
       this.post({ type: 'answerDone', id, answer });
       await this.remember({ question, mode, answer });
@@ -165,32 +238,62 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
   }
 
   private async remember(entry: TranscriptEntry): Promise<void> {
-    await this.ctx.extension.workspaceState.update('codeOracle.transcript', [...this.transcript(), entry].slice(-TRANSCRIPT_ENTRIES));
+    await this.ctx.extension.workspaceState.update(
+      'codeOracle.transcript',
+      [...this.transcript(), entry].slice(-TRANSCRIPT_ENTRIES),
+    );
   }
 
   /** Opens the cited file on its lines and highlights them for a moment. */
-  private async openCitation(folderUri: string, relative: string, startLine: number, endLine: number): Promise<void> {
-    const folder = vscode.workspace.workspaceFolders?.find((candidate) => candidate.uri.toString() === folderUri);
+  private async openCitation(
+    folderUri: string,
+    relative: string,
+    startLine: number,
+    endLine: number,
+  ): Promise<void> {
+    const folder = vscode.workspace.workspaceFolders?.find(
+      (candidate) => candidate.uri.toString() === folderUri,
+    );
     const absolute = folder ? confineToRoot(folder.uri.fsPath, relative) : null;
-    if (!folder || !absolute) return void vscode.window.showWarningMessage(`Code Oracle: ${relative} is not in this workspace.`);
+    if (!folder || !absolute)
+      return void vscode.window.showWarningMessage(
+        `Code Oracle: ${relative} is not in this workspace.`,
+      );
     // Joined to the folder's URI rather than made a file URI, so a folder keeps its scheme (remote, virtual).
-    const uri = vscode.Uri.joinPath(folder.uri, ...relativePath(folder.uri.fsPath, absolute).split('/'));
+    const uri = vscode.Uri.joinPath(
+      folder.uri,
+      ...relativePath(folder.uri.fsPath, absolute).split('/'),
+    );
     try {
       const document = await vscode.workspace.openTextDocument(uri);
       const last = Math.min(endLine, document.lineCount);
-      const range = new vscode.Range(startLine - 1, 0, last - 1, document.lineAt(last - 1).text.length);
-      const editor = await vscode.window.showTextDocument(document, { selection: new vscode.Range(range.start, range.start), preview: true });
+      const range = new vscode.Range(
+        startLine - 1,
+        0,
+        last - 1,
+        document.lineAt(last - 1).text.length,
+      );
+      const editor = await vscode.window.showTextDocument(document, {
+        selection: new vscode.Range(range.start, range.start),
+        preview: true,
+      });
       editor.revealRange(range, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
       editor.setDecorations(this.highlight, [range]);
       setTimeout(() => editor.setDecorations(this.highlight, []), HIGHLIGHT_MS);
     } catch (cause) {
-      void vscode.window.showWarningMessage(`Code Oracle: cannot open ${relative}: ${describeError(cause)}`);
+      void vscode.window.showWarningMessage(
+        `Code Oracle: cannot open ${relative}: ${describeError(cause)}`,
+      );
     }
   }
 
   private async pickFile(): Promise<void> {
     const folder = this.ctx.folderFor();
-    const picked = await vscode.window.showOpenDialog({ canSelectMany: false, openLabel: 'Attach', ...(folder ? { defaultUri: folder.folder.uri } : {}) });
+    const picked = await vscode.window.showOpenDialog({
+      canSelectMany: false,
+      openLabel: 'Attach',
+      ...(folder ? { defaultUri: folder.folder.uri } : {}),
+    });
     if (picked?.[0]) await this.attachUris([picked[0]]);
   }
 
@@ -198,14 +301,25 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
     for (const uri of uris.slice(0, 1)) {
       try {
         const bytes = await vscode.workspace.fs.readFile(uri);
-        if (bytes.length > 512 * 1024) return void vscode.window.showWarningMessage('Code Oracle: the file is larger than 512 KB; attach a part of it (select it and use "Ask about Selection").');
+        if (bytes.length > 512 * 1024)
+          return void vscode.window.showWarningMessage(
+            'Code Oracle: the file is larger than 512 KB; attach a part of it (select it and use "Ask about Selection").',
+          );
         const content = new TextDecoder('utf-8', { fatal: false }).decode(bytes);
-        if (content.includes('\u0000')) return void vscode.window.showWarningMessage('Code Oracle: that looks like a binary file; attach a text file.');
+        if (content.includes('\u0000'))
+          return void vscode.window.showWarningMessage(
+            'Code Oracle: that looks like a binary file; attach a text file.',
+          );
         const folder = this.ctx.folderFor(uri);
-        const path = folder && vscode.workspace.getWorkspaceFolder(uri) ? this.ctx.relativePath(folder, uri) : uri.path.split('/').pop() ?? uri.path;
+        const path =
+          folder && vscode.workspace.getWorkspaceFolder(uri)
+            ? this.ctx.relativePath(folder, uri)
+            : (uri.path.split('/').pop() ?? uri.path);
         this.post({ type: 'attachment', attachment: { path, content } });
       } catch (cause) {
-        void vscode.window.showWarningMessage(`Code Oracle: cannot read ${uri.fsPath}: ${describeError(cause)}`);
+        void vscode.window.showWarningMessage(
+          `Code Oracle: cannot read ${uri.fsPath}: ${describeError(cause)}`,
+        );
       }
     }
   }
@@ -217,7 +331,10 @@ function toChatAnswer(answer: Answer, folder: FolderIndex): ChatAnswer {
   return {
     answer: answer.answer,
     confidence: answer.confidence,
-    citations: answer.citations.map((citation) => ({ ...citation, folder: folder.folder.uri.toString() })),
+    citations: answer.citations.map((citation) => ({
+      ...citation,
+      folder: folder.folder.uri.toString(),
+    })),
     followUps: [...answer.followUps],
     evidenceOnly: answer.evidenceOnly,
     notices: [...metadata.notices],
@@ -227,12 +344,20 @@ function toChatAnswer(answer: Answer, folder: FolderIndex): ChatAnswer {
       model: metadata.model ? `${metadata.model.backend} ${metadata.model.name}` : null,
       questionKind: search?.queryMode ?? null,
       levels: [...(search?.levels ?? [])],
-      crag: search ? { decision: search.crag.decision, score: search.crag.score, strategy: search.crag.strategy } : null,
+      crag: search
+        ? {
+            decision: search.crag.decision,
+            score: search.crag.score,
+            strategy: search.crag.strategy,
+          }
+        : null,
       passes: metadata.cgrag?.passesUsed ?? null,
       gapsIdentified: [...(metadata.cgrag?.gapsIdentified ?? [])],
       gapsResolved: [...(metadata.cgrag?.gapsResolved ?? [])],
       gapsUnresolved: [...(metadata.cgrag?.gapsUnresolved ?? [])],
-      agentSteps: (metadata.agent?.steps ?? []).map((step) => `${step.iteration}. ${describeStep(step)}`),
+      agentSteps: (metadata.agent?.steps ?? []).map(
+        (step) => `${step.iteration}. ${describeStep(step)}`,
+      ),
       citationsDropped: metadata.citationsDropped,
       timings: { ...(search?.timings ?? {}) },
       durationMs: metadata.durationMs,

@@ -24,7 +24,12 @@ export class AnswerView {
     readonly entry: Entry,
     private readonly actions: AnswerActions,
   ) {
-    this.element = h('article', { class: 'entry', 'data-testid': 'answer', 'data-id': entry.id }, questionBlock(entry), this.response);
+    this.element = h(
+      'article',
+      { class: 'entry', 'data-testid': 'answer', 'data-id': entry.id },
+      questionBlock(entry),
+      this.response,
+    );
     this.render();
   }
 
@@ -49,13 +54,22 @@ export class AnswerView {
     const { entry } = this;
     switch (entry.status) {
       case 'streaming':
-        return [stepsList(entry.steps), entry.text ? answerText(entry.text, true) : working(entry.steps.length > 0)];
+        return [
+          stepsList(entry.steps),
+          entry.text ? answerText(entry.text, true) : working(entry.steps.length > 0),
+        ];
       case 'done':
         return entry.answer ? this.finished(entry.answer) : [];
       case 'error':
-        return [entry.text ? answerText(entry.text, false) : null, h('div', { class: 'error', role: 'alert' }, entry.error ?? 'The answer failed.')];
+        return [
+          entry.text ? answerText(entry.text, false) : null,
+          h('div', { class: 'error', role: 'alert' }, entry.error ?? 'The answer failed.'),
+        ];
       case 'stopped':
-        return [entry.text ? answerText(entry.text, false) : null, h('p', { class: 'note' }, 'Stopped.')];
+        return [
+          entry.text ? answerText(entry.text, false) : null,
+          h('p', { class: 'note' }, 'Stopped.'),
+        ];
       case 'interrupted':
         return [entry.text ? answerText(entry.text, false) : null, this.interrupted()];
     }
@@ -66,7 +80,13 @@ export class AnswerView {
     linkMentions(text, answer.citations);
     void drawDiagrams(text).then(() => this.actions.rendered());
     return [
-      answer.evidenceOnly ? h('div', { class: 'evidence-only', 'data-testid': 'evidence-only-label' }, 'Evidence only — no model wrote this answer; it lists what the search found.') : null,
+      answer.evidenceOnly
+        ? h(
+            'div',
+            { class: 'evidence-only', 'data-testid': 'evidence-only-label' },
+            'Evidence only — no model wrote this answer; it lists what the search found.',
+          )
+        : null,
       text,
       notices(answer.notices),
       sourcesList(answer.citations),
@@ -78,11 +98,19 @@ export class AnswerView {
   private followUps(questions: readonly string[]): HTMLElement | null {
     if (questions.length === 0) return null;
     const chips = questions.map((question) => {
-      const chip = h('button', { type: 'button', class: 'chip follow-up', 'data-testid': 'follow-up' }, question);
+      const chip = h(
+        'button',
+        { type: 'button', class: 'chip follow-up', 'data-testid': 'follow-up' },
+        question,
+      );
       chip.addEventListener('click', () => this.actions.ask(question));
       return chip;
     });
-    return h('div', { class: 'follow-ups', role: 'group', 'aria-label': 'Follow-up questions' }, ...chips);
+    return h(
+      'div',
+      { class: 'follow-ups', role: 'group', 'aria-label': 'Follow-up questions' },
+      ...chips,
+    );
   }
 
   private interrupted(): HTMLElement {
@@ -97,23 +125,43 @@ function questionBlock(entry: Entry): HTMLElement {
     'div',
     { class: 'question', title: entry.label ? entry.question : undefined },
     h('div', { class: 'question-text' }, entry.label ?? entry.question),
-    entry.attachment ? h('span', { class: 'chip attachment' }, icon('attach'), h('span', { class: 'chip-text' }, attachmentLabel(entry.attachment))) : null,
+    entry.attachment
+      ? h(
+          'span',
+          { class: 'chip attachment' },
+          icon('attach'),
+          h('span', { class: 'chip-text' }, attachmentLabel(entry.attachment)),
+        )
+      : null,
   );
 }
 
 function answerText(markdown: string, streaming: boolean): HTMLElement {
-  const element = h('div', { class: 'answer-text markdown', 'data-testid': 'answer-text', 'aria-busy': streaming ? 'true' : 'false' });
+  const element = h('div', {
+    class: 'answer-text markdown',
+    'data-testid': 'answer-text',
+    'aria-busy': streaming ? 'true' : 'false',
+  });
   element.appendChild(renderMarkdown(markdown));
   return element;
 }
 
 function stepsList(steps: readonly string[]): HTMLElement | null {
   if (steps.length === 0) return null;
-  return h('ol', { class: 'steps', 'aria-label': 'Agent steps' }, ...steps.map((step) => h('li', {}, step)));
+  return h(
+    'ol',
+    { class: 'steps', 'aria-label': 'Agent steps' },
+    ...steps.map((step) => h('li', {}, step)),
+  );
 }
 
 function working(searching: boolean): HTMLElement {
-  return h('p', { class: 'working', role: 'status' }, h('span', { class: 'spinner', 'aria-hidden': 'true' }), searching ? 'Working…' : 'Searching the index…');
+  return h(
+    'p',
+    { class: 'working', role: 'status' },
+    h('span', { class: 'spinner', 'aria-hidden': 'true' }),
+    searching ? 'Working…' : 'Searching the index…',
+  );
 }
 
 function notices(items: readonly string[]): HTMLElement | null {

@@ -14,10 +14,28 @@ interface Target {
   readonly endLine: number;
 }
 
-function citationLink(target: Target, text = `${target.path}:${target.startLine}-${target.endLine}`): HTMLButtonElement {
-  const link = h('button', { type: 'button', class: 'citation', 'data-testid': 'citation', title: `Open ${target.path}, lines ${target.startLine}–${target.endLine}` }, text);
+function citationLink(
+  target: Target,
+  text = `${target.path}:${target.startLine}-${target.endLine}`,
+): HTMLButtonElement {
+  const link = h(
+    'button',
+    {
+      type: 'button',
+      class: 'citation',
+      'data-testid': 'citation',
+      title: `Open ${target.path}, lines ${target.startLine}–${target.endLine}`,
+    },
+    text,
+  );
   link.addEventListener('click', () => {
-    post({ type: 'openCitation', folder: target.folder, path: target.path, startLine: target.startLine, endLine: target.endLine });
+    post({
+      type: 'openCitation',
+      folder: target.folder,
+      path: target.path,
+      startLine: target.startLine,
+      endLine: target.endLine,
+    });
   });
   return link;
 }
@@ -25,8 +43,20 @@ function citationLink(target: Target, text = `${target.path}:${target.startLine}
 /** The "Sources" list under an answer: each citation with why it was cited. */
 export function sourcesList(citations: readonly Citation[]): HTMLElement | null {
   if (citations.length === 0) return null;
-  const items = citations.map((citation) => h('li', {}, citationLink(citation), citation.why ? h('span', { class: 'why' }, ` — ${citation.why}`) : null));
-  return h('section', { class: 'sources', 'aria-label': 'Sources' }, h('h3', {}, 'Sources'), h('ul', {}, ...items));
+  const items = citations.map((citation) =>
+    h(
+      'li',
+      {},
+      citationLink(citation),
+      citation.why ? h('span', { class: 'why' }, ` — ${citation.why}`) : null,
+    ),
+  );
+  return h(
+    'section',
+    { class: 'sources', 'aria-label': 'Sources' },
+    h('h3', {}, 'Sources'),
+    h('ul', {}, ...items),
+  );
 }
 
 /** `src/a.ts:12-20` or `src/a.ts:12` (an en dash too); the path part is checked against the citations. */
@@ -41,14 +71,22 @@ export function linkMentions(root: HTMLElement, citations: readonly Citation[]):
   if (citations.length === 0) return;
   for (const node of textNodes(root)) {
     const pieces = splitMentions(node.data, citations);
-    if (pieces.some((piece) => typeof piece !== 'string')) node.replaceWith(...pieces.map((piece) => (typeof piece === 'string' ? piece : citationLink(piece.target, piece.text))));
+    if (pieces.some((piece) => typeof piece !== 'string'))
+      node.replaceWith(
+        ...pieces.map((piece) =>
+          typeof piece === 'string' ? piece : citationLink(piece.target, piece.text),
+        ),
+      );
   }
 }
 
 /** Text outside links and code blocks (inline `code` is kept: answers often cite spans in backticks). */
 function textNodes(root: HTMLElement): Text[] {
   const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT, {
-    acceptNode: (node) => (node.parentElement?.closest('a, pre, button') ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT),
+    acceptNode: (node) =>
+      node.parentElement?.closest('a, pre, button')
+        ? NodeFilter.FILTER_REJECT
+        : NodeFilter.FILTER_ACCEPT,
   });
   const nodes: Text[] = [];
   while (walker.nextNode()) nodes.push(walker.currentNode as Text);
@@ -71,10 +109,18 @@ function splitMentions(text: string, citations: readonly Citation[]): Piece[] {
   return pieces.filter((piece) => piece !== '');
 }
 
-function resolve(path: string, startLine: number, endLine: number, citations: readonly Citation[]): Target | null {
+function resolve(
+  path: string,
+  startLine: number,
+  endLine: number,
+  citations: readonly Citation[],
+): Target | null {
   if (startLine < 1 || endLine < startLine) return null;
   const citation = citations.find(
-    (candidate) => (candidate.path === path || candidate.path.endsWith(`/${path}`)) && startLine <= candidate.endLine && endLine >= candidate.startLine,
+    (candidate) =>
+      (candidate.path === path || candidate.path.endsWith(`/${path}`)) &&
+      startLine <= candidate.endLine &&
+      endLine >= candidate.startLine,
   );
   return citation ? { folder: citation.folder, path: citation.path, startLine, endLine } : null;
 }

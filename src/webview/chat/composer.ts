@@ -11,9 +11,17 @@ export interface ComposerEvents {
   draftChanged(draft: string, attachment: Attachment | null): void;
 }
 
-const MODES: readonly { readonly value: ChatMode; readonly label: string; readonly title: string }[] = [
+const MODES: readonly {
+  readonly value: ChatMode;
+  readonly label: string;
+  readonly title: string;
+}[] = [
   { value: 'fast', label: 'Fast', title: 'One search, one answer' },
-  { value: 'thinking', label: 'Thinking', title: 'Finds what the first answer was missing, up to three passes' },
+  {
+    value: 'thinking',
+    label: 'Thinking',
+    title: 'Finds what the first answer was missing, up to three passes',
+  },
   { value: 'deep', label: 'Deep', title: 'An agent that searches, reads files and follows calls' },
 ];
 
@@ -27,26 +35,78 @@ const MAX_INPUT_HEIGHT_PX = 240;
  */
 export class Composer {
   readonly element: HTMLFormElement;
-  private readonly input = h('textarea', { 'data-testid': 'question-input', 'aria-label': 'Question', placeholder: 'Ask about this workspace…', rows: '1', spellcheck: 'false' });
+  private readonly input = h('textarea', {
+    'data-testid': 'question-input',
+    'aria-label': 'Question',
+    placeholder: 'Ask about this workspace…',
+    rows: '1',
+    spellcheck: 'false',
+  });
   private readonly layer = h('div', { class: 'highlight', 'aria-hidden': 'true' });
   private readonly chip = h('div', { class: 'attachment-row' });
-  private readonly modeSelect = h('select', { 'data-testid': 'mode-select', 'aria-label': 'Answer mode' });
+  private readonly modeSelect = h('select', {
+    'data-testid': 'mode-select',
+    'aria-label': 'Answer mode',
+  });
   private readonly modelLabel = h('span', { class: 'model-label' });
-  private readonly sendButton = h('button', { type: 'submit', class: 'icon-button primary', 'data-testid': 'send', 'aria-label': 'Send', title: 'Send (Enter)' }, icon('send'));
-  private readonly stopButton = h('button', { type: 'button', class: 'icon-button primary', 'data-testid': 'stop', 'aria-label': 'Stop', title: 'Stop the answer', hidden: true }, icon('stop'));
+  private readonly sendButton = h(
+    'button',
+    {
+      type: 'submit',
+      class: 'icon-button primary',
+      'data-testid': 'send',
+      'aria-label': 'Send',
+      title: 'Send (Enter)',
+    },
+    icon('send'),
+  );
+  private readonly stopButton = h(
+    'button',
+    {
+      type: 'button',
+      class: 'icon-button primary',
+      'data-testid': 'stop',
+      'aria-label': 'Stop',
+      title: 'Stop the answer',
+      hidden: true,
+    },
+    icon('stop'),
+  );
   private attachment: Attachment | null = null;
   private busy = false;
 
   constructor(private readonly events: ComposerEvents) {
-    for (const mode of MODES) this.modeSelect.appendChild(h('option', { value: mode.value, title: mode.title }, mode.label));
-    const attach = h('button', { type: 'button', class: 'icon-button', 'data-testid': 'attach', 'aria-label': 'Attach a file', title: 'Attach a file (or drop one here)' }, icon('attach'));
+    for (const mode of MODES)
+      this.modeSelect.appendChild(
+        h('option', { value: mode.value, title: mode.title }, mode.label),
+      );
+    const attach = h(
+      'button',
+      {
+        type: 'button',
+        class: 'icon-button',
+        'data-testid': 'attach',
+        'aria-label': 'Attach a file',
+        title: 'Attach a file (or drop one here)',
+      },
+      icon('attach'),
+    );
     attach.addEventListener('click', () => post({ type: 'pickFile' }));
     this.element = h(
       'form',
       { class: 'composer', 'aria-label': 'Ask a question' },
       this.chip,
       h('div', { class: 'field' }, this.layer, this.input),
-      h('div', { class: 'toolbar' }, attach, this.modelLabel, h('span', { class: 'spacer' }), this.modeSelect, this.sendButton, this.stopButton),
+      h(
+        'div',
+        { class: 'toolbar' },
+        attach,
+        this.modelLabel,
+        h('span', { class: 'spacer' }),
+        this.modeSelect,
+        this.sendButton,
+        this.stopButton,
+      ),
     );
     this.wireInput();
     this.wireDrop();
@@ -126,12 +186,27 @@ export class Composer {
   }
 
   private attachmentChip(attachment: Attachment): HTMLElement {
-    const remove = h('button', { type: 'button', class: 'chip-remove', 'aria-label': `Remove attachment ${attachment.path}`, title: 'Remove' }, '×');
+    const remove = h(
+      'button',
+      {
+        type: 'button',
+        class: 'chip-remove',
+        'aria-label': `Remove attachment ${attachment.path}`,
+        title: 'Remove',
+      },
+      '×',
+    );
     remove.addEventListener('click', () => {
       this.setAttachment(null);
       this.input.focus();
     });
-    return h('span', { class: 'chip attachment', 'data-testid': 'attachment', title: attachment.path }, icon('attach'), h('span', { class: 'chip-text' }, attachmentLabel(attachment)), remove);
+    return h(
+      'span',
+      { class: 'chip attachment', 'data-testid': 'attachment', title: attachment.path },
+      icon('attach'),
+      h('span', { class: 'chip-text' }, attachmentLabel(attachment)),
+      remove,
+    );
   }
 
   private showAttachmentError(message: string): void {
@@ -157,17 +232,25 @@ export class Composer {
   private drop(data: DataTransfer): void {
     const file = data.files[0];
     if (file) {
-      this.readFile(file).catch((error: unknown) => this.showAttachmentError(`${file.name} could not be read: ${error instanceof Error ? error.message : String(error)}`));
+      this.readFile(file).catch((error: unknown) =>
+        this.showAttachmentError(
+          `${file.name} could not be read: ${error instanceof Error ? error.message : String(error)}`,
+        ),
+      );
       return;
     }
-    const uris = uriList(data.getData('text/uri-list') || data.getData('application/vnd.code.uri-list'));
+    const uris = uriList(
+      data.getData('text/uri-list') || data.getData('application/vnd.code.uri-list'),
+    );
     if (uris.length > 0) post({ type: 'dropUris', uris });
   }
 
   private async readFile(file: File): Promise<void> {
-    if (file.size > MAX_ATTACHMENT_CHARS) return this.showAttachmentError(`${file.name} is too large to attach (over 512 KB).`);
+    if (file.size > MAX_ATTACHMENT_CHARS)
+      return this.showAttachmentError(`${file.name} is too large to attach (over 512 KB).`);
     const content = await file.text();
-    if (content.includes('\u0000')) return this.showAttachmentError(`${file.name} is not a text file.`);
+    if (content.includes('\u0000'))
+      return this.showAttachmentError(`${file.name} is not a text file.`);
     this.setAttachment({ path: file.name, content });
   }
 }

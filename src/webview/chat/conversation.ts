@@ -12,14 +12,21 @@ export interface Question {
   readonly label?: string;
 }
 
-type AnswerMessage = Extract<ToWebview, { type: 'answerStart' | 'answerText' | 'agentStep' | 'answerDone' | 'answerError' }>;
+type AnswerMessage = Extract<
+  ToWebview,
+  { type: 'answerStart' | 'answerText' | 'agentStep' | 'answerDone' | 'answerError' }
+>;
 
 /** How close to the end (px) counts as "reading the latest": then new text keeps the end in view. */
 const STICK_PX = 48;
 
 export class Conversation {
   readonly element = h('div', { class: 'conversation', role: 'log', 'aria-label': 'Conversation' });
-  private readonly hint = h('p', { class: 'hint' }, 'Ask a question about this workspace. Answers cite the exact lines they rely on; click a citation to open it.');
+  private readonly hint = h(
+    'p',
+    { class: 'hint' },
+    'Ask a question about this workspace. Answers cite the exact lines they rely on; click a citation to open it.',
+  );
   private readonly views = new Map<string, AnswerView>();
   private stick = true;
   private autoScrollTop = -1;
@@ -56,7 +63,14 @@ export class Conversation {
     this.stick = true;
     this.add(entry);
     const sessionId = this.state.sessionId;
-    post({ type: 'ask', id, question: request.question, mode: request.mode, ...(request.attachment ? { attachment: request.attachment } : {}), ...(sessionId ? { sessionId } : {}) });
+    post({
+      type: 'ask',
+      id,
+      question: request.question,
+      mode: request.mode,
+      ...(request.attachment ? { attachment: request.attachment } : {}),
+      ...(sessionId ? { sessionId } : {}),
+    });
     this.changed();
   }
 
@@ -104,7 +118,12 @@ export class Conversation {
       // A follow-up uses the mode selected now, as a typed question would.
       ask: (question) => this.ask({ question, mode: this.state.mode }),
       // Only the attachment's name was kept, so a retry goes without its content.
-      retry: (previous) => this.ask({ question: previous.question, mode: previous.mode, ...(previous.label ? { label: previous.label } : {}) }),
+      retry: (previous) =>
+        this.ask({
+          question: previous.question,
+          mode: previous.mode,
+          ...(previous.label ? { label: previous.label } : {}),
+        }),
       rendered: () => this.keepEndInView(),
     });
     this.views.set(entry.id, view);

@@ -12,7 +12,12 @@ export function detailsSection(answer: ChatAnswer): HTMLDetailsElement {
     ['Model', details.model ?? 'none (evidence only)'],
     ['Question kind', details.questionKind ?? '—'],
     ['Levels', details.levels.join(', ') || '—'],
-    ['CRAG', details.crag ? `${details.crag.decision} · score ${details.crag.score.toFixed(2)} · ${details.crag.strategy}` : '—'],
+    [
+      'CRAG',
+      details.crag
+        ? `${details.crag.decision} · score ${details.crag.score.toFixed(2)} · ${details.crag.strategy}`
+        : '—',
+    ],
     ['Passes', details.passes === null ? '—' : String(details.passes)],
     ['Gaps identified', list(details.gapsIdentified)],
     ['Gaps resolved', list(details.gapsResolved)],
@@ -25,7 +30,12 @@ export function detailsSection(answer: ChatAnswer): HTMLDetailsElement {
   ];
   const grid = h('dl', {});
   for (const [term, value] of rows) grid.append(h('dt', {}, term), h('dd', {}, value));
-  return h('details', { class: 'answer-details', 'data-testid': 'details' }, h('summary', {}, `Details · ${MODE_NAMES[details.mode]} · ${seconds(details.durationMs)}`), grid);
+  return h(
+    'details',
+    { class: 'answer-details', 'data-testid': 'details' },
+    h('summary', {}, `Details · ${MODE_NAMES[details.mode]} · ${seconds(details.durationMs)}`),
+    grid,
+  );
 }
 
 function list(items: readonly string[], tag: 'ul' | 'ol' = 'ul'): Node | string {

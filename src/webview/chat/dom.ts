@@ -7,7 +7,11 @@ type Props = Record<string, string | boolean | undefined>;
 type Child = Node | string | null | undefined | false;
 
 /** `h('button', { class: 'x', 'data-testid': 'send' }, 'Send')`: attributes, then children. */
-export function h<K extends keyof HTMLElementTagNameMap>(tag: K, props: Props = {}, ...children: Child[]): HTMLElementTagNameMap[K] {
+export function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  props: Props = {},
+  ...children: Child[]
+): HTMLElementTagNameMap[K] {
   const element = document.createElement(tag);
   for (const [name, value] of Object.entries(props)) {
     if (value === undefined || value === false) continue;

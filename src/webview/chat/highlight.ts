@@ -44,7 +44,10 @@ function inline(text: string): Segment[] {
   const result: Segment[] = [];
   let last = 0;
   for (const match of text.matchAll(INLINE_CODE)) {
-    result.push({ kind: 'text', text: text.slice(last, match.index) }, { kind: 'code', text: match[0] });
+    result.push(
+      { kind: 'text', text: text.slice(last, match.index) },
+      { kind: 'code', text: match[0] },
+    );
     last = match.index + match[0].length;
   }
   result.push({ kind: 'text', text: text.slice(last) });

@@ -14,13 +14,23 @@ const GRACE_MS = 2000;
 const FADE_MS = 400;
 
 export class IndexingView {
-  readonly banner = h('div', { class: 'banner', 'data-testid': 'index-ready-banner', role: 'status', hidden: true });
+  readonly banner = h('div', {
+    class: 'banner',
+    'data-testid': 'index-ready-banner',
+    role: 'status',
+    hidden: true,
+  });
   readonly progress: HTMLElement;
   readonly game: HTMLElement;
   private readonly bar = h('div', { class: 'progress-fill' });
   private readonly label = h('span', { class: 'progress-label' });
   private readonly percent = h('span', { class: 'progress-percent' });
-  private readonly canvas = h('canvas', { class: 'runner', 'data-testid': 'runner-canvas', tabindex: '0', 'aria-label': 'A small game to pass the time: space or click to jump' });
+  private readonly canvas = h('canvas', {
+    class: 'runner',
+    'data-testid': 'runner-canvas',
+    tabindex: '0',
+    'aria-label': 'A small game to pass the time: space or click to jump',
+  });
   private runner: Runner | null = null;
   private startedAt = 0;
   private gameTimer: ReturnType<typeof setTimeout> | undefined;
@@ -30,8 +40,23 @@ export class IndexingView {
   constructor(private readonly revealChat: (fade: boolean) => void) {
     this.progress = h(
       'div',
-      { class: 'progress', 'data-testid': 'progress', role: 'progressbar', 'aria-valuemin': '0', 'aria-valuemax': '100', 'aria-valuenow': '0', 'aria-label': 'Indexing', hidden: true },
-      h('div', { class: 'progress-text' }, h('span', { class: 'spinner', 'aria-hidden': 'true' }), this.label, this.percent),
+      {
+        class: 'progress',
+        'data-testid': 'progress',
+        role: 'progressbar',
+        'aria-valuemin': '0',
+        'aria-valuemax': '100',
+        'aria-valuenow': '0',
+        'aria-label': 'Indexing',
+        hidden: true,
+      },
+      h(
+        'div',
+        { class: 'progress-text' },
+        h('span', { class: 'spinner', 'aria-hidden': 'true' }),
+        this.label,
+        this.percent,
+      ),
       h('div', { class: 'progress-track' }, this.bar),
     );
     this.game = h('div', { class: 'game', hidden: true }, this.canvas);

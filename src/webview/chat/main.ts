@@ -57,13 +57,23 @@ composer.setMode(state.mode);
 composer.setDraft(state.draft, state.draftAttachment);
 
 const conversation = new Conversation(state, (busy) => composer.setBusy(busy));
-const chat = h('section', { class: 'chat', 'aria-label': 'Chat', hidden: true }, conversation.element, composer.element);
+const chat = h(
+  'section',
+  { class: 'chat', 'aria-label': 'Chat', hidden: true },
+  conversation.element,
+  composer.element,
+);
 const indexing = new IndexingView((fade) => {
   show(chat, true);
   if (fade) chat.classList.add('fade-in');
   conversation.revealed();
 });
-(document.getElementById('app') ?? document.body).append(indexing.banner, indexing.progress, indexing.game, chat);
+(document.getElementById('app') ?? document.body).append(
+  indexing.banner,
+  indexing.progress,
+  indexing.game,
+  chat,
+);
 
 onMessage(handle);
 watchTheme(() => conversation.redraw());
@@ -87,7 +97,12 @@ function handle(message: ToWebview): void {
       // The user asked from the editor (Explain this error): the chat shows it even mid-indexing.
       indexing.showChatNow();
       indexing.dismissBanner();
-      return conversation.ask({ question: message.question, mode: message.mode, attachment: message.attachment ?? null, ...(message.label ? { label: message.label } : {}) });
+      return conversation.ask({
+        question: message.question,
+        mode: message.mode,
+        attachment: message.attachment ?? null,
+        ...(message.label ? { label: message.label } : {}),
+      });
     case 'attachment':
       return composer.setAttachment(message.attachment);
     case 'modelLabel':

@@ -29,7 +29,11 @@ export function renderMarkdown(text: string): DocumentFragment {
 }
 
 function copyButton(block: HTMLElement): HTMLButtonElement {
-  const button = h('button', { type: 'button', class: 'copy icon-button', 'aria-label': 'Copy code', title: 'Copy code' }, icon('copy'));
+  const button = h(
+    'button',
+    { type: 'button', class: 'copy icon-button', 'aria-label': 'Copy code', title: 'Copy code' },
+    icon('copy'),
+  );
   button.addEventListener('click', () => {
     const code = block.querySelector('code')?.textContent ?? '';
     navigator.clipboard.writeText(code).then(

@@ -76,9 +76,14 @@ async function draw(diagram: string): Promise<DocumentFragment | null> {
   const id = `mermaid-${++counter}`;
   try {
     const { svg } = await mermaid.render(id, diagram);
-    return DOMPurify.sanitize(svg, { USE_PROFILES: { svg: true, svgFilters: true }, RETURN_DOM_FRAGMENT: true });
+    return DOMPurify.sanitize(svg, {
+      USE_PROFILES: { svg: true, svgFilters: true },
+      RETURN_DOM_FRAGMENT: true,
+    });
   } catch (error) {
-    console.warn(`Code Oracle: mermaid diagram not drawn: ${error instanceof Error ? error.message : String(error)}`);
+    console.warn(
+      `Code Oracle: mermaid diagram not drawn: ${error instanceof Error ? error.message : String(error)}`,
+    );
     // A failed render can leave its scratch element in the body.
     document.getElementById(`d${id}`)?.remove();
     return null;

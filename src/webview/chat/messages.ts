@@ -24,7 +24,11 @@ export function onMessage(handler: (message: ToWebview) => void): void {
 
 /** A cheap shape check that keeps stray frames' messages (anything without a `type`) out. */
 function isHostMessage(data: unknown): data is ToWebview {
-  return typeof data === 'object' && data !== null && typeof (data as { type?: unknown }).type === 'string';
+  return (
+    typeof data === 'object' &&
+    data !== null &&
+    typeof (data as { type?: unknown }).type === 'string'
+  );
 }
 
 export function loadState(): unknown {

@@ -6,14 +6,43 @@ const RUNNER = { x: 40, w: 8, h: 16 };
 const [GRAVITY, JUMP_SPEED] = [0.0026, 0.64]; // px/ms², px/ms: a jump is ~80 px high, ~0.5 s long
 const [START_SPEED, ACCELERATION, MAX_SPEED] = [0.16, 0.000004, 0.45]; // px/ms, px/ms per ms of run
 const MAX_FRAME_MS = 50; // the first frame after a pause must not teleport the runner into a bug
-const TERMINAL = ['$ npm test', 'PASS src/parser.test.ts', 'compiling 214 files…', '$ tsc --noEmit', 'ok  pkg/api 0.42s', 'FAIL src/flaky.spec.ts', '$ git rebase -i', 'linking target…', '✓ 42 passing', 'warning: unused import'];
+const TERMINAL = [
+  '$ npm test',
+  'PASS src/parser.test.ts',
+  'compiling 214 files…',
+  '$ tsc --noEmit',
+  'ok  pkg/api 0.42s',
+  'FAIL src/flaky.spec.ts',
+  '$ git rebase -i',
+  'linking target…',
+  '✓ 42 passing',
+  'warning: unused import',
+];
 
-interface Thing { kind: 'bug' | 'error' | 'check'; x: number; y: number }
+interface Thing {
+  kind: 'bug' | 'error' | 'check';
+  x: number;
+  y: number;
+}
 
 /** One run, from the start to "Build failed.". */
 function newRun() {
-  const lines = Array.from({ length: 5 }, (_, i) => ({ text: pick(TERMINAL), x: Math.random() * WIDTH, y: 32 + i * 15 }));
-  return { height: 0, velocity: 0, speed: START_SPEED, score: 0, ms: 0, nextSpawn: 120, over: false, things: [] as Thing[], lines };
+  const lines = Array.from({ length: 5 }, (_, i) => ({
+    text: pick(TERMINAL),
+    x: Math.random() * WIDTH,
+    y: 32 + i * 15,
+  }));
+  return {
+    height: 0,
+    velocity: 0,
+    speed: START_SPEED,
+    score: 0,
+    ms: 0,
+    nextSpawn: 120,
+    over: false,
+    things: [] as Thing[],
+    lines,
+  };
 }
 
 export class Runner {
@@ -68,7 +97,12 @@ export class Runner {
   private restart(): void {
     const style = getComputedStyle(this.canvas);
     const read = (name: string): string => style.getPropertyValue(name).trim() || style.color;
-    this.colors = { fg: read('--runner-fg'), bg: read('--runner-bg'), ok: read('--runner-ok'), bad: read('--runner-bad') };
+    this.colors = {
+      fg: read('--runner-fg'),
+      bg: read('--runner-bg'),
+      ok: read('--runner-ok'),
+      bad: read('--runner-bad'),
+    };
     this.run = newRun();
   }
 
@@ -112,7 +146,10 @@ export class Runner {
     const run = this.run;
     const [top, bottom] = [GROUND - run.height - RUNNER.h, GROUND - run.height];
     // Boxes a little smaller than the glyphs: a graze should not end the run.
-    const hit = run.things.find((t) => t.x - 5 < RUNNER.x + RUNNER.w && t.x + 5 > RUNNER.x && t.y - 10 < bottom && t.y - 2 > top);
+    const hit = run.things.find(
+      (t) =>
+        t.x - 5 < RUNNER.x + RUNNER.w && t.x + 5 > RUNNER.x && t.y - 10 < bottom && t.y - 2 > top,
+    );
     if (hit?.kind === 'check') {
       run.score += 1;
       hit.x = -100;
@@ -136,17 +173,39 @@ export class Runner {
     c.globalAlpha = 1;
     for (const thing of run.things) this.drawThing(thing);
     this.text(`Tests passed: ${run.score}`, 8, 14, '11px monospace', colors.fg);
-    if (run.over) this.text('Build failed.', WIDTH / 2, HEIGHT / 2, 'bold 16px monospace', colors.bad, 'center');
+    if (run.over)
+      this.text(
+        'Build failed.',
+        WIDTH / 2,
+        HEIGHT / 2,
+        'bold 16px monospace',
+        colors.bad,
+        'center',
+      );
   }
 
   private drawThing({ kind, x, y }: Thing): void {
     // Without a colour emoji font 🐛 would be an empty box; a red ✱ stands in for it.
     const bug = this.emoji ? '🐛' : '✱';
     const glyph = kind === 'check' ? '✓' : kind === 'error' ? '×' : bug;
-    this.text(glyph, x, y, kind === 'bug' ? '15px sans-serif' : 'bold 18px monospace', kind === 'check' ? this.colors.ok : this.colors.bad, 'center');
+    this.text(
+      glyph,
+      x,
+      y,
+      kind === 'bug' ? '15px sans-serif' : 'bold 18px monospace',
+      kind === 'check' ? this.colors.ok : this.colors.bad,
+      'center',
+    );
   }
 
-  private text(value: string, x: number, y: number, font: string, color: string, align: CanvasTextAlign = 'left'): void {
+  private text(
+    value: string,
+    x: number,
+    y: number,
+    font: string,
+    color: string,
+    align: CanvasTextAlign = 'left',
+  ): void {
     Object.assign(this.c, { font, fillStyle: color, textAlign: align });
     this.c.fillText(value, x, y);
   }
@@ -159,7 +218,9 @@ function canDrawEmoji(): boolean {
   probe.font = '16px sans-serif';
   probe.fillText('🐛', 0, 16);
   const pixels = probe.getImageData(0, 0, 20, 20).data;
-  return pixels.some((value, i) => i % 4 === 0 && (value !== pixels[i + 1] || value !== pixels[i + 2]));
+  return pixels.some(
+    (value, i) => i % 4 === 0 && (value !== pixels[i + 1] || value !== pixels[i + 2]),
+  );
 }
 
 function pick<T>(items: readonly T[]): T {

@@ -58,7 +58,9 @@ export function restoreState(): ChatState {
 }
 
 function isChatState(value: unknown): value is ChatState {
-  return typeof value === 'object' && value !== null && (value as { version?: unknown }).version === 1;
+  return (
+    typeof value === 'object' && value !== null && (value as { version?: unknown }).version === 1
+  );
 }
 
 let laterTimer: ReturnType<typeof setTimeout> | undefined;

@@ -7,7 +7,9 @@ const vscode = require('vscode');
 const EXTENSION_ID = 'code-oracle.code-oracle'; // package.json publisher.name
 const ROOT = path.resolve(__dirname, '..', '..', '..');
 // every command the manifest contributes must be registered by activation
-const COMMANDS = require(path.join(ROOT, 'package.json')).contributes.commands.map((entry) => entry.command);
+const COMMANDS = require(path.join(ROOT, 'package.json')).contributes.commands.map(
+  (entry) => entry.command,
+);
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -24,7 +26,10 @@ function folder() {
  * reindex resolves even when indexing failed (the failure only reaches the status bar).
  */
 async function indexStats(api) {
-  assert.ok(api && api.client && typeof api.client.stats === 'function', 'activate() should return the Ctx, with client.stats()');
+  assert.ok(
+    api && api.client && typeof api.client.stats === 'function',
+    'activate() should return the Ctx, with client.stats()',
+  );
   const result = await api.client.stats(folder().uri.fsPath);
   assert.ok(result.ok, `engine stats failed: ${JSON.stringify(result.error)}`);
   return result.value;
@@ -39,7 +44,7 @@ suite('Code Oracle in a real VS Code extension host', () => {
   test('runs in VS Code 1.139 on Node 24 with the fixture open', async () => {
     assert.match(vscode.version, /^1\.139\./);
     assert.match(process.version, /^v24\./);
-    assert.ok(await pythonFiles() >= 1, 'the workspace has no Python files');
+    assert.ok((await pythonFiles()) >= 1, 'the workspace has no Python files');
   });
 
   test('the extension is present, loaded from this repository, and activates', async () => {
@@ -54,7 +59,8 @@ suite('Code Oracle in a real VS Code extension host', () => {
   test('every command it contributes is registered', async () => {
     assert.ok(COMMANDS.length >= 8, `package.json contributes only ${COMMANDS.join(', ')}`);
     const all = await vscode.commands.getCommands(true);
-    for (const command of COMMANDS) assert.ok(all.includes(command), `${command} is not registered`);
+    for (const command of COMMANDS)
+      assert.ok(all.includes(command), `${command} is not registered`);
   });
 
   test('the first index (started by activation) completes in the engine worker', async () => {
@@ -78,7 +84,14 @@ suite('Code Oracle in a real VS Code extension host', () => {
     const doc = await vscode.workspace.openTextDocument(uri);
     const editor = await vscode.window.showTextDocument(doc);
     const end = doc.lineAt(doc.lineCount - 1).range.end;
-    assert.ok(await editor.edit((b) => b.insert(end, '\n\n\ndef e2e_added_function():\n    """Added by the e2e suite."""\n    return 42\n')));
+    assert.ok(
+      await editor.edit((b) =>
+        b.insert(
+          end,
+          '\n\n\ndef e2e_added_function():\n    """Added by the e2e suite."""\n    return 42\n',
+        ),
+      ),
+    );
     assert.ok(doc.isDirty);
     assert.strictEqual(await doc.save(), true, 'save failed');
     assert.ok(!doc.isDirty);
@@ -88,7 +101,10 @@ suite('Code Oracle in a real VS Code extension host', () => {
       await sleep(100);
       after = await indexStats(api);
     }
-    assert.ok(after.facts > before.facts, `the saved definition was not indexed (facts ${before.facts} -> ${after.facts})`);
+    assert.ok(
+      after.facts > before.facts,
+      `the saved definition was not indexed (facts ${before.facts} -> ${after.facts})`,
+    );
     assert.strictEqual(after.files, before.files);
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
   });
@@ -97,10 +113,15 @@ suite('Code Oracle in a real VS Code extension host', () => {
     const uri = vscode.Uri.joinPath(folder().uri, 'shop', 'service.py');
     await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(uri));
     const lenses = await vscode.commands.executeCommand('vscode.executeCodeLensProvider', uri);
-    const ours = lenses.filter((lens) => lens.command && lens.command.command === 'codeOracle.showCallers');
+    const ours = lenses.filter(
+      (lens) => lens.command && lens.command.command === 'codeOracle.showCallers',
+    );
     const byLine = new Map(ours.map((lens) => [lens.range.start.line + 1, lens.command]));
     // __init__ 9, create_order 13 (called by api.create_order_endpoint), _validate 22, regenerate 26
-    assert.deepStrictEqual([...byLine.keys()].sort((a, b) => a - b), [9, 13, 22, 26]);
+    assert.deepStrictEqual(
+      [...byLine.keys()].sort((a, b) => a - b),
+      [9, 13, 22, 26],
+    );
     assert.strictEqual(byLine.get(13).title, '1 caller');
     assert.strictEqual(byLine.get(26).title, 'no callers found');
     assert.deepStrictEqual(byLine.get(13).arguments.slice(1), ['create_order', 13]);
@@ -114,7 +135,10 @@ suite('Code Oracle in a real VS Code extension host', () => {
     assert.ok(await editor.edit((b) => b.insert(new vscode.Position(0, 0), '# one\n# two\n')));
     try {
       const lenses = await vscode.commands.executeCommand('vscode.executeCodeLensProvider', uri);
-      const lines = lenses.filter((lens) => lens.command && lens.command.command === 'codeOracle.showCallers').map((lens) => lens.range.start.line + 1).sort((a, b) => a - b);
+      const lines = lenses
+        .filter((lens) => lens.command && lens.command.command === 'codeOracle.showCallers')
+        .map((lens) => lens.range.start.line + 1)
+        .sort((a, b) => a - b);
       assert.deepStrictEqual(lines, [11, 15, 24, 28], 'each lens moved down with its definition');
     } finally {
       await vscode.commands.executeCommand('workbench.action.files.revert');
@@ -125,18 +149,33 @@ suite('Code Oracle in a real VS Code extension host', () => {
   test('the lenses follow the index: a caller added and saved is counted', async () => {
     const service = vscode.Uri.joinPath(folder().uri, 'shop', 'service.py');
     const createOrderLens = async () => {
-      const lenses = await vscode.commands.executeCommand('vscode.executeCodeLensProvider', service);
-      const lens = lenses.find((candidate) => candidate.command && candidate.range.start.line === 12);
+      const lenses = await vscode.commands.executeCommand(
+        'vscode.executeCodeLensProvider',
+        service,
+      );
+      const lens = lenses.find(
+        (candidate) => candidate.command && candidate.range.start.line === 12,
+      );
       return lens && lens.command.title;
     };
     assert.strictEqual(await createOrderLens(), '1 caller');
-    const api = await vscode.workspace.openTextDocument(vscode.Uri.joinPath(folder().uri, 'shop', 'api.py'));
+    const api = await vscode.workspace.openTextDocument(
+      vscode.Uri.joinPath(folder().uri, 'shop', 'api.py'),
+    );
     const editor = await vscode.window.showTextDocument(api);
     const end = api.lineAt(api.lineCount - 1).range.end;
-    assert.ok(await editor.edit((b) => b.insert(end, '\n\n\ndef reorder_endpoint(request):\n    service = OrderService(request["db"])\n    return service.create_order(request["previous_items"])\n')));
+    assert.ok(
+      await editor.edit((b) =>
+        b.insert(
+          end,
+          '\n\n\ndef reorder_endpoint(request):\n    service = OrderService(request["db"])\n    return service.create_order(request["previous_items"])\n',
+        ),
+      ),
+    );
     assert.strictEqual(await api.save(), true);
     let title;
-    for (let i = 0; i < 100 && (title = await createOrderLens()) !== '2 callers'; i++) await sleep(100);
+    for (let i = 0; i < 100 && (title = await createOrderLens()) !== '2 callers'; i++)
+      await sleep(100);
     assert.strictEqual(title, '2 callers');
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
   });
@@ -146,13 +185,27 @@ suite('Code Oracle in a real VS Code extension host', () => {
     const diagnostics = vscode.languages.createDiagnosticCollection('e2e');
     try {
       const range = new vscode.Range(23, 8, 23, 60);
-      const diagnostic = new vscode.Diagnostic(range, 'DatabaseError: attempt to write a readonly database', vscode.DiagnosticSeverity.Error);
+      const diagnostic = new vscode.Diagnostic(
+        range,
+        'DatabaseError: attempt to write a readonly database',
+        vscode.DiagnosticSeverity.Error,
+      );
       diagnostic.source = 'e2e';
       diagnostics.set(uri, [diagnostic]);
       await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(uri));
-      const actions = await vscode.commands.executeCommand('vscode.executeCodeActionProvider', uri, range, vscode.CodeActionKind.QuickFix.value);
-      const explain = actions.find((action) => action.title === 'Explain this error with Code Oracle');
-      assert.ok(explain, `no "Explain this error" among ${JSON.stringify(actions.map((action) => action.title))}`);
+      const actions = await vscode.commands.executeCommand(
+        'vscode.executeCodeActionProvider',
+        uri,
+        range,
+        vscode.CodeActionKind.QuickFix.value,
+      );
+      const explain = actions.find(
+        (action) => action.title === 'Explain this error with Code Oracle',
+      );
+      assert.ok(
+        explain,
+        `no "Explain this error" among ${JSON.stringify(actions.map((action) => action.title))}`,
+      );
       assert.strictEqual(explain.command.command, 'codeOracle.explainError');
       assert.strictEqual(explain.command.arguments[0].toString(), uri.toString());
       assert.strictEqual(explain.command.arguments[1].message, diagnostic.message);
@@ -164,9 +217,19 @@ suite('Code Oracle in a real VS Code extension host', () => {
   });
 
   test('the engine answers in the extension host with no model: citations inside the workspace', async () => {
-    const result = await api.client.ask(folder().uri.fsPath, { question: "Why do I get 'attempt to write a readonly database'?", mode: 'fast', llm: { provider: 'none' } });
+    const result = await api.client.ask(folder().uri.fsPath, {
+      question: "Why do I get 'attempt to write a readonly database'?",
+      mode: 'fast',
+      llm: { provider: 'none' },
+    });
     assert.ok(result.ok, `ask failed: ${JSON.stringify(result.error)}`);
     assert.strictEqual(result.value.evidenceOnly, true);
-    assert.ok(result.value.citations.some((citation) => citation.path === 'shop/db.py' && citation.startLine <= 24 && citation.endLine >= 24), JSON.stringify(result.value.citations));
+    assert.ok(
+      result.value.citations.some(
+        (citation) =>
+          citation.path === 'shop/db.py' && citation.startLine <= 24 && citation.endLine >= 24,
+      ),
+      JSON.stringify(result.value.citations),
+    );
   });
 });

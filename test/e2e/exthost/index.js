@@ -29,8 +29,12 @@ exports.run = function run() {
   return new Promise((resolve, reject) => {
     const runner = mocha.run((failures) => {
       const { passes, failures: failed, pending } = runner.stats;
-      Mocha.reporters.Base.consoleLog(`extension host: pid ${process.pid}, node ${process.version}`);
-      Mocha.reporters.Base.consoleLog(`exthost: ${passes} passed, ${failed} failed, ${pending} skipped`);
+      Mocha.reporters.Base.consoleLog(
+        `extension host: pid ${process.pid}, node ${process.version}`,
+      );
+      Mocha.reporters.Base.consoleLog(
+        `exthost: ${passes} passed, ${failed} failed, ${pending} skipped`,
+      );
       if (RESULTS) fs.writeFileSync(RESULTS, lines.join('\n') + '\n');
       if (failures > 0) reject(new Error(`${failures} extension-host tests failed`));
       else resolve();

@@ -11,9 +11,18 @@ import { captureLogs, eventsNamed } from '../../helpers/logs';
 
 const Answer = z.object({ answer: z.string().min(1), confidence: z.number().min(0).max(1) });
 const ReadFile = z.object({ path: z.string() });
-const READ_FILE: ToolSpec = { name: 'read_file', description: 'Reads a file of the workspace', schema: ReadFile };
+const READ_FILE: ToolSpec = {
+  name: 'read_file',
+  description: 'Reads a file of the workspace',
+  schema: ReadFile,
+};
 const FAST_BACKOFF = { baseDelayMs: 1, maxDelayMs: 150 };
-const QUESTION = { system: 'You answer questions about code.', prompt: 'What does main() do?', schema: Answer, schemaName: 'Answer' };
+const QUESTION = {
+  system: 'You answer questions about code.',
+  prompt: 'What does main() do?',
+  schema: Answer,
+  schemaName: 'Answer',
+};
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a request body is whatever JSON the client sent
 function lastUserText(body: any): string {
@@ -40,21 +49,52 @@ const anthropicMessage = (content: unknown[], stopReason = 'end_turn') => ({
   stop_sequence: null,
   usage: { input_tokens: 12, output_tokens: 34 },
 });
-const toolUse = (input: unknown, name = 'Answer', id = 'toolu_1') => ({ json: anthropicMessage([{ type: 'tool_use', id, name, input }], 'tool_use') });
-const anthropicError = (status: number, type: string, message: string, headers: Record<string, string> = {}) => ({ status, headers, json: { type: 'error', error: { type, message } } });
+const toolUse = (input: unknown, name = 'Answer', id = 'toolu_1') => ({
+  json: anthropicMessage([{ type: 'tool_use', id, name, input }], 'tool_use'),
+});
+const anthropicError = (
+  status: number,
+  type: string,
+  message: string,
+  headers: Record<string, string> = {},
+) => ({ status, headers, json: { type: 'error', error: { type, message } } });
 const sse = (event: string, data: object) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
 
 /** A streamed Messages API answer with one content block, delivered in `pieces`. */
-function anthropicStream(block: { type: 'tool_use'; name: string } | { type: 'text' }, pieces: readonly string[]): Reply {
-  const start = block.type === 'text' ? { type: 'text', text: '' } : { type: 'tool_use', id: 'toolu_1', name: block.name, input: {} };
-  const delta = (piece: string) => (block.type === 'text' ? { type: 'text_delta', text: piece } : { type: 'input_json_delta', partial_json: piece });
+function anthropicStream(
+  block: { type: 'tool_use'; name: string } | { type: 'text' },
+  pieces: readonly string[],
+): Reply {
+  const start =
+    block.type === 'text'
+      ? { type: 'text', text: '' }
+      : { type: 'tool_use', id: 'toolu_1', name: block.name, input: {} };
+  const delta = (piece: string) =>
+    block.type === 'text'
+      ? { type: 'text_delta', text: piece }
+      : { type: 'input_json_delta', partial_json: piece };
   return {
     sse: [
-      sse('message_start', { type: 'message_start', message: { ...anthropicMessage([], null as unknown as string), usage: { input_tokens: 12, output_tokens: 1 } } }),
+      sse('message_start', {
+        type: 'message_start',
+        message: {
+          ...anthropicMessage([], null as unknown as string),
+          usage: { input_tokens: 12, output_tokens: 1 },
+        },
+      }),
       sse('content_block_start', { type: 'content_block_start', index: 0, content_block: start }),
-      ...pieces.map((piece) => sse('content_block_delta', { type: 'content_block_delta', index: 0, delta: delta(piece) })),
+      ...pieces.map((piece) =>
+        sse('content_block_delta', { type: 'content_block_delta', index: 0, delta: delta(piece) }),
+      ),
       sse('content_block_stop', { type: 'content_block_stop', index: 0 }),
-      sse('message_delta', { type: 'message_delta', delta: { stop_reason: block.type === 'text' ? 'end_turn' : 'tool_use', stop_sequence: null }, usage: { output_tokens: 34 } }),
+      sse('message_delta', {
+        type: 'message_delta',
+        delta: {
+          stop_reason: block.type === 'text' ? 'end_turn' : 'tool_use',
+          stop_sequence: null,
+        },
+        usage: { output_tokens: 34 },
+      }),
       sse('message_stop', { type: 'message_stop' }),
     ],
   };
@@ -69,12 +109,22 @@ describe('LLM clients', () => {
     });
     after(() => server.close());
     // Not the default model: the SDK prints a deprecation warning for each call to that one.
-    const client = (options: Partial<ConstructorParameters<typeof AnthropicClient>[0]> = {}) => new AnthropicClient({ apiKey: 'test-key', baseUrl, model: 'claude-sonnet-4-6', backoff: FAST_BACKOFF, ...options });
+    const client = (options: Partial<ConstructorParameters<typeof AnthropicClient>[0]> = {}) =>
+      new AnthropicClient({
+        apiKey: 'test-key',
+        baseUrl,
+        model: 'claude-sonnet-4-6',
+        backoff: FAST_BACKOFF,
+        ...options,
+      });
 
     it('forces the schema as a tool and parses its input into the zod type', async () => {
       server.script(toolUse({ answer: 'It starts the server.', confidence: 0.9 }));
       const { result, events } = await captureLogs(() => client().complete(QUESTION));
-      assert.deepEqual(result, { ok: true, value: { answer: 'It starts the server.', confidence: 0.9 } });
+      assert.deepEqual(result, {
+        ok: true,
+        value: { answer: 'It starts the server.', confidence: 0.9 },
+      });
       const [request] = server.requests;
       assert.equal(request!.path, '/v1/messages');
       assert.equal(request!.headers.authorization, 'Bearer test-key');
@@ -83,15 +133,24 @@ describe('LLM clients', () => {
       assert.deepEqual(request!.body.tools[0].input_schema.required, ['answer', 'confidence']);
       assert.equal(request!.body.model, 'claude-sonnet-4-6');
       const started = only(events, 'llm_call_started');
-      assert.deepEqual([started.backend, started.model, started.output_schema], ['anthropic', 'claude-sonnet-4-6', 'Answer']);
-      assert.equal(started.prompt_token_estimate, Math.round(`${QUESTION.system}\n\n${QUESTION.prompt}`.length / 4));
+      assert.deepEqual(
+        [started.backend, started.model, started.output_schema],
+        ['anthropic', 'claude-sonnet-4-6', 'Answer'],
+      );
+      assert.equal(
+        started.prompt_token_estimate,
+        Math.round(`${QUESTION.system}\n\n${QUESTION.prompt}`.length / 4),
+      );
       const completed = only(events, 'llm_call_completed');
       assert.deepEqual([completed.retry_count, completed.success], [0, true]);
       assert.equal(typeof completed.latency_ms, 'number');
     });
 
     it('sends a failed validation back to the model and logs the retry', async () => {
-      server.script(toolUse({ answer: '', confidence: 2 }), toolUse({ answer: 'Fixed.', confidence: 0.5 }));
+      server.script(
+        toolUse({ answer: '', confidence: 2 }),
+        toolUse({ answer: 'Fixed.', confidence: 0.5 }),
+      );
       const { result, events } = await captureLogs(() => client().complete(QUESTION));
       assert.deepEqual(result, { ok: true, value: { answer: 'Fixed.', confidence: 0.5 } });
       const retry = only(events, 'llm_call_retry');
@@ -113,8 +172,15 @@ describe('LLM clients', () => {
       const { result, events } = await captureLogs(() => client().complete(QUESTION));
       assert.equal(result.ok, false);
       assert.equal(!result.ok && result.error.code, 'model_unavailable');
-      assert.match(!result.ok ? result.error.message : '', /^The model gave no valid Answer in 3 attempts; the last problem: .*expected string.*\.$/);
-      assert.equal(eventsNamed(events, 'llm_call_retry').length, 2, 'the third failure is not followed by a retry');
+      assert.match(
+        !result.ok ? result.error.message : '',
+        /^The model gave no valid Answer in 3 attempts; the last problem: .*expected string.*\.$/,
+      );
+      assert.equal(
+        eventsNamed(events, 'llm_call_retry').length,
+        2,
+        'the third failure is not followed by a retry',
+      );
       const failed = only(events, 'llm_call_failed');
       assert.equal(failed.level, 'error');
       assert.equal(failed.total_attempts, 3);
@@ -124,22 +190,41 @@ describe('LLM clients', () => {
     });
 
     it('streams the answer field as it is written, then returns the parsed object', async () => {
-      const pieces = ['{"ans', 'wer": "It st', 'arts\\n the \\"se', 'rver\\u0021', '", "confidence": 0.8}'];
+      const pieces = [
+        '{"ans',
+        'wer": "It st',
+        'arts\\n the \\"se',
+        'rver\\u0021',
+        '", "confidence": 0.8}',
+      ];
       server.script(anthropicStream({ type: 'tool_use', name: 'Answer' }, pieces));
       const seen: string[] = [];
-      const result = await client().complete({ ...QUESTION, stream: { field: 'answer', onText: (text) => seen.push(text) } });
-      assert.deepEqual(result, { ok: true, value: { answer: 'It starts\n the "server!', confidence: 0.8 } });
+      const result = await client().complete({
+        ...QUESTION,
+        stream: { field: 'answer', onText: (text) => seen.push(text) },
+      });
+      assert.deepEqual(result, {
+        ok: true,
+        value: { answer: 'It starts\n the "server!', confidence: 0.8 },
+      });
       assert.deepEqual(seen, ['It st', 'It starts\n the "se', 'It starts\n the "server!']);
       assert.equal(server.requests[0]!.body.stream, true);
     });
 
     it('streams a field cut anywhere, even inside escapes and surrogate pairs, as it reads in one go', async () => {
-      const json = '{"answer": "caf\\u00e9 \\"q\\" a\\nb smile \\ud83d\\ude00 end", "confidence": 0.5}';
+      const json =
+        '{"answer": "caf\\u00e9 \\"q\\" a\\nb smile \\ud83d\\ude00 end", "confidence": 0.5}';
       const pieces = [...json];
       server.script(anthropicStream({ type: 'tool_use', name: 'Answer' }, pieces));
       const seen: string[] = [];
-      const result = await client().complete({ ...QUESTION, stream: { field: 'answer', onText: (text) => seen.push(text) } });
-      assert.deepEqual(result, { ok: true, value: { answer: 'café "q" a\nb smile 😀 end', confidence: 0.5 } });
+      const result = await client().complete({
+        ...QUESTION,
+        stream: { field: 'answer', onText: (text) => seen.push(text) },
+      });
+      assert.deepEqual(result, {
+        ok: true,
+        value: { answer: 'café "q" a\nb smile 😀 end', confidence: 0.5 },
+      });
       const expected: string[] = [];
       for (let end = 1; end <= json.length; end++) {
         const text = extractPartialStringField(json.slice(0, end), 'answer');
@@ -149,15 +234,29 @@ describe('LLM clients', () => {
     });
 
     it('starts the streamed field again from empty when an answer fails validation', async () => {
-      server.script(anthropicStream({ type: 'tool_use', name: 'Answer' }, ['{"answer": "Wrong"', ', "confidence": 7}']), anthropicStream({ type: 'tool_use', name: 'Answer' }, ['{"answer": "Right", "confidence": 0.7}']));
+      server.script(
+        anthropicStream({ type: 'tool_use', name: 'Answer' }, [
+          '{"answer": "Wrong"',
+          ', "confidence": 7}',
+        ]),
+        anthropicStream({ type: 'tool_use', name: 'Answer' }, [
+          '{"answer": "Right", "confidence": 0.7}',
+        ]),
+      );
       const seen: string[] = [];
-      const result = await client().complete({ ...QUESTION, stream: { field: 'answer', onText: (text) => seen.push(text) } });
+      const result = await client().complete({
+        ...QUESTION,
+        stream: { field: 'answer', onText: (text) => seen.push(text) },
+      });
       assert.equal(result.ok, true);
       assert.deepEqual(seen, ['Wrong', '', 'Right']);
     });
 
     it('backs off on 429 for as long as Retry-After asks, capped', async () => {
-      server.script(anthropicError(429, 'rate_limit_error', 'Slow down', { 'retry-after': '1' }), toolUse({ answer: 'After the wait.', confidence: 1 }));
+      server.script(
+        anthropicError(429, 'rate_limit_error', 'Slow down', { 'retry-after': '1' }),
+        toolUse({ answer: 'After the wait.', confidence: 1 }),
+      );
       const start = performance.now();
       const { result, events } = await captureLogs(() => client().complete(QUESTION));
       const elapsed = performance.now() - start;
@@ -168,14 +267,24 @@ describe('LLM clients', () => {
       const retry = only(events, 'llm_http_retry');
       assert.deepEqual([retry.try, retry.delay_ms], [1, 150]);
       assert.match(retry.reason as string, /429/);
-      assert.equal(only(events, 'llm_call_completed').retry_count, 0, 'an HTTP retry is not a validation retry');
+      assert.equal(
+        only(events, 'llm_call_completed').retry_count,
+        0,
+        'an HTTP retry is not a validation retry',
+      );
     });
 
     it('gives up with a clear error after three 5xx answers', async () => {
       const overloaded = anthropicError(529, 'overloaded_error', 'Overloaded');
       server.script(anthropicError(500, 'api_error', 'Internal error'), overloaded, overloaded);
       const { result, events } = await captureLogs(() => client().complete(QUESTION));
-      assert.deepEqual(result, { ok: false, error: { code: 'model_unavailable', message: 'Gave up after 3 tries: the Anthropic API answered 529 (Overloaded).' } });
+      assert.deepEqual(result, {
+        ok: false,
+        error: {
+          code: 'model_unavailable',
+          message: 'Gave up after 3 tries: the Anthropic API answered 529 (Overloaded).',
+        },
+      });
       assert.equal(server.requests.length, 3);
       assert.equal(eventsNamed(events, 'llm_http_retry').length, 2);
       assert.equal(only(events, 'llm_call_failed').total_attempts, 1);
@@ -186,29 +295,52 @@ describe('LLM clients', () => {
       const controller = new AbortController();
       setTimeout(() => controller.abort(), 50);
       const start = performance.now();
-      const { result, events } = await captureLogs(() => client().complete({ ...QUESTION, signal: controller.signal }));
+      const { result, events } = await captureLogs(() =>
+        client().complete({ ...QUESTION, signal: controller.signal }),
+      );
       assert.equal(!result.ok && result.error.code, 'cancelled');
       assert.ok(performance.now() - start < 1000);
-      assert.equal(eventsNamed(events, 'llm_call_failed').length, 0, 'a cancellation is not logged as a failure');
+      assert.equal(
+        eventsNamed(events, 'llm_call_failed').length,
+        0,
+        'a cancellation is not logged as a failure',
+      );
       assert.equal(only(events, 'llm_call_cancelled').level, 'info');
     });
 
     it('returns cancelled at once for a signal aborted before the call', async () => {
-      const result = await client().stream({ system: 's', prompt: 'p', signal: AbortSignal.abort() });
+      const result = await client().stream({
+        system: 's',
+        prompt: 'p',
+        signal: AbortSignal.abort(),
+      });
       assert.equal(!result.ok && result.error.code, 'cancelled');
     });
 
     it('times out a request that gets no answer', async () => {
       server.script('hang');
       const result = await client({ timeoutMs: 200 }).complete(QUESTION);
-      assert.deepEqual(result, { ok: false, error: { code: 'model_unavailable', message: 'The Anthropic API did not answer within 0.2 s.' } });
+      assert.deepEqual(result, {
+        ok: false,
+        error: {
+          code: 'model_unavailable',
+          message: 'The Anthropic API did not answer within 0.2 s.',
+        },
+      });
     });
 
     it('says how to set a missing API key, at call time', async () => {
       const keyless = new AnthropicClient({ baseUrl, model: 'claude-sonnet-4-6' });
       server.script();
       const { result, events } = await captureLogs(() => keyless.complete(QUESTION));
-      assert.deepEqual(result, { ok: false, error: { code: 'model_unavailable', message: 'No Anthropic API key: set ANTHROPIC_API_KEY (or the codeOracle.llm.apiKey setting).' } });
+      assert.deepEqual(result, {
+        ok: false,
+        error: {
+          code: 'model_unavailable',
+          message:
+            'No Anthropic API key: set ANTHROPIC_API_KEY (or the codeOracle.llm.apiKey setting).',
+        },
+      });
       assert.equal(server.requests.length, 0);
       assert.equal(only(events, 'llm_call_failed').error_code, 'model_unavailable');
     });
@@ -216,33 +348,95 @@ describe('LLM clients', () => {
     it('says the key was refused on 401, without retrying', async () => {
       server.script(anthropicError(401, 'authentication_error', 'invalid x-api-key'));
       const result = await client().complete(QUESTION);
-      assert.deepEqual(result, { ok: false, error: { code: 'model_unavailable', message: 'The Anthropic API key was refused (401).' } });
+      assert.deepEqual(result, {
+        ok: false,
+        error: { code: 'model_unavailable', message: 'The Anthropic API key was refused (401).' },
+      });
       assert.equal(server.requests.length, 1);
     });
 
     it('says where it could not connect', async () => {
-      const unreachable = new AnthropicClient({ apiKey: 'k', baseUrl: await closedPortUrl(), model: 'claude-sonnet-4-6', backoff: FAST_BACKOFF });
+      const unreachable = new AnthropicClient({
+        apiKey: 'k',
+        baseUrl: await closedPortUrl(),
+        model: 'claude-sonnet-4-6',
+        backoff: FAST_BACKOFF,
+      });
       const result = await unreachable.complete(QUESTION);
-      assert.match(!result.ok ? result.error.message : '', /^Cannot reach the Anthropic API at http:\/\/127\.0\.0\.1:\d+: .*ECONNREFUSED.*\.$/);
+      assert.match(
+        !result.ok ? result.error.message : '',
+        /^Cannot reach the Anthropic API at http:\/\/127\.0\.0\.1:\d+: .*ECONNREFUSED.*\.$/,
+      );
     });
 
     it('runs a tool call round trip with tool_use ids and tool_result blocks', async () => {
-      server.script({ json: anthropicMessage([{ type: 'text', text: 'Let me look.' }, { type: 'tool_use', id: 'toolu_7', name: 'read_file', input: { path: 'main.py' } }], 'tool_use') });
+      server.script({
+        json: anthropicMessage(
+          [
+            { type: 'text', text: 'Let me look.' },
+            { type: 'tool_use', id: 'toolu_7', name: 'read_file', input: { path: 'main.py' } },
+          ],
+          'tool_use',
+        ),
+      });
       const question: ConversationMessage = { role: 'user', content: 'What does main.py do?' };
-      const first = await client().converse({ system: 'Agent', messages: [question], tools: [READ_FILE] });
-      assert.deepEqual(first, { ok: true, value: { text: 'Let me look.', toolCalls: [{ id: 'toolu_7', name: 'read_file', input: { path: 'main.py' } }], stopReason: 'tool_use' } });
-      assert.deepEqual(server.requests[0]!.body.tools, [{ name: 'read_file', description: 'Reads a file of the workspace', input_schema: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'], additionalProperties: false } }]);
+      const first = await client().converse({
+        system: 'Agent',
+        messages: [question],
+        tools: [READ_FILE],
+      });
+      assert.deepEqual(first, {
+        ok: true,
+        value: {
+          text: 'Let me look.',
+          toolCalls: [{ id: 'toolu_7', name: 'read_file', input: { path: 'main.py' } }],
+          stopReason: 'tool_use',
+        },
+      });
+      assert.deepEqual(server.requests[0]!.body.tools, [
+        {
+          name: 'read_file',
+          description: 'Reads a file of the workspace',
+          input_schema: {
+            type: 'object',
+            properties: { path: { type: 'string' } },
+            required: ['path'],
+            additionalProperties: false,
+          },
+        },
+      ]);
 
       server.script({ json: anthropicMessage([{ type: 'text', text: 'It prints hello.' }]) });
       const turn = first.ok ? first.value : assert.fail('first turn');
-      const messages: ConversationMessage[] = [question, { role: 'assistant', content: turn.text, toolCalls: turn.toolCalls }, { role: 'tool', results: [{ callId: 'toolu_7', name: 'read_file', content: 'print("hello")' }] }];
-      const { result: second, events } = await captureLogs(() => client().converse({ system: 'Agent', messages, tools: [] }));
-      assert.deepEqual(second, { ok: true, value: { text: 'It prints hello.', toolCalls: [], stopReason: 'end' } });
+      const messages: ConversationMessage[] = [
+        question,
+        { role: 'assistant', content: turn.text, toolCalls: turn.toolCalls },
+        {
+          role: 'tool',
+          results: [{ callId: 'toolu_7', name: 'read_file', content: 'print("hello")' }],
+        },
+      ];
+      const { result: second, events } = await captureLogs(() =>
+        client().converse({ system: 'Agent', messages, tools: [] }),
+      );
+      assert.deepEqual(second, {
+        ok: true,
+        value: { text: 'It prints hello.', toolCalls: [], stopReason: 'end' },
+      });
       const body = server.requests[0]!.body;
       assert.equal(body.tools, undefined, 'no tools: the model must answer in text');
       assert.deepEqual(body.messages.slice(1), [
-        { role: 'assistant', content: [{ type: 'text', text: 'Let me look.' }, { type: 'tool_use', id: 'toolu_7', name: 'read_file', input: { path: 'main.py' } }] },
-        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_7', content: 'print("hello")' }] },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'text', text: 'Let me look.' },
+            { type: 'tool_use', id: 'toolu_7', name: 'read_file', input: { path: 'main.py' } },
+          ],
+        },
+        {
+          role: 'user',
+          content: [{ type: 'tool_result', tool_use_id: 'toolu_7', content: 'print("hello")' }],
+        },
       ]);
       assert.equal(only(events, 'llm_call_started').output_schema, 'conversation');
       assert.equal(only(events, 'llm_call_completed').output_schema, 'conversation');
@@ -251,14 +445,23 @@ describe('LLM clients', () => {
     it('streams prose as text deltas', async () => {
       server.script(anthropicStream({ type: 'text' }, ['Hello', ', ', 'world.']));
       const deltas: string[] = [];
-      const { result, events } = await captureLogs(() => client().stream({ system: 'Be brief.', prompt: 'Greet.', onText: (delta) => deltas.push(delta) }));
+      const { result, events } = await captureLogs(() =>
+        client().stream({
+          system: 'Be brief.',
+          prompt: 'Greet.',
+          onText: (delta) => deltas.push(delta),
+        }),
+      );
       assert.deepEqual(result, { ok: true, value: 'Hello, world.' });
       assert.deepEqual(deltas, ['Hello', ', ', 'world.']);
       assert.equal(only(events, 'llm_call_completed').output_schema, 'text');
     });
 
     it('logs the prompt text only when prompt logging is on', async () => {
-      server.script(toolUse({ answer: 'a', confidence: 1 }), toolUse({ answer: 'a', confidence: 1 }));
+      server.script(
+        toolUse({ answer: 'a', confidence: 1 }),
+        toolUse({ answer: 'a', confidence: 1 }),
+      );
       const quiet = await captureLogs(() => client().complete(QUESTION));
       assert.equal(eventsNamed(quiet.events, 'llm_prompt_text').length, 0);
       const verbose = await captureLogs(() => client({ logPrompts: true }).complete(QUESTION));
@@ -278,40 +481,89 @@ describe('LLM clients', () => {
       baseUrl = `${await server.start()}/v1`;
     });
     after(() => server.close());
-    const client = (options: Partial<ConstructorParameters<typeof OpenAiCompatibleClient>[0]> = {}) => new OpenAiCompatibleClient({ baseUrl, backoff: FAST_BACKOFF, ...options });
-    const completion = (message: object, finishReason = 'stop'): Reply => ({ json: { id: 'c1', object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', ...message }, finish_reason: finishReason }] } });
-    const chunks = (pieces: readonly string[]): Reply => ({ sse: [...pieces.map((piece) => `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: piece } }] })}\n\n`), 'data: [DONE]\n\n'] });
+    const client = (
+      options: Partial<ConstructorParameters<typeof OpenAiCompatibleClient>[0]> = {},
+    ) => new OpenAiCompatibleClient({ baseUrl, backoff: FAST_BACKOFF, ...options });
+    const completion = (message: object, finishReason = 'stop'): Reply => ({
+      json: {
+        id: 'c1',
+        object: 'chat.completion',
+        choices: [
+          { index: 0, message: { role: 'assistant', ...message }, finish_reason: finishReason },
+        ],
+      },
+    });
+    const chunks = (pieces: readonly string[]): Reply => ({
+      sse: [
+        ...pieces.map(
+          (piece) =>
+            `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: piece } }] })}\n\n`,
+        ),
+        'data: [DONE]\n\n',
+      ],
+    });
 
     it('asks for the JSON schema, describes it in the system prompt and parses a fenced answer', async () => {
-      server.script(completion({ content: '```json\n{"answer": "It starts the server.", "confidence": 0.6}\n```' }));
-      const { result, events } = await captureLogs(() => client({ apiKey: 'local-key' }).complete(QUESTION));
-      assert.deepEqual(result, { ok: true, value: { answer: 'It starts the server.', confidence: 0.6 } });
+      server.script(
+        completion({
+          content: '```json\n{"answer": "It starts the server.", "confidence": 0.6}\n```',
+        }),
+      );
+      const { result, events } = await captureLogs(() =>
+        client({ apiKey: 'local-key' }).complete(QUESTION),
+      );
+      assert.deepEqual(result, {
+        ok: true,
+        value: { answer: 'It starts the server.', confidence: 0.6 },
+      });
       const [request] = server.requests;
       assert.equal(request!.path, '/v1/chat/completions');
       assert.equal(request!.headers.authorization, 'Bearer local-key');
       assert.equal(request!.body.model, 'qwen2.5-coder:7b');
       const format = request!.body.response_format;
-      assert.deepEqual([format.type, format.json_schema.name, format.json_schema.strict, format.json_schema.schema.type], ['json_schema', 'Answer', true, 'object']);
+      assert.deepEqual(
+        [
+          format.type,
+          format.json_schema.name,
+          format.json_schema.strict,
+          format.json_schema.schema.type,
+        ],
+        ['json_schema', 'Answer', true, 'object'],
+      );
       assert.equal(request!.body.messages[0].role, 'system');
-      assert.match(request!.body.messages[0].content, /^You answer questions about code\.\n\n.*JSON Schema:\n\{"type":"object"/s);
+      assert.match(
+        request!.body.messages[0].content,
+        /^You answer questions about code\.\n\n.*JSON Schema:\n\{"type":"object"/s,
+      );
       assert.equal(only(events, 'llm_call_completed').backend, 'openai-compatible');
     });
 
     it('retries with the validation error in the conversation', async () => {
-      server.script(completion({ content: 'Sure! Here is the answer.' }), completion({ content: '{"answer": "Now JSON.", "confidence": 0.4}' }));
+      server.script(
+        completion({ content: 'Sure! Here is the answer.' }),
+        completion({ content: '{"answer": "Now JSON.", "confidence": 0.4}' }),
+      );
       const { result, events } = await captureLogs(() => client().complete(QUESTION));
       assert.equal(result.ok, true);
       assert.match(only(events, 'llm_call_retry').validation_error as string, /not valid JSON/);
       const messages = server.requests[1]!.body.messages;
-      assert.deepEqual(messages.slice(2, 3), [{ role: 'assistant', content: 'Sure! Here is the answer.' }]);
+      assert.deepEqual(messages.slice(2, 3), [
+        { role: 'assistant', content: 'Sure! Here is the answer.' },
+      ]);
       assert.match(messages[3].content, /not valid JSON/);
     });
 
     it('streams the answer field over server-sent events', async () => {
       server.script(chunks(['{"answer":', ' "Line one', '\\nline two', '", "confidence": 0.3}']));
       const seen: string[] = [];
-      const result = await client().complete({ ...QUESTION, stream: { field: 'answer', onText: (text) => seen.push(text) } });
-      assert.deepEqual(result, { ok: true, value: { answer: 'Line one\nline two', confidence: 0.3 } });
+      const result = await client().complete({
+        ...QUESTION,
+        stream: { field: 'answer', onText: (text) => seen.push(text) },
+      });
+      assert.deepEqual(result, {
+        ok: true,
+        value: { answer: 'Line one\nline two', confidence: 0.3 },
+      });
       assert.deepEqual(seen, ['Line one', 'Line one\nline two']);
       assert.equal(server.requests[0]!.body.stream, true);
     });
@@ -319,7 +571,11 @@ describe('LLM clients', () => {
     it('streams prose as text deltas', async () => {
       server.script(chunks(['Hel', 'lo.']));
       const deltas: string[] = [];
-      const result = await client().stream({ system: 's', prompt: 'p', onText: (delta) => deltas.push(delta) });
+      const result = await client().stream({
+        system: 's',
+        prompt: 'p',
+        onText: (delta) => deltas.push(delta),
+      });
       assert.deepEqual(result, { ok: true, value: 'Hello.' });
       assert.deepEqual(deltas, ['Hel', 'lo.']);
     });
@@ -334,34 +590,73 @@ describe('LLM clients', () => {
     it('says to start the server when nothing listens', async () => {
       const url = await closedPortUrl();
       const result = await new OpenAiCompatibleClient({ baseUrl: url }).complete(QUESTION);
-      assert.deepEqual(result, { ok: false, error: { code: 'model_unavailable', message: `Cannot reach the model server at ${url} — is it running (for Ollama: \`ollama serve\`)?` } });
+      assert.deepEqual(result, {
+        ok: false,
+        error: {
+          code: 'model_unavailable',
+          message: `Cannot reach the model server at ${url} — is it running (for Ollama: \`ollama serve\`)?`,
+        },
+      });
     });
 
     it('says to pull a model the server does not have', async () => {
-      server.script({ status: 404, json: { error: { message: 'model "qwen2.5-coder:7b" not found, try pulling it first', type: 'api_error' } } });
+      server.script({
+        status: 404,
+        json: {
+          error: {
+            message: 'model "qwen2.5-coder:7b" not found, try pulling it first',
+            type: 'api_error',
+          },
+        },
+      });
       const result = await client().complete(QUESTION);
-      assert.deepEqual(result, { ok: false, error: { code: 'model_unavailable', message: `The model server at ${baseUrl} has no model qwen2.5-coder:7b (for Ollama: \`ollama pull qwen2.5-coder:7b\`).` } });
+      assert.deepEqual(result, {
+        ok: false,
+        error: {
+          code: 'model_unavailable',
+          message: `The model server at ${baseUrl} has no model qwen2.5-coder:7b (for Ollama: \`ollama pull qwen2.5-coder:7b\`).`,
+        },
+      });
     });
 
     it('times out and cancels', async () => {
       server.script('hang');
       const timedOut = await client({ timeoutMs: 150 }).stream({ system: 's', prompt: 'p' });
-      assert.deepEqual(timedOut, { ok: false, error: { code: 'model_unavailable', message: `The model server at ${baseUrl} did not answer within 0.15 s.` } });
+      assert.deepEqual(timedOut, {
+        ok: false,
+        error: {
+          code: 'model_unavailable',
+          message: `The model server at ${baseUrl} did not answer within 0.15 s.`,
+        },
+      });
       server.script('hang');
       const controller = new AbortController();
       setTimeout(() => controller.abort(), 30);
-      const cancelled = await client().converse({ system: 's', messages: [{ role: 'user', content: 'q' }], tools: [], signal: controller.signal });
+      const cancelled = await client().converse({
+        system: 's',
+        messages: [{ role: 'user', content: 'q' }],
+        tools: [],
+        signal: controller.signal,
+      });
       assert.equal(!cancelled.ok && cancelled.error.code, 'cancelled');
     });
 
     it('runs a tool call round trip, passing unparsable arguments on as the raw string', async () => {
       const toolCalls = [
-        { id: 'call_1', type: 'function', function: { name: 'read_file', arguments: '{"path": "main.py"}' } },
+        {
+          id: 'call_1',
+          type: 'function',
+          function: { name: 'read_file', arguments: '{"path": "main.py"}' },
+        },
         { id: 'call_2', type: 'function', function: { name: 'read_file', arguments: '{"path": ' } },
       ];
       server.script(completion({ content: null, tool_calls: toolCalls }));
       const question: ConversationMessage = { role: 'user', content: 'What does main.py do?' };
-      const first = await client().converse({ system: 'Agent', messages: [question], tools: [READ_FILE] });
+      const first = await client().converse({
+        system: 'Agent',
+        messages: [question],
+        tools: [READ_FILE],
+      });
       const turn = first.ok ? first.value : assert.fail('first turn');
       assert.deepEqual(turn, {
         text: '',
@@ -371,18 +666,50 @@ describe('LLM clients', () => {
         ],
         stopReason: 'tool_use',
       });
-      assert.deepEqual(server.requests[0]!.body.tools, [{ type: 'function', function: { name: 'read_file', description: 'Reads a file of the workspace', parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'], additionalProperties: false } } }]);
+      assert.deepEqual(server.requests[0]!.body.tools, [
+        {
+          type: 'function',
+          function: {
+            name: 'read_file',
+            description: 'Reads a file of the workspace',
+            parameters: {
+              type: 'object',
+              properties: { path: { type: 'string' } },
+              required: ['path'],
+              additionalProperties: false,
+            },
+          },
+        },
+      ]);
 
       server.script(completion({ content: 'It prints hello.' }));
       const results = [
         { callId: 'call_1', name: 'read_file', content: 'print("hello")' },
         { callId: 'call_2', name: 'read_file', content: 'path: expected string', isError: true },
       ];
-      const second = await client().converse({ system: 'Agent', messages: [question, { role: 'assistant', content: '', toolCalls: turn.toolCalls }, { role: 'tool', results }], tools: [READ_FILE] });
-      assert.deepEqual(second, { ok: true, value: { text: 'It prints hello.', toolCalls: [], stopReason: 'end' } });
+      const second = await client().converse({
+        system: 'Agent',
+        messages: [
+          question,
+          { role: 'assistant', content: '', toolCalls: turn.toolCalls },
+          { role: 'tool', results },
+        ],
+        tools: [READ_FILE],
+      });
+      assert.deepEqual(second, {
+        ok: true,
+        value: { text: 'It prints hello.', toolCalls: [], stopReason: 'end' },
+      });
       assert.deepEqual(server.requests[0]!.body.messages.slice(2), [
         // Parsed arguments go back re-serialized; unparsable ones exactly as the model wrote them.
-        { role: 'assistant', content: '', tool_calls: [{ ...toolCalls[0], function: { name: 'read_file', arguments: '{"path":"main.py"}' } }, toolCalls[1]] },
+        {
+          role: 'assistant',
+          content: '',
+          tool_calls: [
+            { ...toolCalls[0], function: { name: 'read_file', arguments: '{"path":"main.py"}' } },
+            toolCalls[1],
+          ],
+        },
         { role: 'tool', tool_call_id: 'call_1', content: 'print("hello")' },
         { role: 'tool', tool_call_id: 'call_2', content: 'Error: path: expected string' },
       ]);
@@ -408,37 +735,80 @@ describe('LLM clients', () => {
       ['{"other": "text"}', 'answer', null],
       ['{"answer": 42}', 'answer', null],
       ['', 'answer', null],
-      ['{"meta": {"answer": "inner", "list": [1, "]}", {"a": "}"}]}, "n": -1.5e3, "ok": true, "answer": "outer"', 'answer', 'outer'],
+      [
+        '{"meta": {"answer": "inner", "list": [1, "]}", {"a": "}"}]}, "n": -1.5e3, "ok": true, "answer": "outer"',
+        'answer',
+        'outer',
+      ],
       ['{"meta": {"answer": "inner"', 'answer', null],
       ['{"count": 12', 'answer', null],
       ['{ "answer" : "spaced" ', 'answer', 'spaced'],
       ['{"an\\u0073wer": "escaped key"', 'answer', 'escaped key'],
     ];
     for (const [json, field, expected] of cases) {
-      it(`${JSON.stringify(json)} → ${JSON.stringify(expected)}`, () => assert.equal(extractPartialStringField(json, field), expected));
+      it(`${JSON.stringify(json)} → ${JSON.stringify(expected)}`, () =>
+        assert.equal(extractPartialStringField(json, field), expected));
     }
   });
 
   describe('settings', () => {
     it('uses no model unless a provider is chosen, even with an API key around', () => {
-      assert.deepEqual(llmSettingsFromEnv({ ANTHROPIC_API_KEY: 'k' }), { ok: true, value: { provider: 'none', logPrompts: false } });
+      assert.deepEqual(llmSettingsFromEnv({ ANTHROPIC_API_KEY: 'k' }), {
+        ok: true,
+        value: { provider: 'none', logPrompts: false },
+      });
       assert.equal(createLlmClient({ provider: 'none' }), null);
     });
 
     it('reads the provider, model, server and key from the environment', () => {
-      const anthropic = llmSettingsFromEnv({ CODE_ORACLE_LLM_PROVIDER: 'anthropic', ANTHROPIC_API_KEY: 'k', CODE_ORACLE_LOG_PROMPTS: '1' });
-      assert.deepEqual(anthropic, { ok: true, value: { provider: 'anthropic', apiKey: 'k', logPrompts: true } });
-      const ollama = llmSettingsFromEnv({ CODE_ORACLE_LLM_PROVIDER: 'ollama', CODE_ORACLE_LLM_MODEL: 'llama3.2', CODE_ORACLE_LLM_BASE_URL: 'http://box:11434/v1', ANTHROPIC_API_KEY: 'not-for-ollama' });
-      assert.deepEqual(ollama, { ok: true, value: { provider: 'openai-compatible', model: 'llama3.2', baseUrl: 'http://box:11434/v1', logPrompts: false } });
-      const overridden = llmSettingsFromEnv({ CODE_ORACLE_LLM_PROVIDER: 'openai', CODE_ORACLE_LLM_MODEL: 'm' }, { model: 'from-settings', apiKey: undefined });
+      const anthropic = llmSettingsFromEnv({
+        CODE_ORACLE_LLM_PROVIDER: 'anthropic',
+        ANTHROPIC_API_KEY: 'k',
+        CODE_ORACLE_LOG_PROMPTS: '1',
+      });
+      assert.deepEqual(anthropic, {
+        ok: true,
+        value: { provider: 'anthropic', apiKey: 'k', logPrompts: true },
+      });
+      const ollama = llmSettingsFromEnv({
+        CODE_ORACLE_LLM_PROVIDER: 'ollama',
+        CODE_ORACLE_LLM_MODEL: 'llama3.2',
+        CODE_ORACLE_LLM_BASE_URL: 'http://box:11434/v1',
+        ANTHROPIC_API_KEY: 'not-for-ollama',
+      });
+      assert.deepEqual(ollama, {
+        ok: true,
+        value: {
+          provider: 'openai-compatible',
+          model: 'llama3.2',
+          baseUrl: 'http://box:11434/v1',
+          logPrompts: false,
+        },
+      });
+      const overridden = llmSettingsFromEnv(
+        { CODE_ORACLE_LLM_PROVIDER: 'openai', CODE_ORACLE_LLM_MODEL: 'm' },
+        { model: 'from-settings', apiKey: undefined },
+      );
       assert.equal(overridden.ok && overridden.value.model, 'from-settings');
     });
 
     it('rejects an unknown provider and builds the named clients', () => {
       const bad = llmSettingsFromEnv({ CODE_ORACLE_LLM_PROVIDER: 'gpt' });
-      assert.match(!bad.ok ? bad.error.message : '', /^CODE_ORACLE_LLM_PROVIDER=gpt is not one of anthropic, openai-compatible, openai, ollama, none\.$/);
-      const clients: (LlmClient | null)[] = [createLlmClient({ provider: 'anthropic' }), createLlmClient({ provider: 'openai-compatible', model: 'phi4' })];
-      assert.deepEqual(clients.map((c) => [c?.backend, c?.model]), [['anthropic', 'claude-sonnet-4-6'], ['openai-compatible', 'phi4']]);
+      assert.match(
+        !bad.ok ? bad.error.message : '',
+        /^CODE_ORACLE_LLM_PROVIDER=gpt is not one of anthropic, openai-compatible, openai, ollama, none\.$/,
+      );
+      const clients: (LlmClient | null)[] = [
+        createLlmClient({ provider: 'anthropic' }),
+        createLlmClient({ provider: 'openai-compatible', model: 'phi4' }),
+      ];
+      assert.deepEqual(
+        clients.map((c) => [c?.backend, c?.model]),
+        [
+          ['anthropic', 'claude-sonnet-4-6'],
+          ['openai-compatible', 'phi4'],
+        ],
+      );
     });
   });
 });

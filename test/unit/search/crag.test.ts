@@ -7,12 +7,18 @@ import { openEngine, Scratch } from '../../helpers/workspace';
 
 describe('corrective retrieval (CRAG)', () => {
   it('judges a set that answers the question relevant', () => {
-    const body = 'def reset_connections():\n    """Forget every cached database connection after the file was replaced."""\n    _connections.clear()\n'.repeat(4);
-    const evaluation = evaluateRetrieval('forget cached database connection after the file was replaced', [
-      { content: body, path: 'shop/db.py', relevance: 0.92 },
-      { content: body, path: 'shop/service.py', relevance: 0.88 },
-      { content: body, path: 'shop/api.py', relevance: 0.9 },
-    ]);
+    const body =
+      'def reset_connections():\n    """Forget every cached database connection after the file was replaced."""\n    _connections.clear()\n'.repeat(
+        4,
+      );
+    const evaluation = evaluateRetrieval(
+      'forget cached database connection after the file was replaced',
+      [
+        { content: body, path: 'shop/db.py', relevance: 0.92 },
+        { content: body, path: 'shop/service.py', relevance: 0.88 },
+        { content: body, path: 'shop/api.py', relevance: 0.9 },
+      ],
+    );
     assert.equal(evaluation.decision, 'RELEVANT');
     assert.ok(evaluation.keywordOverlap > 0.9 && evaluation.diversity === 1);
   });
@@ -28,7 +34,9 @@ describe('corrective retrieval (CRAG)', () => {
 
   it('finds related words through inflections, and never the word itself', () => {
     assert.ok(relatedWords('errors').includes('exception'));
-    assert.ok(relatedWords('retrying').includes('attempt') || relatedWords('retrying').includes('backoff'));
+    assert.ok(
+      relatedWords('retrying').includes('attempt') || relatedWords('retrying').includes('backoff'),
+    );
     assert.ok(relatedWords('stylesheets').includes('static'));
     assert.ok(!relatedWords('cache').includes('cache'));
     assert.deepEqual(relatedWords('zyxwv'), []);
@@ -46,12 +54,19 @@ describe('corrective retrieval (CRAG)', () => {
       scratch.cleanup();
     });
 
-    it('adds synonyms and the codebase\'s own co-occurring words, not its common ones', () => {
-      const lexical = (engine as unknown as { searcher: { index: { lexical: Parameters<typeof expandQuery>[1] } } }).searcher.index.lexical;
+    it("adds synonyms and the codebase's own co-occurring words, not its common ones", () => {
+      const lexical = (
+        engine as unknown as { searcher: { index: { lexical: Parameters<typeof expandQuery>[1] } } }
+      ).searcher.index.lexical;
       const expansion = expandQuery(['error', 'readonly'], lexical, ['function']);
       assert.ok(expansion.synonyms.includes('exception') && expansion.synonyms.includes('raise'));
-      assert.ok(expansion.coOccurring.includes('refusing') || expansion.coOccurring.includes('writing'), expansion.coOccurring.join(', '));
-      assert.ok(!expansion.coOccurring.includes('self') && !expansion.coOccurring.includes('return'));
+      assert.ok(
+        expansion.coOccurring.includes('refusing') || expansion.coOccurring.includes('writing'),
+        expansion.coOccurring.join(', '),
+      );
+      assert.ok(
+        !expansion.coOccurring.includes('self') && !expansion.coOccurring.includes('return'),
+      );
     });
   });
 });

@@ -10,8 +10,10 @@ describe('symbol retrieval', () => {
   let engine: Engine;
   before(async () => {
     const root = scratch.tree({
-      'web/scaffold.py': 'class Scaffold:\n    def errorhandler(self, code):\n        return code\n',
-      'web/cli.py': 'def run_command(info):\n    def app(environ, start_response):\n        raise RuntimeError(info)\n    return app\n',
+      'web/scaffold.py':
+        'class Scaffold:\n    def errorhandler(self, code):\n        return code\n',
+      'web/cli.py':
+        'def run_command(info):\n    def app(environ, start_response):\n        raise RuntimeError(info)\n    return app\n',
       'web/helpers.py': 'def abort(code):\n    raise LookupError(code)\n',
     });
     engine = await openEngine(scratch, root, { model: { kind: 'none' } });
@@ -22,17 +24,33 @@ describe('symbol retrieval', () => {
     scratch.cleanup();
   });
 
-  const defined = (query: string) => symbolHits({ graph: engine.graph, catalog: engine.store.catalog }, preprocessQuery(query)).hits.map((hit) => hit.evidence);
+  const defined = (query: string) =>
+    symbolHits(
+      { graph: engine.graph, catalog: engine.store.catalog },
+      preprocessQuery(query),
+    ).hits.map((hit) => hit.evidence);
 
   it('finds the definitions of the names a question calls, with or without arguments', () => {
-    const found = defined('What happens when my view calls abort(404) and I registered @app.errorhandler(404)?');
+    const found = defined(
+      'What happens when my view calls abort(404) and I registered @app.errorhandler(404)?',
+    );
     assert.ok(found.includes('defines abort'), found.join('; '));
     assert.ok(found.includes('defines Scaffold.errorhandler'), found.join('; '));
   });
 
   it("does not take the asker's variable before a dot for a namesake definition", () => {
-    const found = defined('What happens when my view calls abort(404) and I registered @app.errorhandler(404)?');
-    assert.ok(!found.some((evidence) => evidence.includes('run_command')), `the nested def app is not what \`app.errorhandler\` means: ${found.join('; ')}`);
-    assert.ok(defined('Where is the nested app of run_command, app()?').some((evidence) => evidence.includes('run_command.app')), 'named on its own, it is found');
+    const found = defined(
+      'What happens when my view calls abort(404) and I registered @app.errorhandler(404)?',
+    );
+    assert.ok(
+      !found.some((evidence) => evidence.includes('run_command')),
+      `the nested def app is not what \`app.errorhandler\` means: ${found.join('; ')}`,
+    );
+    assert.ok(
+      defined('Where is the nested app of run_command, app()?').some((evidence) =>
+        evidence.includes('run_command.app'),
+      ),
+      'named on its own, it is found',
+    );
   });
 });
