@@ -58,7 +58,7 @@ const EVAL_DIR = path.resolve(
   process.env.CODE_ORACLE_EVAL_DIR ?? path.join('..', 'shared', 'eval'),
 );
 const MODEL = path.resolve(
-  process.env.CODE_ORACLE_BENCH_MODEL ?? path.join('..', 'shared', 'models', 'potion-base-2M'),
+  process.env.CODE_ORACLE_BENCH_MODEL ?? path.join('models', 'potion-base-2M'),
 );
 const SAVES = 7;
 const SAVE_QUESTION = 'where are errors reported to the caller';

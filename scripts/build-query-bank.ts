@@ -29,7 +29,7 @@ import { loadGrammar } from '../src/engine/lang/grammars';
 import { languageForPath } from '../src/engine/lang/registry';
 
 const CACHE = path.resolve('.cache', 'bank-sources');
-const MODEL = path.resolve('..', 'shared', 'models', 'potion-base-2M');
+const MODEL = path.resolve('models', 'potion-base-2M');
 const SOURCES = [
   {
     id: 'python-stdlib',

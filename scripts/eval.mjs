@@ -12,7 +12,7 @@ import { CORPUS_ROOT, EVAL_DIR, ensureCorpora } from './corpora.mjs';
 const TOLERANCE = 0.02;
 const RECORD = path.resolve('eval', 'record.json');
 const MODEL = path.resolve(
-  process.env.CODE_ORACLE_EVAL_MODEL ?? path.join(EVAL_DIR, '..', 'models', 'potion-base-2M'),
+  process.env.CODE_ORACLE_EVAL_MODEL ?? path.join('models', 'potion-base-2M'),
 );
 const SETS = {
   'dev.jsonl': path.join(EVAL_DIR, 'dev.jsonl'),

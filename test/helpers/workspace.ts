@@ -34,15 +34,8 @@ export class Scratch {
 }
 
 export const FIXTURES = path.resolve(__dirname, '..', 'fixtures');
-export const POTION_MODEL = path.resolve(
-  __dirname,
-  '..',
-  '..',
-  '..',
-  'shared',
-  'models',
-  'potion-base-2M',
-);
+/** The small real embedding model the project ships (see models/potion-base-2M/NOTICE). */
+export const POTION_MODEL = path.resolve(__dirname, '..', '..', 'models', 'potion-base-2M');
 
 export function writeTree(root: string, files: Record<string, string | Buffer>): void {
   for (const [file, content] of Object.entries(files)) {

@@ -7,7 +7,7 @@ import type { Engine } from '../../src/engine/engine';
 import { unwrap } from '../../src/engine/util/result';
 import { captureLogs, eventsNamed } from '../helpers/logs';
 import { storeSnapshot } from '../helpers/snapshot';
-import { openEngine, Scratch, writeTree } from '../helpers/workspace';
+import { openEngine, POTION_MODEL, Scratch, writeTree } from '../helpers/workspace';
 
 describe('index store', () => {
   const scratch = new Scratch();
@@ -150,7 +150,7 @@ describe('index store', () => {
       storeDir,
       model: {
         kind: 'directory',
-        path: path.resolve(__dirname, '..', '..', '..', 'shared', 'models', 'potion-base-2M'),
+        path: POTION_MODEL,
       },
     });
     try {
