@@ -48,7 +48,14 @@ const TARGETS = {
 const BUNDLES = ['extension.js', 'engine-worker.js', 'parse-worker.js', 'cli.js'];
 
 /** What the extension consists of besides dist/ and node_modules; .vscodeignore then picks the files. */
-const EXTENSION_FILES = ['media', 'syntaxes', 'LICENSE', 'README.md', 'CHANGELOG.md'];
+const EXTENSION_FILES = ['media', 'models', 'syntaxes', 'LICENSE', 'README.md', 'CHANGELOG.md'];
+
+/** The Marketplace's practical ceiling for this extension; the shipped model must fit under it. */
+export const MAX_VSIX_BYTES = 80 * 1024 * 1024;
+/** The model the engine loads offline (src/engine/embed/load.ts), with its licence notice. */
+const SHIPPED_MODEL_FILES = ['model.safetensors', 'tokenizer.json', 'config.json', 'NOTICE'].map(
+  (file) => `extension/models/potion-base-2M/${file}`,
+);
 
 /** Licence texts ship with every package, whatever else is pruned. */
 const LICENCE = /^(licen[cs]e|notice|copying)/i;
@@ -358,6 +365,8 @@ export function verifyContents(entries, target, nativeDirs) {
   }
   if (!names.has('extension/dist/web-tree-sitter.wasm'))
     problems.push('dist/web-tree-sitter.wasm missing');
+  for (const file of SHIPPED_MODEL_FILES)
+    if (!names.has(file)) problems.push(`${file.slice('extension/'.length)} missing`);
   // Each of the target's native packages (LanceDB's, sharp's) brought its binary, so did
   // onnxruntime-node if it is inside, and every binary belongs to the target.
   const binaries = [...names].filter((name) => /\.(node|so(\.\d+)*|dylib|dll)$/.test(name));
@@ -378,6 +387,14 @@ export function verifyContents(entries, target, nativeDirs) {
   );
   if (foreign.length) problems.push(`binaries of other platforms: ${foreign.join(', ')}`);
   if (problems.length) throw new Failure(`the VSIX is incomplete: ${problems.join('; ')}`);
+}
+
+/** The VSIX must stay under MAX_VSIX_BYTES (the shipped model could be stored as float16 if not). */
+export function checkSize(bytes) {
+  if (bytes > MAX_VSIX_BYTES)
+    throw new Failure(
+      `the VSIX is ${megabytes(bytes)}, over the ${megabytes(MAX_VSIX_BYTES)} limit: see the largest parts above`,
+    );
 }
 
 /** Compressed size per part: each runtime package, the grammars, each other file of dist, the rest. */
@@ -426,18 +443,21 @@ function smokeTest(vsix, specifiers) {
         path.join(extension, 'dist', 'cli.js'),
         'index',
         fixture,
-        '--model',
-        'none',
         '--store',
         path.join(scratch, 'store'),
         '--json',
       ],
-      { cwd: scratch, env },
+      // No hub to download the default model from: the VSIX's own model must be used.
+      { cwd: scratch, env: { ...env, CODE_ORACLE_HUB_URL: 'http://127.0.0.1:1' } },
     );
     const summary = JSON.parse(index.stdout);
     if (!(summary.indexed > 0))
       throw new Failure(
         `smoke test: \`code-oracle index\` from the VSIX indexed no files of ${fixture}`,
+      );
+    if (summary.embedding?.modelId !== 'potion-base-2M')
+      throw new Failure(
+        `smoke test: offline, the VSIX's CLI did not fall back to its own model: ${summary.embedding?.reason ?? summary.embedding?.modelId}`,
       );
     return summary;
   } finally {
@@ -518,6 +538,7 @@ function main() {
   try {
     const entries = listVsix(vsix);
     verifyContents(entries, target, nativeDirs);
+    checkSize(statSync(vsix).size);
     log(
       `${path.basename(vsix)}: ${megabytes(statSync(vsix).size)}, ${entries.length} files (${megabytes(entries.reduce((sum, entry) => sum + entry.size, 0))} installed)`,
     );

@@ -8,7 +8,7 @@ import {
   type ModelRequest,
 } from './embed/embedder';
 import { DEFAULT_HUB_URL } from './embed/hub';
-import { loadEmbedder } from './embed/load';
+import { bundledModelDirectory, loadModel } from './embed/load';
 import { StaticModel } from './embed/static-model';
 import { ParsePool } from './index/parse-pool';
 import { CodeGraph } from './graph/code-graph';
@@ -58,6 +58,8 @@ export interface EngineOptions {
   readonly storageRoot?: string;
   readonly model?: ModelRequest;
   readonly hubUrl?: string;
+  /** The model loaded when a hub model cannot be downloaded; default: the shipped one, null: none. */
+  readonly offlineFallback?: string | null;
   readonly maxFileBytes?: number;
   /** Gitignore-style patterns to leave out (the editor's `files.exclude`). */
   readonly exclude?: readonly string[];
@@ -183,11 +185,13 @@ export class Engine implements Disposable {
       : defaultStoreDir(storageRoot, root);
     const model = options.model ?? { kind: 'hub', repo: DEFAULT_MODEL_REPO };
 
-    const loaded = await loadEmbedder(model, {
+    const loaded = await loadModel(model, {
       cacheRoot: storageRoot,
       hubUrl: options.hubUrl ?? process.env.CODE_ORACLE_HUB_URL ?? DEFAULT_HUB_URL,
+      offlineFallback:
+        options.offlineFallback === undefined ? bundledModelDirectory() : options.offlineFallback,
     });
-    const embedder = loaded.ok ? loaded.value : null;
+    const embedder = loaded.ok ? loaded.value.embedder : null;
     const reason = loaded.ok
       ? embedder
         ? null
@@ -199,6 +203,7 @@ export class Engine implements Disposable {
       modelId: embedder?.id ?? null,
       dimensions: embedder?.dimensions ?? 0,
       reason: embedder ? null : `Lexical search only: ${reason}.`,
+      note: loaded.ok ? loaded.value.note : null,
     };
 
     const opened = await IndexStore.open(storeDir, {

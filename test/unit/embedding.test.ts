@@ -110,7 +110,7 @@ describe('embeddings', () => {
       assert.equal(requests.length, served, 'the cached copy is used');
     });
 
-    it('explains an unreachable hub, and the index is then built lexical-only', async () => {
+    it('explains an unreachable hub, and without a shipped model the index is lexical-only', async () => {
       const closed = `http://127.0.0.1:1`;
       const failed = await loadEmbedder(
         { kind: 'hub', repo: 'minishlab/potion-code-16M' },
@@ -127,6 +127,7 @@ describe('embeddings', () => {
       const engine = await openEngine(scratch, scratch.fixture('shop-js'), {
         model: { kind: 'hub', repo: 'minishlab/potion-code-16M' },
         hubUrl: closed,
+        offlineFallback: null,
       });
       try {
         assert.equal(engine.embedding.available, false);

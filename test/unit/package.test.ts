@@ -106,6 +106,10 @@ describe('npm run package', () => {
       'dist/grammars/tree-sitter-python.wasm',
       'dist/webview/chat.js',
       'media/icon.svg',
+      'models/potion-base-2M/model.safetensors',
+      'models/potion-base-2M/tokenizer.json',
+      'models/potion-base-2M/config.json',
+      'models/potion-base-2M/NOTICE',
       'node_modules/@lancedb/lancedb-linux-x64-gnu/lancedb.linux-x64-gnu.node',
     ];
     const entries = (names: string[]) =>
@@ -132,5 +136,19 @@ describe('npm run package', () => {
       () => pkg.verifyContents(entries(files.slice(1)), 'linux-x64', natives),
       /dist\/extension\.js missing/,
     );
+    assert.throws(
+      () =>
+        pkg.verifyContents(
+          entries(files.filter((file) => !file.endsWith('NOTICE'))),
+          'linux-x64',
+          natives,
+        ),
+      /models\/potion-base-2M\/NOTICE missing/,
+    );
+  });
+
+  it('refuses a VSIX over 80 MB', () => {
+    pkg.checkSize(pkg.MAX_VSIX_BYTES);
+    assert.throws(() => pkg.checkSize(pkg.MAX_VSIX_BYTES + 1), /over the 80\.0 MB limit/);
   });
 });

@@ -20,6 +20,8 @@ export interface EmbeddingStatus {
   readonly dimensions: number;
   /** Why the index is lexical-only, when it is. */
   readonly reason: string | null;
+  /** Why the index uses another model than the one asked for (the shipped one, offline). */
+  readonly note: string | null;
 }
 
 /** The model a workspace asks for: a local folder, a hub repository, or none at all. */
