@@ -1,3 +1,4 @@
+import { version } from '../../package.json';
 import { EngineFailure, describeError } from '../engine/util/result';
 import { UsageError } from './args';
 import { ASK_HELP, askCommand } from './commands/ask';
@@ -22,6 +23,7 @@ const COMMANDS: Record<string, { run: (args: string[]) => Promise<void>; help: s
 const USAGE = `Code Oracle: questions about a codebase, answered with citations.
 
 Usage: code-oracle <command> [options]
+       code-oracle --version
 
 ${Object.values(COMMANDS)
   .map((command) => command.help)
@@ -36,6 +38,10 @@ export async function main(argv: string[]): Promise<number> {
   if (!name || name === '--help' || name === '-h' || name === 'help') {
     process.stdout.write(`${USAGE}\n`);
     return name ? 0 : 2;
+  }
+  if (name === '--version' || name === '-V' || name === 'version') {
+    process.stdout.write(`code-oracle ${version}\n`);
+    return 0;
   }
   const command = COMMANDS[name];
   if (!command) {

@@ -17,15 +17,26 @@ export function json(value: unknown): void {
 
 const BAR_WIDTH = 24;
 
-/** A one-line progress bar on an interactive terminal; silent when stderr is piped. */
+/**
+ * A one-line progress bar on an interactive terminal; when stderr is piped or logged, one line
+ * per stage as it starts, so a long first index shows where it is.
+ */
 export class ProgressBar {
   private lastDraw = 0;
   private active = false;
+  private stage: IndexProgress['stage'] | null = null;
 
-  constructor(private readonly enabled = process.stderr.isTTY === true) {}
+  constructor(private readonly interactive = process.stderr.isTTY === true) {}
 
   update(progress: IndexProgress): void {
-    if (!this.enabled) return;
+    if (!this.interactive) {
+      if (progress.stage !== this.stage) {
+        const files = progress.stage === 'parse' ? ` (${progress.total} files)` : '';
+        process.stderr.write(`${stageHeading(progress.stage)}${files} …\n`);
+      }
+      this.stage = progress.stage;
+      return;
+    }
     const now = Date.now();
     const finished = progress.done >= progress.total;
     if (!finished && now - this.lastDraw < 80) return;
@@ -69,10 +80,13 @@ export function printSummary(
   out(
     `Skipped: ${skips.length ? skips.map(([reason, count]) => `${reason} ${count}`).join(', ') : 'none'}`,
   );
-  out(
-    embedding.available
-      ? `Embeddings: ${embedding.modelId} (${embedding.dimensions} dimensions)`
-      : `Embeddings: none. ${embedding.reason}`,
-  );
+  out(describeEmbedding(embedding));
   out(`Store: ${storeDir}`);
+}
+
+/** What the embeddings are and, when the model is not the one asked for, why. */
+export function describeEmbedding(embedding: EmbeddingStatus): string {
+  if (!embedding.available) return `Embeddings: none. ${embedding.reason}`;
+  const model = `Embeddings: ${embedding.modelId} (${embedding.dimensions} dimensions)`;
+  return embedding.note ? `${model}: ${embedding.note}.` : model;
 }

@@ -3,7 +3,11 @@ import type { IndexSummary } from '../engine/index/indexer';
 import { logHub, type LogLevel } from '../engine/log/logger';
 import { JsonLineSink } from '../engine/log/sinks';
 import { EngineFailure, type Result } from '../engine/util/result';
+import type { BuildRecord } from '../engine/store/manifest';
 import { note, ProgressBar } from './output';
+
+/** The languages the parsers read, as the user knows them. */
+const SUPPORTED_LANGUAGES = 'Python, JavaScript, TypeScript, Go, Java, Rust, C#, C++, Ruby, PHP';
 
 /**
  * Opens an engine for one command: structured events go to stderr as JSON lines at the chosen
@@ -28,27 +32,50 @@ export async function withEngine<T>(
   }
 }
 
-/** Indexes with a progress bar on a terminal. */
-export async function indexWithProgress(engine: Engine): Promise<IndexSummary> {
+/**
+ * Indexes with a progress bar on a terminal (one line per stage otherwise), then records the
+ * options the index was built with.
+ */
+export async function indexWithProgress(
+  engine: Engine,
+  build?: BuildRecord,
+): Promise<IndexSummary> {
   const bar = new ProgressBar();
   const subscription = engine.onProgress((progress) => bar.update(progress));
   try {
-    return unwrapOrThrow(await engine.index());
+    const summary = unwrapOrThrow(await engine.index());
+    if (build) await engine.store.recordBuild(build);
+    return summary;
   } finally {
     subscription.dispose();
     bar.done();
   }
 }
 
-/** Queries index the folder first when the store is missing or the folder changed since. */
-export async function ensureIndexed(engine: Engine): Promise<void> {
-  if (!(await engine.isStale())) return;
-  note(`Indexing ${engine.root} …`);
-  const summary = await indexWithProgress(engine);
-  note(
-    `Indexed ${summary.files} files (${summary.indexed} parsed) in ${(summary.durationMs / 1000).toFixed(1)} s.`,
+/**
+ * Queries index the folder first when the store is missing or the folder changed since, and
+ * refuse an index with no files, which would otherwise look like a question nothing matches.
+ */
+export async function ensureIndexed(engine: Engine, build?: BuildRecord): Promise<void> {
+  if (await engine.isStale()) {
+    note(`Indexing ${engine.root} …`);
+    const summary = await indexWithProgress(engine, build);
+    note(
+      `Indexed ${summary.files} files (${summary.indexed} parsed) in ${(summary.durationMs / 1000).toFixed(1)} s.`,
+    );
+    if (!engine.embedding.available) note(`note: ${engine.embedding.reason}`);
+  } else if (build && !engine.store.manifest.build) await engine.store.recordBuild(build);
+  if (engine.stats().files === 0)
+    throw new EmptyIndex(emptyIndexMessage(engine.root, build?.exclude ?? []));
+}
+
+export class EmptyIndex extends Error {}
+
+export function emptyIndexMessage(root: string, exclude: readonly string[]): string {
+  const filters = [...(exclude.length ? ['--exclude'] : []), '--max-file-size', '.gitignore'].join(
+    ', ',
   );
-  if (!engine.embedding.available) note(`note: ${engine.embedding.reason}`);
+  return `the index of ${root} is empty: the folder has no source files in a supported language (${SUPPORTED_LANGUAGES}), or ${filters} left them all out`;
 }
 
 export function unwrapOrThrow<T>(result: Result<T>): T {

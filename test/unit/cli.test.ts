@@ -153,7 +153,7 @@ describe('code-oracle CLI', () => {
       /^\*No language model is configured, so this is the evidence Code Oracle found, not a written answer\.\*$/m,
     );
     assert.match(stdout, /^Sources:\n {2}1\. shop\/db\.py:20-26 {2}function Database\.connect/m);
-    assert.match(stdout, /^fast mode · no model · confidence [\d.]+$/m);
+    assert.match(stdout, /^fast mode · no model · confidence [\d.]+ · no embeddings$/m);
   });
 
   it('asks a local OpenAI-compatible server, streams the answer, checks citations, and prints JSON', async () => {

@@ -8,11 +8,20 @@ import {
 import { logHub } from '../../engine/log/logger';
 import { PrettySink } from '../../engine/log/sinks';
 import { createLlmClient, llmSettingsFromEnv, providerNamed } from '../../engine/llm/factory';
-import { ENGINE_FLAGS, engineOptions, logLevel, parse, UsageError } from '../args';
-import { json, note, out } from '../output';
+import {
+  ENGINE_FLAGS,
+  logLevel,
+  parse,
+  questionArgument,
+  resolvedEngineOptions,
+  UsageError,
+} from '../args';
+import type { LlmClient } from '../../engine/llm/client';
+import type { EmbeddingStatus } from '../../engine/embed/embedder';
+import { describeEmbedding, json, note, out } from '../output';
 import { ensureIndexed, unwrapOrThrow, withEngine } from '../session';
 
-export const ASK_HELP = `code-oracle ask DIR "question" [--mode fast|thinking|deep] [--provider anthropic|ollama|openai|none]
+export const ASK_HELP = `code-oracle ask DIR "question"|- [--mode fast|thinking|deep] [--provider anthropic|ollama|openai|none]
                  [--llm-model NAME] [--base-url URL] [--session ID] [--no-summaries] [--json] [--debug-query]
                  [--store DIR] [--model …]
   Answers the question with prose and citations (path:start-end), streaming the answer as it is
@@ -22,7 +31,9 @@ export const ASK_HELP = `code-oracle ask DIR "question" [--mode fast|thinking|de
   stated as such. The provider and model come from the flags or CODE_ORACLE_LLM_PROVIDER,
   CODE_ORACLE_LLM_MODEL, CODE_ORACLE_LLM_BASE_URL, and the key from ANTHROPIC_API_KEY or
   CODE_ORACLE_LLM_API_KEY. With a model, long functions are summarised while indexing unless
-  --no-summaries. --model names the embedding model, as for index. Indexes DIR first when needed.`;
+  --no-summaries. --model names the embedding model, as for index. Indexes DIR first when needed. A question of -
+  is read from standard input. When the configured model cannot answer (no server, no key), the
+  evidence is printed and the exit code is 1.`;
 
 export async function askCommand(args: string[]): Promise<void> {
   const { values, positionals } = parse(args, {
@@ -53,16 +64,22 @@ export async function askCommand(args: string[]): Promise<void> {
     }),
   );
   const llm = createLlmClient(settings);
+  if (!llm && mode !== 'fast')
+    note(
+      `note: --mode ${mode} needs a language model and none is configured (--provider, CODE_ORACLE_LLM_PROVIDER): answering in fast mode with the evidence found.`,
+    );
   const debug = values['debug-query'] === true;
+  const question = await questionArgument(positionals[1]!);
+  const resolved = await resolvedEngineOptions('query', positionals[0]!, values);
   const options = {
-    ...engineOptions(positionals[0]!, values),
+    ...resolved.options,
     ...(llm && !values['no-summaries'] ? { summarizer: llm } : {}),
   };
   await withEngine(
     options,
     debug ? 'error' : logLevel(values['log-level'], 'error'),
     async (engine) => {
-      await ensureIndexed(engine);
+      await ensureIndexed(engine, resolved.build);
       const trace = debug ? logHub.addSink(new PrettySink('debug')) : undefined;
       const stream = values.json ? null : new AnswerStream();
       const controller = new AbortController();
@@ -70,8 +87,8 @@ export async function askCommand(args: string[]): Promise<void> {
       process.once('SIGINT', cancel);
       try {
         const request: AskRequest = {
-          question: positionals[1]!,
-          mode,
+          question,
+          mode: llm ? mode : 'fast',
           llm,
           signal: controller.signal,
           ...(values.session ? { sessionId: values.session } : {}),
@@ -84,9 +101,12 @@ export async function askCommand(args: string[]): Promise<void> {
             : {}),
         };
         const answer = unwrapOrThrow(await engine.ask(request));
-        if (values.json) return json(answer);
-        stream!.finish(answer.answer);
-        printAfterAnswer(answer);
+        if (values.json) json({ ...answer, embedding: engine.embedding });
+        else {
+          stream!.finish(answer.answer);
+          printAfterAnswer(answer, engine.embedding, llm);
+        }
+        if (llm && answer.evidenceOnly) throw new ModelUnreachable(modelFailure(llm, answer));
       } finally {
         process.removeListener('SIGINT', cancel);
         trace?.dispose();
@@ -116,7 +136,24 @@ class AnswerStream {
   }
 }
 
-function printAfterAnswer(answer: Answer): void {
+/** A configured model that wrote nothing: the evidence was shown, the command still failed. */
+class ModelUnreachable extends Error {}
+
+const MODEL_FAILURE =
+  /^The model could not answer \((.*)\) — showing the evidence found instead\.$/s;
+
+function modelFailure(llm: LlmClient, answer: Answer): string {
+  const reason =
+    answer.metadata.notices.map((notice) => MODEL_FAILURE.exec(notice)?.[1]).find(Boolean) ??
+    'it gave no answer';
+  const hint =
+    llm.backend === 'openai-compatible' && /request to the model server/i.test(reason)
+      ? ' Is the server (Ollama, LM Studio, llama.cpp) running at that address?'
+      : '';
+  return `the configured model (${llm.backend} ${llm.model}) could not answer: ${reason}${hint} Only the evidence found was shown.`;
+}
+
+function printAfterAnswer(answer: Answer, embedding: EmbeddingStatus, llm: LlmClient | null): void {
   if (answer.citations.length) {
     out('\nSources:');
     answer.citations.forEach((citation, i) =>
@@ -132,7 +169,11 @@ function printAfterAnswer(answer: Answer): void {
   const { metadata } = answer;
   const parts = [
     `${answer.mode} mode`,
-    metadata.model ? `${metadata.model.backend} ${metadata.model.name}` : 'no model',
+    metadata.model
+      ? `${metadata.model.backend} ${metadata.model.name}`
+      : llm
+        ? `${llm.backend} ${llm.model} did not answer`
+        : 'no model',
     `confidence ${answer.confidence.toFixed(2)}`,
   ];
   if (metadata.citationsDropped)
@@ -145,6 +186,8 @@ function printAfterAnswer(answer: Answer): void {
     );
   if (metadata.agent)
     parts.push(`${metadata.agent.iterations} iterations, ${metadata.agent.toolCalls} tool calls`);
+  parts.push(embedding.available ? `embeddings ${embedding.modelId}` : 'no embeddings');
   out(`\n${parts.join(' · ')}`);
-  for (const notice of metadata.notices) note(`note: ${notice}`);
+  if (embedding.note || !embedding.available) note(`note: ${describeEmbedding(embedding)}`);
+  for (const notice of metadata.notices) if (!MODEL_FAILURE.test(notice)) note(`note: ${notice}`);
 }

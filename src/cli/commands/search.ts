@@ -1,15 +1,22 @@
 import { logHub } from '../../engine/log/logger';
 import { PrettySink } from '../../engine/log/sinks';
 import type { SearchResult } from '../../engine/search/pipeline';
-import { ENGINE_FLAGS, engineOptions, logLevel, parse, UsageError } from '../args';
-import { json, out } from '../output';
+import {
+  ENGINE_FLAGS,
+  logLevel,
+  parse,
+  questionArgument,
+  resolvedEngineOptions,
+  UsageError,
+} from '../args';
+import { describeEmbedding, json, out } from '../output';
 import { ensureIndexed, unwrapOrThrow, withEngine } from '../session';
 
-export const SEARCH_HELP = `code-oracle search DIR "question" [--fast|--thinking] [--json] [--debug-query] [--web URL] [--store DIR] [--model …]
+export const SEARCH_HELP = `code-oracle search DIR "question"|- [--fast|--thinking] [--json] [--debug-query] [--web URL] [--store DIR] [--model …]
   Prints the code spans that answer the question, best first, as path:start-end with why each was
   chosen. --debug-query shows the whole trace: preprocessing, technicality, every routing layer,
   each retriever's results, the correction step and the budgeted context. Indexes DIR first when
-  the index is missing or stale.`;
+  the index is missing or stale. A question of - is read from standard input.`;
 
 export async function searchCommand(args: string[]): Promise<void> {
   const { values, positionals } = parse(args, {
@@ -22,16 +29,18 @@ export async function searchCommand(args: string[]): Promise<void> {
   if (positionals.length !== 2) throw new UsageError('search needs a folder and a question');
   if (values.fast && values.thinking) throw new UsageError('choose --fast or --thinking, not both');
   const debug = values['debug-query'] === true;
+  const query = await questionArgument(positionals[1]!);
+  const { options, build } = await resolvedEngineOptions('query', positionals[0]!, values);
   await withEngine(
-    engineOptions(positionals[0]!, values),
+    options,
     debug ? 'error' : logLevel(values['log-level'], 'error'),
     async (engine) => {
-      await ensureIndexed(engine);
+      await ensureIndexed(engine, build);
       const trace = debug ? logHub.addSink(new PrettySink('debug')) : undefined;
       try {
         const result = unwrapOrThrow(
           await engine.search({
-            query: positionals[1]!,
+            query,
             mode: values.thinking ? 'thinking' : 'fast',
             webSearchUrl: values.web ?? null,
           }),
@@ -40,9 +49,11 @@ export async function searchCommand(args: string[]): Promise<void> {
           return json({
             spans: result.spans.map(({ chunkId: _chunkId, ...span }) => span),
             metadata: result.metadata,
+            embedding: engine.embedding,
           });
         if (debug) printTrace(result);
         printSpans(result);
+        out(`\n${describeEmbedding(engine.embedding)}`);
       } finally {
         trace?.dispose();
       }

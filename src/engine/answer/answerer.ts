@@ -163,6 +163,7 @@ export class Answerer {
     started: number,
     notices: readonly string[],
     searched?: SearchResult,
+    modelFailure?: string,
   ): Promise<Result<Answer>> {
     let search = searched;
     if (!search) {
@@ -177,6 +178,7 @@ export class Answerer {
       mode,
       elapsedMs(started),
       request.attachment,
+      modelFailure,
     );
     return ok({
       ...answer,
@@ -200,6 +202,7 @@ export class Answerer {
       started,
       [`The model could not answer (${error.message}) — showing the evidence found instead.`],
       search,
+      error.message,
     );
   }
 

@@ -31,6 +31,8 @@ export function evidenceOnlyAnswer(
   mode: AnswerMode,
   durationMs: number,
   attachment?: Attachment,
+  /** Why the configured model wrote nothing (unreachable, no key); absent when none is configured. */
+  modelFailure?: string,
 ): Answer {
   const { graph } = index;
   const spans = result.spans.filter((span) => span.level !== 'directory');
@@ -44,7 +46,9 @@ export function evidenceOnlyAnswer(
       why: span.why,
     })),
   ];
-  const sections = [`*${EVIDENCE_ONLY_NOTICE}*`];
+  const sections = [
+    `*${modelFailure ? `The language model could not answer (${modelFailure}), so this is the evidence Code Oracle found, not a written answer.` : EVIDENCE_ONLY_NOTICE}*`,
+  ];
   // The attached code (a selection, the lines around an error) is what the question is about:
   // it leads the sources even when the index holds nothing for it (a JSON file, say).
   if (attached)

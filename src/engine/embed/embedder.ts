@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import * as path from 'node:path';
 
 /**
@@ -32,10 +33,14 @@ export type ModelRequest =
 
 export const DEFAULT_MODEL_REPO = 'minishlab/potion-code-16M';
 
-/** A model flag or setting: `none`, a hub repository (`owner/name`), or a local folder, relative to `base`. */
+/**
+ * A model flag or setting: `none`, a hub repository (`owner/name`), or a local folder, relative to
+ * `base`. `models/potion-base-2M` looks like a repository name too: an existing folder wins.
+ */
 export function parseModelSetting(value: string, base: string): ModelRequest {
   if (value === 'none') return { kind: 'none' };
-  if (/^[\w.-]+\/[\w.-]+$/.test(value) && !value.startsWith('.'))
+  const looksLikeRepo = /^[\w.-]+\/[\w.-]+$/.test(value) && !value.startsWith('.');
+  if (looksLikeRepo && !existsSync(path.join(path.resolve(base, value), 'config.json')))
     return { kind: 'hub', repo: value };
   return { kind: 'directory', path: path.resolve(base, value) };
 }

@@ -19,6 +19,15 @@ const FileEntry = z.object({
 });
 export type FileEntry = z.infer<typeof FileEntry>;
 
+/** How the index was built from the command line, so later commands reuse or refuse the options. */
+const BuildRecord = z.object({
+  /** `none`, a hub repository or an absolute model folder. */
+  model: z.string(),
+  exclude: z.array(z.string()),
+  maxFileBytes: z.number().int(),
+});
+export type BuildRecord = z.infer<typeof BuildRecord>;
+
 const ManifestSchema = z.object({
   schemaVersion: z.number().int(),
   parserVersion: z.string(),
@@ -33,6 +42,7 @@ const ManifestSchema = z.object({
   /** Which lexical snapshot and delta files are current. */
   lexicalGeneration: z.number().int(),
   files: z.record(z.string(), FileEntry),
+  build: BuildRecord.optional(),
 });
 export type Manifest = z.infer<typeof ManifestSchema>;
 

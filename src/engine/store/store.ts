@@ -13,6 +13,7 @@ import {
   readManifest,
   SCHEMA_VERSION,
   writeManifest,
+  type BuildRecord,
   type FileEntry,
   type Manifest,
 } from './manifest';
@@ -291,6 +292,12 @@ export class IndexStore {
     await this.removeStrayLexicalFiles();
   }
 
+  /** Records the options the index was built with (see BuildRecord). */
+  async recordBuild(build: BuildRecord): Promise<void> {
+    this.manifestState = { ...this.manifestState, build };
+    await writeManifest(manifestPath(this.directory), this.manifestState);
+  }
+
   /** Indexes large tables and compacts fragmented ones (checked after every run; cheap). */
   async maintain(): Promise<void> {
     if (await this.tables.ensureIndexes())
@@ -312,6 +319,12 @@ export class IndexStore {
         await fs.rm(path.join(this.directory, name), { force: true });
     }
   }
+}
+
+/** The options a store's index was built with, without opening it; null when none are recorded. */
+export async function readBuildRecord(directory: string): Promise<BuildRecord | null> {
+  const read = await readManifest(manifestPath(directory));
+  return read.kind === 'ok' ? (read.manifest.build ?? null) : null;
 }
 
 /** Directory chunks live in the lexical segment under a key of their own, not a file path. */
