@@ -80,6 +80,10 @@ const common = {
   alias: { 'web-tree-sitter': require.resolve('web-tree-sitter') },
   logLevel: 'warning',
   logOverride: { 'require-resolve-not-external': 'silent' },
+  // Node has a global `navigator` since 21, and VS Code's extension host logs a
+  // PendingMigrationError whenever code touches it. Bundled libraries (zod) only probe it to
+  // detect browsers and edge runtimes, which these bundles never run in.
+  define: { navigator: 'undefined', 'globalThis.navigator': 'undefined' },
 };
 
 /** The chat webview's script: a browser bundle, no Node, loaded by the webview under a strict CSP. */
