@@ -129,6 +129,8 @@ const showCallers: CommandFactory =
 
 const exportChat: CommandFactory = (ctx) => () => exportTranscript(ctx.chat.transcript());
 
+const newChat: CommandFactory = (ctx) => () => ctx.chat.newChat();
+
 export const COMMANDS: Record<string, CommandFactory> = {
   'codeOracle.reindex': reindex,
   'codeOracle.clearIndex': clearIndex,
@@ -145,4 +147,5 @@ export const COMMANDS: Record<string, CommandFactory> = {
   'codeOracle.setApiKey': setApiKeyCommand,
   'codeOracle.showCallers': showCallers,
   'codeOracle.exportChat': exportChat,
+  'codeOracle.newChat': newChat,
 };

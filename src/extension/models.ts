@@ -32,6 +32,11 @@ export async function setApiKey(
   else await secrets.delete(`${KEY_PREFIX}${provider}`);
 }
 
+/** Whether a model writes answers: Thinking and Deep need one. */
+export function hasModel(): boolean {
+  return readConfig().llm.provider !== 'none' && vscode.workspace.isTrusted;
+}
+
 /** What the chat shows as the answering model. */
 export function modelLabel(): string {
   const { llm } = readConfig();

@@ -28,6 +28,8 @@ export type Attachment = z.infer<typeof Attachment>;
 export interface Citation extends CodeCitation {
   /** The workspace folder (its URI) the path is relative to. */
   readonly folder: string;
+  /** The cited lines, for answers written without a model (the chat shows the code itself). */
+  readonly code?: string;
 }
 
 /** The folded details under an answer. */
@@ -84,11 +86,13 @@ export const FromWebview = z.discriminatedUnion('type', [
   /** Files dropped from the explorer or the OS arrive as URIs; the host reads them. */
   z.object({ type: z.literal('dropUris'), uris: z.array(z.string().max(2000)).max(10) }),
   z.object({ type: z.literal('setMode'), mode: ChatMode }),
+  /** A diagram too large for the sidebar, already drawn and sanitised, to open in an editor tab. */
+  z.object({ type: z.literal('openDiagram'), svg: z.string().max(5_000_000) }),
 ]);
 export type FromWebview = z.infer<typeof FromWebview>;
 
 export type ToWebview =
-  | { type: 'init'; mode: ChatMode; modelLabel: string; indexReady: boolean }
+  | { type: 'init'; mode: ChatMode; modelLabel: string; hasModel: boolean; indexReady: boolean }
   | { type: 'indexing'; stage: string; label: string; percent: number }
   | { type: 'indexReady'; files: number; chunks: number }
   | { type: 'indexFailed'; message: string }
@@ -100,4 +104,6 @@ export type ToWebview =
   | { type: 'answerDone'; id: string; answer: ChatAnswer }
   | { type: 'answerError'; id: string; message: string }
   | { type: 'attachment'; attachment: Attachment }
-  | { type: 'modelLabel'; label: string };
+  | { type: 'modelLabel'; label: string; hasModel: boolean }
+  /** "New Chat" from the view's title bar. */
+  | { type: 'newChat' };

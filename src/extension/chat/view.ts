@@ -6,7 +6,9 @@ import { describeError } from '../../engine/util/result';
 import { readConfig } from '../config';
 import type { Ctx } from '../ctx';
 import { stagePercent, type FolderIndex } from '../folder-index';
-import { llmWire, modelLabel } from '../models';
+import { hasModel, llmWire, modelLabel } from '../models';
+import { citedCode } from './code';
+import { openDiagramPanel } from './diagram';
 import { chatHtml } from './html';
 import {
   FromWebview,
@@ -120,7 +122,15 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
   }
 
   refreshSettings(): void {
-    this.post({ type: 'modelLabel', label: modelLabel() });
+    this.post({ type: 'modelLabel', label: modelLabel(), hasModel: hasModel() });
+  }
+
+  /** "New Chat": the conversation starts over, and Export Chat starts from it. */
+  async newChat(): Promise<void> {
+    this.stopAll();
+    await this.ctx.extension.workspaceState.update('codeOracle.transcript', []);
+    await vscode.commands.executeCommand(`${ChatView.id}.focus`);
+    this.post({ type: 'newChat' });
   }
 
   private post(message: ToWebview): void {
@@ -160,6 +170,8 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
       case 'setMode':
         this.mode = message.mode;
         return;
+      case 'openDiagram':
+        return openDiagramPanel(this.ctx.extension.extensionUri, message.svg);
     }
   }
 
@@ -170,6 +182,7 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
       type: 'init',
       mode: this.mode,
       modelLabel: modelLabel(),
+      hasModel: hasModel(),
       indexReady: this.ctx.indexReady,
     });
     for (const message of this.queued.splice(0)) this.post(message);
@@ -224,7 +237,7 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
           id,
           message: result.error.code === 'cancelled' ? 'Stopped.' : result.error.message,
         });
-      const answer = toChatAnswer(result.value, folder);
+      const answer = await toChatAnswer(result.value, folder);
       this.post({ type: 'answerDone', id, answer });
       await this.remember({ question, mode, answer });
     } catch (cause) {
@@ -325,15 +338,20 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
   }
 }
 
-function toChatAnswer(answer: Answer, folder: FolderIndex): ChatAnswer {
+/** Without a model the places are the answer: each carries its code, for the chat to show. */
+async function toChatAnswer(answer: Answer, folder: FolderIndex): Promise<ChatAnswer> {
   const { metadata } = answer;
   const search = metadata.search;
+  const code = answer.evidenceOnly
+    ? await citedCode(folder.root, answer.citations)
+    : answer.citations.map(() => null);
   return {
     answer: answer.answer,
     confidence: answer.confidence,
-    citations: answer.citations.map((citation) => ({
+    citations: answer.citations.map((citation, index) => ({
       ...citation,
       folder: folder.folder.uri.toString(),
+      ...(code[index] ? { code: code[index] } : {}),
     })),
     followUps: [...answer.followUps],
     evidenceOnly: answer.evidenceOnly,

@@ -1,15 +1,16 @@
 import type { ChatAnswer } from '../../extension/chat/protocol';
-import { linkMentions, sourcesList } from './citations';
+import { linkMentions, placesList, sourcesList } from './citations';
 import { detailsSection } from './details';
 import { h, icon } from './dom';
 import { drawDiagrams, renderMarkdown } from './markdown';
 import { attachmentLabel, type Entry } from './state';
+import { inlineCodeParts } from './text';
 
 /** One conversation entry: the question and its answer, live while it streams, complete after. */
 export interface AnswerActions {
   /** Asks a new question (a follow-up chip). */
   ask(question: string): void;
-  /** Asks this entry's question again (after it was interrupted). */
+  /** Asks this entry's question again (after it was interrupted, or to regenerate the answer). */
   retry(entry: Entry): void;
   /** Called after the entry's content changed size, so the conversation can keep the end in view. */
   rendered(): void;
@@ -89,10 +90,49 @@ export class AnswerView {
         : null,
       text,
       notices(answer.notices),
-      sourcesList(answer.citations),
+      // Without a model the places are the answer: each with its code and why it matters.
+      answer.evidenceOnly ? placesList(answer.citations) : sourcesList(answer.citations),
       this.followUps(answer.followUps),
+      this.answerActions(answer),
       detailsSection(answer),
     ];
+  }
+
+  private answerActions(answer: ChatAnswer): HTMLElement {
+    const copy = h(
+      'button',
+      {
+        type: 'button',
+        class: 'chip',
+        'data-testid': 'copy-answer',
+        title: 'Copy the answer and its sources',
+      },
+      icon('copy'),
+      'Copy answer',
+    );
+    copy.addEventListener('click', () => {
+      navigator.clipboard.writeText(answerAsText(answer)).then(
+        () => flashText(copy, 'Copied'),
+        () => flashText(copy, 'Copy failed'),
+      );
+    });
+    const regenerate = h(
+      'button',
+      {
+        type: 'button',
+        class: 'chip',
+        'data-testid': 'regenerate',
+        title: 'Ask this question again',
+      },
+      'Regenerate',
+    );
+    regenerate.addEventListener('click', () => this.actions.retry(this.entry));
+    return h(
+      'div',
+      { class: 'answer-actions', role: 'group', 'aria-label': 'Answer actions' },
+      copy,
+      regenerate,
+    );
   }
 
   private followUps(questions: readonly string[]): HTMLElement | null {
@@ -101,7 +141,9 @@ export class AnswerView {
       const chip = h(
         'button',
         { type: 'button', class: 'chip follow-up', 'data-testid': 'follow-up' },
-        question,
+        ...inlineCodeParts(question).map((part) =>
+          part.code ? h('code', {}, part.text) : part.text,
+        ),
       );
       chip.addEventListener('click', () => this.actions.ask(question));
       return chip;
@@ -118,6 +160,24 @@ export class AnswerView {
     again.addEventListener('click', () => this.actions.retry(this.entry));
     return h('p', { class: 'note' }, 'This answer was interrupted when the view closed. ', again);
   }
+}
+
+/** The answer as plain text with its sources, for the clipboard. */
+function answerAsText(answer: ChatAnswer): string {
+  const sources = answer.citations.map(
+    (citation, index) =>
+      `${index + 1}. ${citation.path}:${citation.startLine}-${citation.endLine}${citation.why ? `  ${citation.why}` : ''}`,
+  );
+  return sources.length
+    ? `${answer.answer}\n\nSources:\n${sources.join('\n')}\n`
+    : `${answer.answer}\n`;
+}
+
+/** Shows a word on the button for a moment, then puts its content back. */
+function flashText(button: HTMLButtonElement, word: string): void {
+  const content = [...button.childNodes];
+  button.replaceChildren(word);
+  setTimeout(() => button.replaceChildren(...content), 1500);
 }
 
 function questionBlock(entry: Entry): HTMLElement {

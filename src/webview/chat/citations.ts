@@ -1,6 +1,10 @@
 import type { Citation } from '../../extension/chat/protocol';
 import { h } from './dom';
 import { post } from './messages';
+import { codeTokens, plainWhy } from './text';
+
+/** A place's code shows this many lines until it is expanded. */
+const PREVIEW_LINES = 6;
 
 /**
  * Citations as `path:start-end` links that ask the host to open and highlight those lines. They are
@@ -59,6 +63,73 @@ export function sourcesList(citations: readonly Citation[]): HTMLElement | null 
   );
 }
 
+/**
+ * The places of an answer written without a model: each one's link, why it matters in plain
+ * words, and its code (a few lines, highlighted, expandable to all the lines the chat received).
+ */
+export function placesList(citations: readonly Citation[]): HTMLElement | null {
+  if (citations.length === 0) return null;
+  const items = citations.map((citation) =>
+    h(
+      'li',
+      { class: 'place', 'data-testid': 'place' },
+      h(
+        'div',
+        { class: 'place-head' },
+        citationLink(citation),
+        citation.why ? h('span', { class: 'why' }, ` — ${plainWhy(citation.why)}`) : null,
+      ),
+      citation.code ? codePreview(citation.code, citation) : null,
+    ),
+  );
+  return h(
+    'section',
+    { class: 'sources places', 'aria-label': 'Places' },
+    h('h3', {}, 'Places'),
+    h('ol', {}, ...items),
+  );
+}
+
+function codePreview(code: string, citation: Citation): HTMLElement {
+  const lines = code.split('\n');
+  const shown = (all: boolean) => (all ? lines : lines.slice(0, PREVIEW_LINES)).join('\n');
+  const codeElement = h('code', {});
+  const draw = (all: boolean) =>
+    codeElement.replaceChildren(
+      ...codeTokens(shown(all), citation.path).map((token) =>
+        token.kind === 'plain' ? token.text : h('span', { class: `tok-${token.kind}` }, token.text),
+      ),
+    );
+  draw(false);
+  const pre = h(
+    'pre',
+    {
+      class: 'place-code',
+      'data-testid': 'place-code',
+      'data-start-line': String(citation.startLine),
+    },
+    codeElement,
+  );
+  if (lines.length <= PREVIEW_LINES) return pre;
+  const toggle = h(
+    'button',
+    {
+      type: 'button',
+      class: 'link-button',
+      'aria-expanded': 'false',
+      'data-testid': 'place-expand',
+    },
+    `Show all ${lines.length} lines`,
+  );
+  toggle.addEventListener('click', () => {
+    const expand = toggle.getAttribute('aria-expanded') !== 'true';
+    draw(expand);
+    toggle.setAttribute('aria-expanded', String(expand));
+    toggle.textContent = expand ? 'Show less' : `Show all ${lines.length} lines`;
+  });
+  return h('div', { class: 'place-code-block' }, pre, toggle);
+}
+
 /** `src/a.ts:12-20` or `src/a.ts:12` (an en dash too); the path part is checked against the citations. */
 const MENTION = /([\w@+.-]+(?:\/[\w@+.-]+)*):(\d+)(?:[-–](\d+))?/g;
 
@@ -80,11 +151,14 @@ export function linkMentions(root: HTMLElement, citations: readonly Citation[]):
   }
 }
 
-/** Text outside links and code blocks (inline `code` is kept: answers often cite spans in backticks). */
+/**
+ * Text outside links and code: inline `code` is kept (answers often cite spans in backticks), and
+ * so are code blocks without a language (a call flow); code in a language is left as written.
+ */
 function textNodes(root: HTMLElement): Text[] {
   const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT, {
     acceptNode: (node) =>
-      node.parentElement?.closest('a, pre, button')
+      node.parentElement?.closest('a, button, .mermaid-block, pre code[class*="language-"]')
         ? NodeFilter.FILTER_REJECT
         : NodeFilter.FILTER_ACCEPT,
   });
@@ -109,6 +183,11 @@ function splitMentions(text: string, citations: readonly Citation[]): Piece[] {
   return pieces.filter((piece) => piece !== '');
 }
 
+/**
+ * Where a mention points: the cited file it names (its tail is enough), or, for a file the
+ * citations do not include, that path in the cited folder when it looks like a file (has an
+ * extension), so every `path:line` in an answer opens.
+ */
 function resolve(
   path: string,
   startLine: number,
@@ -116,11 +195,17 @@ function resolve(
   citations: readonly Citation[],
 ): Target | null {
   if (startLine < 1 || endLine < startLine) return null;
-  const citation = citations.find(
-    (candidate) =>
-      (candidate.path === path || candidate.path.endsWith(`/${path}`)) &&
-      startLine <= candidate.endLine &&
-      endLine >= candidate.startLine,
-  );
-  return citation ? { folder: citation.folder, path: citation.path, startLine, endLine } : null;
+  const citation =
+    citations.find(
+      (candidate) =>
+        (candidate.path === path || candidate.path.endsWith(`/${path}`)) &&
+        startLine <= candidate.endLine &&
+        endLine >= candidate.startLine,
+    ) ??
+    citations.find((candidate) => candidate.path === path || candidate.path.endsWith(`/${path}`));
+  if (citation) return { folder: citation.folder, path: citation.path, startLine, endLine };
+  const folder = citations[0]?.folder;
+  return folder && /\.[A-Za-z]\w*$/.test(path) && !path.startsWith('.')
+    ? { folder, path, startLine, endLine }
+    : null;
 }

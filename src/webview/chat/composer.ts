@@ -33,6 +33,9 @@ const MAX_INPUT_HEIGHT_PX = 240;
  * The question box: a transparent textarea over a highlighted copy of its text, the attachment
  * chip, and the toolbar (attach, mode, send / stop).
  */
+const NEEDS_MODEL =
+  'Thinking and Deep need a language model: choose one in the codeOracle.llm.provider setting.';
+
 export class Composer {
   readonly element: HTMLFormElement;
   private readonly input = h('textarea', {
@@ -124,6 +127,25 @@ export class Composer {
 
   setMode(mode: ChatMode): void {
     this.modeSelect.value = mode;
+  }
+
+  /**
+   * Thinking and Deep ask a model for more: without one they are disabled, say why, and a
+   * question asked in them is asked in Fast, which is what would happen anyway.
+   */
+  setModelAvailable(available: boolean): void {
+    for (const option of this.modeSelect.options) {
+      if (option.value === 'fast') continue;
+      option.disabled = !available;
+      const mode = MODES.find((candidate) => candidate.value === option.value);
+      option.title = available ? (mode?.title ?? '') : NEEDS_MODEL;
+    }
+    this.modeSelect.title = available ? 'Answer mode' : `Answer mode. ${NEEDS_MODEL}`;
+    this.modeSelect.dataset['hasModel'] = String(available);
+    if (!available && this.mode !== 'fast') {
+      this.modeSelect.value = 'fast';
+      this.events.modeChanged('fast');
+    }
   }
 
   setModelLabel(label: string): void {

@@ -102,6 +102,17 @@ export class Conversation {
     else persistLater(this.state);
   }
 
+  /** "New Chat": answers still streaming are stopped and the conversation starts over. */
+  clear(): void {
+    this.stop();
+    this.state.entries.length = 0;
+    this.state.sessionId = null;
+    for (const view of this.views.values()) view.element.remove();
+    this.views.clear();
+    this.stick = true;
+    this.changed();
+  }
+
   /** The chat was hidden while the index built: now it has a size, show the latest entry. */
   revealed(): void {
     this.stick = true;

@@ -16,6 +16,10 @@
  *   follow-up            each follow-up question chip
  *   details              the folded <details> with mode, model, CRAG, passes, gaps, timings
  *   evidence-only-label  the label on answers written without a model
+ *   place, place-code    each place of an answer written without a model, and its code
+ *   place-expand         the button that shows all of a place's lines
+ *   copy-answer, regenerate   the actions under a finished answer
+ *   open-diagram         the button that opens a large diagram in an editor tab
  *   progress             the indexing progress bar (`aria-valuenow` is the percent, `data-stage` the stage)
  *   runner-canvas        the minigame canvas shown when the first index takes over 5 s
  *   index-ready-banner   "Index ready — results available"
@@ -75,6 +79,9 @@ const indexing = new IndexingView((fade) => {
   chat,
 );
 
+// Show the conversation this view had at once, before the host's first word: an index that is
+// still building shows its progress above it when the host reports it.
+if (state.entries.length > 0) indexing.showChatNow();
 onMessage(handle);
 watchTheme(() => conversation.redraw());
 post({ type: 'ready' });
@@ -85,6 +92,7 @@ function handle(message: ToWebview): void {
       state.mode = message.mode;
       composer.setMode(message.mode);
       composer.setModelLabel(message.modelLabel);
+      composer.setModelAvailable(message.hasModel);
       indexing.init(message.indexReady);
       return;
     case 'indexing':
@@ -106,7 +114,10 @@ function handle(message: ToWebview): void {
     case 'attachment':
       return composer.setAttachment(message.attachment);
     case 'modelLabel':
-      return composer.setModelLabel(message.label);
+      composer.setModelLabel(message.label);
+      return composer.setModelAvailable(message.hasModel);
+    case 'newChat':
+      return conversation.clear();
     default:
       return conversation.handle(message);
   }

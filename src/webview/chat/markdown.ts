@@ -1,7 +1,12 @@
 import DOMPurify from 'dompurify';
 import MarkdownIt from 'markdown-it';
 import { h, icon } from './dom';
+import { post } from './messages';
 import { renderMermaid } from './mermaid';
+import { protectIdentifiers, sanitizeMermaidSource } from './text';
+
+/** A diagram with more nodes than this is drawn capped in the sidebar and offered in a tab. */
+const LARGE_DIAGRAM_NODES = 15;
 
 /**
  * Answer text → sanitised DOM. Model output is untrusted: markdown-it runs with raw HTML off and
@@ -21,7 +26,9 @@ md.renderer.rules.fence = (tokens, index) => {
 };
 
 export function renderMarkdown(text: string): DocumentFragment {
-  const fragment = DOMPurify.sanitize(md.render(text), { RETURN_DOM_FRAGMENT: true });
+  const fragment = DOMPurify.sanitize(md.render(protectIdentifiers(text)), {
+    RETURN_DOM_FRAGMENT: true,
+  });
   for (const block of fragment.querySelectorAll<HTMLElement>('.code-block, .mermaid-block')) {
     block.appendChild(copyButton(block));
   }
@@ -61,12 +68,28 @@ function flash(button: HTMLButtonElement, word: string): void {
 export async function drawDiagrams(root: ParentNode): Promise<void> {
   for (const block of root.querySelectorAll<HTMLElement>('.mermaid-block')) {
     const source = block.querySelector('code')?.textContent ?? '';
-    const svg = await renderMermaid(source);
+    const svg = await renderMermaid(sanitizeMermaidSource(source));
     if (!svg) continue;
     const diagram = h('div', { class: 'mermaid-diagram', role: 'img', 'aria-label': 'Diagram' });
     diagram.appendChild(svg);
     block.querySelector('.mermaid-diagram')?.remove();
+    block.querySelector('.open-diagram')?.remove();
     block.prepend(diagram);
     block.classList.add('drawn');
+    const large = diagram.querySelectorAll('g.node').length > LARGE_DIAGRAM_NODES;
+    block.classList.toggle('large', large);
+    if (large) diagram.after(openInTab(diagram));
   }
+}
+
+function openInTab(diagram: HTMLElement): HTMLButtonElement {
+  const button = h(
+    'button',
+    { type: 'button', class: 'chip open-diagram', 'data-testid': 'open-diagram' },
+    'Open the full diagram in a tab',
+  );
+  button.addEventListener('click', () =>
+    post({ type: 'openDiagram', svg: diagram.querySelector('svg')?.outerHTML ?? '' }),
+  );
+  return button;
 }

@@ -76,8 +76,12 @@ async function draw(diagram: string): Promise<DocumentFragment | null> {
   const id = `mermaid-${++counter}`;
   try {
     const { svg } = await mermaid.render(id, diagram);
+    // No links: VS Code's webview forwards clicks on <a> to the host, and an SVG link's href
+    // (an SVGAnimatedString) cannot be cloned into that message (DataCloneError).
     return DOMPurify.sanitize(svg, {
       USE_PROFILES: { svg: true, svgFilters: true },
+      FORBID_TAGS: ['a', 'foreignObject', 'script'],
+      FORBID_ATTR: ['href', 'xlink:href', 'onclick'],
       RETURN_DOM_FRAGMENT: true,
     });
   } catch (error) {
