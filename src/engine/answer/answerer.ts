@@ -105,7 +105,8 @@ export class Answerer {
     const searched = await this.search(request, mode === 'thinking' ? llm : null);
     if (!searched.ok) return searched;
     const search = searched.value;
-    if (!evidenceOf(search.context).length)
+    // With attached code the model still has evidence: the attached lines.
+    if (!evidenceOf(search.context).length && !request.attachment)
       return this.withoutModel(request, mode, started, [], search);
     const escalation = await escalateLongFunctions(
       this.sources,
@@ -206,7 +207,31 @@ export class Answerer {
     );
   }
 
-  private search(request: AskRequest, llm: LlmClient | null): Promise<Result<SearchResult>> {
+  /**
+   * A question about a place in a file the index does not hold (Explain this error on a JSON file,
+   * say: the question names the attached file at a line) is answered from the attached lines alone;
+   * whatever the search finds elsewhere in the code is unrelated to it.
+   */
+  private async search(request: AskRequest, llm: LlmClient | null): Promise<Result<SearchResult>> {
+    const searched = await this.searchIndex(request, llm);
+    if (
+      !searched.ok ||
+      !request.attachment ||
+      !this.isAboutUnindexedPlace(request.question, request.attachment.path)
+    )
+      return searched;
+    log.info('answer_from_attachment_alone', { path: request.attachment.path });
+    return ok(withoutIndexedEvidence(searched.value, request.attachment.path));
+  }
+
+  private isAboutUnindexedPlace(question: string, attachedPath: string): boolean {
+    if (!question.includes(`${attachedPath}:`)) return false;
+    for (const meta of this.sources.catalog.values())
+      if (meta.filePath === attachedPath) return false;
+    return true;
+  }
+
+  private searchIndex(request: AskRequest, llm: LlmClient | null): Promise<Result<SearchResult>> {
     return this.sources.search({
       query: request.question,
       mode: llm ? 'thinking' : 'fast',
@@ -245,6 +270,24 @@ export class Answerer {
       },
     };
   }
+}
+
+/** The search result without the index's evidence, saying why: the attachment is the evidence. */
+function withoutIndexedEvidence(result: SearchResult, attachedPath: string): SearchResult {
+  return {
+    ...result,
+    spans: [],
+    context: { ...result.context, items: [], spans: [], tokens: 0 },
+    metadata: {
+      ...result.metadata,
+      flow: null,
+      findings: [],
+      notices: [
+        ...result.metadata.notices,
+        `The index does not hold ${attachedPath}, so the answer uses the attached lines alone.`,
+      ],
+    },
+  };
 }
 
 /** Attached code (a file, a selection, the code around an error) goes to the model as it is, citable. */

@@ -55,7 +55,9 @@ export function evidenceOnlyAnswer(
     sections.push(
       `The code you attached, \`${attached.path}:${attached.startLine}-${attached.endLine}\`, comes first in the sources.`,
     );
-  if (!spans.length)
+  if (!spans.length && attached)
+    sections.push('The attached lines are the evidence: nothing else in the index is about them.');
+  else if (!spans.length)
     sections.push(
       `Nothing in the index matches “${question.slice(0, 120)}”. Try the names of functions, files or error messages you expect to be involved.`,
     );
