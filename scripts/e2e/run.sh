@@ -81,7 +81,7 @@ JSON
 # E2E_MOCHA / E2E_RESULTS reach the extension host (it inherits code-server's environment).
 # CODE_ORACLE_HUB_URL: the default embedding model would be downloaded on first use; port 9 is on
 # fetch's blocked-port list, so the download fails at once ("bad port") without touching any network,
-# and the extension runs lexical-only, as it does offline.
+# and the extension falls back to the model shipped in models/, as it does offline.
 E2E_MOCHA=$TOOLS/driver/node_modules/mocha E2E_RESULTS=$WORK/exthost-results.txt CODE_ORACLE_HUB_URL=http://127.0.0.1:9 \
   setsid "$N24" "$CS" --bind-addr 127.0.0.1:0 --auth none \
   --user-data-dir "$WORK/ud" --extensions-dir "$WORK/ext" \
@@ -100,7 +100,7 @@ done
 echo "e2e: code-server up on 127.0.0.1:$PORT after $(ms) ms"
 
 export NODE_PATH=$TOOLS/driver/node_modules   # the drivers' require('playwright-core')
-export E2E_PORT=$PORT E2E_EXT_DEV_PATH=$ROOT E2E_SHOTS=$OUT/shots
+export E2E_PORT=$PORT E2E_EXT_DEV_PATH=$ROOT E2E_SHOTS=$OUT/shots E2E_USER_SETTINGS=$WORK/ud/User/settings.json
 export E2E_WS_UI=$WORK/ws/ui E2E_WS_EXTHOST=$WORK/ws/exthost E2E_BROWSER_LOG=$WORK/exthost-browser-console.log
 
 # Drivers run in the background and we `wait` for them: bash runs a trap only between commands,
@@ -122,9 +122,9 @@ count() { # stage file rc
   passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0}))
   if [ "$3" != 0 ] && [ "${f:-0}" = 0 ]; then failed=$((failed + 1)); fi
 }
-echo "e2e: (a) UI: reindex from the palette, chat with citations, explain an error, callers lens and tree"
+echo "e2e: (a) UI: reindex, chat with citations and code, explain an error, callers, modes, diagrams, New Chat, typing lag"
 rc=0
-run_driver 300 "$ROOT/test/e2e/ui.js" > "$WORK/ui-results.txt" || rc=$?
+run_driver 600 "$ROOT/test/e2e/ui.js" > "$WORK/ui-results.txt" || rc=$?
 sed 's/^/  /' "$WORK/ui-results.txt"
 count ui "$WORK/ui-results.txt" "$rc"
 echo "e2e: (a) done after $(ms) ms"

@@ -7,15 +7,22 @@
 //   3. "Explain this error with Code Oracle" from the light bulb on a JSON syntax error (the
 //      built-in JSON language server reports it), answered in the chat with the code around it
 //   4. a "N callers" lens: click it, see the callers tree, click a caller and land on the call
+//   5. with no model, Thinking and Deep are disabled and say why; with one (a fake OpenAI-compatible
+//      server started here), a diagram whose label holds an <img onerror> is drawn as text, with
+//      no link, and clicking it throws nothing; "New Chat" empties the conversation
+//   6. typing lag: keypress-to-render in an editor while the first index of a 2,000-file
+//      workspace builds, and the same once it is built (reported, not asserted: timings are noisy)
 // A failed step is reported and the next one still runs; the last line is `ui: N passed, N failed`.
 const fs = require('fs');
 const path = require('path');
+const http = require('http');
 const { launchPage, workbenchUrl, log, env } = require('./workbench');
 
 const PORT = env('E2E_PORT');
 const FOLDER = env('E2E_WS_UI'); // a scratch copy of test/fixtures/shop-py
 const DEV = env('E2E_EXT_DEV_PATH'); // the repository root
 const SHOTS = env('E2E_SHOTS');
+const USER_SETTINGS = env('E2E_USER_SETTINGS');
 const TIMEOUT = 90000;
 // IndexStatus.ready(): `$(database) ${files} files · ${chunks} chunks`; the codicon renders as an icon
 const READY = /(\d+) files · (\d+) chunks/;
@@ -165,6 +172,15 @@ async function askInChat(page) {
   const citations = await answer.locator('[data-testid=citation]').allInnerTexts();
   log('citations:', JSON.stringify(citations));
   check(citations.length > 0, 'the answer cites nothing');
+  // without a model each place shows its code, highlighted, and why it matters in plain words
+  const code = answer.locator('[data-testid=place-code]').first();
+  await code.waitFor({ timeout: 5000 });
+  const codeText = await code.innerText();
+  check(/def |raise/.test(codeText), `the first place's code is ${JSON.stringify(codeText)}`);
+  check((await code.locator('.tok-keyword').count()) > 0, 'the place code is not highlighted');
+  const why = await answer.locator('[data-testid=place] .why').first().innerText();
+  log('first place, why:', why);
+  check(/Defines function /.test(why), `the first place's reason reads ${JSON.stringify(why)}`);
   // db.py:24 raises "attempt to write a readonly database"; the function holding it is cited first
   const [cited, file, start] = /^(.+):(\d+)-\d+$/.exec(citations[0]) || [];
   check(cited && file === 'shop/db.py', `first citation is ${citations[0]}, expected shop/db.py`);
@@ -227,6 +243,8 @@ async function explainFromLightBulb(page) {
     citations[0] === `${BROKEN_JSON}:1-5`,
     `first citation is ${citations[0]}, expected ${BROKEN_JSON}:1-5`,
   );
+  // the index does not hold a JSON file: the answer is the attached lines alone, no unrelated code
+  check(citations.length === 1, `unrelated code cited after the attached lines: ${citations}`);
   await answer.scrollIntoViewIfNeeded();
   await shot(page, 'error-explained');
 }
@@ -265,11 +283,236 @@ async function callersFromLens(page) {
   await shot(page, 'caller-opened');
 }
 
+/** A fake OpenAI-compatible server whose answers carry a diagram with a hostile label. */
+const HOSTILE_LABEL = '<img src=x onerror=window.__oraclePwned=1>';
+function startFakeModel() {
+  const answer = {
+    answer: [
+      'Database.connect raises the error (shop/db.py:20).',
+      '',
+      '```mermaid',
+      'flowchart TD',
+      `  A["${HOSTILE_LABEL}"] --> B[Database.connect]`,
+      '  click A "https://example.invalid/x"',
+      '```',
+    ].join('\n'),
+    confidence: 0.8,
+    citations: [{ path: 'shop/db.py', startLine: 20, endLine: 26, why: 'raises it' }],
+    followUps: ['Who calls `Database.connect`?'],
+  };
+  const content = JSON.stringify(answer);
+  const server = http.createServer((request, response) => {
+    let body = '';
+    request.on('data', (chunk) => (body += chunk));
+    request.on('end', () => {
+      if (/"stream"\s*:\s*true/.test(body)) {
+        response.writeHead(200, { 'content-type': 'text/event-stream' });
+        response.write(`data: ${JSON.stringify({ choices: [{ delta: { content } }] })}\n\n`);
+        response.end('data: [DONE]\n\n');
+      } else {
+        response.writeHead(200, { 'content-type': 'application/json' });
+        response.end(
+          JSON.stringify({ choices: [{ message: { content }, finish_reason: 'stop' }] }),
+        );
+      }
+    });
+  });
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve({ server, port: server.address().port })),
+  );
+}
+
+function writeUserSettings(extra) {
+  const settings = JSON.parse(fs.readFileSync(USER_SETTINGS, 'utf8'));
+  fs.writeFileSync(USER_SETTINGS, JSON.stringify({ ...settings, ...extra }, null, 2));
+}
+
+async function modesDiagramsAndNewChat(page) {
+  await page.locator('.activitybar .action-item a[aria-label^="Code Oracle"]').first().click();
+  const chat = chatFrame(page);
+  const select = chat.locator('[data-testid=mode-select]');
+  await select.waitFor({ timeout: 15000 });
+  // no model: Thinking and Deep are disabled, and say why
+  const disabled = await select
+    .locator('option:disabled')
+    .evaluateAll((options) => options.map((option) => `${option.value}: ${option.title}`));
+  log('disabled modes:', JSON.stringify(disabled));
+  check(
+    disabled.length === 2 && disabled.every((text) => /need a language model/.test(text)),
+    `without a model the disabled modes are ${JSON.stringify(disabled)}`,
+  );
+  await shot(page, 'modes-without-model');
+
+  const { server, port } = await startFakeModel();
+  try {
+    writeUserSettings({
+      'codeOracle.llm.provider': 'openai-compatible',
+      'codeOracle.llm.baseUrl': `http://127.0.0.1:${port}/v1`,
+    });
+    await chat
+      .locator('[data-testid=mode-select] option[value=thinking]:not([disabled])')
+      .waitFor({ state: 'attached', timeout: 20000 });
+    const before = await chat.locator('[data-testid=answer]').count();
+    await chat.locator('[data-testid=question-input]').fill('draw how the readonly error happens');
+    await chat.locator('[data-testid=send]').click();
+    const answer = chat.locator('[data-testid=answer][data-status=done]').nth(before);
+    await answer.waitFor({ timeout: TIMEOUT });
+    const diagram = answer.locator('.mermaid-block.drawn .mermaid-diagram svg');
+    await diagram.waitFor({ timeout: 30000 });
+    const inDiagram = await diagram.evaluate((svg) => ({
+      images: svg.querySelectorAll('img, image, foreignObject').length,
+      links: svg.querySelectorAll('a, [href], [onclick]').length,
+      text: svg.textContent,
+    }));
+    log('diagram:', JSON.stringify(inDiagram));
+    check(inDiagram.images === 0, 'an element from a diagram label reached the page');
+    check(inDiagram.links === 0, 'the diagram kept a link or a click handler');
+    check(inDiagram.text.includes('<img'), 'the hostile label is not shown as text');
+    const errors = [];
+    const onError = (error) => errors.push(String(error));
+    page.on('pageerror', onError);
+    page.on('console', (message) => message.type() === 'error' && errors.push(message.text()));
+    await diagram.locator('g.node').first().click();
+    await page.waitForTimeout(500);
+    page.off('pageerror', onError);
+    check(
+      !errors.some((error) => /DataCloneError/.test(error)),
+      `clicking a node threw: ${errors.filter((error) => /DataCloneError/.test(error))}`,
+    );
+    check(
+      !(await chat.locator('body').evaluate(() => window.__oraclePwned === 1)),
+      'the hostile label ran',
+    );
+    const chip = await answer.locator('[data-testid=follow-up]').first().innerText();
+    check(!chip.includes('`'), `a follow-up chip shows backticks: ${chip}`);
+    await answer.scrollIntoViewIfNeeded();
+    await shot(page, 'diagram-sanitised');
+  } finally {
+    writeUserSettings({ 'codeOracle.llm.provider': 'none', 'codeOracle.llm.baseUrl': '' });
+    server.close();
+  }
+
+  // "New Chat" in the view's title bar empties the conversation
+  check((await chat.locator('[data-testid=answer]').count()) > 0, 'nothing to clear');
+  // a view's title actions show while the pointer is over its header
+  await page.locator('.pane-header', { hasText: 'Chat' }).first().hover();
+  await page.locator('.pane-header .action-label[aria-label="New Chat"]').first().click();
+  await chat.locator('[data-testid=answer]').first().waitFor({ state: 'detached', timeout: 15000 });
+  await shot(page, 'new-chat');
+}
+
+/** Files of the typing-lag workspace: small Python modules that call each other. */
+const LAG_FILES = 2000;
+function writeLagWorkspace(root) {
+  for (let i = 0; i < LAG_FILES; i++) {
+    const dir = path.join(root, `pkg${Math.floor(i / 100)}`);
+    fs.mkdirSync(dir, { recursive: true });
+    const next = (i + 1) % LAG_FILES;
+    const lines = [`# Module ${i}.`, ''];
+    for (let f = 0; f < 6; f++)
+      lines.push(
+        `def handle_${i}_${f}(order, amount):`,
+        `    # Handles step ${f} of order processing in module ${i}.`,
+        `    total = amount * ${f + 1} + len(str(order))`,
+        `    if total > ${100 * (f + 1)}:`,
+        `        raise ValueError("order ${i} step ${f} over limit")`,
+        `    return handle_${next}_${f}(order, total) if total < 0 else total`,
+        '',
+      );
+    fs.writeFileSync(path.join(dir, `mod${i}.py`), lines.join('\n'));
+  }
+}
+
+/**
+ * Types `count` keys into the focused editor; for each, the time from the keydown event (its
+ * timeStamp: when the browser received the key) to the frame painted after the editor's text
+ * changed.
+ */
+async function typingLatencies(page, count) {
+  await page.evaluate(() => {
+    window.__oracleLag = [];
+    if (window.__oracleLagInstalled) return;
+    window.__oracleLagInstalled = true;
+    document.addEventListener(
+      'keydown',
+      (event) => {
+        const lines = document.querySelector('.monaco-editor.focused .view-lines');
+        if (!lines) return;
+        const observer = new MutationObserver(() => {
+          observer.disconnect();
+          requestAnimationFrame(() => window.__oracleLag.push(performance.now() - event.timeStamp));
+        });
+        observer.observe(lines, { subtree: true, childList: true, characterData: true });
+      },
+      true,
+    );
+  });
+  for (let i = 0; i < count; i++) {
+    await page.keyboard.type(String.fromCharCode(97 + (i % 26)));
+    await page.waitForTimeout(60);
+  }
+  await page.waitForTimeout(300);
+  return page.evaluate(() => window.__oracleLag.slice());
+}
+
+function summary(samples) {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const at = (q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
+  return {
+    n: sorted.length,
+    median: Math.round(at(0.5)),
+    p90: Math.round(at(0.9)),
+    max: Math.round(sorted[sorted.length - 1] ?? NaN),
+  };
+}
+
+async function typingLagDuringFirstIndex(page) {
+  const root = path.join(path.dirname(FOLDER), 'lag');
+  writeLagWorkspace(root);
+  await page.goto(workbenchUrl({ port: PORT, folder: root, devPath: DEV }));
+  await page.waitForSelector('.monaco-workbench', { timeout: TIMEOUT });
+  await quickOpen(page, 'mod1.py');
+  await page.locator('.monaco-editor .view-lines').first().click();
+  await page.keyboard.press('Control+End');
+  await page.keyboard.press('Enter');
+  // the first index is running: the status bar says what it is doing
+  await page.waitForFunction(
+    (selector) => /Code Oracle:/.test(document.querySelector(selector)?.textContent ?? ''),
+    STATUS_ITEM,
+    { timeout: TIMEOUT },
+  );
+  const during = [];
+  while (during.length < 60) {
+    if (READY.test(await page.locator(STATUS_ITEM).innerText())) break;
+    during.push(...(await typingLatencies(page, 10)));
+  }
+  log('status after typing:', JSON.stringify(await page.locator(STATUS_ITEM).innerText()));
+  await page.waitForFunction(
+    ({ selector, re }) => new RegExp(re).test(document.querySelector(selector)?.textContent ?? ''),
+    { selector: STATUS_ITEM, re: READY.source },
+    { timeout: 300000 },
+  );
+  const idle = await typingLatencies(page, 30);
+  const busy = summary(during);
+  const calm = summary(idle);
+  console.log(
+    `typing-lag: keypress-to-render during the first index of ${LAG_FILES} files: median ${busy.median} ms, p90 ${busy.p90} ms, max ${busy.max} ms (${busy.n} keys); idle: median ${calm.median} ms, p90 ${calm.p90} ms, max ${calm.max} ms (${calm.n} keys)`,
+  );
+  check(busy.n >= 10, `only ${busy.n} keys were measured while the index built`);
+  check(calm.n >= 10, `only ${calm.n} keys were measured after the index was built`);
+  await shot(page, 'typing-lag');
+}
+
 const STEPS = [
   ['reindex from the command palette', reindexFromPalette],
   ['chat: a cited answer with no model, and a citation that opens its line', askInChat],
   ['explain this error from the light bulb', explainFromLightBulb],
   ['a callers lens opens the callers tree, and a caller its call', callersFromLens],
+  [
+    'modes need a model; a hostile diagram is drawn inert; New Chat clears',
+    modesDiagramsAndNewChat,
+  ],
+  ['typing lag while the first index of 2,000 files builds', typingLagDuringFirstIndex],
 ];
 
 (async () => {

@@ -71,6 +71,18 @@ suite('Code Oracle in a real VS Code extension host', () => {
     assert.ok(stats.facts > 0, 'no definitions were extracted');
   });
 
+  test('offline, the index uses the model shipped in the extension and says why', async () => {
+    // run.sh points the model hub at a blocked port: the default model cannot be downloaded
+    await api.ready;
+    const { embedding } = await indexStats(api);
+    assert.strictEqual(embedding.available, true, embedding.reason);
+    assert.strictEqual(embedding.modelId, 'potion-base-2M');
+    assert.match(
+      embedding.note,
+      /^could not download potion-code-16M \(.*\), so the index uses the bundled potion-base-2M/,
+    );
+  });
+
   test('codeOracle.reindex completes and leaves a working index', async () => {
     await vscode.commands.executeCommand('codeOracle.reindex');
     const stats = await indexStats(api);
