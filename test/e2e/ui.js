@@ -244,7 +244,8 @@ async function explainFromLightBulb(page) {
     `first citation is ${citations[0]}, expected ${BROKEN_JSON}:1-5`,
   );
   // the index does not hold a JSON file: the answer is the attached lines alone, no unrelated code
-  check(citations.length === 1, `unrelated code cited after the attached lines: ${citations}`);
+  const sources = await answer.locator('.sources [data-testid=citation]').allInnerTexts();
+  check(sources.length === 1, `unrelated code cited after the attached lines: ${sources}`);
   await answer.scrollIntoViewIfNeeded();
   await shot(page, 'error-explained');
 }
@@ -328,7 +329,12 @@ function writeUserSettings(extra) {
 }
 
 async function modesDiagramsAndNewChat(page) {
-  await page.locator('.activitybar .action-item a[aria-label^="Code Oracle"]').first().click();
+  // the Callers step left the Code Oracle side bar open: clicking its icon again would close it
+  const open = await page
+    .locator('.activitybar .action-item.checked a[aria-label^="Code Oracle"]')
+    .count();
+  if (!open)
+    await page.locator('.activitybar .action-item a[aria-label^="Code Oracle"]').first().click();
   const chat = chatFrame(page);
   const select = chat.locator('[data-testid=mode-select]');
   await select.waitFor({ timeout: 15000 });
@@ -352,6 +358,14 @@ async function modesDiagramsAndNewChat(page) {
     await chat
       .locator('[data-testid=mode-select] option[value=thinking]:not([disabled])')
       .waitFor({ state: 'attached', timeout: 20000 });
+    // choosing a model restarts the folders (long functions may now be summarised): let it settle
+    await page.waitForTimeout(1500);
+    await page.waitForFunction(
+      ({ selector, re }) =>
+        new RegExp(re).test(document.querySelector(selector)?.textContent ?? ''),
+      { selector: STATUS_ITEM, re: READY.source },
+      { timeout: TIMEOUT },
+    );
     const before = await chat.locator('[data-testid=answer]').count();
     await chat.locator('[data-testid=question-input]').fill('draw how the readonly error happens');
     await chat.locator('[data-testid=send]').click();
