@@ -328,14 +328,18 @@ function writeUserSettings(extra) {
   fs.writeFileSync(USER_SETTINGS, JSON.stringify({ ...settings, ...extra }, null, 2));
 }
 
-async function modesDiagramsAndNewChat(page) {
-  // the Callers step left the Code Oracle side bar open: clicking its icon again would close it
+/** Shows the chat; clicking the icon of a side bar already open would close it. */
+async function showChat(page) {
   const open = await page
     .locator('.activitybar .action-item.checked a[aria-label^="Code Oracle"]')
     .count();
   if (!open)
     await page.locator('.activitybar .action-item a[aria-label^="Code Oracle"]').first().click();
-  const chat = chatFrame(page);
+  return chatFrame(page);
+}
+
+async function modesNeedAModel(page) {
+  const chat = await showChat(page);
   const select = chat.locator('[data-testid=mode-select]');
   await select.waitFor({ timeout: 15000 });
   // no model: Thinking and Deep are disabled, and say why
@@ -348,7 +352,10 @@ async function modesDiagramsAndNewChat(page) {
     `without a model the disabled modes are ${JSON.stringify(disabled)}`,
   );
   await shot(page, 'modes-without-model');
+}
 
+async function hostileDiagramDrawnInert(page) {
+  const chat = await showChat(page);
   const { server, port } = await startFakeModel();
   try {
     writeUserSettings({
@@ -357,7 +364,7 @@ async function modesDiagramsAndNewChat(page) {
     });
     await chat
       .locator('[data-testid=mode-select] option[value=thinking]:not([disabled])')
-      .waitFor({ state: 'attached', timeout: 20000 });
+      .waitFor({ state: 'attached', timeout: 60000 });
     // choosing a model restarts the folders (long functions may now be summarised): let it settle
     await page.waitForTimeout(1500);
     await page.waitForFunction(
@@ -405,7 +412,10 @@ async function modesDiagramsAndNewChat(page) {
     writeUserSettings({ 'codeOracle.llm.provider': 'none', 'codeOracle.llm.baseUrl': '' });
     server.close();
   }
+}
 
+async function newChatClears(page) {
+  const chat = await showChat(page);
   // "New Chat" in the view's title bar empties the conversation
   check((await chat.locator('[data-testid=answer]').count()) > 0, 'nothing to clear');
   // a view's title actions show while the pointer is over its header
@@ -522,9 +532,11 @@ const STEPS = [
   ['chat: a cited answer with no model, and a citation that opens its line', askInChat],
   ['explain this error from the light bulb', explainFromLightBulb],
   ['a callers lens opens the callers tree, and a caller its call', callersFromLens],
+  ['without a model, Thinking and Deep are disabled and say why', modesNeedAModel],
+  ['New Chat empties the conversation', newChatClears],
   [
-    'modes need a model; a hostile diagram is drawn inert; New Chat clears',
-    modesDiagramsAndNewChat,
+    'a diagram whose label holds <img onerror> is drawn as text, without links',
+    hostileDiagramDrawnInert,
   ],
   ['typing lag while the first index of 2,000 files builds', typingLagDuringFirstIndex],
 ];
