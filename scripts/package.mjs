@@ -270,6 +270,9 @@ function stageExtension(target, roots, packages) {
     if (existsSync(path.join(ROOT, item)))
       cpSync(path.join(ROOT, item), path.join(stage, item), { recursive: true });
   }
+  // The shipped model's weights go in as float16: half the size, and the loader reads either.
+  const weights = path.join(stage, 'models', 'potion-base-2M', 'model.safetensors');
+  if (existsSync(weights)) writeFileSync(weights, safetensorsToFloat16(readFileSync(weights)));
   // The dependencies are the runtime packages at the versions shipped. No scripts (vsce would run
   // vscode:prepublish), no devDependencies; the overrides stay, `npm list` needs them to accept the tree.
   const manifest = readJson(path.join(ROOT, 'package.json'));
@@ -389,12 +392,80 @@ export function verifyContents(entries, target, nativeDirs) {
   if (problems.length) throw new Failure(`the VSIX is incomplete: ${problems.join('; ')}`);
 }
 
-/** The VSIX must stay under MAX_VSIX_BYTES (the shipped model could be stored as float16 if not). */
+/** The VSIX must stay under MAX_VSIX_BYTES. */
 export function checkSize(bytes) {
   if (bytes > MAX_VSIX_BYTES)
     throw new Failure(
       `the VSIX is ${megabytes(bytes)}, over the ${megabytes(MAX_VSIX_BYTES)} limit: see the largest parts above`,
     );
+}
+
+/**
+ * A .safetensors file with its float32 tensors stored as float16 (round to nearest even); other
+ * tensors are copied as they are. The header is rewritten with the new offsets and padded with
+ * spaces to a multiple of 8 bytes, as the format recommends.
+ */
+export function safetensorsToFloat16(buffer) {
+  const headerLength = Number(
+    new DataView(buffer.buffer, buffer.byteOffset, buffer.byteLength).getBigUint64(0, true),
+  );
+  const header = JSON.parse(buffer.subarray(8, 8 + headerLength).toString('utf8'));
+  const base = 8 + headerLength;
+  const tensors = Object.entries(header)
+    .filter(([name]) => name !== '__metadata__')
+    .sort(([, a], [, b]) => a.data_offsets[0] - b.data_offsets[0]);
+  const parts = [];
+  const outHeader = header.__metadata__ ? { __metadata__: header.__metadata__ } : {};
+  let offset = 0;
+  for (const [name, info] of tensors) {
+    const bytes = buffer.subarray(base + info.data_offsets[0], base + info.data_offsets[1]);
+    const data = info.dtype === 'F32' ? float32BytesToFloat16(bytes) : bytes;
+    outHeader[name] = {
+      ...info,
+      dtype: info.dtype === 'F32' ? 'F16' : info.dtype,
+      data_offsets: [offset, offset + data.length],
+    };
+    parts.push(data);
+    offset += data.length;
+  }
+  let json = JSON.stringify(outHeader);
+  json += ' '.repeat((8 - ((8 + Buffer.byteLength(json)) % 8)) % 8);
+  const length = Buffer.alloc(8);
+  length.writeBigUInt64LE(BigInt(Buffer.byteLength(json)));
+  return Buffer.concat([length, Buffer.from(json, 'utf8'), ...parts]);
+}
+
+function float32BytesToFloat16(bytes) {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const out = Buffer.alloc(bytes.length / 2);
+  for (let i = 0; i < bytes.length / 4; i++)
+    out.writeUInt16LE(floatToHalf(view.getUint32(i * 4, true)), i * 2);
+  return out;
+}
+
+/** IEEE 754 binary32 bits → binary16 bits, rounding to nearest even (subnormals, infinities, NaN). */
+export function floatToHalf(bits) {
+  const sign = (bits >>> 16) & 0x8000;
+  const exponent = (bits >>> 23) & 0xff;
+  let mantissa = bits & 0x7fffff;
+  if (exponent === 0xff) return sign | 0x7c00 | (mantissa ? 0x200 : 0);
+  const halfExponent = exponent - 127 + 15;
+  if (halfExponent >= 0x1f) return sign | 0x7c00;
+  if (halfExponent <= 0) {
+    if (halfExponent < -10) return sign;
+    mantissa |= 0x800000;
+    const shift = 14 - halfExponent;
+    let half = mantissa >>> shift;
+    const rest = mantissa & ((1 << shift) - 1);
+    const halfway = 1 << (shift - 1);
+    if (rest > halfway || (rest === halfway && half & 1)) half++;
+    return sign | half;
+  }
+  // A carry out of the mantissa rounds up into the exponent, which is the right result.
+  let half = sign | (halfExponent << 10) | (mantissa >>> 13);
+  const rest = mantissa & 0x1fff;
+  if (rest > 0x1000 || (rest === 0x1000 && half & 1)) half++;
+  return half;
 }
 
 /** Compressed size per part: each runtime package, the grammars, each other file of dist, the rest. */
@@ -538,12 +609,12 @@ function main() {
   try {
     const entries = listVsix(vsix);
     verifyContents(entries, target, nativeDirs);
-    checkSize(statSync(vsix).size);
     log(
       `${path.basename(vsix)}: ${megabytes(statSync(vsix).size)}, ${entries.length} files (${megabytes(entries.reduce((sum, entry) => sum + entry.size, 0))} installed)`,
     );
     for (const [part, bytes] of largestParts(entries, 8))
       log(`  ${megabytes(bytes).padStart(8)}  ${part}`);
+    checkSize(statSync(vsix).size);
     if (target === hostTarget()) {
       const summary = smokeTest(vsix, specifiers);
       log(

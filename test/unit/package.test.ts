@@ -1,7 +1,12 @@
 import { strict as assert } from 'node:assert';
-import { readFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { cosine } from '../../src/engine/embed/embedder';
+import { readSafetensors } from '../../src/engine/embed/safetensors';
+import { StaticModel } from '../../src/engine/embed/static-model';
+import { POTION_MODEL } from '../helpers/workspace';
 
 /** scripts/package.mjs (npm run package): its decisions, without building or packing anything. */
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -150,5 +155,59 @@ describe('npm run package', () => {
   it('refuses a VSIX over 80 MB', () => {
     pkg.checkSize(pkg.MAX_VSIX_BYTES);
     assert.throws(() => pkg.checkSize(pkg.MAX_VSIX_BYTES + 1), /over the 80\.0 MB limit/);
+  });
+});
+
+describe('npm run package: the shipped model as float16', () => {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a plain .mjs script, without types
+  let pkg: any;
+  before(async () => {
+    pkg = await import(pathToFileURL(path.join(ROOT, 'scripts', 'package.mjs')).href);
+  });
+
+  it('rounds float32 to the nearest float16, ties to even, keeping zeros, subnormals and infinities', () => {
+    const bits = (value: number) => new Uint32Array(new Float32Array([value]).buffer)[0]!;
+    assert.equal(pkg.floatToHalf(bits(1)), 0x3c00);
+    assert.equal(pkg.floatToHalf(bits(-2)), 0xc000);
+    assert.equal(pkg.floatToHalf(bits(0)), 0);
+    assert.equal(pkg.floatToHalf(bits(65504)), 0x7bff);
+    assert.equal(pkg.floatToHalf(bits(1e6)), 0x7c00);
+    assert.equal(pkg.floatToHalf(bits(2 ** -24)), 0x0001);
+    assert.equal(pkg.floatToHalf(bits(1 + 2 ** -11)), 0x3c00, 'a tie rounds to even');
+    assert.equal(pkg.floatToHalf(bits(1 + 3 * 2 ** -11)), 0x3c02, 'a tie rounds to even');
+  });
+
+  it('halves the model, which then loads and embeds as the float32 one does', async () => {
+    const original = readFileSync(path.join(POTION_MODEL, 'model.safetensors'));
+    const half = pkg.safetensorsToFloat16(original) as Buffer;
+    assert.ok(half.length < original.length * 0.55, `${half.length} of ${original.length} bytes`);
+    const before = readSafetensors(original);
+    const after = readSafetensors(half);
+    assert.deepEqual([...after.keys()], [...before.keys()]);
+    for (const [name, tensor] of before) {
+      const converted = after.get(name)!;
+      assert.deepEqual(converted.shape, tensor.shape);
+      for (let i = 0; i < tensor.data.length; i += 97)
+        assert.ok(
+          Math.abs(converted.data[i]! - tensor.data[i]!) <= Math.abs(tensor.data[i]!) / 1024 + 1e-7,
+          `${name}[${i}]: ${converted.data[i]} for ${tensor.data[i]}`,
+        );
+    }
+    const folder = mkdtempSync(path.join(tmpdir(), 'oracle-f16-'));
+    try {
+      for (const file of ['config.json', 'tokenizer.json'])
+        copyFileSync(path.join(POTION_MODEL, file), path.join(folder, file));
+      writeFileSync(path.join(folder, 'model.safetensors'), half);
+      const [full, reduced] = await Promise.all([
+        StaticModel.load(POTION_MODEL, 'f32'),
+        StaticModel.load(folder, 'f16'),
+      ]);
+      const text = 'open a database connection';
+      const [a] = await full.embed([text]);
+      const [b] = await reduced.embed([text]);
+      assert.ok(cosine(a!, b!) > 0.9999, `cosine ${cosine(a!, b!)}`);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
   });
 });
