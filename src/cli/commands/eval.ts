@@ -2,6 +2,7 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
 import { findDefinitions } from '../../engine/resolve/symbols';
+import { isStageName, STAGES, type StageName } from '../../engine/search/stages';
 import { ENGINE_FLAGS, engineOptions, logLevel, parse, positiveInteger, UsageError } from '../args';
 import { WindowBaseline } from '../baseline';
 import { mean, scoreQuestion, type Metrics } from '../scoring';
@@ -11,12 +12,15 @@ import { indexWithProgress, withEngine } from '../session';
 
 export const EVAL_HELP = `code-oracle eval (--questions Q.jsonl | --callers CASES.jsonl) --corpus-root DIR [--corpora corpora.json]
                   --out RESULTS.jsonl [--fast|--thinking] [--baseline] [--budget-lines N]
+                  [--ablate STAGE[,STAGE]]
   Indexes each corpus once (a store of its own) and answers every question, writing
-  {"id", "results": [{"path", "startLine", "endLine"}]} (spans best first, at most 50), or every
+  {"id", "results": [{"path", "startLine", "endLine"}], "files": [{"path", "ranges"}]} (spans
+  file by file, at most 50; files best first with their ranges), or every
   "who calls X?" case as {"id", "callers": [{"path", "line"}]}. Paths are relative to the corpus'
   folder to index. corpora.json is read from beside the questions unless --corpora names one.
   Questions with gold lines are scored (recall within the line budget, hit, MRR and nDCG at 10),
-  and --baseline scores BM25 over 40-line windows beside them.`;
+  and --baseline scores BM25 over 40-line windows beside them. --ablate switches stages of the
+  ranking stack off: ${STAGES.map((stage) => stage.name).join(', ')}.`;
 
 const Question = z.looseObject({
   id: z.string(),
@@ -51,7 +55,22 @@ const EVAL_FLAGS = {
   thinking: { type: 'boolean' },
   baseline: { type: 'boolean' },
   'budget-lines': { type: 'string' },
+  ablate: { type: 'string' },
 } as const;
+
+/** The stages named by --ablate, refused when one is unknown. */
+function ablated(value: string | undefined): StageName[] {
+  const names = (value ?? '')
+    .split(',')
+    .map((name) => name.trim())
+    .filter(Boolean);
+  const unknown = names.filter((name) => !isStageName(name));
+  if (unknown.length)
+    throw new UsageError(
+      `--ablate: unknown stage ${unknown.join(', ')} (stages: ${STAGES.map((stage) => stage.name).join(', ')})`,
+    );
+  return names as StageName[];
+}
 
 export async function evalCommand(args: string[]): Promise<void> {
   const { values } = parse(args, EVAL_FLAGS);
@@ -113,6 +132,7 @@ async function evalQuestions(
   if (!values['corpus-root']) throw new UsageError('eval needs --corpus-root DIR');
   if (!values.out) throw new UsageError('eval needs --out RESULTS.jsonl');
   const file = values.questions!;
+  const ablate = ablated(values.ablate);
   const budget = values['budget-lines']
     ? positiveInteger(values['budget-lines'], '--budget-lines')
     : 600;
@@ -144,6 +164,7 @@ async function evalQuestions(
           const result = await engine.search({
             query: question.question,
             mode: values.thinking ? 'thinking' : 'fast',
+            ablate,
           });
           const spans = result.ok
             ? result.value.spans
@@ -154,8 +175,14 @@ async function evalQuestions(
                   endLine,
                 }))
             : [];
+          const files = result.ok
+            ? result.value.files.slice(0, MAX_RESULTS).map((found) => ({
+                path: found.path,
+                ranges: found.spans.map((span) => [span.startLine, span.endLine]),
+              }))
+            : [];
           if (!result.ok) note(`warning: ${question.id}: ${result.error.message}`);
-          lines.push(JSON.stringify({ id: question.id, results: spans }));
+          lines.push(JSON.stringify({ id: question.id, results: spans, files }));
           if (question.gold)
             scored.push({
               question,

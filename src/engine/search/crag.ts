@@ -3,8 +3,8 @@ import type { ChunkLevel } from '../model';
 import { elapsedMs, getLogger } from '../log/logger';
 import type { LexicalIndex } from '../store/lexical';
 import { describeError, fail, ok, type Result } from '../util/result';
-import { bm25Search } from './bm25';
-import { LANGUAGE_KEYWORDS, STOP_WORDS } from './preprocess';
+import { coOccurringTerms } from './expansion';
+import { STOP_WORDS } from './preprocess';
 import { relatedWords } from './vocabulary';
 
 /**
@@ -112,9 +112,7 @@ export function evaluateRetrieval(
   return evaluation;
 }
 
-const CO_OCCURRING_SOURCES = 5;
 const CO_OCCURRING_TERMS = 6;
-const COMMON_SHARE = 0.1;
 
 /**
  * Extra terms for a second retrieval: synonyms of the question's words, then the codebase's own
@@ -130,36 +128,7 @@ export function expandQuery(
   const synonyms = [...new Set(terms.flatMap((term) => relatedWords(term)))].filter(
     (term) => !given.has(term),
   );
-  const weights = new Map<string, number>();
-  for (const level of levels) {
-    const { documents } = lexical.levelStats(level);
-    if (!documents) continue;
-    for (const hit of bm25Search(lexical, level, terms, CO_OCCURRING_SOURCES)) {
-      const document = lexical.document(hit.docId);
-      if (!document) continue;
-      for (const candidate of lexical.termsOf(hit.docId)) {
-        if (
-          given.has(candidate) ||
-          candidate.length < 4 ||
-          STOP_WORDS.has(candidate) ||
-          LANGUAGE_KEYWORDS.has(candidate)
-        )
-          continue;
-        const frequency = lexical.documentFrequencyOf(level, candidate);
-        // Words in a tenth of the chunks (self, none, import) say nothing about this question.
-        if (frequency > documents * COMMON_SHARE) continue;
-        const idf = Math.log(1 + documents / (1 + frequency));
-        weights.set(
-          candidate,
-          (weights.get(candidate) ?? 0) + document.termFrequency(candidate) * idf,
-        );
-      }
-    }
-  }
-  const coOccurring = [...weights]
-    .sort((a, b) => b[1] - a[1])
-    .slice(0, CO_OCCURRING_TERMS)
-    .map(([term]) => term);
+  const coOccurring = coOccurringTerms(terms, lexical, levels, CO_OCCURRING_TERMS);
   log.info('query_expanded', { terms, synonyms, co_occurring: coOccurring });
   return { synonyms, coOccurring };
 }

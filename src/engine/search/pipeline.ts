@@ -43,7 +43,9 @@ import {
   type RankedHits,
   type SearchIndex,
 } from './retrievers';
+import { rankFiles, spansInFileOrder, type FileResult } from './files';
 import { shapeSpans, type RankedChunk } from './shaping';
+import { StageSwitches, type StageName } from './stages';
 import type { Span } from './spans';
 import {
   neighbourHits,
@@ -53,6 +55,7 @@ import {
   type StrategyResult,
 } from './strategies';
 import { scoreTechnicality, type Technicality } from './technicality';
+import { coOccurringTerms } from './expansion';
 import { VectorScan } from './vectors';
 import { relatedWords, stemsOf } from './vocabulary';
 
@@ -71,6 +74,8 @@ export interface SearchRequest {
   /** A SearXNG endpoint; web search is off unless the user set one. */
   readonly webSearchUrl?: string | null;
   readonly signal?: AbortSignal;
+  /** Stages of the ranking stack switched off (see stages.ts): for measuring each one's effect. */
+  readonly ablate?: readonly StageName[];
 }
 
 export type CorrectionStrategy = 'none' | 'query_expansion' | 'all_levels' | 'web_search';
@@ -110,6 +115,9 @@ export interface SearchTrace {
 }
 
 export interface SearchResult {
+  /** The files that answer, best first, each with its spans best first. */
+  readonly files: readonly FileResult[];
+  /** The spans the context holds, file by file in the order of `files`. */
   readonly spans: readonly Span[];
   readonly context: BudgetedContext;
   readonly metadata: SearchMetadata;
@@ -128,6 +136,9 @@ const NEIGHBOUR_EVERY = 3;
 /** A related word the question did not use counts this much of one it did. */
 const SYNONYM_WEIGHT = 0.35;
 const STEM_WEIGHT = 0.7;
+/** Words the index derives (see expansion.ts): a few, at low weight. */
+const DERIVED_TERMS = 6;
+const DERIVED_WEIGHT = 0.2;
 /** Lists that rank the whole index; the others hold only the chunks some evidence points at. */
 const RETRIEVAL_SOURCES: ReadonlySet<RankedHits['source']> = new Set([
   'lexical',
@@ -195,12 +206,16 @@ export class Searcher {
     let started = performance.now();
     log.info('search_started', { query_length: request.query.length, mode, escalated });
 
-    const parsed = preprocessQuery(request.query, request.attachment);
+    const stages = new StageSwitches(request.ablate);
+    const preprocessed = preprocessQuery(request.query, request.attachment);
+    const parsed = stages.on('index-names')
+      ? withIndexNames(preprocessed, this.index.graph)
+      : preprocessed;
     const notices = noticesFor(request.query, parsed);
     const technicality = scoreTechnicality(
       parsed,
       { has: (term) => this.index.lexical.hasTerm(term) },
-      this.semanticTrust,
+      stages.on('calibration') ? this.semanticTrust : 1,
     );
     mark('preprocess', started);
     started = performance.now();
@@ -221,20 +236,36 @@ export class Searcher {
       ]),
     ];
     const semanticText = [parsed.naturalLanguage, parsed.pastedCode ?? ''].join('\n').trim();
-    const levels = searchLevels(route.levels);
-    const synonyms = [...new Set(terms.flatMap((term) => relatedWords(term)))].filter(
-      (word) => !terms.includes(word),
-    );
+    const levels = stages.on('level-routing') ? searchLevels(route.levels) : CHUNK_LEVELS;
+    const synonyms = stages.on('thesaurus')
+      ? [...new Set(terms.flatMap((term) => relatedWords(term)))].filter(
+          (word) => !terms.includes(word),
+        )
+      : [];
     // "skipped" in a question finds `skip` in code: stems the index knows count nearly in full.
-    const stems = [...new Set(terms.flatMap((term) => stemsOf(term)))].filter(
-      (stem) => !terms.includes(stem) && this.index.lexical.hasTerm(stem),
-    );
+    const stems = stages.on('stems')
+      ? [...new Set(terms.flatMap((term) => stemsOf(term)))].filter(
+          (stem) => !terms.includes(stem) && this.index.lexical.hasTerm(stem),
+        )
+      : [];
+    const derived = stages.on('index-expansion')
+      ? coOccurringTerms([...terms, ...stems], this.index.lexical, ['function'], DERIVED_TERMS).filter(
+          (word) => !synonyms.includes(word),
+        )
+      : [];
     const queryWeights = new Map([
+      ...derived.map((word) => [word, DERIVED_WEIGHT] as const),
       ...synonyms.map((word) => [word, SYNONYM_WEIGHT] as const),
       ...stems.map((stem) => [stem, STEM_WEIGHT] as const),
     ]);
     const lists: RankedHits[] = [
-      lexicalHits(this.index, [...terms, ...synonyms, ...stems], levels, limit, queryWeights),
+      lexicalHits(
+        this.index,
+        [...terms, ...synonyms, ...stems, ...derived],
+        levels,
+        limit,
+        queryWeights,
+      ),
       await semanticHits(this.index, semanticText, levels, limit),
       symbolHits(this.index, parsed),
       await assignmentHits(this.index, parsed, this.texts),
@@ -244,7 +275,7 @@ export class Searcher {
     ];
     mark('retrieve', started);
     started = performance.now();
-    let fused = this.fuse(lists, technicality, modeDecision.mode);
+    let fused = this.fuse(lists, technicality, modeDecision.mode, stages);
     if (!fused.length && mode === 'fast') {
       log.warn('silent_escalation', {
         reason: 'zero_results_fast_mode',
@@ -253,7 +284,7 @@ export class Searcher {
       });
       return this.run(request, 'thinking', true);
     }
-    const strategy: StrategyResult = runStrategy({
+    const strategy: StrategyResult = this.strategy(stages, {
       index: this.index,
       query: parsed,
       mode: modeDecision.mode,
@@ -267,12 +298,13 @@ export class Searcher {
     });
     if (strategy.hits.hits.length) {
       lists.push(strategy.hits);
-      fused = this.fuse(lists, technicality, modeDecision.mode);
+      fused = this.fuse(lists, technicality, modeDecision.mode, stages);
     }
     mark('strategy', started);
 
     started = performance.now();
     const correction = await this.correct(
+      stages,
       request,
       parsed,
       terms,
@@ -281,7 +313,7 @@ export class Searcher {
       fused.slice(0, computeTopK(this.index.catalog.size)).map((hit) => hit.id),
     );
     if (correction.added.length)
-      fused = this.fuse([...lists, ...correction.added], technicality, modeDecision.mode);
+      fused = this.fuse([...lists, ...correction.added], technicality, modeDecision.mode, stages);
     mark('correct', started);
 
     started = performance.now();
@@ -291,13 +323,15 @@ export class Searcher {
       .find((list) => list.source === 'lexical')!
       .hits.slice(0, LEXICAL_LEADERS)
       .map((hit) => hit.chunkId);
-    const best = keepLeaders(
-      fused.map((hit) => hit.id),
-      lexicalLeaders,
-      LEADERS_AFTER,
-    );
+    const best = stages.on('leaders')
+      ? keepLeaders(
+          fused.map((hit) => hit.id),
+          lexicalLeaders,
+          LEADERS_AFTER,
+        )
+      : fused.map((hit) => hit.id);
     const neighbours: RankedHits =
-      modeDecision.mode === 'analytical'
+      modeDecision.mode === 'analytical' || !stages.on('neighbours')
         ? { source: 'neighbours', hits: [] }
         : await this.neighbours(best);
     const order = weaveIn(
@@ -315,13 +349,19 @@ export class Searcher {
       ...terms,
       ...(correction.evaluation.expansion?.synonyms ?? []),
     ]);
-    const spans = shapeSpans(ranked, this.index.catalog, bodies, weights, (chunkId) =>
+    const shaped = shapeSpans(ranked, this.index.catalog, bodies, weights, (chunkId) =>
       this.definitionLine(chunkId),
+    );
+    const files = rankFiles(
+      shaped,
+      request.query,
+      (path) => this.definitionNames(path),
+      { aggregate: stages.on('file-aggregation'), rolePriors: stages.on('file-roles') },
     );
     mark('shape', started);
     started = performance.now();
     const context = await buildContext(
-      spans,
+      spansInFileOrder(files),
       this.index.catalog,
       this.texts,
       request.budgetTokens ?? MODE_BUDGETS[modeDecision.mode],
@@ -356,7 +396,11 @@ export class Searcher {
     });
     if (!context.spans.length)
       log.warn('qa_no_results', { mode, query_summary: request.query.slice(0, 100) });
+    const shown = new Set(context.spans);
     return {
+      files: files
+        .map((file) => ({ ...file, spans: file.spans.filter((span) => shown.has(span)) }))
+        .filter((file) => file.spans.length),
       spans: context.spans,
       context,
       metadata,
@@ -390,8 +434,30 @@ export class Searcher {
     );
   }
 
+  /** The question mode's facts-graph strategy, unless switched off. */
+  private strategy(
+    stages: StageSwitches,
+    input: Parameters<typeof runStrategy>[0],
+  ): StrategyResult {
+    if (stages.on('graph-strategy')) return runStrategy(input);
+    return { hits: { source: 'graph', hits: [] }, flow: null, diagram: null, findings: [] };
+  }
+
+  /** The names the definitions of a file carry (its content's say in its role). */
+  private definitionNames(path: string): string[] {
+    return this.index.graph
+      .factsInFile(path)
+      .filter((fact) => fact.kind !== 'module')
+      .map((fact) => fact.name);
+  }
+
   /** Weighted RRF across the retrievers; the weights follow technicality and the question's mode. */
-  private fuse(lists: readonly RankedHits[], technicality: Technicality, mode: QueryMode) {
+  private fuse(
+    lists: readonly RankedHits[],
+    technicality: Technicality,
+    mode: QueryMode,
+    stages: StageSwitches,
+  ) {
     const weight: Record<RankedHits['source'], number> = {
       lexical: technicality.lexicalWeight,
       semantic: this.index.embedder ? technicality.semanticWeight : 0,
@@ -418,10 +484,10 @@ export class Searcher {
       weight: weight[list.source],
       kind: RETRIEVAL_SOURCES.has(list.source) ? 'retrieval' : 'evidence',
     }));
-    const fused = boostByGroup(
-      weightedRrf(ranked.filter((list) => list.ids.length && list.weight > 0)),
-      (id) => this.index.catalog.get(id)?.filePath ?? null,
-    );
+    const rrf = weightedRrf(ranked.filter((list) => list.ids.length && list.weight > 0));
+    const fused = stages.on('group-boost')
+      ? boostByGroup(rrf, (id) => this.index.catalog.get(id)?.filePath ?? null)
+      : rrf;
     log.info('hybrid_retrieve_completed', {
       lists: lists.map((list) => `${list.source}:${list.hits.length}`),
       total_results_before_merge: lists.reduce((sum, list) => sum + list.hits.length, 0),
@@ -481,6 +547,7 @@ export class Searcher {
    * every level (and the web, if configured) when they are not.
    */
   private async correct(
+    stages: StageSwitches,
     request: SearchRequest,
     parsed: ParsedQuery,
     terms: readonly string[],
@@ -506,7 +573,8 @@ export class Searcher {
     let strategy: CorrectionStrategy = 'none';
     let expansion: { synonyms: string[]; coOccurring: string[] } | null = null;
     const limit = Math.max(computeTopK(this.index.catalog.size) * 2, 20);
-    if (evaluation.decision === 'PARTIAL' || evaluation.decision === 'IRRELEVANT') {
+    const corrects = stages.on('crag');
+    if (corrects && (evaluation.decision === 'PARTIAL' || evaluation.decision === 'IRRELEVANT')) {
       expansion = expandQuery(terms, this.index.lexical, levels);
       const expandedTerms = [...terms, ...expansion.synonyms, ...expansion.coOccurring];
       const searchLevels = evaluation.decision === 'IRRELEVANT' ? CHUNK_LEVELS : levels;
@@ -522,7 +590,7 @@ export class Searcher {
       added.push({ source: 'expansion', hits: mergeLists(lexicalList.hits, semanticList.hits) });
       strategy = evaluation.decision === 'PARTIAL' ? 'query_expansion' : 'all_levels';
     }
-    if (evaluation.decision === 'IRRELEVANT' && request.webSearchUrl) {
+    if (corrects && evaluation.decision === 'IRRELEVANT' && request.webSearchUrl) {
       const found = await searchWeb(request.webSearchUrl, parsed.naturalLanguage, request.signal);
       if (found.ok) {
         web = found.value;
@@ -597,4 +665,34 @@ function mergeLists(first: readonly Hit[], second: readonly Hit[]): Hit[] {
     }
   }
   return out;
+}
+
+/**
+ * The question with the words that exactly name a definition in the index added to its
+ * identifiers: a one-word question (`Flask`), a capitalised class name (`Session`) or an
+ * acronym-led one (`URL`, `APIRouter`) is looked up as a definition whatever its shape.
+ */
+export function withIndexNames(
+  parsed: ParsedQuery,
+  graph: Pick<SearchIndex['graph'], 'definitionsNamed'>,
+): ParsedQuery {
+  const words = [...parsed.naturalLanguage.matchAll(/[\p{L}_$][\p{L}\p{N}_$]*/gu)].map(
+    (match) => match[0],
+  );
+  const known = new Set(parsed.extractedIdentifiers);
+  const named = [
+    ...new Set(
+      words.filter(
+        (word) =>
+          !known.has(word) &&
+          (words.length === 1 || /^\p{Lu}/u.test(word)) &&
+          graph
+            .definitionsNamed(word)
+            .some((fact) => fact.name === word && fact.kind !== 'module'),
+      ),
+    ),
+  ];
+  if (!named.length) return parsed;
+  log.info('index_names_found', { names: named });
+  return { ...parsed, extractedIdentifiers: [...parsed.extractedIdentifiers, ...named] };
 }

@@ -1,0 +1,128 @@
+import type { Span } from './spans';
+
+/**
+ * The result as a reader sees it: files, best first, each with its spans best first. A file's
+ * standing comes from its chunks (the best one, plus a decayed share of the others), so a file
+ * several good chunks point into rises above one with a single match, and one file never takes
+ * more than one place in the list.
+ */
+export interface FileResult {
+  readonly path: string;
+  readonly score: number;
+  /** The role that lowered the file below source code, if any (see fileRole). */
+  readonly role: FileRole | null;
+  readonly spans: readonly Span[];
+}
+
+/** Each further chunk of a file counts this much of the one before it. */
+const FURTHER_CHUNK_DECAY = 0.5;
+/** A file whose role the question does not ask about counts this much of a source file. */
+const ROLE_PRIOR = 0.5;
+
+export type FileRole =
+  | 'test'
+  | 'example'
+  | 'docs'
+  | 'type-stub'
+  | 'generated'
+  | 'vendored'
+  | 'compat';
+
+/** Path patterns of each role: folder names and file-name conventions shared across ecosystems. */
+const ROLE_PATHS: Readonly<Record<FileRole, RegExp>> = {
+  test: /(^|\/)(tests?|__tests__|specs?|testing|test[-_]?utils?|fixtures?|__mocks__|mocks?|conftest\.py$)(\/|$)|(^|\/)test_[^/]*$|[._-](test|spec)s?\.[^/]+$|_tests?\.py$/i,
+  example: /(^|\/)(examples?|demos?|samples?|tutorials?|playground)(\/|$)/i,
+  docs: /(^|\/)(docs?|documentation)(\/|$)|\.(md|rst|txt)$/i,
+  'type-stub': /\.d\.[cm]?ts$|\.pyi$|(^|\/)type-?tests?(\/|$)|\.test-d\.tsx?$/i,
+  generated: /(^|\/)(generated|__generated__|gen)(\/|$)|[._]generated\.[^/]+$|_pb2\.py$/i,
+  vendored: /(^|\/)(vendor(ed)?|third[-_]party|node_modules|_vendor)(\/|$)/i,
+  compat: /(^|\/)(compat|legacy|deprecated)(\/|$)|[._-](compat|legacy)\.[^/]+$/i,
+};
+
+/** Words of a question that ask about a role: then that role counts like source. */
+const ROLE_WORDS: Readonly<Record<FileRole, RegExp>> = {
+  test: /\b(tests?|testing|spec|specs|fixtures?|mocks?|pytest|assert\w*)\b/i,
+  example: /\b(examples?|demos?|samples?|tutorials?)\b/i,
+  docs: /\b(docs?|documentation|readme)\b/i,
+  'type-stub': /\b(types?|typing|typed|stubs?|declarations?)\b/i,
+  generated: /\bgenerated\b/i,
+  vendored: /\b(vendor(ed)?|third[- ]party)\b/i,
+  compat: /\b(compat\w*|legacy|deprecated|backwards?)\b/i,
+};
+
+/**
+ * The role a file plays, from its path and, for tests, its content: a file whose definitions are
+ * mostly test functions (`test_…`, `Test…`) is a test file wherever it lives.
+ */
+export function fileRole(path: string, definitionNames: readonly string[] = []): FileRole | null {
+  for (const role of Object.keys(ROLE_PATHS) as FileRole[])
+    if (ROLE_PATHS[role].test(path)) return role;
+  const tests = definitionNames.filter((name) => /^(test_|Test[A-Z_])/.test(name)).length;
+  return definitionNames.length && tests * 2 > definitionNames.length ? 'test' : null;
+}
+
+/** The roles a question asks about. */
+export function rolesAsked(question: string): Set<FileRole> {
+  return new Set(
+    (Object.keys(ROLE_WORDS) as FileRole[]).filter((role) => ROLE_WORDS[role].test(question)),
+  );
+}
+
+export interface FileRanking {
+  /** Further chunks of a file add a decayed share of their score (else the best chunk alone counts). */
+  readonly aggregate: boolean;
+  /** Files of a role the question does not ask about count ROLE_PRIOR of their score. */
+  readonly rolePriors: boolean;
+}
+
+/**
+ * Groups ranked spans (best first; `chunkScore` gives each chunk's score) into files ranked by
+ * their chunks' scores. Within a file, spans keep their order, and the spans of one chunk stay
+ * together.
+ */
+export function rankFiles(
+  spans: readonly Span[],
+  question: string,
+  definitionNames: (path: string) => readonly string[],
+  ranking: FileRanking,
+): FileResult[] {
+  const byPath = new Map<string, Span[]>();
+  for (const span of spans) byPath.set(span.path, [...(byPath.get(span.path) ?? []), span]);
+  const asked = rolesAsked(question);
+  const files = [...byPath].map(([path, fileSpans], order) => {
+    const role = fileRole(path, definitionNames(path));
+    const prior = ranking.rolePriors && role && !asked.has(role) ? ROLE_PRIOR : 1;
+    return {
+      path,
+      score: prior * fileScore(fileSpans, ranking.aggregate),
+      role: prior < 1 ? role : null,
+      spans: byChunk(fileSpans),
+      order,
+    };
+  });
+  return files
+    .sort((a, b) => b.score - a.score || a.order - b.order)
+    .map(({ order: _order, ...file }) => file);
+}
+
+/** The best chunk's score, plus a decayed share of each further chunk's when aggregating. */
+function fileScore(spans: readonly Span[], aggregate: boolean): number {
+  const perChunk = new Map<string, number>();
+  for (const span of spans)
+    perChunk.set(span.chunkId, Math.max(perChunk.get(span.chunkId) ?? 0, span.score));
+  const scores = [...perChunk.values()].sort((a, b) => b - a);
+  if (!aggregate) return scores[0] ?? 0;
+  return scores.reduce((sum, score, i) => sum + score * FURTHER_CHUNK_DECAY ** i, 0);
+}
+
+/** The spans of one chunk next to each other, chunks in the order they first appear. */
+function byChunk(spans: readonly Span[]): Span[] {
+  const groups = new Map<string, Span[]>();
+  for (const span of spans) groups.set(span.chunkId, [...(groups.get(span.chunkId) ?? []), span]);
+  return [...groups.values()].flat();
+}
+
+/** The files' spans as one list, file by file: what the token budget takes in order. */
+export function spansInFileOrder(files: readonly FileResult[]): Span[] {
+  return files.flatMap((file) => file.spans);
+}

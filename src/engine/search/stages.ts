@@ -1,0 +1,98 @@
+/**
+ * Every switchable part of the ranking stack, in the order a search runs them, in one place.
+ * `code-oracle eval --ablate NAME[,NAME]` switches parts off; `npm run eval:ablate` measures each
+ * one's effect on the line questions and the peer suite, with and without an embedding model.
+ * A part stays only while that table shows it helps on both suites and hurts neither.
+ */
+export const STAGES = [
+  {
+    name: 'level-routing',
+    kind: 'routing',
+    what: 'the question is searched at the chunk levels it is routed to (else at every level)',
+  },
+  {
+    name: 'calibration',
+    kind: 'routing',
+    what: "the semantic list's weight follows how far the model was measured to find this code",
+  },
+  {
+    name: 'index-names',
+    kind: 'retrieval',
+    what: 'a question word that exactly names a definition in the index goes to the definition lookup',
+  },
+  {
+    name: 'thesaurus',
+    kind: 'retrieval',
+    what: 'hand-written related words of the question words join the lexical query at low weight',
+  },
+  {
+    name: 'index-expansion',
+    kind: 'retrieval',
+    what: 'words co-occurring with the question words in the chunks they reach best join at low weight',
+  },
+  {
+    name: 'stems',
+    kind: 'retrieval',
+    what: 'stems of the question words the index knows join the lexical query',
+  },
+  {
+    name: 'graph-strategy',
+    kind: 'retrieval',
+    what: "the question mode's facts-graph strategy (callers, mutators, raisers, flows) adds its list",
+  },
+  {
+    name: 'crag',
+    kind: 'retrieval',
+    what: 'weak results are corrected by an expanded query (co-occurring words, all levels)',
+  },
+  {
+    name: 'group-boost',
+    kind: 'rescoring',
+    what: "a chunk gains a share of its file's decayed fused scores",
+  },
+  {
+    name: 'leaders',
+    kind: 'rescoring',
+    what: "the lexical list's two best hits keep a place near the top",
+  },
+  {
+    name: 'neighbours',
+    kind: 'rescoring',
+    what: 'calls-graph neighbours of the best hits are woven in after them',
+  },
+  {
+    name: 'file-roles',
+    kind: 'rescoring',
+    what: 'tests, examples, docs, stubs, generated, vendored and compat files rank below source',
+  },
+  {
+    name: 'file-aggregation',
+    kind: 'rescoring',
+    what: "a file's score adds a decayed share of its further chunks to its best one",
+  },
+] as const;
+
+export type StageName = (typeof STAGES)[number]['name'];
+
+const NAMES: ReadonlySet<string> = new Set(STAGES.map((stage) => stage.name));
+
+export function isStageName(name: string): name is StageName {
+  return NAMES.has(name);
+}
+
+/** Which stages run: all of them but the ones switched off. */
+export class StageSwitches {
+  private readonly off: ReadonlySet<StageName>;
+
+  constructor(off: readonly StageName[] = []) {
+    this.off = new Set(off);
+  }
+
+  on(name: StageName): boolean {
+    return !this.off.has(name);
+  }
+
+  get disabled(): StageName[] {
+    return [...this.off];
+  }
+}
