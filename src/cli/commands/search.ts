@@ -47,6 +47,12 @@ export async function searchCommand(args: string[]): Promise<void> {
         );
         if (values.json)
           return json({
+            files: result.files.map((file) => ({
+              path: file.path,
+              score: file.score,
+              role: file.role,
+              ranges: file.spans.map((span) => [span.startLine, span.endLine]),
+            })),
             spans: result.spans.map(({ chunkId: _chunkId, ...span }) => span),
             metadata: result.metadata,
             embedding: engine.embedding,
@@ -71,11 +77,14 @@ function printSpans(result: SearchResult): void {
   out(
     `${metadata.queryMode} question · levels ${metadata.levels.join(', ')} · ${metadata.crag.decision.toLowerCase()} (${metadata.crag.score.toFixed(2)})${metadata.escalated ? ' · escalated to thinking' : ''}`,
   );
-  result.spans.forEach((span, index) =>
+  // One entry per file, its ranges best first; each range says why it was chosen.
+  result.files.forEach((file, index) => {
+    const ranges = file.spans.map((span) => `${span.startLine}-${span.endLine}`).join(', ');
     out(
-      `${String(index + 1).padStart(2)}. ${span.path}${span.level === 'directory' ? '/' : `:${span.startLine}-${span.endLine}`}  ${span.why}`,
-    ),
-  );
+      `${String(index + 1).padStart(2)}. ${file.path}:${ranges}${file.role ? `  (${file.role})` : ''}`,
+    );
+    for (const span of file.spans) out(`      ${span.startLine}-${span.endLine}  ${span.why}`);
+  });
   if (metadata.flow) out(`\nFlow:\n${metadata.flow}`);
   if (metadata.findings.length)
     out(`\nFindings:\n${metadata.findings.map((finding) => `  ${finding}`).join('\n')}`);

@@ -20,13 +20,7 @@ const FURTHER_CHUNK_DECAY = 0.5;
 const ROLE_PRIOR = 0.5;
 
 export type FileRole =
-  | 'test'
-  | 'example'
-  | 'docs'
-  | 'type-stub'
-  | 'generated'
-  | 'vendored'
-  | 'compat';
+  'test' | 'example' | 'docs' | 'type-stub' | 'generated' | 'vendored' | 'compat';
 
 /** Path patterns of each role: folder names and file-name conventions shared across ecosystems. */
 const ROLE_PATHS: Readonly<Record<FileRole, RegExp>> = {

@@ -249,9 +249,12 @@ export class Searcher {
         )
       : [];
     const derived = stages.on('index-expansion')
-      ? coOccurringTerms([...terms, ...stems], this.index.lexical, ['function'], DERIVED_TERMS).filter(
-          (word) => !synonyms.includes(word),
-        )
+      ? coOccurringTerms(
+          [...terms, ...stems],
+          this.index.lexical,
+          ['function'],
+          DERIVED_TERMS,
+        ).filter((word) => !synonyms.includes(word))
       : [];
     const queryWeights = new Map([
       ...derived.map((word) => [word, DERIVED_WEIGHT] as const),
@@ -352,12 +355,10 @@ export class Searcher {
     const shaped = shapeSpans(ranked, this.index.catalog, bodies, weights, (chunkId) =>
       this.definitionLine(chunkId),
     );
-    const files = rankFiles(
-      shaped,
-      request.query,
-      (path) => this.definitionNames(path),
-      { aggregate: stages.on('file-aggregation'), rolePriors: stages.on('file-roles') },
-    );
+    const files = rankFiles(shaped, request.query, (path) => this.definitionNames(path), {
+      aggregate: stages.on('file-aggregation'),
+      rolePriors: stages.on('file-roles'),
+    });
     mark('shape', started);
     started = performance.now();
     const context = await buildContext(
@@ -686,9 +687,7 @@ export function withIndexNames(
         (word) =>
           !known.has(word) &&
           (words.length === 1 || /^\p{Lu}/u.test(word)) &&
-          graph
-            .definitionsNamed(word)
-            .some((fact) => fact.name === word && fact.kind !== 'module'),
+          graph.definitionsNamed(word).some((fact) => fact.name === word && fact.kind !== 'module'),
       ),
     ),
   ];

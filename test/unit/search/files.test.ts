@@ -1,0 +1,101 @@
+import { strict as assert } from 'node:assert';
+import { fileRole, rankFiles, rolesAsked } from '../../../src/engine/search/files';
+import type { Span } from '../../../src/engine/search/spans';
+
+const span = (path: string, chunkId: string, score: number, startLine = 1): Span => ({
+  path,
+  startLine,
+  endLine: startLine + 4,
+  level: 'function',
+  score,
+  why: 'test span',
+  chunkId,
+});
+const noNames = () => [];
+const everything = { aggregate: true, rolePriors: true };
+
+describe('search results as files with spans', () => {
+  it('lists each file once, with its spans best first and one chunk’s spans together', () => {
+    const files = rankFiles(
+      [
+        span('a.py', 'a1', 1, 10),
+        span('b.py', 'b1', 0.5),
+        span('a.py', 'a2', 0.33, 40),
+        span('a.py', 'a1', 1, 20),
+      ],
+      'how does it work',
+      noNames,
+      everything,
+    );
+    assert.deepEqual(
+      files.map((file) => file.path),
+      ['a.py', 'b.py'],
+    );
+    assert.deepEqual(
+      files[0]!.spans.map((s) => [s.chunkId, s.startLine]),
+      [
+        ['a1', 10],
+        ['a1', 20],
+        ['a2', 40],
+      ],
+    );
+  });
+
+  it('scores a file by its best chunk plus a decayed share of its others', () => {
+    const spans = [
+      span('one.py', 'x', 0.5),
+      span('many.py', 'y1', 0.45),
+      span('many.py', 'y2', 0.4),
+    ];
+    const aggregated = rankFiles(spans, 'q', noNames, everything);
+    assert.equal(aggregated[0]!.path, 'many.py');
+    assert.ok(Math.abs(aggregated[0]!.score - (0.45 + 0.4 * 0.5)) < 1e-9);
+    const bestOnly = rankFiles(spans, 'q', noNames, { aggregate: false, rolePriors: true });
+    assert.equal(bestOnly[0]!.path, 'one.py');
+  });
+
+  it('ranks tests, stubs and examples below source unless the question asks about them', () => {
+    const spans = [span('tests/test_client.py', 't', 1), span('src/client.py', 's', 0.7)];
+    const ranked = rankFiles(spans, 'how is the client configured', noNames, everything);
+    assert.deepEqual(
+      ranked.map((file) => [file.path, file.role]),
+      [
+        ['src/client.py', null],
+        ['tests/test_client.py', 'test'],
+      ],
+    );
+    const asked = rankFiles(spans, 'which tests cover the client', noNames, everything);
+    assert.equal(asked[0]!.path, 'tests/test_client.py');
+    const off = rankFiles(spans, 'how is the client configured', noNames, {
+      aggregate: true,
+      rolePriors: false,
+    });
+    assert.equal(off[0]!.path, 'tests/test_client.py');
+  });
+
+  it('tells a file’s role from its path, or from its content for tests', () => {
+    assert.equal(fileRole('src/__tests__/router.ts'), 'test');
+    assert.equal(fileRole('lib/router.spec.js'), 'test');
+    assert.equal(fileRole('pkg/conftest.py'), 'test');
+    assert.equal(fileRole('types/index.d.ts'), 'type-stub');
+    assert.equal(fileRole('src/router.test-d.ts'), 'type-stub');
+    assert.equal(fileRole('examples/basic/app.py'), 'example');
+    assert.equal(fileRole('docs/guide.md'), 'docs');
+    assert.equal(fileRole('pkg/_vendor/six.py'), 'vendored');
+    assert.equal(fileRole('pkg/_compat.py'), 'compat');
+    assert.equal(fileRole('pkg/api_pb2.py'), 'generated');
+    assert.equal(fileRole('src/router.ts'), null);
+    assert.equal(fileRole('src/contest.py'), null);
+    assert.equal(fileRole('pkg/checks.py', ['test_login', 'test_logout', 'helper']), 'test');
+    assert.equal(fileRole('pkg/login.py', ['login', 'test_login']), null);
+  });
+
+  it('reads the roles a question asks about', () => {
+    assert.deepEqual([...rolesAsked('Where are the fixtures for tests?')], ['test']);
+    assert.deepEqual([...rolesAsked('show an example of the .d.ts types')].sort(), [
+      'example',
+      'type-stub',
+    ]);
+    assert.equal(rolesAsked('how are requests retried').size, 0);
+  });
+});

@@ -1,0 +1,89 @@
+import { strict as assert } from 'node:assert';
+import type { Engine } from '../../../src/engine/engine';
+import { coOccurringTerms } from '../../../src/engine/search/expansion';
+import type { SearchResult } from '../../../src/engine/search/pipeline';
+import { isStageName, STAGES } from '../../../src/engine/search/stages';
+import { LexicalIndex } from '../../../src/engine/store/lexical';
+import { unwrap } from '../../../src/engine/util/result';
+import { openEngine, Scratch } from '../../helpers/workspace';
+
+/** The switchable stages of the ranking stack, on the shop fixture (lexical search only). */
+describe('search stages', () => {
+  const scratch = new Scratch();
+  let engine: Engine;
+  before(async () => {
+    engine = await openEngine(scratch, scratch.fixture('shop-py'), { model: { kind: 'none' } });
+    unwrap(await engine.index());
+  });
+  after(() => {
+    engine.dispose();
+    scratch.cleanup();
+  });
+
+  const search = async (
+    query: string,
+    ablate: Parameters<Engine['search']>[0]['ablate'] = [],
+  ): Promise<SearchResult> => unwrap(await engine.search({ query, ablate }));
+  const symbols = (result: SearchResult) =>
+    result.trace.retrievers
+      .find((list) => list.source === 'symbol')!
+      .top.map((hit) => hit.evidence);
+
+  it('lists every stage once, by a name eval --ablate accepts', () => {
+    const names = STAGES.map((stage) => stage.name);
+    assert.equal(new Set(names).size, names.length);
+    assert.ok(names.every(isStageName));
+    assert.equal(isStageName('no-such-stage'), false);
+  });
+
+  it('looks up a one-word question that names a definition, whatever its shape', async () => {
+    assert.deepEqual(symbols(await search('Database')), ['defines Database']);
+    assert.deepEqual(symbols(await search('Database', ['index-names'])), []);
+  });
+
+  it('looks up capitalised words of a sentence that name definitions, not other words', async () => {
+    const found = symbols(await search('Why does OrderService refuse an empty order'));
+    assert.deepEqual(found, ['defines OrderService']);
+    assert.deepEqual(symbols(await search('Where does connect happen')), []);
+  });
+
+  it('answers with files, each listed once with its spans', async () => {
+    const result = await search('how is an order created and validated');
+    const paths = result.files.map((file) => file.path);
+    assert.equal(new Set(paths).size, paths.length);
+    assert.equal(paths[0], 'shop/service.py');
+    assert.deepEqual(
+      result.spans.map((span) => span.path),
+      result.files.flatMap((file) => file.spans.map((span) => span.path)),
+      'the context spans follow the files, file by file',
+    );
+  });
+});
+
+describe('query expansion from the index', () => {
+  const document = (chunkId: string, words: string) => ({
+    chunkId,
+    path: `${chunkId}.py`,
+    level: 'function' as const,
+    terms: new Map(
+      words.split(' ').map((word) => [word, words.split(' ').filter((w) => w === word).length]),
+    ),
+    nameTerms: [],
+  });
+
+  it('adds the rare words of the chunks the question reaches, never common or given ones', () => {
+    const lexical = new LexicalIndex();
+    const filler = Array.from({ length: 30 }, (_, i) => document(`f${i}`, `value result item${i}`));
+    lexical.add([
+      document('login', 'password verify hashing salt value'),
+      document('token', 'password expiry refresh value'),
+      document('render', 'template html value'),
+      ...filler,
+    ]);
+    const words = coOccurringTerms(['password'], lexical, ['function'], 4);
+    assert.ok(words.includes('hashing') && words.includes('expiry'), words.join(' '));
+    assert.ok(!words.includes('password'), 'a given word is not added');
+    assert.ok(!words.includes('value'), 'a word in most chunks says nothing');
+    assert.ok(!words.includes('html'), 'words of chunks the question does not reach stay out');
+  });
+});
