@@ -55,7 +55,6 @@ import {
   type StrategyResult,
 } from './strategies';
 import { scoreTechnicality, type Technicality } from './technicality';
-import { coOccurringTerms } from './expansion';
 import { VectorScan } from './vectors';
 import { relatedWords, stemsOf } from './vocabulary';
 
@@ -136,9 +135,6 @@ const NEIGHBOUR_EVERY = 3;
 /** A related word the question did not use counts this much of one it did. */
 const SYNONYM_WEIGHT = 0.35;
 const STEM_WEIGHT = 0.7;
-/** Words the index derives (see expansion.ts): a few, at low weight. */
-const DERIVED_TERMS = 6;
-const DERIVED_WEIGHT = 0.2;
 /** Lists that rank the whole index; the others hold only the chunks some evidence points at. */
 const RETRIEVAL_SOURCES: ReadonlySet<RankedHits['source']> = new Set([
   'lexical',
@@ -248,27 +244,12 @@ export class Searcher {
           (stem) => !terms.includes(stem) && this.index.lexical.hasTerm(stem),
         )
       : [];
-    const derived = stages.on('index-expansion')
-      ? coOccurringTerms(
-          [...terms, ...stems],
-          this.index.lexical,
-          ['function'],
-          DERIVED_TERMS,
-        ).filter((word) => !synonyms.includes(word))
-      : [];
     const queryWeights = new Map([
-      ...derived.map((word) => [word, DERIVED_WEIGHT] as const),
       ...synonyms.map((word) => [word, SYNONYM_WEIGHT] as const),
       ...stems.map((stem) => [stem, STEM_WEIGHT] as const),
     ]);
     const lists: RankedHits[] = [
-      lexicalHits(
-        this.index,
-        [...terms, ...synonyms, ...stems, ...derived],
-        levels,
-        limit,
-        queryWeights,
-      ),
+      lexicalHits(this.index, [...terms, ...synonyms, ...stems], levels, limit, queryWeights),
       await semanticHits(this.index, semanticText, levels, limit),
       symbolHits(this.index, parsed),
       await assignmentHits(this.index, parsed, this.texts),

@@ -26,11 +26,6 @@ export const STAGES = [
     what: 'hand-written related words of the question words join the lexical query at low weight',
   },
   {
-    name: 'index-expansion',
-    kind: 'retrieval',
-    what: 'words co-occurring with the question words in the chunks they reach best join at low weight',
-  },
-  {
     name: 'stems',
     kind: 'retrieval',
     what: 'stems of the question words the index knows join the lexical query',
