@@ -103,12 +103,21 @@ describe('code-oracle CLI', () => {
     );
     assert.match(
       plain.stdout,
-      /^ 1\. shop\/db\.py:20-26 {2}function Database\.connect: .*holds the message "attempt to write a readonly database"/m,
+      /^ 1\. shop\/db\.py:20-26, [\d, -]+\n {6}20-26 {2}function Database\.connect: .*holds the message "attempt to write a readonly database"/m,
     );
+    const files = [...plain.stdout.matchAll(/^ ?\d+\. (\S+):/gm)].map((match) => match[1]);
+    assert.equal(new Set(files).size, files.length, 'each file is listed once');
     const asJson = JSON.parse(
       run('search', root, 'which functions call log_event?', '--json').stdout,
     );
     assert.equal(asJson.metadata.queryMode, 'analytical');
+    assert.ok(
+      asJson.files.length > 0 &&
+        asJson.files.every(
+          (file: { path: unknown; ranges: unknown[] }) =>
+            typeof file.path === 'string' && file.ranges.length > 0,
+        ),
+    );
     assert.ok(
       asJson.spans.every(
         (span: Record<string, unknown>) =>
