@@ -116,7 +116,7 @@ function byChunk(spans: readonly Span[]): Span[] {
   return [...groups.values()].flat();
 }
 
-/** The files' spans as one list, file by file: what the token budget takes in order. */
+/** The files' spans as one list, file by file: the order the token budget takes them in. */
 export function spansInFileOrder(files: readonly FileResult[]): Span[] {
   return files.flatMap((file) => file.spans);
 }

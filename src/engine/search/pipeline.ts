@@ -114,9 +114,9 @@ export interface SearchTrace {
 }
 
 export interface SearchResult {
-  /** The files that answer, best first, each with its spans best first. */
+  /** Every file the search ranked, best first, each with its spans best first (the budget aside). */
   readonly files: readonly FileResult[];
-  /** The spans the context holds, file by file in the order of `files`. */
+  /** The spans the context holds: file by file, in the order of `files`, as the budget took them. */
   readonly spans: readonly Span[];
   readonly context: BudgetedContext;
   readonly metadata: SearchMetadata;
@@ -378,11 +378,8 @@ export class Searcher {
     });
     if (!context.spans.length)
       log.warn('qa_no_results', { mode, query_summary: request.query.slice(0, 100) });
-    const shown = new Set(context.spans);
     return {
-      files: files
-        .map((file) => ({ ...file, spans: file.spans.filter((span) => shown.has(span)) }))
-        .filter((file) => file.spans.length),
+      files,
       spans: context.spans,
       context,
       metadata,
