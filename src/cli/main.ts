@@ -4,6 +4,7 @@ import { UsageError } from './args';
 import { ASK_HELP, askCommand } from './commands/ask';
 import { CALLERS_HELP, callersCommand } from './commands/callers';
 import { EVAL_HELP, evalCommand } from './commands/eval';
+import { FIX_HELP, fixCommand } from './commands/fix';
 import { INDEX_HELP, indexCommand } from './commands/index';
 import { RESOLVE_HELP, resolveCommand } from './commands/resolve';
 import { SEARCH_HELP, searchCommand } from './commands/search';
@@ -17,6 +18,7 @@ const COMMANDS: Record<string, { run: (args: string[]) => Promise<void>; help: s
   stats: { run: statsCommand, help: STATS_HELP },
   callers: { run: callersCommand, help: CALLERS_HELP },
   resolve: { run: resolveCommand, help: RESOLVE_HELP },
+  fix: { run: fixCommand, help: FIX_HELP },
   eval: { run: evalCommand, help: EVAL_HELP },
 };
 

@@ -25,6 +25,9 @@ import {
   type SymbolResult,
 } from './resolve/symbols';
 import { Answerer, type AskRequest } from './answer/answerer';
+import type { FixProposal } from './fix/model';
+import type { PatchFailure } from './fix/patch';
+import { proposeFix, type FixRequest } from './fix/resolver';
 import type { Answer } from './answer/model';
 import { Summarizer } from './index/summaries';
 import type { LlmClient } from './llm/client';
@@ -298,6 +301,23 @@ export class Engine implements Disposable {
     } catch (cause) {
       log.error('ask_failed', { error: describeError(cause) });
       return fail('io_error', `The question could not be answered: ${describeError(cause)}`);
+    }
+  }
+
+  /**
+   * Turns an issue or a diagnostic into a checked patch (analysis, the model's search-and-replace
+   * blocks, each checked to occur exactly once); nothing is written.
+   */
+  async proposeFix(request: FixRequest): Promise<Result<FixProposal, PatchFailure>> {
+    try {
+      return await proposeFix(
+        { graph: this.graph, catalog: this.store.catalog, search: (search) => this.search(search) },
+        this.root,
+        request,
+      );
+    } catch (cause) {
+      log.error('fix_failed', { error: describeError(cause) });
+      return fail('io_error', `No patch could be proposed: ${describeError(cause)}`);
     }
   }
 
