@@ -144,6 +144,19 @@ export const COMMANDS: Record<string, CommandFactory> = {
         args[0] as vscode.Uri | undefined,
         args[1] as vscode.Diagnostic | undefined,
       ),
+  'codeOracle.proposeFix':
+    (ctx) =>
+    (...args: unknown[]) =>
+      ctx.fixes.proposeForDiagnostic(
+        args[0] as vscode.Uri | undefined,
+        args[1] as vscode.Diagnostic | undefined,
+      ),
+  'codeOracle.resolveIssue':
+    (ctx) =>
+    (...args: unknown[]) =>
+      ctx.fixes.resolveIssue(typeof args[0] === 'string' ? args[0] : undefined),
+  'codeOracle.runFixTests': (ctx) => () => ctx.fixes.runTests(),
+  'codeOracle.setGitHubToken': (ctx) => () => ctx.fixes.setGitHubToken(),
   'codeOracle.setApiKey': setApiKeyCommand,
   'codeOracle.showCallers': showCallers,
   'codeOracle.exportChat': exportChat,

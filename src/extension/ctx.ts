@@ -11,6 +11,8 @@ import { ChatView } from './chat/view';
 import * as commands from './commands';
 import { readConfig, SECTION } from './config';
 import { ExplainErrorActions } from './explain-error';
+import { ProposeFixActions } from './fix/actions';
+import { FixController } from './fix/controller';
 import { FolderIndex } from './folder-index';
 import { registerLanguageModelTools } from './lm-tools';
 import { languageModelHandler } from './lm-adapter';
@@ -33,6 +35,7 @@ export class Ctx implements vscode.Disposable {
   readonly client: EngineWorkerClient;
   readonly chat: ChatView;
   readonly callersTree: CallersTree;
+  readonly fixes = new FixController(this);
   private readonly callersLens: CallersLens;
   private restartTimer: NodeJS.Timeout | undefined;
   private readonly subscriptions: vscode.Disposable[] = [];
@@ -118,6 +121,9 @@ export class Ctx implements vscode.Disposable {
       vscode.languages.registerCodeLensProvider(supported, this.callersLens),
       vscode.languages.registerCodeActionsProvider('*', new ExplainErrorActions(), {
         providedCodeActionKinds: ExplainErrorActions.kinds,
+      }),
+      vscode.languages.registerCodeActionsProvider('*', new ProposeFixActions(), {
+        providedCodeActionKinds: ProposeFixActions.kinds,
       }),
       vscode.languages.registerDocumentLinkProvider(
         { language: TRANSCRIPT_LANGUAGE },

@@ -12,6 +12,7 @@ import { Emitter, type Disposable, type Event } from '../util/event';
 import { describeError, fail, type EngineError, type Result } from '../util/result';
 import type { Answer, AgentStep } from '../answer/model';
 import type { AssistantTurn } from '../llm/client';
+import type { FixProposal } from '../fix/model';
 import { WorkerMessage, type FolderOptions, type Request } from './protocol';
 import type { RemoteCall } from './remote-llm';
 
@@ -29,6 +30,9 @@ interface Pending {
   readonly onText?: (text: string) => void;
   readonly onStep?: (step: AgentStep) => void;
 }
+
+/** A fix request as the worker receives it, less what the client fills in. */
+export type FixOptions = Omit<Extract<Request, { type: 'fix' }>, 'id' | 'type' | 'root'>;
 
 /** An ask request as the worker receives it, less what the client fills in. */
 export type AskOptions = Omit<Extract<Request, { type: 'ask' }>, 'id' | 'type' | 'root'>;
@@ -111,6 +115,15 @@ export class EngineWorkerClient implements Disposable {
     signal?: AbortSignal,
   ): Promise<Result<Answer>> {
     return this.request({ type: 'ask', root, ...options }, undefined, signal, callbacks);
+  }
+
+  /** A checked patch for an issue or a diagnostic; nothing is written. */
+  proposeFix(
+    root: string,
+    options: FixOptions,
+    signal?: AbortSignal,
+  ): Promise<Result<FixProposal>> {
+    return this.request({ type: 'fix', root, ...options }, undefined, signal);
   }
 
   /** Who runs the model calls the worker sends to the editor. */

@@ -126,6 +126,16 @@ async function dispatch(request: Exclude<Request, { type: 'cancel' }>): Promise<
         text.flush();
       }
     }
+    case 'fix':
+      return withCancellation(request.id, (signal) =>
+        engine.proposeFix({
+          issue: request.issue,
+          llm: llmFor(request.llm),
+          overlay: request.overlay,
+          signal,
+          ...(request.diagnostic ? { diagnostic: request.diagnostic } : {}),
+        }),
+      );
     case 'resolve':
       return engine.resolveSymbol(request.name, request.action);
     case 'trace':

@@ -99,6 +99,33 @@ export const Request = z.discriminatedUnion('type', [
     name: z.string(),
     depth: z.number().int().positive(),
   }),
+  /** An issue or a diagnostic to a checked patch (the resolver); nothing is written. */
+  z.object({
+    id: z.number().int(),
+    type: z.literal('fix'),
+    root: z.string(),
+    issue: z.object({
+      title: z.string(),
+      body: z.string(),
+      number: z.number().int().positive().nullable(),
+      repo: z.string().nullable(),
+    }),
+    diagnostic: z
+      .object({
+        path: z.string(),
+        message: z.string(),
+        code: z.string().optional(),
+        source: z.string().optional(),
+        startLine: z.number().int().positive(),
+        endLine: z.number().int().positive(),
+        context: z.string(),
+        contextStartLine: z.number().int().positive(),
+      })
+      .optional(),
+    llm: LlmWire,
+    /** Unsaved text of open documents by workspace-relative path. */
+    overlay: z.record(z.string(), z.string()),
+  }),
   z.object({ id: z.number().int(), type: z.literal('close'), root: z.string() }),
   z.object({ id: z.number().int(), type: z.literal('cancel'), target: z.number().int() }),
 ]);

@@ -1,0 +1,334 @@
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { fetchIssue, gitHubSettingsFromEnv, parseIssueReference } from '../../engine/fix/github';
+import type {
+  DiagnosticInput,
+  FileEdit,
+  FixProposal,
+  IssueInput,
+  TestResult,
+} from '../../engine/fix/model';
+import { issueFromDiagnostic } from '../../engine/fix/resolver';
+import { isInside } from '../../engine/util/paths';
+import { describeError } from '../../engine/util/result';
+import type { Ctx } from '../ctx';
+import type { FolderIndex } from '../folder-index';
+import { llmWire } from '../models';
+import { runTestsWithConsent } from './consent';
+
+/**
+ * The resolver in the editor: a diagnostic or an issue becomes a patch from the engine, shown as
+ * a workspace edit that needs confirmation, so VS Code's refactor preview shows the diff and the
+ * user applies or discards it; nothing is written otherwise. The project's tests run on a patched
+ * copy, in a trusted workspace, after the user agrees. In Restricted Mode nothing runs.
+ */
+const CONTEXT_LINES = 10;
+const GITHUB_TOKEN_KEY = 'codeOracle.githubToken';
+
+export const RESTRICTED_MODE_FIX =
+  'Restricted Mode: Code Oracle proposes, runs and writes nothing in a workspace you have not trusted. Trust the workspace to propose a fix.';
+export const NEEDS_MODEL_FIX =
+  'Proposing a patch needs a language model, and none is configured. Choose one in the setting “Code Oracle › Llm: Provider” (Anthropic, an OpenAI-compatible server such as Ollama, or VS Code’s models), and store its key with “Code Oracle: Set API Key”.';
+
+interface Proposed {
+  readonly folder: FolderIndex;
+  readonly issue: IssueInput;
+  readonly proposal: FixProposal;
+  accepted: boolean;
+  tests: TestResult | null;
+}
+
+export class FixController {
+  /** The latest proposal, for "Run Tests" and "Preview" after the first look. */
+  private latest: Proposed | null = null;
+
+  constructor(private readonly ctx: Ctx) {}
+
+  /** The quick fix: the diagnostic (or the one under the cursor) and the code around it. */
+  async proposeForDiagnostic(uri?: vscode.Uri, diagnostic?: vscode.Diagnostic): Promise<void> {
+    const editor = vscode.window.activeTextEditor;
+    const target = uri ?? editor?.document.uri;
+    const chosen =
+      diagnostic ??
+      (target && editor
+        ? vscode.languages
+            .getDiagnostics(target)
+            .find((candidate) => candidate.range.contains(editor.selection.active))
+        : undefined);
+    if (!target || !chosen)
+      return void vscode.window.showInformationMessage(
+        'Code Oracle: put the cursor on a problem (a squiggle) to propose a fix for it.',
+      );
+    const folder = this.ctx.folderFor(target);
+    if (!folder || !isInside(folder.root, target.fsPath))
+      return void vscode.window.showInformationMessage(
+        'Code Oracle: only files of an open workspace folder can be fixed.',
+      );
+    const document = await vscode.workspace.openTextDocument(target);
+    const input = diagnosticInput(document, this.ctx.relativePath(folder, target), chosen);
+    await this.propose(folder, issueFromDiagnostic(input), input);
+  }
+
+  /** "Resolve an Issue…": free text, or a GitHub issue by URL or owner/repo#N. */
+  async resolveIssue(text?: string): Promise<void> {
+    const typed =
+      text ??
+      (await vscode.window.showInputBox({
+        prompt: 'Describe the issue, or paste a GitHub issue URL or owner/repo#N',
+        placeHolder: 'cartTotal skips the first item · https://github.com/owner/repo/issues/12',
+        ignoreFocusOut: true,
+      }));
+    if (!typed?.trim()) return;
+    const folder = this.ctx.folderFor();
+    if (!folder)
+      return void vscode.window.showInformationMessage(
+        'Code Oracle: open a folder to resolve an issue in it.',
+      );
+    const reference = parseIssueReference(typed);
+    let issue: IssueInput;
+    if (reference) {
+      const token =
+        (await this.ctx.extension.secrets.get(GITHUB_TOKEN_KEY)) ?? gitHubSettingsFromEnv().token;
+      const fetched = await fetchIssue(reference, { ...gitHubSettingsFromEnv(), token });
+      if (!fetched.ok)
+        return void vscode.window.showErrorMessage(`Code Oracle: ${fetched.error.message}`);
+      issue = fetched.value;
+    } else {
+      const [title = '', ...rest] = typed.trim().split('\n');
+      issue = { title, body: rest.join('\n'), number: null, repo: null };
+    }
+    await this.propose(folder, issue);
+  }
+
+  async setGitHubToken(): Promise<void> {
+    const token = await vscode.window.showInputBox({
+      prompt:
+        'GitHub token for reading issues (kept in VS Code’s secret storage; empty removes it)',
+      password: true,
+      ignoreFocusOut: true,
+    });
+    if (token === undefined) return;
+    if (token.trim()) await this.ctx.extension.secrets.store(GITHUB_TOKEN_KEY, token.trim());
+    else await this.ctx.extension.secrets.delete(GITHUB_TOKEN_KEY);
+    void vscode.window.showInformationMessage(
+      token.trim()
+        ? 'Code Oracle: the GitHub token is stored.'
+        : 'Code Oracle: the GitHub token is removed.',
+    );
+  }
+
+  /** Runs the project's tests on a copy with the latest patch (trusted workspace, after a yes). */
+  async runTests(): Promise<TestResult | null> {
+    const latest = this.latest;
+    if (!latest)
+      return (void vscode.window.showInformationMessage('Code Oracle: propose a fix first.'), null);
+    const outcome = await vscode.window.withProgress(
+      {
+        location: vscode.ProgressLocation.Notification,
+        title: 'Code Oracle: running the tests on a patched copy…',
+        cancellable: true,
+      },
+      (_progress, token) => {
+        const controller = new AbortController();
+        token.onCancellationRequested(() => controller.abort());
+        return runTestsWithConsent(
+          latest.folder.root,
+          latest.proposal.edits,
+          {
+            trusted: vscode.workspace.isTrusted,
+            confirm: async (command) =>
+              (await vscode.window.showWarningMessage(
+                `Run the project's tests (${command}) on a patched copy of ${latest.folder.folder.name}? Its own code runs on this machine.`,
+                { modal: true },
+                'Run Tests',
+              )) === 'Run Tests',
+          },
+          controller.signal,
+        );
+      },
+    );
+    if (!outcome.ran) {
+      void vscode.window.showInformationMessage(`Code Oracle: ${outcome.reason}`);
+      return null;
+    }
+    latest.tests = outcome.result;
+    this.ctx.log.info(
+      `fix_tests framework=${outcome.result.framework} passed=${outcome.result.passed} total=${outcome.result.totalTests ?? '?'} failed=${outcome.result.failedCount}`,
+    );
+    void vscode.window.showInformationMessage(`Code Oracle: ${describeTests(outcome.result)}`);
+    return outcome.result;
+  }
+
+  /** Opens the latest patch in the refactor preview again. */
+  async previewAgain(): Promise<boolean> {
+    if (!this.latest) return false;
+    return this.preview(this.latest);
+  }
+
+  private async propose(
+    folder: FolderIndex,
+    issue: IssueInput,
+    diagnostic?: DiagnosticInput,
+  ): Promise<void> {
+    if (!vscode.workspace.isTrusted)
+      return void vscode.window.showWarningMessage(RESTRICTED_MODE_FIX);
+    const llm = await llmWire(this.ctx.extension.secrets);
+    if (llm.provider === 'none') {
+      const choice = await vscode.window.showWarningMessage(
+        NEEDS_MODEL_FIX,
+        'Open Settings',
+        'Set API Key',
+      );
+      if (choice === 'Open Settings')
+        await vscode.commands.executeCommand('workbench.action.openSettings', 'codeOracle.llm');
+      if (choice === 'Set API Key') await vscode.commands.executeCommand('codeOracle.setApiKey');
+      return;
+    }
+    const result = await vscode.window.withProgress(
+      {
+        location: vscode.ProgressLocation.Notification,
+        title: `Code Oracle: proposing a fix for “${issue.title.slice(0, 60)}”…`,
+        cancellable: true,
+      },
+      async (_progress, token) => {
+        const controller = new AbortController();
+        token.onCancellationRequested(() => controller.abort());
+        await this.ctx.ready;
+        return this.ctx.client.proposeFix(
+          folder.root,
+          { issue, llm, overlay: unsavedText(folder), ...(diagnostic ? { diagnostic } : {}) },
+          controller.signal,
+        );
+      },
+    );
+    if (!result.ok) {
+      this.ctx.log.warn(`fix_failed code=${result.error.code} message=${result.error.message}`);
+      if (result.error.code !== 'cancelled')
+        void vscode.window.showErrorMessage(`Code Oracle: ${result.error.message}`);
+      return;
+    }
+    const proposed: Proposed = {
+      folder,
+      issue,
+      proposal: result.value,
+      accepted: false,
+      tests: null,
+    };
+    this.latest = proposed;
+    this.ctx.log.info(
+      `fix_proposed files=${result.value.edits.map((edit) => edit.file).join(',')} attempts=${result.value.attempts}`,
+    );
+    await this.preview(proposed);
+  }
+
+  /** The refactor preview: true when the user applied the patch. */
+  private async preview(proposed: Proposed): Promise<boolean> {
+    const edit = await workspaceEdit(proposed.folder, proposed.proposal);
+    if (typeof edit === 'string') {
+      void vscode.window.showErrorMessage(`Code Oracle: ${edit}`);
+      return false;
+    }
+    const applied = await vscode.workspace.applyEdit(edit, { isRefactoring: true });
+    proposed.accepted ||= applied;
+    this.ctx.log.info(`fix_previewed applied=${applied}`);
+    const explanation = proposed.proposal.patches.map((patch) => patch.explanation).join(' ');
+    const actions = vscode.workspace.isTrusted ? ['Run Tests'] : [];
+    void vscode.window
+      .showInformationMessage(
+        applied
+          ? `Code Oracle applied the fix (unsaved; undo reverts it). ${explanation}`
+          : 'Code Oracle: the fix was discarded; nothing changed.',
+        ...(applied ? actions : ['Preview Again']),
+      )
+      .then(async (choice) => {
+        if (choice === 'Run Tests') await this.runTests();
+        if (choice === 'Preview Again') await this.previewAgain();
+      });
+    return applied;
+  }
+}
+
+function diagnosticInput(
+  document: vscode.TextDocument,
+  relative: string,
+  diagnostic: vscode.Diagnostic,
+): DiagnosticInput {
+  const first = Math.max(0, diagnostic.range.start.line - CONTEXT_LINES);
+  const last = Math.min(document.lineCount - 1, diagnostic.range.end.line + CONTEXT_LINES);
+  const code =
+    diagnostic.code === undefined
+      ? undefined
+      : String(typeof diagnostic.code === 'object' ? diagnostic.code.value : diagnostic.code);
+  return {
+    path: relative,
+    message: diagnostic.message,
+    ...(code ? { code } : {}),
+    ...(diagnostic.source ? { source: diagnostic.source } : {}),
+    startLine: diagnostic.range.start.line + 1,
+    endLine: diagnostic.range.end.line + 1,
+    context: document.getText(new vscode.Range(first, 0, last, document.lineAt(last).text.length)),
+    contextStartLine: first + 1,
+  };
+}
+
+/** Open documents of the folder with unsaved changes: the patch is made against what the user sees. */
+function unsavedText(folder: FolderIndex): Record<string, string> {
+  const overlay: Record<string, string> = {};
+  for (const document of vscode.workspace.textDocuments)
+    if (
+      document.isDirty &&
+      document.uri.scheme === 'file' &&
+      isInside(folder.root, document.uri.fsPath)
+    )
+      overlay[path.relative(folder.root, document.uri.fsPath).split(path.sep).join('/')] =
+        document.getText();
+  return overlay;
+}
+
+/** The patch as a workspace edit whose every change needs the user's confirmation, or why not. */
+async function workspaceEdit(
+  folder: FolderIndex,
+  proposal: FixProposal,
+): Promise<vscode.WorkspaceEdit | string> {
+  const edit = new vscode.WorkspaceEdit();
+  const confidence = Math.min(...proposal.patches.map((patch) => patch.confidence));
+  for (const fileEdit of proposal.edits) {
+    const uri = vscode.Uri.file(path.join(folder.root, fileEdit.file));
+    let document: vscode.TextDocument;
+    try {
+      document = await vscode.workspace.openTextDocument(uri);
+    } catch (cause) {
+      return `${fileEdit.file} cannot be opened: ${describeError(cause)}`;
+    }
+    if (document.getText() !== fileEdit.before)
+      return `${fileEdit.file} changed since the fix was proposed; propose it again.`;
+    for (const replacement of fileEdit.replacements)
+      edit.replace(
+        uri,
+        new vscode.Range(
+          document.positionAt(replacement.start),
+          document.positionAt(replacement.end),
+        ),
+        replacement.text,
+        {
+          needsConfirmation: true,
+          label: 'Code Oracle fix',
+          description: `confidence ${confidence.toFixed(2)}: ${explanationFor(proposal, fileEdit)}`,
+        },
+      );
+  }
+  return edit;
+}
+
+function explanationFor(proposal: FixProposal, fileEdit: FileEdit): string {
+  return proposal.patches
+    .filter((patch) => patch.file === fileEdit.file || patch.file.endsWith(fileEdit.file))
+    .map((patch) => patch.explanation)
+    .join(' ');
+}
+
+export function describeTests(result: TestResult): string {
+  if (result.framework === 'unknown') return result.outputSummary;
+  const counts = `${result.passedTests ?? '?'} passed, ${result.failedCount} failed, ${result.totalTests ?? '?'} total`;
+  return `${result.passed ? 'the tests pass with the fix' : result.timedOut ? 'the tests timed out' : 'the tests fail with the fix'} (${result.command}: ${counts}).`;
+}
