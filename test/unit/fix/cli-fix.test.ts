@@ -89,8 +89,8 @@ describe('code-oracle fix (a scripted model on 127.0.0.1)', function () {
     const { code, stdout, stderr } = await run('fix', root, '--issue', 'shop/pricing#42', '--pr');
     assert.equal(code, 0, stderr);
     assert.match(stdout, /identifiers in the index: apply_discount/);
-    assert.match(stdout, /^-    return price \* percent \/ 100$/m);
-    assert.match(stdout, /^\+    return price \* \(100 - percent\) \/ 100$/m);
+    assert.match(stdout, /^- {4}return price \* percent \/ 100$/m);
+    assert.match(stdout, /^\+ {4}return price \* \(100 - percent\) \/ 100$/m);
     assert.match(stdout, /Tests \(python3 -m pytest -q\): passed — 4 passed, 0 failed, 4 total/);
     assert.match(stdout, /dry run: nothing pushed, GitHub not called/);
     assert.match(stdout, /branch: oracle\/fix-issue-42/);
@@ -135,7 +135,7 @@ describe('code-oracle fix (a scripted model on 127.0.0.1)', function () {
     assert.deepEqual(outcome.written, ['src/cart.js']);
     assert.match(
       outcome.diffs['src/cart.js'],
-      /^\+  for \(let i = 0; i < items\.length; i\+\+\) \{$/m,
+      /^\+ {2}for \(let i = 0; i < items\.length; i\+\+\) \{$/m,
     );
     assert.equal(spawnSync('npm', ['test', '--silent'], { cwd: root }).status, 0);
   });
