@@ -228,6 +228,10 @@ export class FixController {
       void vscode.window.showErrorMessage(`Code Oracle: ${edit}`);
       return false;
     }
+    const confidence = Math.min(...proposed.proposal.patches.map((patch) => patch.confidence));
+    void vscode.window.showInformationMessage(
+      `Code Oracle proposes a fix (confidence ${confidence.toFixed(2)}). Review it in the Refactor Preview: tick the change and Apply, or Discard.`,
+    );
     const applied = await vscode.workspace.applyEdit(edit, { isRefactoring: true });
     proposed.accepted ||= applied;
     this.ctx.log.info(`fix_previewed applied=${applied}`);

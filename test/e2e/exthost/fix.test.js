@@ -70,7 +70,8 @@ suite('Propose a fix in a real VS Code', () => {
   suiteSetup(async () => {
     await new Promise((resolve) => model.server.listen(0, '127.0.0.1', resolve));
     const config = vscode.workspace.getConfiguration('codeOracle');
-    const target = vscode.ConfigurationTarget.Workspace;
+    // the model settings are machine-scoped (a workspace must not choose where code is sent)
+    const target = vscode.ConfigurationTarget.Global;
     await config.update('llm.summarizeLongFunctions', false, target);
     await config.update('llm.provider', 'openai-compatible', target);
     await config.update(
@@ -97,10 +98,10 @@ suite('Propose a fix in a real VS Code', () => {
   });
 
   suiteTeardown(async () => {
-    diagnostics.dispose();
+    diagnostics?.dispose();
     const config = vscode.workspace.getConfiguration('codeOracle');
     for (const key of ['llm.provider', 'llm.baseUrl', 'llm.summarizeLongFunctions'])
-      await config.update(key, undefined, vscode.ConfigurationTarget.Workspace);
+      await config.update(key, undefined, vscode.ConfigurationTarget.Global);
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
     await new Promise((resolve) => model.server.close(resolve));
   });
@@ -138,7 +139,12 @@ suite('Propose a fix in a real VS Code', () => {
     await sleep(1500);
     assert.strictEqual(settled, false, 'the patch was applied without a preview');
     assert.strictEqual(document.getText(), before, 'the file changed before the user decided');
-    // the preview takes a moment to open: the decision is repeated until the command returns
+    // changes that need confirmation start unticked in the preview: the user ticks, then applies
+    if (decision === 'refactorPreview.apply') {
+      await sleep(1000);
+      await vscode.commands.executeCommand('list.focusFirst');
+      await vscode.commands.executeCommand('refactorPreview.toggleCheckedState');
+    }
     await waitFor(async () => {
       await vscode.commands.executeCommand(decision).then(undefined, () => undefined);
       return settled;
