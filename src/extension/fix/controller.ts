@@ -15,6 +15,8 @@ import type { Ctx } from '../ctx';
 import type { FolderIndex } from '../folder-index';
 import { llmWire } from '../models';
 import { runTestsWithConsent } from './consent';
+import { fixReport } from './report';
+import { TRANSCRIPT_LANGUAGE } from '../transcript';
 
 /**
  * The resolver in the editor: a diagnostic or an issue becomes a patch from the engine, shown as
@@ -155,8 +157,22 @@ export class FixController {
     this.ctx.log.info(
       `fix_tests framework=${outcome.result.framework} passed=${outcome.result.passed} total=${outcome.result.totalTests ?? '?'} failed=${outcome.result.failedCount}`,
     );
-    void vscode.window.showInformationMessage(`Code Oracle: ${describeTests(outcome.result)}`);
+    void vscode.window
+      .showInformationMessage(`Code Oracle: ${describeTests(outcome.result)}`, 'Explanation')
+      .then((choice) => choice && this.showReport(latest));
     return outcome.result;
+  }
+
+  /** The explanation, the places found (clickable), the diff and the test result, beside the code. */
+  private async showReport(proposed: Proposed): Promise<void> {
+    const document = await vscode.workspace.openTextDocument({
+      language: TRANSCRIPT_LANGUAGE,
+      content: `${fixReport(proposed.issue, proposed.proposal, proposed.tests)}\n`,
+    });
+    await vscode.window.showTextDocument(document, {
+      viewColumn: vscode.ViewColumn.Beside,
+      preview: true,
+    });
   }
 
   /** Opens the latest patch in the refactor preview again. */
@@ -229,24 +245,28 @@ export class FixController {
       return false;
     }
     const confidence = Math.min(...proposed.proposal.patches.map((patch) => patch.confidence));
-    void vscode.window.showInformationMessage(
-      `Code Oracle proposes a fix (confidence ${confidence.toFixed(2)}). Review it in the Refactor Preview: tick the change and Apply, or Discard.`,
-    );
+    void vscode.window
+      .showInformationMessage(
+        `Code Oracle proposes a fix (confidence ${confidence.toFixed(2)}). Review it in the Refactor Preview: tick the change and Apply, or Discard.`,
+        'Explanation',
+      )
+      .then((choice) => choice && this.showReport(proposed));
     const applied = await vscode.workspace.applyEdit(edit, { isRefactoring: true });
     proposed.accepted ||= applied;
     this.ctx.log.info(`fix_previewed applied=${applied}`);
     const explanation = proposed.proposal.patches.map((patch) => patch.explanation).join(' ');
-    const actions = vscode.workspace.isTrusted ? ['Run Tests'] : [];
+    const actions = vscode.workspace.isTrusted ? ['Run Tests', 'Explanation'] : ['Explanation'];
     void vscode.window
       .showInformationMessage(
         applied
           ? `Code Oracle applied the fix (unsaved; undo reverts it). ${explanation}`
           : 'Code Oracle: the fix was discarded; nothing changed.',
-        ...(applied ? actions : ['Preview Again']),
+        ...(applied ? actions : ['Preview Again', 'Explanation']),
       )
       .then(async (choice) => {
         if (choice === 'Run Tests') await this.runTests();
         if (choice === 'Preview Again') await this.previewAgain();
+        if (choice === 'Explanation') await this.showReport(proposed);
       });
     return applied;
   }
