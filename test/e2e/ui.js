@@ -208,6 +208,16 @@ async function askInChat(page) {
   );
   await expectCursorLine(page, +start, `the citation ${citations[0]}`);
   await shot(page, 'citation-opened');
+
+  // "Fix this" under the answer: with no model the card says plainly that a patch needs one
+  await answer.locator('[data-testid=fix-this]').click();
+  const fix = answer.locator('[data-testid=fix] [role=alert]');
+  await fix.waitFor({ timeout: 15000 });
+  check(
+    (await fix.innerText()).includes('Proposing a patch needs a language model'),
+    `"Fix this" with no model says: ${await fix.innerText()}`,
+  );
+  await shot(page, 'fix-this-no-model');
 }
 
 async function explainFromLightBulb(page) {

@@ -64,6 +64,19 @@ export interface ChatAnswer extends Pick<
   readonly details: AnswerDetails;
 }
 
+/** A fix proposed from an answer ("Fix this"), as its card under the answer shows it. */
+export interface ChatFix {
+  readonly status: 'proposing' | 'proposed' | 'applied' | 'discarded' | 'failed';
+  readonly explanation: string;
+  readonly confidence: number | null;
+  readonly diff: string;
+  /** The places the analysis found, as citations that open the lines. */
+  readonly citations: readonly Citation[];
+  /** The tests' result in words, once they ran. */
+  readonly tests: string | null;
+  readonly error: string | null;
+}
+
 export const FromWebview = z.discriminatedUnion('type', [
   z.object({ type: z.literal('ready') }),
   z.object({
@@ -88,6 +101,15 @@ export const FromWebview = z.discriminatedUnion('type', [
   z.object({ type: z.literal('setMode'), mode: ChatMode }),
   /** A diagram too large for the sidebar, already drawn and sanitised, to open in an editor tab. */
   z.object({ type: z.literal('openDiagram'), svg: z.string().max(5_000_000) }),
+  /** "Fix this" on an answer (its entry id): the question and answer become the issue. */
+  z.object({
+    type: z.literal('fixThis'),
+    id: z.string().max(100),
+    question: z.string().max(200_000),
+    answer: z.string().max(200_000),
+  }),
+  z.object({ type: z.literal('fixPreview'), id: z.string().max(100) }),
+  z.object({ type: z.literal('fixRunTests'), id: z.string().max(100) }),
 ]);
 export type FromWebview = z.infer<typeof FromWebview>;
 
@@ -106,4 +128,5 @@ export type ToWebview =
   | { type: 'attachment'; attachment: Attachment }
   | { type: 'modelLabel'; label: string; hasModel: boolean }
   /** "New Chat" from the view's title bar. */
-  | { type: 'newChat' };
+  | { type: 'newChat' }
+  | { type: 'fixUpdate'; id: string; fix: ChatFix };

@@ -14,6 +14,7 @@ import {
   FromWebview,
   type Attachment,
   type ChatAnswer,
+  type ChatFix,
   type ChatMode,
   type ToWebview,
 } from './protocol';
@@ -121,6 +122,11 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
     return this.ctx.extension.workspaceState.get<TranscriptEntry[]>('codeOracle.transcript', []);
   }
 
+  /** Shows a fix's progress and result in the card under the answer it was asked from. */
+  showFix(id: string, fix: ChatFix): void {
+    this.post({ type: 'fixUpdate', id, fix });
+  }
+
   refreshSettings(): void {
     this.post({ type: 'modelLabel', label: modelLabel(), hasModel: hasModel() });
   }
@@ -172,6 +178,12 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
         return;
       case 'openDiagram':
         return openDiagramPanel(this.ctx.extension.extensionUri, message.svg);
+      case 'fixThis':
+        return this.ctx.fixes.fixFromChat(message.id, message.question, message.answer);
+      case 'fixPreview':
+        return void (await this.ctx.fixes.previewFromChat(message.id));
+      case 'fixRunTests':
+        return void (await this.ctx.fixes.runTestsFromChat(message.id));
     }
   }
 

@@ -9,6 +9,8 @@ import type {
   TestResult,
 } from '../../engine/fix/model';
 import { issueFromDiagnostic } from '../../engine/fix/resolver';
+import { unifiedDiff } from '../../engine/fix/diff';
+import type { ChatFix } from '../chat/protocol';
 import { isInside } from '../../engine/util/paths';
 import { describeError } from '../../engine/util/result';
 import type { Ctx } from '../ctx';
@@ -33,6 +35,8 @@ export const NEEDS_MODEL_FIX =
   'Proposing a patch needs a language model, and none is configured. Choose one in the setting “Code Oracle › Llm: Provider” (Anthropic, an OpenAI-compatible server such as Ollama, or VS Code’s models), and store its key with “Code Oracle: Set API Key”.';
 
 interface Proposed {
+  /** The chat answer the fix was asked from ("Fix this"); null for the editor's commands. */
+  readonly chatId: string | null;
   readonly folder: FolderIndex;
   readonly issue: IssueInput;
   readonly proposal: FixProposal;
@@ -43,6 +47,8 @@ interface Proposed {
 export class FixController {
   /** The latest proposal, for "Run Tests" and "Preview" after the first look. */
   private latest: Proposed | null = null;
+  /** Proposals asked from the chat, by the answer they belong to. */
+  private readonly fromChat = new Map<string, Proposed>();
 
   constructor(private readonly ctx: Ctx) {}
 
@@ -120,8 +126,7 @@ export class FixController {
   }
 
   /** Runs the project's tests on a copy with the latest patch (trusted workspace, after a yes). */
-  async runTests(): Promise<TestResult | null> {
-    const latest = this.latest;
+  async runTests(latest: Proposed | null = this.latest): Promise<TestResult | null> {
     if (!latest)
       return (void vscode.window.showInformationMessage('Code Oracle: propose a fix first.'), null);
     const outcome = await vscode.window.withProgress(
@@ -151,9 +156,11 @@ export class FixController {
     );
     if (!outcome.ran) {
       void vscode.window.showInformationMessage(`Code Oracle: ${outcome.reason}`);
+      this.updateChat(latest, { tests: outcome.reason });
       return null;
     }
     latest.tests = outcome.result;
+    this.updateChat(latest, { tests: describeTests(outcome.result) });
     this.ctx.log.info(
       `fix_tests framework=${outcome.result.framework} passed=${outcome.result.passed} total=${outcome.result.totalTests ?? '?'} failed=${outcome.result.failedCount}`,
     );
@@ -161,6 +168,60 @@ export class FixController {
       .showInformationMessage(`Code Oracle: ${describeTests(outcome.result)}`, 'Explanation')
       .then((choice) => choice && this.showReport(latest));
     return outcome.result;
+  }
+
+  /** "Fix this" under a chat answer: the question and the answer become the issue. */
+  async fixFromChat(chatId: string, question: string, answer: string): Promise<void> {
+    const folder = this.ctx.folderFor();
+    const issue: IssueInput = {
+      title: question.trim().split('\n')[0]!.slice(0, 200),
+      body: `${question.trim()}\n\nWhat was found about it:\n${answer.trim()}`,
+      number: null,
+      repo: null,
+    };
+    if (!folder)
+      return this.ctx.chat.showFix(
+        chatId,
+        chatFix('failed', { error: 'Open a folder to fix its code.' }),
+      );
+    await this.propose(folder, issue, undefined, chatId);
+  }
+
+  async previewFromChat(chatId: string): Promise<boolean> {
+    const proposed = this.fromChat.get(chatId);
+    return proposed ? this.preview(proposed) : false;
+  }
+
+  async runTestsFromChat(chatId: string): Promise<TestResult | null> {
+    const proposed = this.fromChat.get(chatId);
+    return proposed ? this.runTests(proposed) : null;
+  }
+
+  /** The card under the chat answer a fix was asked from, brought up to date. */
+  private updateChat(proposed: Proposed, change: { tests?: string }): void {
+    if (!proposed.chatId) return;
+    const { proposal, folder } = proposed;
+    const confidence = Math.min(...proposal.patches.map((patch) => patch.confidence));
+    this.ctx.chat.showFix(
+      proposed.chatId,
+      chatFix(proposed.accepted ? 'applied' : 'proposed', {
+        explanation: proposal.patches
+          .map((patch) => `${patch.file}: ${patch.explanation}`)
+          .join('\n'),
+        confidence,
+        diff: proposal.edits
+          .map((edit) => unifiedDiff(edit.file, edit.before, edit.after))
+          .join(''),
+        citations: proposal.analysis.relevantChunks.map((chunk) => ({
+          path: chunk.path,
+          startLine: chunk.startLine,
+          endLine: chunk.endLine,
+          why: chunk.name,
+          folder: folder.folder.uri.toString(),
+        })),
+        tests: change.tests ?? (proposed.tests ? describeTests(proposed.tests) : null),
+      }),
+    );
   }
 
   /** The explanation, the places found (clickable), the diff and the test result, beside the code. */
@@ -185,11 +246,19 @@ export class FixController {
     folder: FolderIndex,
     issue: IssueInput,
     diagnostic?: DiagnosticInput,
+    chatId: string | null = null,
   ): Promise<void> {
+    const failed = (error: string) => {
+      if (chatId) this.ctx.chat.showFix(chatId, chatFix('failed', { error }));
+    };
+    // asked from the chat, the card under the answer says it; from the editor, a notification
     if (!vscode.workspace.isTrusted)
-      return void vscode.window.showWarningMessage(RESTRICTED_MODE_FIX);
+      return void (chatId
+        ? failed(RESTRICTED_MODE_FIX)
+        : vscode.window.showWarningMessage(RESTRICTED_MODE_FIX));
     const llm = await llmWire(this.ctx.extension.secrets);
     if (llm.provider === 'none') {
+      if (chatId) return void failed(NEEDS_MODEL_FIX);
       const choice = await vscode.window.showWarningMessage(
         NEEDS_MODEL_FIX,
         'Open Settings',
@@ -200,6 +269,7 @@ export class FixController {
       if (choice === 'Set API Key') await vscode.commands.executeCommand('codeOracle.setApiKey');
       return;
     }
+    if (chatId) this.ctx.chat.showFix(chatId, chatFix('proposing'));
     const result = await vscode.window.withProgress(
       {
         location: vscode.ProgressLocation.Notification,
@@ -219,11 +289,13 @@ export class FixController {
     );
     if (!result.ok) {
       this.ctx.log.warn(`fix_failed code=${result.error.code} message=${result.error.message}`);
+      failed(result.error.code === 'cancelled' ? 'Stopped.' : result.error.message);
       if (result.error.code !== 'cancelled')
         void vscode.window.showErrorMessage(`Code Oracle: ${result.error.message}`);
       return;
     }
     const proposed: Proposed = {
+      chatId,
       folder,
       issue,
       proposal: result.value,
@@ -231,6 +303,8 @@ export class FixController {
       tests: null,
     };
     this.latest = proposed;
+    if (chatId) this.fromChat.set(chatId, proposed);
+    this.updateChat(proposed, {});
     this.ctx.log.info(
       `fix_proposed files=${result.value.edits.map((edit) => edit.file).join(',')} attempts=${result.value.attempts}`,
     );
@@ -253,6 +327,7 @@ export class FixController {
       .then((choice) => choice && this.showReport(proposed));
     const applied = await vscode.workspace.applyEdit(edit, { isRefactoring: true });
     proposed.accepted ||= applied;
+    this.updateChat(proposed, {});
     this.ctx.log.info(`fix_previewed applied=${applied}`);
     const explanation = proposed.proposal.patches.map((patch) => patch.explanation).join(' ');
     const actions = vscode.workspace.isTrusted ? ['Run Tests', 'Explanation'] : ['Explanation'];
@@ -270,6 +345,22 @@ export class FixController {
       });
     return applied;
   }
+}
+
+function chatFix(
+  status: ChatFix['status'],
+  fields: Partial<Omit<ChatFix, 'status'>> = {},
+): ChatFix {
+  return {
+    status,
+    explanation: '',
+    confidence: null,
+    diff: '',
+    citations: [],
+    tests: null,
+    error: null,
+    ...fields,
+  };
 }
 
 function diagnosticInput(

@@ -1,6 +1,7 @@
 import type { ChatAnswer } from '../../extension/chat/protocol';
 import { linkMentions, placesList, sourcesList } from './citations';
 import { detailsSection } from './details';
+import { fixCard } from './fix-card';
 import { h, icon } from './dom';
 import { drawDiagrams, renderMarkdown } from './markdown';
 import { attachmentLabel, type Entry } from './state';
@@ -14,6 +15,10 @@ export interface AnswerActions {
   retry(entry: Entry): void;
   /** Called after the entry's content changed size, so the conversation can keep the end in view. */
   rendered(): void;
+  /** "Fix this": asks for a patch for what this answer is about. */
+  fixThis(entry: Entry): void;
+  previewFix(entry: Entry): void;
+  runFixTests(entry: Entry): void;
 }
 
 export class AnswerView {
@@ -94,6 +99,7 @@ export class AnswerView {
       answer.evidenceOnly ? placesList(answer.citations) : sourcesList(answer.citations),
       this.followUps(answer.followUps),
       this.answerActions(answer),
+      this.fix(),
       detailsSection(answer),
     ];
   }
@@ -133,6 +139,23 @@ export class AnswerView {
       copy,
       regenerate,
     );
+  }
+
+  /** The fix card once a fix was asked for, else the "Fix this" button. */
+  private fix(): HTMLElement {
+    const { entry } = this;
+    if (entry.fix)
+      return fixCard(entry.fix, {
+        preview: () => this.actions.previewFix(entry),
+        runTests: () => this.actions.runFixTests(entry),
+      });
+    const button = h(
+      'button',
+      { type: 'button', class: 'chip', 'data-testid': 'fix-this' },
+      'Fix this',
+    );
+    button.addEventListener('click', () => this.actions.fixThis(entry));
+    return h('div', { class: 'follow-ups', role: 'group', 'aria-label': 'Fix' }, button);
   }
 
   private followUps(questions: readonly string[]): HTMLElement | null {

@@ -14,7 +14,7 @@ export interface Question {
 
 type AnswerMessage = Extract<
   ToWebview,
-  { type: 'answerStart' | 'answerText' | 'agentStep' | 'answerDone' | 'answerError' }
+  { type: 'answerStart' | 'answerText' | 'agentStep' | 'answerDone' | 'answerError' | 'fixUpdate' }
 >;
 
 /** How close to the end (px) counts as "reading the latest": then new text keeps the end in view. */
@@ -91,6 +91,11 @@ export class Conversation {
     const entry = view.entry;
     // After Stop, the host's remaining stream (and the error its abort raises) is not wanted;
     // a complete answer that raced the stop still is.
+    if (message.type === 'fixUpdate') {
+      entry.fix = message.fix;
+      view.render();
+      return persist(this.state);
+    }
     if (entry.status === 'stopped' && message.type !== 'answerDone') return;
     const status = entry.status;
     applyMessage(entry, message, this.state);
@@ -136,6 +141,15 @@ export class Conversation {
           ...(previous.label ? { label: previous.label } : {}),
         }),
       rendered: () => this.keepEndInView(),
+      fixThis: (fixed) =>
+        post({
+          type: 'fixThis',
+          id: fixed.id,
+          question: fixed.question,
+          answer: fixed.answer?.answer ?? '',
+        }),
+      previewFix: (fixed) => post({ type: 'fixPreview', id: fixed.id }),
+      runFixTests: (fixed) => post({ type: 'fixRunTests', id: fixed.id }),
     });
     this.views.set(entry.id, view);
     this.element.appendChild(view.element);

@@ -1,4 +1,4 @@
-import type { Attachment, ChatAnswer, ChatMode } from '../../extension/chat/protocol';
+import type { Attachment, ChatAnswer, ChatFix, ChatMode } from '../../extension/chat/protocol';
 import { loadState, saveState } from './messages';
 
 /**
@@ -20,6 +20,8 @@ export interface Entry {
   steps: string[];
   answer?: ChatAnswer;
   error?: string;
+  /** A fix asked from this answer ("Fix this"). */
+  fix?: ChatFix;
 }
 
 /** An attachment as the conversation remembers it: its name, never its (possibly large) content. */

@@ -163,9 +163,11 @@ suite('Propose a fix in a real VS Code', () => {
     const { document, before } = await proposeAndDecide('refactorPreview.apply');
     assert.strictEqual(document.getText(), before.replace(ORIGINAL, REPLACEMENT));
     assert.ok(document.getText().includes('Database(path, readonly=False)'));
-    // put the fixture back for whatever runs next
-    await vscode.window.showTextDocument(document);
-    await vscode.commands.executeCommand('workbench.action.files.revert');
+    // put the fixture back for whatever runs next: the disk still holds the original text
+    const restore = new vscode.WorkspaceEdit();
+    restore.replace(document.uri, new vscode.Range(0, 0, document.lineCount, 0), before);
+    assert.ok(await vscode.workspace.applyEdit(restore));
+    assert.ok(await document.save());
     assert.strictEqual(document.getText(), before);
   });
 });
