@@ -83,7 +83,9 @@ export async function analyzeIssue(
   });
   if (!searched.ok) return searched;
   const ranked = rankSpans(searched.value.spans).map((span) => chunkOf(index.catalog, span));
-  const first = diagnostic ? diagnosticEvidence(index, diagnostic) : null;
+  // the diagnostic's own place ranks above every search hit
+  const lead = Math.max(0, ...ranked.map((chunk) => chunk.score)) + 1;
+  const first = diagnostic ? diagnosticEvidence(index, diagnostic, lead) : null;
   const chunks = dedupe([...(first ? [first] : []), ...ranked]).slice(0, ANALYSIS_TOP_K);
   const relevantFiles = [...new Set(chunks.map((chunk) => chunk.path))];
   const analysis: IssueAnalysis = {
@@ -142,7 +144,11 @@ function parentChain(catalog: ReadonlyMap<string, ChunkMeta>, meta: ChunkMeta): 
 }
 
 /** The definition holding the diagnostic's lines, or the lines themselves when none does. */
-function diagnosticEvidence(index: AnalysisIndex, diagnostic: DiagnosticInput): AnalysisChunk {
+function diagnosticEvidence(
+  index: AnalysisIndex,
+  diagnostic: DiagnosticInput,
+  score: number,
+): AnalysisChunk {
   const fact = index.graph.innermostAt(diagnostic.path, diagnostic.startLine, diagnostic.endLine);
   const meta = fact?.chunkId ? index.catalog.get(fact.chunkId) : undefined;
   const why = `the diagnostic: ${diagnostic.message}`;
@@ -155,7 +161,7 @@ function diagnosticEvidence(index: AnalysisIndex, diagnostic: DiagnosticInput): 
       chunkId: meta.id,
       name: fact.qualifiedName,
       parents: parentChain(index.catalog, meta),
-      score: Infinity,
+      score,
       why,
     };
   const contextLines = diagnostic.context.split('\n').length;
@@ -167,7 +173,7 @@ function diagnosticEvidence(index: AnalysisIndex, diagnostic: DiagnosticInput): 
     chunkId: `diagnostic:${diagnostic.path}:${diagnostic.startLine}`,
     name: diagnostic.path,
     parents: [],
-    score: Infinity,
+    score,
     why,
   };
 }
