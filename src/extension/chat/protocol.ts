@@ -1,16 +1,13 @@
 import { z } from 'zod';
-import {
-  ANSWER_MODES,
-  type Answer,
-  type Citation as CodeCitation,
-} from '../../engine/answer/model';
 
 /**
  * The messages between the chat webview and the extension host. The host validates everything the
  * webview sends (it is a web page: treat it as untrusted input); the webview trusts the host, so
- * what only the host sends is described by plain types.
+ * what only the host sends is described by plain types. The file imports nothing of the engine:
+ * it states the fields the chat shows, so the webview's type check and bundle see only these.
  */
-export const ChatMode = z.enum(ANSWER_MODES);
+/** The engine's answer modes; test/unit/settings.test.ts checks that they agree. */
+export const ChatMode = z.enum(['fast', 'thinking', 'deep']);
 export type ChatMode = z.infer<typeof ChatMode>;
 
 /** A file or selection sent with a question. */
@@ -24,8 +21,12 @@ export const Attachment = z.object({
 });
 export type Attachment = z.infer<typeof Attachment>;
 
-/** The engine's citation with the workspace folder it belongs to. */
-export interface Citation extends CodeCitation {
+/** A cited range of a file, with why it was cited and the workspace folder it belongs to. */
+export interface Citation {
+  readonly path: string;
+  readonly startLine: number;
+  readonly endLine: number;
+  readonly why: string;
   /** The workspace folder (its URI) the path is relative to. */
   readonly folder: string;
   /** The cited lines, for answers written without a model (the chat shows the code itself). */
@@ -54,10 +55,13 @@ export interface AnswerDetails {
 }
 
 /** The engine's answer as the chat shows it: citations tied to their folder, details folded. */
-export interface ChatAnswer extends Pick<
-  Answer,
-  'answer' | 'confidence' | 'followUps' | 'evidenceOnly'
-> {
+export interface ChatAnswer {
+  readonly answer: string;
+  /** 0–1. */
+  readonly confidence: number;
+  readonly followUps: readonly string[];
+  /** True when no model wrote the answer: the evidence found, stated as such. */
+  readonly evidenceOnly: boolean;
   readonly citations: readonly Citation[];
   readonly notices: readonly string[];
   readonly sessionId: string | null;
