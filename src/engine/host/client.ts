@@ -1,41 +1,42 @@
 import { existsSync } from 'node:fs';
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import type { IndexProgress, IndexSummary } from '../index/indexer';
-import type { IndexStats, OutlineEntry } from '../engine';
 import type { LogEvent, LogLevel } from '../log/logger';
-import type { CallerTreeNode, SymbolAction, SymbolResult } from '../resolve/symbols';
-import type { SearchMode } from '../search/level-router';
-import type { SearchMetadata } from '../search/pipeline';
-import type { Span } from '../search/spans';
 import { Emitter, type Disposable, type Event } from '../util/event';
 import { describeError, fail, type EngineError, type Result } from '../util/result';
-import type { Answer, AgentStep } from '../answer/model';
 import type { AssistantTurn } from '../llm/client';
-import type { FixProposal } from '../fix/model';
-import { WorkerMessage, type FolderOptions, type Request } from './protocol';
+import {
+  METHODS,
+  WorkerMessage,
+  type FolderOptions,
+  type Method,
+  type Params,
+  type RequestEnvelope,
+  type Response,
+} from './protocol';
 import type { RemoteCall } from './remote-llm';
 
 /**
  * The editor's side of the engine worker: typed requests that resolve to Results, progress as
- * callbacks, cancellation through AbortSignal. It imports nothing from `vscode`, so tests drive
- * it directly.
+ * callbacks, cancellation through AbortSignal. Every response is checked against its method's
+ * schema before a caller sees it. It imports nothing from `vscode`, so tests drive it directly.
  */
-type Distribute<T> = T extends unknown ? Omit<T, 'id'> : never;
-type Outgoing = Distribute<Exclude<Request, { type: 'cancel' }>>;
+export type IndexProgress = Extract<WorkerMessage, { type: 'progress' }>['progress'];
+export type AgentStep = Extract<WorkerMessage, { type: 'agentStep' }>['step'];
 
 interface Pending {
+  readonly method: Method;
   readonly resolve: (result: Result<unknown>) => void;
   readonly onProgress?: (progress: IndexProgress) => void;
   readonly onText?: (text: string) => void;
   readonly onStep?: (step: AgentStep) => void;
 }
 
-/** A fix request as the worker receives it, less what the client fills in. */
-export type FixOptions = Omit<Extract<Request, { type: 'fix' }>, 'id' | 'type' | 'root'>;
+/** A fix request as the worker receives it, less the folder the client fills in. */
+export type FixOptions = Omit<Params<'fix'>, 'root'>;
 
-/** An ask request as the worker receives it, less what the client fills in. */
-export type AskOptions = Omit<Extract<Request, { type: 'ask' }>, 'id' | 'type' | 'root'>;
+/** An ask request as the worker receives it, less the folder the client fills in. */
+export type AskOptions = Omit<Params<'ask'>, 'root'>;
 
 /**
  * Runs a model call the worker cannot make itself (VS Code's language models): `onDelta` streams
@@ -46,6 +47,9 @@ export type HostLlmHandler = (
   onDelta: (delta: string) => void,
   signal: AbortSignal,
 ) => Promise<Result<string | AssistantTurn>>;
+
+/** The worker's state, for commands that need it: running, or stopped with the reason. */
+export type WorkerState = { readonly running: true } | { readonly running: false; reason: string };
 
 export class EngineWorkerClient implements Disposable {
   private readonly worker: Worker;
@@ -75,36 +79,36 @@ export class EngineWorkerClient implements Disposable {
     this.worker.on('exit', (code) => this.fail(`the engine exited (code ${code})`));
   }
 
-  open(folder: FolderOptions): Promise<Result<{ stats: IndexStats; notices: string[] }>> {
-    return this.request({ type: 'open', folder });
+  open(folder: FolderOptions): Promise<Result<Response<'open'>>> {
+    return this.request('open', { folder });
   }
 
   index(
     root: string,
     onProgress?: (progress: IndexProgress) => void,
     signal?: AbortSignal,
-  ): Promise<Result<IndexSummary>> {
-    return this.request({ type: 'index', root }, onProgress, signal);
+  ): Promise<Result<Response<'index'>>> {
+    return this.request('index', { root }, { onProgress }, signal);
   }
 
   update(
     root: string,
     paths: string[],
     onProgress?: (progress: IndexProgress) => void,
-  ): Promise<Result<IndexSummary>> {
-    return this.request({ type: 'update', root, paths }, onProgress);
+  ): Promise<Result<Response<'update'>>> {
+    return this.request('update', { root, paths }, { onProgress });
   }
 
-  stats(root: string): Promise<Result<IndexStats>> {
-    return this.request({ type: 'stats', root });
+  stats(root: string): Promise<Result<Response<'stats'>>> {
+    return this.request('stats', { root });
   }
 
   search(
     root: string,
     query: string,
-    mode: SearchMode = 'fast',
-  ): Promise<Result<{ spans: Span[]; metadata: SearchMetadata }>> {
-    return this.request({ type: 'search', root, query, mode });
+    mode: Params<'search'>['mode'] = 'fast',
+  ): Promise<Result<Response<'search'>>> {
+    return this.request('search', { root, query, mode });
   }
 
   /** Answers a question; the answer's text streams to `onText`, agent steps to `onStep`. */
@@ -113,8 +117,8 @@ export class EngineWorkerClient implements Disposable {
     options: AskOptions,
     callbacks: { onText?: (text: string) => void; onStep?: (step: AgentStep) => void } = {},
     signal?: AbortSignal,
-  ): Promise<Result<Answer>> {
-    return this.request({ type: 'ask', root, ...options }, undefined, signal, callbacks);
+  ): Promise<Result<Response<'ask'>>> {
+    return this.request('ask', { root, ...options }, callbacks, signal);
   }
 
   /** A checked patch for an issue or a diagnostic; nothing is written. */
@@ -122,8 +126,8 @@ export class EngineWorkerClient implements Disposable {
     root: string,
     options: FixOptions,
     signal?: AbortSignal,
-  ): Promise<Result<FixProposal>> {
-    return this.request({ type: 'fix', root, ...options }, undefined, signal);
+  ): Promise<Result<Response<'fix'>>> {
+    return this.request('fix', { root, ...options }, {}, signal);
   }
 
   /** Who runs the model calls the worker sends to the editor. */
@@ -131,25 +135,29 @@ export class EngineWorkerClient implements Disposable {
     this.llmHandler = handler;
   }
 
-  resolve(root: string, name: string, action: SymbolAction): Promise<Result<SymbolResult[]>> {
-    return this.request({ type: 'resolve', root, name, action });
+  resolve(
+    root: string,
+    name: string,
+    action: Params<'resolve'>['action'],
+  ): Promise<Result<Response<'resolve'>>> {
+    return this.request('resolve', { root, name, action });
   }
 
   /** One of the engine's research tools, its result as text for a model. */
   tool(root: string, name: string, input: unknown): Promise<Result<string>> {
-    return this.request({ type: 'tool', root, name, input });
+    return this.request('tool', { root, name, input });
   }
 
-  outline(root: string, path: string): Promise<Result<OutlineEntry[]>> {
-    return this.request({ type: 'outline', root, path });
+  outline(root: string, path: string): Promise<Result<Response<'outline'>>> {
+    return this.request('outline', { root, path });
   }
 
-  trace(root: string, name: string, depth: number): Promise<Result<CallerTreeNode[]>> {
-    return this.request({ type: 'trace', root, name, depth });
+  trace(root: string, name: string, depth: number): Promise<Result<Response<'trace'>>> {
+    return this.request('trace', { root, name, depth });
   }
 
   close(root: string): Promise<Result<null>> {
-    return this.request({ type: 'close', root });
+    return this.request('close', { root });
   }
 
   dispose(): void {
@@ -163,12 +171,12 @@ export class EngineWorkerClient implements Disposable {
     this.exitEmitter.dispose();
   }
 
-  private request<T>(
-    message: Outgoing,
-    onProgress?: (progress: IndexProgress) => void,
+  private request<M extends Method>(
+    method: M,
+    params: Params<M>,
+    streams: Pick<Pending, 'onProgress' | 'onText' | 'onStep'> = {},
     signal?: AbortSignal,
-    streams: Pick<Pending, 'onText' | 'onStep'> = {},
-  ): Promise<Result<T>> {
+  ): Promise<Result<Response<M>>> {
     if (this.disposed) return Promise.resolve(fail('cancelled', 'The engine was shut down.'));
     // a message to a worker that has stopped would never be answered
     if (this.stopped)
@@ -176,17 +184,19 @@ export class EngineWorkerClient implements Disposable {
     const id = this.nextId++;
     return new Promise((resolve) => {
       this.pending.set(id, {
+        method,
         resolve: resolve as (result: Result<unknown>) => void,
-        ...(onProgress ? { onProgress } : {}),
-        ...streams,
+        ...definedStreams(streams),
       });
-      signal?.addEventListener(
-        'abort',
-        () => this.worker.postMessage({ id: this.nextId++, type: 'cancel', target: id }),
-        { once: true },
-      );
-      this.worker.postMessage({ ...message, id });
+      signal?.addEventListener('abort', () => this.send({ type: 'cancel', target: id }), {
+        once: true,
+      });
+      this.send({ type: 'request', id, method, params });
     });
+  }
+
+  private send(message: RequestEnvelope): void {
+    this.worker.postMessage(message);
   }
 
   private receive(raw: unknown): void {
@@ -198,11 +208,7 @@ export class EngineWorkerClient implements Disposable {
       case 'response': {
         const pending = this.pending.get(message.id);
         this.pending.delete(message.id);
-        pending?.resolve(
-          message.result.ok
-            ? { ok: true, value: message.result.value }
-            : { ok: false, error: message.result.error as EngineError },
-        );
+        if (pending) pending.resolve(checkedResult(pending.method, message.result));
         return;
       }
       case 'progress':
@@ -269,6 +275,28 @@ export class EngineWorkerClient implements Disposable {
     this.pending.clear();
     if (!this.disposed) this.exitEmitter.fire(reason);
   }
+}
+
+/** A response as the caller sees it: its value checked against the method's schema. */
+export function checkedResult(
+  method: Method,
+  result: Extract<WorkerMessage, { type: 'response' }>['result'],
+): Result<unknown> {
+  if (!result.ok) return { ok: false, error: result.error as EngineError };
+  const value = METHODS[method].response.safeParse(result.value);
+  if (value.success) return { ok: true, value: value.data };
+  const issue = value.error.issues[0];
+  return fail(
+    'io_error',
+    `The engine's answer to ${method} did not match the protocol (${issue?.path.join('.') || 'value'}: ${issue?.message ?? 'malformed'}).`,
+  );
+}
+
+/** Only the callbacks that are set: the pending entry's optional fields stay absent otherwise. */
+function definedStreams(
+  streams: Pick<Pending, 'onProgress' | 'onText' | 'onStep'>,
+): Pick<Pending, 'onProgress' | 'onText' | 'onStep'> {
+  return Object.fromEntries(Object.entries(streams).filter(([, callback]) => callback));
 }
 
 function protocolError(reason: string): LogEvent {

@@ -8,9 +8,13 @@ import type { AssistantTurn, LlmClient } from '../llm/client';
 import { createLlmClient } from '../llm/factory';
 import {
   LlmReply,
-  Request,
+  METHODS,
+  RequestEnvelope,
   type FolderOptions,
   type LlmWire,
+  type Method,
+  type Params,
+  type Response,
   type WorkerMessage,
 } from './protocol';
 import { RemoteLlmClient, type RemoteCall } from './remote-llm';
@@ -56,94 +60,126 @@ port.on('message', (raw: unknown) => {
       reason: reply.error.issues[0]?.message ?? 'malformed',
     });
   }
-  const parsed = Request.safeParse(raw);
+  const parsed = RequestEnvelope.safeParse(raw);
   if (!parsed.success) {
     const id = (raw as { id?: unknown } | null)?.id;
     if (typeof id === 'number')
       respond(id, fail('invalid_input', `Malformed request: ${parsed.error.issues[0]?.message}`));
     return;
   }
-  void handle(parsed.data);
+  const envelope = parsed.data;
+  if (envelope.type === 'cancel') return void cancellations.get(envelope.target)?.abort();
+  void handle(envelope.id, envelope.method, envelope.params);
 });
 post({ type: 'ready' });
 
-async function handle(request: Request): Promise<void> {
-  if (request.type === 'cancel') {
-    cancellations.get(request.target)?.abort();
-    return respond(request.id, ok(null));
+async function handle(id: number, method: Method, raw: unknown): Promise<void> {
+  const params = METHODS[method].request.safeParse(raw);
+  if (!params.success) {
+    const issue = params.error.issues[0];
+    return respond(
+      id,
+      fail(
+        'invalid_input',
+        `Malformed ${method} request (${issue?.path.join('.') || 'params'}: ${issue?.message ?? 'malformed'}).`,
+      ),
+    );
   }
   try {
-    respond(request.id, await dispatch(request));
+    // the table pairs each method with its own handler; TypeScript cannot follow the pairing here
+    const handler = HANDLERS[method] as (params: unknown, id: number) => Promise<Result<unknown>>;
+    respond(id, await handler(params.data, id));
   } catch (cause) {
-    respond(request.id, fail('io_error', describeError(cause)));
+    respond(id, fail('io_error', describeError(cause)));
   }
 }
 
-async function dispatch(request: Exclude<Request, { type: 'cancel' }>): Promise<Result<unknown>> {
-  if (request.type === 'open') return open(request.folder);
-  if (request.type === 'close') return close(request.root);
-  const engine = engines.get(request.root);
-  if (!engine) return fail('not_found', `No index is open for ${request.root}.`);
-  switch (request.type) {
-    case 'index':
-      return withProgress(request.id, engine, (signal) => engine.index(signal));
-    case 'update':
-      return withProgress(request.id, engine, (signal) =>
-        engine.updateFiles(request.paths, signal),
-      );
-    case 'stats':
-      return ok(engine.stats());
-    case 'search': {
-      const result = await engine.search({ query: request.query, mode: request.mode });
+/** The engine's values are read-only; that is all that separates them from the wire types. */
+type DeepReadonly<T> = T extends readonly (infer U)[]
+  ? readonly DeepReadonly<U>[]
+  : T extends object
+    ? { readonly [K in keyof T]: DeepReadonly<T[K]> }
+    : T;
+
+type Handlers = {
+  [M in Method]: (params: Params<M>, id: number) => Promise<Result<DeepReadonly<Response<M>>>>;
+};
+
+/** What the worker does for each method; each handler returns its method's response type. */
+const HANDLERS: Handlers = {
+  open: ({ folder }) => open(folder),
+  close: ({ root }) => close(root),
+  index: ({ root }, id) =>
+    withEngine(root, (engine) => withProgress(id, engine, (signal) => engine.index(signal))),
+  update: ({ root, paths }, id) =>
+    withEngine(root, (engine) =>
+      withProgress(id, engine, (signal) => engine.updateFiles(paths, signal)),
+    ),
+  stats: ({ root }) => withEngine(root, async (engine) => ok(engine.stats())),
+  search: ({ root, query, mode }) =>
+    withEngine(root, async (engine) => {
+      const result = await engine.search({ query, mode });
       return result.ok
         ? ok({ spans: result.value.spans, metadata: result.value.metadata })
         : result;
-    }
-    case 'ask': {
-      // the engine hands over the whole text so far: only the latest is worth sending
-      const text = new LatestThrottle<string>(
-        (latest) => post({ type: 'answerText', id: request.id, text: latest }),
-        UPDATE_INTERVAL_MS,
-      );
-      try {
-        return await withCancellation(request.id, (signal) =>
-          engine.ask({
-            question: request.question,
-            mode: request.mode,
-            llm: llmFor(request.llm),
-            signal,
-            onText: (latest) => text.push(latest),
-            onStep: (step) => {
-              text.flush();
-              post({ type: 'agentStep', id: request.id, step: { ...step } });
-            },
-            ...(request.sessionId ? { sessionId: request.sessionId } : {}),
-            ...(request.attachment ? { attachment: request.attachment } : {}),
-            ...(request.webSearchUrl ? { webSearchUrl: request.webSearchUrl } : {}),
-          }),
-        );
-      } finally {
-        text.flush();
-      }
-    }
-    case 'fix':
-      return withCancellation(request.id, (signal) =>
+    }),
+  ask: (request, id) => withEngine(request.root, (engine) => ask(engine, request, id)),
+  resolve: ({ root, name, action }) =>
+    withEngine(root, async (engine) => engine.resolveSymbol(name, action)),
+  trace: ({ root, name, depth }) =>
+    withEngine(root, async (engine) => engine.traceCallers(name, depth)),
+  tool: ({ root, name, input }) => withEngine(root, (engine) => engine.runTool(name, input)),
+  outline: ({ root, path }) => withEngine(root, async (engine) => ok(engine.outline(path))),
+  fix: ({ root, issue, diagnostic, llm, overlay }, id) =>
+    withEngine(root, (engine) =>
+      withCancellation(id, (signal) =>
         engine.proposeFix({
-          issue: request.issue,
-          llm: llmFor(request.llm),
-          overlay: request.overlay,
+          issue,
+          llm: llmFor(llm),
+          overlay,
           signal,
-          ...(request.diagnostic ? { diagnostic: request.diagnostic } : {}),
+          ...(diagnostic ? { diagnostic } : {}),
         }),
-      );
-    case 'resolve':
-      return engine.resolveSymbol(request.name, request.action);
-    case 'trace':
-      return engine.traceCallers(request.name, request.depth);
-    case 'tool':
-      return engine.runTool(request.name, request.input);
-    case 'outline':
-      return ok(engine.outline(request.path));
+      ),
+    ),
+};
+
+/** Runs a request against a folder's engine, or says the folder is not open. */
+async function withEngine<T>(
+  root: string,
+  run: (engine: Engine) => Promise<Result<T>>,
+): Promise<Result<T>> {
+  const engine = engines.get(root);
+  if (!engine) return fail('not_found', `No index is open for ${root}.`);
+  return run(engine);
+}
+
+/** Answers a question, streaming the text and the agent's steps as events of the request. */
+async function ask(engine: Engine, request: Params<'ask'>, id: number) {
+  // the engine hands over the whole text so far: only the latest is worth sending
+  const text = new LatestThrottle<string>(
+    (latest) => post({ type: 'answerText', id, text: latest }),
+    UPDATE_INTERVAL_MS,
+  );
+  try {
+    return await withCancellation(id, (signal) =>
+      engine.ask({
+        question: request.question,
+        mode: request.mode,
+        llm: llmFor(request.llm),
+        signal,
+        onText: (latest) => text.push(latest),
+        onStep: (step) => {
+          text.flush();
+          post({ type: 'agentStep', id, step: { ...step } });
+        },
+        ...(request.sessionId ? { sessionId: request.sessionId } : {}),
+        ...(request.attachment ? { attachment: request.attachment } : {}),
+        ...(request.webSearchUrl ? { webSearchUrl: request.webSearchUrl } : {}),
+      }),
+    );
+  } finally {
+    text.flush();
   }
 }
 
@@ -160,12 +196,12 @@ function inLifecycle<T>(root: string, step: () => Promise<T>): Promise<T> {
   return next;
 }
 
-function open(folder: FolderOptions): Promise<Result<unknown>> {
+function open(folder: FolderOptions): Promise<Result<DeepReadonly<Response<'open'>>>> {
   return inLifecycle(folder.root, () => openNow(folder));
 }
 
 /** Closes a folder's engine, after any open of it still in flight. */
-function close(root: string): Promise<Result<unknown>> {
+function close(root: string): Promise<Result<null>> {
   return inLifecycle(root, async () => {
     engines.get(root)?.dispose();
     engines.delete(root);
@@ -173,7 +209,7 @@ function close(root: string): Promise<Result<unknown>> {
   });
 }
 
-async function openNow(folder: FolderOptions): Promise<Result<unknown>> {
+async function openNow(folder: FolderOptions): Promise<Result<DeepReadonly<Response<'open'>>>> {
   engines.get(folder.root)?.dispose();
   engines.delete(folder.root);
   const { summarizer, ...options } = folder;

@@ -2,8 +2,10 @@ import { fail, ok, type Result } from '../util/result';
 import { AnthropicClient } from './anthropic';
 import type { LlmClient } from './client';
 import { OpenAiCompatibleClient } from './openai-compatible';
+import type { LlmProviderSetting } from './providers';
 
-export type LlmProvider = 'anthropic' | 'openai-compatible' | 'none';
+/** The providers this module makes clients for (VS Code's models run in the editor). */
+export type LlmProvider = Exclude<LlmProviderSetting, 'vscode'>;
 
 export interface LlmSettings {
   readonly provider: LlmProvider;

@@ -18,8 +18,18 @@ export type LanguageId =
 export type ChunkLevel = 'directory' | 'file' | 'class' | 'function';
 export const CHUNK_LEVELS: readonly ChunkLevel[] = ['directory', 'file', 'class', 'function'];
 
-export type SymbolKind =
-  'function' | 'method' | 'class' | 'interface' | 'struct' | 'enum' | 'trait' | 'type' | 'module';
+export const SYMBOL_KINDS = [
+  'function',
+  'method',
+  'class',
+  'interface',
+  'struct',
+  'enum',
+  'trait',
+  'type',
+  'module',
+] as const;
+export type SymbolKind = (typeof SYMBOL_KINDS)[number];
 
 /** A call as written at one place in the source. Resolution to a definition happens in the graph. */
 export interface CallSite {
@@ -147,4 +157,5 @@ export const MODULE_QUALIFIED_NAME = '<module>';
 export const PARSER_VERSION = 'web-tree-sitter@0.27.1;tree-sitter-wasm@0.3.1;extract@2';
 
 /** The stages of one indexing run, in order. */
-export type IndexStage = 'walk' | 'parse' | 'summarize' | 'facts' | 'embed' | 'write';
+export const INDEX_STAGES = ['walk', 'parse', 'summarize', 'facts', 'embed', 'write'] as const;
+export type IndexStage = (typeof INDEX_STAGES)[number];
