@@ -48,35 +48,64 @@ export type HostLlmHandler = (
   signal: AbortSignal,
 ) => Promise<Result<string | AssistantTurn>>;
 
+export interface WorkerClientOptions {
+  readonly logLevel?: LogLevel;
+  /**
+   * Start a new worker when one dies, at most `times` within `windowMs` (a worker that keeps
+   * dying stays stopped, and says why). Off unless set.
+   */
+  readonly restartAfterCrash?: { readonly times: number; readonly windowMs: number };
+}
+
 /** The worker's state, for commands that need it: running, or stopped with the reason. */
 export type WorkerState = { readonly running: true } | { readonly running: false; reason: string };
 
 export class EngineWorkerClient implements Disposable {
-  private readonly worker: Worker;
+  private worker: Worker;
   private readonly pending = new Map<number, Pending>();
   /** Why the worker stopped, once it has. */
   private stopped: string | null = null;
   private readonly logEmitter = new Emitter<LogEvent>();
   private readonly changeEmitter = new Emitter<{ root: string; paths: string[] }>();
   private readonly exitEmitter = new Emitter<string>();
+  private readonly stateEmitter = new Emitter<WorkerState>();
   readonly onLog: Event<LogEvent> = this.logEmitter.event;
   readonly onDidChangeIndex: Event<{ root: string; paths: string[] }> = this.changeEmitter.event;
   /** Fires when the worker dies; pending requests fail with the reason. */
   readonly onDidExit: Event<string> = this.exitEmitter.event;
+  /**
+   * Fires when the worker stops and when it runs again (restarted by hand or after a crash). A new
+   * worker has no folder open: whoever opened folders opens them again.
+   */
+  readonly onDidChangeState: Event<WorkerState> = this.stateEmitter.event;
   private nextId = 1;
   private disposed = false;
   private llmHandler: HostLlmHandler | null = null;
   private readonly hostCalls = new Map<number, AbortController>();
+  /** When the worker was restarted after crashes, for the limit in `restartAfterCrash`. */
+  private crashRestarts: number[] = [];
 
-  constructor(options: { logLevel?: LogLevel } = {}) {
-    const script = workerScript();
-    this.worker = new Worker(script.file, {
-      workerData: { logLevel: options.logLevel ?? 'info' },
-      execArgv: script.execArgv,
-    });
-    this.worker.on('message', (raw: unknown) => this.receive(raw));
-    this.worker.on('error', (cause) => this.fail(`the engine stopped: ${describeError(cause)}`));
-    this.worker.on('exit', (code) => this.fail(`the engine exited (code ${code})`));
+  constructor(private readonly options: WorkerClientOptions = {}) {
+    this.worker = this.startWorker();
+  }
+
+  /** Whether requests can be served now, and if not, why. */
+  get state(): WorkerState {
+    return this.stopped === null ? { running: true } : { running: false, reason: this.stopped };
+  }
+
+  /**
+   * Replaces the worker with a new one, whether the old one is running or stopped. Requests still
+   * waiting on the old worker fail; the new one starts with no folder open.
+   */
+  restart(): void {
+    if (this.disposed) return;
+    const old = this.worker;
+    this.fail('the engine was restarted');
+    void old.terminate();
+    this.worker = this.startWorker();
+    this.stopped = null;
+    this.stateEmitter.fire(this.state);
   }
 
   open(folder: FolderOptions): Promise<Result<Response<'open'>>> {
@@ -164,11 +193,43 @@ export class EngineWorkerClient implements Disposable {
     if (this.disposed) return;
     this.disposed = true;
     this.fail('the engine was shut down');
-    for (const call of this.hostCalls.values()) call.abort();
     void this.worker.terminate();
     this.logEmitter.dispose();
     this.changeEmitter.dispose();
     this.exitEmitter.dispose();
+    this.stateEmitter.dispose();
+  }
+
+  private startWorker(): Worker {
+    const script = workerScript();
+    const worker = new Worker(script.file, {
+      workerData: { logLevel: this.options.logLevel ?? 'info' },
+      execArgv: script.execArgv,
+    });
+    // a replaced worker's last events concern nobody: its requests have already failed
+    const current = () => worker === this.worker;
+    worker.on('message', (raw: unknown) => current() && this.receive(raw));
+    worker.on(
+      'error',
+      (cause) => current() && this.died(`the engine stopped: ${describeError(cause)}`),
+    );
+    worker.on('exit', (code) => current() && this.died(`the engine exited (code ${code})`));
+    return worker;
+  }
+
+  /** The worker stopped on its own: say so, and start a new one unless it keeps dying. */
+  private died(reason: string): void {
+    if (this.stopped !== null || this.disposed) return;
+    this.fail(reason);
+    this.exitEmitter.fire(reason);
+    this.stateEmitter.fire(this.state);
+    const limit = this.options.restartAfterCrash;
+    if (!limit) return;
+    const now = Date.now();
+    this.crashRestarts = this.crashRestarts.filter((time) => now - time < limit.windowMs);
+    if (this.crashRestarts.length >= limit.times) return;
+    this.crashRestarts.push(now);
+    this.restart();
   }
 
   private request<M extends Method>(
@@ -273,7 +334,8 @@ export class EngineWorkerClient implements Disposable {
     for (const pending of this.pending.values())
       pending.resolve(fail('io_error', `The request failed because ${reason}.`));
     this.pending.clear();
-    if (!this.disposed) this.exitEmitter.fire(reason);
+    // the model calls the old worker asked for have nobody left to answer
+    for (const call of this.hostCalls.values()) call.abort();
   }
 }
 
