@@ -24,6 +24,29 @@ export const SUPPORTED_LANGUAGES = [
   'php',
 ];
 
+const RESTART_ENGINE = 'Restart Engine';
+
+/**
+ * A command that needs the engine: while the engine is stopped it says so and offers to restart
+ * it, instead of failing somewhere inside. (The palette also hides it then, by a `when` clause.)
+ */
+function needsEngine(factory: CommandFactory): CommandFactory {
+  return (ctx) => {
+    const run = factory(ctx);
+    return async (...args: unknown[]) => {
+      const state = ctx.client.state;
+      if (state.running) return run(...args);
+      const choice = await vscode.window.showWarningMessage(
+        `Code Oracle's engine is stopped (${state.reason}).`,
+        RESTART_ENGINE,
+      );
+      if (choice === RESTART_ENGINE) ctx.restartEngine();
+    };
+  };
+}
+
+const restartEngine: CommandFactory = (ctx) => () => ctx.restartEngine();
+
 const reindex: CommandFactory = (ctx) => async () => {
   await Promise.all(ctx.folders.map((folder) => folder.indexAll(true)));
 };
@@ -132,33 +155,37 @@ const exportChat: CommandFactory = (ctx) => () => exportTranscript(ctx.chat.tran
 const newChat: CommandFactory = (ctx) => () => ctx.chat.newChat();
 
 export const COMMANDS: Record<string, CommandFactory> = {
-  'codeOracle.reindex': reindex,
-  'codeOracle.clearIndex': clearIndex,
+  'codeOracle.reindex': needsEngine(reindex),
+  'codeOracle.clearIndex': needsEngine(clearIndex),
   'codeOracle.showLog': showLog,
-  'codeOracle.askAboutSelection': askAboutSelection,
-  'codeOracle.explainError':
+  'codeOracle.askAboutSelection': needsEngine(askAboutSelection),
+  'codeOracle.explainError': needsEngine(
     (ctx) =>
-    (...args: unknown[]) =>
-      explainError(
-        ctx,
-        args[0] as vscode.Uri | undefined,
-        args[1] as vscode.Diagnostic | undefined,
-      ),
-  'codeOracle.proposeFix':
+      (...args: unknown[]) =>
+        explainError(
+          ctx,
+          args[0] as vscode.Uri | undefined,
+          args[1] as vscode.Diagnostic | undefined,
+        ),
+  ),
+  'codeOracle.proposeFix': needsEngine(
     (ctx) =>
-    (...args: unknown[]) =>
-      ctx.fixes.proposeForDiagnostic(
-        args[0] as vscode.Uri | undefined,
-        args[1] as vscode.Diagnostic | undefined,
-      ),
-  'codeOracle.resolveIssue':
+      (...args: unknown[]) =>
+        ctx.fixes.proposeForDiagnostic(
+          args[0] as vscode.Uri | undefined,
+          args[1] as vscode.Diagnostic | undefined,
+        ),
+  ),
+  'codeOracle.resolveIssue': needsEngine(
     (ctx) =>
-    (...args: unknown[]) =>
-      ctx.fixes.resolveIssue(typeof args[0] === 'string' ? args[0] : undefined),
-  'codeOracle.runFixTests': (ctx) => () => ctx.fixes.runTests(),
+      (...args: unknown[]) =>
+        ctx.fixes.resolveIssue(typeof args[0] === 'string' ? args[0] : undefined),
+  ),
+  'codeOracle.runFixTests': needsEngine((ctx) => () => ctx.fixes.runTests()),
   'codeOracle.setGitHubToken': (ctx) => () => ctx.fixes.setGitHubToken(),
   'codeOracle.setApiKey': setApiKeyCommand,
-  'codeOracle.showCallers': showCallers,
+  'codeOracle.showCallers': needsEngine(showCallers),
   'codeOracle.exportChat': exportChat,
   'codeOracle.newChat': newChat,
+  'codeOracle.restartEngine': restartEngine,
 };

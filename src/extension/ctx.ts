@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs';
 import * as vscode from 'vscode';
 import type { IndexStats } from '../engine/engine';
-import { EngineWorkerClient } from '../engine/host/client';
+import { EngineWorkerClient, type WorkerState } from '../engine/host/client';
 import type { IndexProgress } from '../engine/index/indexer';
 import { relativePath } from '../engine/util/paths';
 import { describeError } from '../engine/util/result';
@@ -23,6 +23,10 @@ import { TranscriptLinks, TRANSCRIPT_LANGUAGE } from './transcript';
 
 /** Settings edits come in bursts (typing in settings.json); the folders restart once after them. */
 const RESTART_DELAY_MS = 500;
+/** A worker that dies is replaced this often within the window; one that keeps dying stays down. */
+const CRASH_RESTARTS = { times: 3, windowMs: 3 * 60_000 };
+/** The context key `when` clauses read: true while the engine can serve requests. */
+export const ENGINE_RUNNING_KEY = 'codeOracle.engineRunning';
 
 /**
  * The extension's one context object: it owns every disposable (the engine worker, the status
@@ -55,7 +59,10 @@ export class Ctx implements vscode.Disposable {
   indexReady = false;
 
   constructor(readonly extension: vscode.ExtensionContext) {
-    this.client = new EngineWorkerClient({ logLevel: readConfig().logLevel });
+    this.client = new EngineWorkerClient({
+      logLevel: readConfig().logLevel,
+      restartAfterCrash: CRASH_RESTARTS,
+    });
     this.client.setLlmHandler(languageModelHandler);
     this.chat = new ChatView(this);
     this.callersTree = new CallersTree(this);
@@ -77,12 +84,7 @@ export class Ctx implements vscode.Disposable {
       this.failedEmitter,
       { dispose: () => this.client.dispose() },
       this.client.onLog((event) => writeEvent(this.log, event)),
-      this.client.onDidExit((reason) => {
-        this.log.error(`The engine stopped: ${reason}`);
-        this.status.failed(
-          `The Code Oracle engine stopped: ${reason}. Reload the window to restart it.`,
-        );
-      }),
+      this.client.onDidChangeState((state) => this.engineStateChanged(state)),
     );
   }
 
@@ -107,6 +109,7 @@ export class Ctx implements vscode.Disposable {
   }
 
   start(): void {
+    void setEngineRunning(true);
     for (const [name, factory] of Object.entries(commands.COMMANDS))
       this.registerCommand(name, factory);
     const supported = commands.SUPPORTED_LANGUAGES.map((language) => ({
@@ -149,6 +152,12 @@ export class Ctx implements vscode.Disposable {
     });
   }
 
+  /** Starts a new engine worker; the state listener opens the folders in it again. */
+  restartEngine(): void {
+    this.log.info('Restarting the engine.');
+    this.client.restart();
+  }
+
   /** Deletes every folder's store and indexes again from nothing. */
   async rebuildFromScratch(): Promise<void> {
     const folders = this.folders.map((index) => index.folder);
@@ -187,6 +196,26 @@ export class Ctx implements vscode.Disposable {
       summarizerChanged
     )
       this.scheduleRestart();
+  }
+
+  /**
+   * Commands that need the engine follow its state through a context key; a stopped engine is
+   * shown in the status bar, and a new one gets the folders opened and brought up to date again.
+   */
+  private engineStateChanged(state: WorkerState): void {
+    void setEngineRunning(state.running);
+    if (!state.running) {
+      this.log.error(`The engine stopped: ${state.reason}`);
+      this.indexReady = false;
+      this.status.failed(
+        `The Code Oracle engine stopped: ${state.reason}. Run "Code Oracle: Restart Engine" to start it again.`,
+      );
+      return;
+    }
+    this.log.info('The engine is running again: opening the workspace folders in it.');
+    this.ready = this.restartFolders().then(() => {
+      this.indexReady = true;
+    });
   }
 
   private scheduleRestart(): void {
@@ -241,4 +270,8 @@ export class Ctx implements vscode.Disposable {
     await Promise.all(folders.map((folder) => this.closeFolder(folder)));
     await Promise.all(folders.map((folder) => this.openFolder(folder)));
   }
+}
+
+function setEngineRunning(running: boolean): Thenable<unknown> {
+  return vscode.commands.executeCommand('setContext', ENGINE_RUNNING_KEY, running);
 }
