@@ -16,7 +16,7 @@ import {
 } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import * as path from 'node:path';
-import { Engine } from '../src/engine/engine';
+import { DEFAULT_MAX_FILE_BYTES, Engine } from '../src/engine/engine';
 import { countLines } from '../src/engine/index/extract';
 import { walkWorkspace } from '../src/engine/index/walk';
 import { loadGrammar } from '../src/engine/lang/grammars';
@@ -115,7 +115,7 @@ async function main(): Promise<void> {
 }
 
 async function benchIndex(id: string, root: string): Promise<IndexResult> {
-  const walked = unwrap(await walkWorkspace({ root, maxFileBytes: 1024 * 1024 }));
+  const walked = unwrap(await walkWorkspace({ root, maxFileBytes: DEFAULT_MAX_FILE_BYTES }));
   const sources = walked.candidates.map((candidate) => ({
     ...candidate,
     source: readFileSync(path.join(root, candidate.path), 'utf8'),

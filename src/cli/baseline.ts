@@ -1,5 +1,6 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
+import { DEFAULT_MAX_FILE_BYTES } from '../engine/engine';
 import { walkWorkspace } from '../engine/index/walk';
 import { STOP_WORDS } from '../engine/search/preprocess';
 import type { ResultSpan } from './scoring';
@@ -29,7 +30,11 @@ export class WindowBaseline {
   ) {}
 
   static async build(root: string): Promise<WindowBaseline> {
-    const walked = await walkWorkspace({ root, maxFileBytes: 1024 * 1024, useGit: false });
+    const walked = await walkWorkspace({
+      root,
+      maxFileBytes: DEFAULT_MAX_FILE_BYTES,
+      useGit: false,
+    });
     if (!walked.ok) throw new Error(walked.error.message);
     const windows: Window[] = [];
     for (const candidate of walked.value.candidates) {

@@ -1,9 +1,16 @@
 import * as vscode from 'vscode';
+import type { AnswerMode } from '../engine/answer/model';
+import type { LlmProviderSetting } from '../engine/llm/providers';
 import type { LogLevel } from '../engine/log/logger';
 
-/** Every setting the extension reads, typed, in one place. */
-export type LlmProviderSetting = 'none' | 'anthropic' | 'openai-compatible' | 'vscode';
-export type ChatModeSetting = 'fast' | 'thinking' | 'deep';
+/**
+ * Every setting the extension reads, typed, in one place. Defaults and allowed values live only in
+ * package.json's `contributes.configuration`: VS Code answers a contributed setting the user has
+ * not set with its default, so nothing here restates one (test/unit/settings.test.ts checks that
+ * every key read here is contributed, and that the manifest agrees with the engine's constants).
+ */
+export type { LlmProviderSetting };
+export type ChatModeSetting = AnswerMode;
 
 export interface OracleConfig {
   /** '' for the default model (downloaded on first use), 'none', a model folder, or owner/repo. */
@@ -31,21 +38,23 @@ export const SECTION = 'codeOracle';
 
 export function readConfig(): OracleConfig {
   const config = vscode.workspace.getConfiguration(SECTION);
+  // contributed settings always have a value: the user's, or the manifest's default
+  const read = <T>(key: string): T => config.get<T>(key) as T;
   return {
-    embeddingModel: config.get<string>('embeddingModel', '').trim(),
-    maxFileSize: config.get<number>('index.maxFileSize', 1024 * 1024),
-    exclude: config.get<string[]>('index.exclude', []),
-    logLevel: config.get<LogLevel>('log.level', 'info'),
+    embeddingModel: read<string>('embeddingModel').trim(),
+    maxFileSize: read<number>('index.maxFileSize'),
+    exclude: read<string[]>('index.exclude'),
+    logLevel: read<LogLevel>('log.level'),
     llm: {
-      provider: config.get<LlmProviderSetting>('llm.provider', 'none'),
-      model: config.get<string>('llm.model', '').trim(),
-      baseUrl: config.get<string>('llm.baseUrl', '').trim(),
-      summarizeLongFunctions: config.get<boolean>('llm.summarizeLongFunctions', true),
-      logPrompts: config.get<boolean>('llm.logPrompts', false),
+      provider: read<LlmProviderSetting>('llm.provider'),
+      model: read<string>('llm.model').trim(),
+      baseUrl: read<string>('llm.baseUrl').trim(),
+      summarizeLongFunctions: read<boolean>('llm.summarizeLongFunctions'),
+      logPrompts: read<boolean>('llm.logPrompts'),
     },
-    chatMode: config.get<ChatModeSetting>('chat.defaultMode', 'fast'),
-    webSearchUrl: config.get<string>('search.webSearchUrl', '').trim(),
-    callersLens: config.get<boolean>('callersLens.enabled', true),
+    chatMode: read<ChatModeSetting>('chat.defaultMode'),
+    webSearchUrl: read<string>('search.webSearchUrl').trim(),
+    callersLens: read<boolean>('callersLens.enabled'),
   };
 }
 

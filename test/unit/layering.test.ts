@@ -144,6 +144,37 @@ function webviewLeaks(edges: readonly Edge[]): string[] {
     .map((edge) => `${describeEdge(edge)}: the webview sees only its protocol types`);
 }
 
+/**
+ * Webview imports of the protocol that bring values, not only types: a value import would bundle
+ * the protocol's zod schemas, and zod with them, into the page.
+ */
+function webviewValueImports(): string[] {
+  const problems: string[] = [];
+  for (const file of sourceFiles(path.join(SRC, WEBVIEW))) {
+    const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest);
+    for (const statement of source.statements) {
+      if (!ts.isImportDeclaration(statement) || !ts.isStringLiteral(statement.moduleSpecifier))
+        continue;
+      const specifier = statement.moduleSpecifier.text;
+      if (!specifier.startsWith('.') || resolveImport(file, specifier) !== WEBVIEW_PROTOCOL)
+        continue;
+      const clause = statement.importClause;
+      const bindings = clause?.namedBindings;
+      const typeOnly =
+        clause?.isTypeOnly ||
+        (!clause?.name &&
+          bindings !== undefined &&
+          ts.isNamedImports(bindings) &&
+          bindings.elements.every((element) => element.isTypeOnly));
+      if (!typeOnly)
+        problems.push(
+          `src/${path.relative(SRC, file).split(path.sep).join('/')} imports values from '${specifier}': the webview imports its protocol's types only`,
+        );
+    }
+  }
+  return problems;
+}
+
 function vscodeOutsideExtension(edges: readonly Edge[]): string[] {
   return edges
     .filter((edge) => edge.to === 'vscode' && unitOf(edge.from) !== 'extension')
@@ -177,7 +208,11 @@ describe('layering of src/', () => {
   });
 
   it('gives the webview nothing but its protocol types, and vscode only to the extension', () => {
-    const problems = [...webviewLeaks(edges), ...vscodeOutsideExtension(edges)];
+    const problems = [
+      ...webviewLeaks(edges),
+      ...webviewValueImports(),
+      ...vscodeOutsideExtension(edges),
+    ];
     assert.deepEqual(problems, [], problems.join('\n'));
   });
 

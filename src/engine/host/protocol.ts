@@ -3,6 +3,7 @@ import { ANSWER_MODES } from '../answer/model';
 import { CodePatchSchema } from '../fix/model';
 import { LLM_PROVIDERS } from '../llm/providers';
 import { CHUNK_LEVELS, INDEX_STAGES, SYMBOL_KINDS } from '../model';
+import { SYMBOL_ACTIONS } from '../resolve/symbols';
 
 /**
  * The messages between the editor and the engine's worker thread, declared once: each method is a
@@ -269,7 +270,7 @@ export const METHODS = {
     request: z.object({
       root,
       name: z.string(),
-      action: z.enum(['definition', 'references', 'callers', 'callees']),
+      action: z.enum(SYMBOL_ACTIONS),
     }),
     response: z.array(SymbolResult),
   },

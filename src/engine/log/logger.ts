@@ -1,7 +1,8 @@
 import { currentTraceId } from './trace';
 import type { Disposable } from '../util/event';
 
-export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
 export type LogFields = Record<string, unknown>;
 
 export interface LogEvent extends LogFields {

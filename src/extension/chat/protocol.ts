@@ -10,11 +10,17 @@ import { z } from 'zod';
 export const ChatMode = z.enum(['fast', 'thinking', 'deep']);
 export type ChatMode = z.infer<typeof ChatMode>;
 
+/**
+ * The most text a question may carry as an attachment (characters; the host also refuses larger
+ * files, in bytes, before reading them as text).
+ */
+export const MAX_ATTACHMENT_SIZE = 512 * 1024;
+
 /** A file or selection sent with a question. */
 export const Attachment = z.object({
   /** Workspace-relative path when the file is in the workspace, else the file name. */
   path: z.string().max(1000),
-  content: z.string().max(512 * 1024),
+  content: z.string().max(MAX_ATTACHMENT_SIZE),
   /** Set for a selection: its first and last line in the file (1-based). */
   startLine: z.number().int().positive().optional(),
   endLine: z.number().int().positive().optional(),

@@ -12,6 +12,7 @@ import { openDiagramPanel } from './diagram';
 import { chatHtml } from './html';
 import {
   FromWebview,
+  MAX_ATTACHMENT_SIZE,
   type Attachment,
   type ChatAnswer,
   type ChatFix,
@@ -326,7 +327,7 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
     for (const uri of uris.slice(0, 1)) {
       try {
         const bytes = await vscode.workspace.fs.readFile(uri);
-        if (bytes.length > 512 * 1024)
+        if (bytes.length > MAX_ATTACHMENT_SIZE)
           return void vscode.window.showWarningMessage(
             'Code Oracle: the file is larger than 512 KB; attach a part of it (select it and use "Ask about Selection").',
           );

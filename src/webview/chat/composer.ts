@@ -25,7 +25,10 @@ const MODES: readonly {
   { value: 'deep', label: 'Deep', title: 'An agent that searches, reads files and follows calls' },
 ];
 
-/** The protocol's limit on an attachment's content. */
+/**
+ * The protocol's MAX_ATTACHMENT_SIZE, restated: the webview imports the protocol's types only, since
+ * a value import would bundle zod into the page (three times its size).
+ */
 const MAX_ATTACHMENT_CHARS = 512 * 1024;
 const MAX_INPUT_HEIGHT_PX = 240;
 
