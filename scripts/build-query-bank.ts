@@ -3,7 +3,7 @@
  *
  *   npx tsx scripts/build-query-bank.ts
  *
- * The seed builds its bank from CodeSearchNet, CoSQA and StaQC, which cannot be downloaded here.
+ * A bank built from CodeSearchNet, CoSQA and StaQC would need downloads that are not possible here.
  * This bank is built from descriptions whose level is known, taken from pinned registry sources
  * that are not evaluation corpora, plus question phrasings written for each level:
  *   - Python 3.11's standard library (Debian libpython3.11-stdlib): module docstrings are file
@@ -14,8 +14,7 @@
  *     class level, method comments function level;
  *   - data/query-phrases.json: question-style phrases for every level, written for this bank.
  * Each description's first sentence is embedded with the default test model (potion-base-2M);
- * per level, k-means groups them and each centroid is kept with the phrase nearest to it (as the
- * seed does). The engine re-embeds the phrases when it runs with a different model.
+ * per level, k-means groups them and each centroid is kept with the phrase nearest to it. The engine re-embeds the phrases when it runs with a different model.
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';

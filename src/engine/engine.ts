@@ -499,7 +499,7 @@ export class Engine implements Disposable {
   /**
    * Measures how far the embedding model can be trusted on this codebase when the stored measure
    * is missing, is for another model, or is for a much smaller or larger codebase. A failure
-   * leaves the seed's weights in place: it never fails the indexing run.
+   * leaves the default weights in place: it never fails the indexing run.
    */
   private async recalibrate(functions: number): Promise<void> {
     const embedder = this.embedder;

@@ -9,7 +9,7 @@ describe('structured logging', () => {
   const scratch = new Scratch();
   after(() => scratch.cleanup());
 
-  it('emits the ingestion events of the seed with their fields, all under one trace id per run', async () => {
+  it('emits the ingestion events with their fields, all under one trace id per run', async () => {
     const root = scratch.fixture('shop-py');
     const engine = await openEngine(scratch, root, {
       model: { kind: 'directory', path: POTION_MODEL },

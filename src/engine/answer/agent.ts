@@ -10,7 +10,7 @@ import { WorkspaceFiles } from './workspace-files';
 import { writeAnswer, type Written } from './write';
 
 /**
- * Deep mode: a research agent (the Indiseek seed). The model sees the repository map and calls
+ * Deep mode: a research agent. The model sees the repository map and calls
  * tools for up to 13 iterations; the last two are for synthesis, with tools withdrawn. Every tool
  * result carries a note of the budget left; a hint suggests resolve_symbol if it is still unused
  * at iteration 5; searches close to an earlier one (Jaccard ≥ 0.8 on their words) are answered

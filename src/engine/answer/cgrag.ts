@@ -35,7 +35,7 @@ export interface CgragInput {
   readonly extra?: { readonly evidence: readonly Evidence[]; readonly notes: readonly string[] };
   readonly onText?: (textSoFar: string) => void;
   readonly signal?: AbortSignal;
-  /** Token budgets for gap resolution (the seed's, unless a test says otherwise). */
+  /** Token budgets for gap resolution (GAP_BUDGET, unless a test says otherwise). */
   readonly budget?: typeof GAP_BUDGET;
 }
 

@@ -7,8 +7,8 @@ import { definitionEvidence, outlineEvidence } from './snippets';
 import { evidenceOf, type AnswerSources } from './sources';
 
 /**
- * Resolving what a model said was missing, cheapest and surest way first (the CGRAG seed's
- * mode-aware resolution): "name in file" and "name()" by direct lookup in the facts graph, a file
+ * Resolving what a model said was missing, cheapest and surest way first, by the question's
+ * mode: "name in file" and "name()" by direct lookup in the facts graph, a file
  * by its outline, in diagnostic mode an error description by the error strings the code holds,
  * and a search for anything else.
  */

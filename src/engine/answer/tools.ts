@@ -16,7 +16,7 @@ import { citableItems, type AnswerSources } from './sources';
 import type { WorkspaceFiles } from './workspace-files';
 
 /**
- * The deep agent's tools (the Indiseek seed): search_code, resolve_symbol, read_file, read_map.
+ * The deep agent's tools: search_code, resolve_symbol, read_file, read_map.
  * Each validates its input, returns text for the model and the code it showed as evidence.
  */
 export const SearchCodeInput = z.object({

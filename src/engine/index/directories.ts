@@ -79,7 +79,7 @@ const MAX_IMPORTED_MODULES = 8;
 const MAX_EXPORTED = 12;
 const SUMMARY_SENTENCE = 140;
 
-/** The chunk for one unit, in the seed's format: files, one-line summaries, internal imports, exports. */
+/** The chunk for one unit: its files with one-line summaries, its internal imports, its exports. */
 export function buildDirectoryChunk(
   unit: DirectoryUnit,
   graph: CodeGraph,

@@ -9,13 +9,13 @@ import { describeError } from '../util/result';
 import type { Chunk } from '../model';
 
 /**
- * Summaries of long functions (the seed's FunctionSummary), written when a model is configured:
+ * Summaries of long functions, written when a model is configured:
  * the chunk's content becomes the summary — what search embeds and shows at first — and its body
  * is kept whole for answers that need it. Summaries are kept by the hash of the body, so saving a
  * file does not summarise its unchanged functions again. A failed call leaves the function as it
  * was (logged), never the index unfinished.
  */
-/** The seed's FunctionSummary: 5–10 precise sentences. */
+/** What the model returns for a long function: 5–10 precise sentences. */
 export const FunctionSummary = z.object({ summary: z.string().min(40) });
 
 export const FUNCTION_SUMMARY_PROMPT = `You summarise one function of a codebase for a search index and for readers who will not see its body.

@@ -16,13 +16,13 @@ import { PLAIN_ENGLISH_SEMANTIC_WEIGHT } from './technicality';
 
 /**
  * How far the semantic retriever can be trusted on this codebase with this embedding model,
- * measured on the codebase itself. The seed's weights (lexical 0.3 + 0.5·technicality, semantic
+ * measured on the codebase itself. The default weights (lexical 0.3 + 0.5·technicality, semantic
  * the rest) assume a model that bridges plain English and code; a small general-purpose model
  * does not, and then its list buries what word matching found. A function's documentation is a
  * plain-English question whose answer is known — the function's code — so both retrievers rank
  * the documented functions' code (documentation removed) for each one's documentation, and the
  * semantic share of a weighted RRF of the two that ranks the answers best is what the semantic
- * list gets for a plain-English question. Questions are scaled from there by the seed's formula.
+ * list gets for a plain-English question. Questions are scaled from there by the technicality formula.
  */
 export const RetrieverCalibration = z.object({
   /** The method's version: a calibration measured another way is measured again. */
@@ -32,12 +32,12 @@ export const RetrieverCalibration = z.object({
   functions: z.number().int(),
   /** Documented functions used as questions (and, with their documentation removed, as the pool). */
   questions: z.number().int(),
-  /** Null when there were too few documented functions to measure: the seed's weights stay. */
+  /** Null when there were too few documented functions to measure: the default weights stay. */
   lexicalMrr: z.number().nullable(),
   semanticMrr: z.number().nullable(),
   /** The semantic share of the fusion that ranked the answers best. */
   semanticShare: z.number(),
-  /** semanticShare over the seed's semantic weight for plain English, at most 1. */
+  /** semanticShare over the default semantic weight for plain English, at most 1. */
   semanticTrust: z.number(),
 });
 export type RetrieverCalibration = z.infer<typeof RetrieverCalibration>;
@@ -51,7 +51,7 @@ export interface CalibrationSample {
 }
 
 export const CALIBRATION_VERSION = 2;
-/** Fewer documented functions than this measure nothing reliable: the seed's weights stay. */
+/** Fewer documented functions than this measure nothing reliable: the default weights stay. */
 export const MIN_QUESTIONS = 30;
 /** Static models embed in microseconds; a transformer costs a forward pass per text. */
 const MAX_QUESTIONS: Record<Embedder['kind'], number> = { static: 400, transformer: 120 };
@@ -150,7 +150,7 @@ export async function calibrate(
         (rank, i) => (1 - share) / (RRF_K + rank) + share / (RRF_K + ranking.semantic[i]!),
       ),
     );
-    // the seed's weights change only as far as the measure asks: ties go to the share nearer them
+    // the default weights change only as far as the measure asks: ties go to the share nearer them
     const nearer =
       Math.abs(share - PLAIN_ENGLISH_SEMANTIC_WEIGHT) <
       Math.abs(best.share - PLAIN_ENGLISH_SEMANTIC_WEIGHT);

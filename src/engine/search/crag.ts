@@ -8,7 +8,7 @@ import { STOP_WORDS } from './preprocess';
 import { relatedWords } from './vocabulary';
 
 /**
- * Corrective retrieval (the SYNAPSE CRAG seed). An LLM-free evaluator scores the retrieved set on
+ * Corrective retrieval (CRAG). An LLM-free evaluator scores the retrieved set on
  * four criteria — keyword overlap 0.30, semantic coherence 0.40, length adequacy 0.15, source
  * diversity 0.15 — and decides: RELEVANT (> 0.75) keeps it; PARTIAL (> 0.50) expands the query and
  * merges a second retrieval; IRRELEVANT widens to every level and, only where the user configured

@@ -1,7 +1,7 @@
 /**
  * Weighted reciprocal rank fusion (Cormack et al., 2009): a chunk's score is the weighted sum of
  * 1 / (k + rank) over the lists it appears in. A chunk missing from a retrieval list (lexical,
- * semantic: lists cut at the same length) counts at rank length + 1 there, as the seed says; a
+ * semantic: lists cut at the same length) counts at rank length + 1 there, just behind the list; a
  * chunk missing from an evidence list (symbols named, messages quoted) gets nothing from it, since
  * such a list is short because only a few chunks qualify, and counting the rest just behind them
  * would erase the difference. k = 60 controls how much rank 1 differs from rank 2; it does not scale with

@@ -11,7 +11,7 @@ import type { ParsedQuery } from './preprocess';
 /**
  * Which chunk levels a question is about, decided in three layers that stop at the first
  * confident answer (every layer's result is logged either way):
- *   1. the seed's regular expressions — free, and right for explicit phrasings;
+ *   1. regular expressions over the question's phrasing — free, and right for explicit phrasings;
  *   2. nearest phrases of a bank of labelled descriptions (data/query-bank.json), by embedding;
  *   3. a language model's classification, when one is configured.
  * Anything unsure searches every level: a wrong restriction loses answers silently.

@@ -4,12 +4,12 @@ import { elapsedMs, getLogger } from '../log/logger';
 import type { ParsedQuery } from './preprocess';
 
 /**
- * What kind of question this is, which decides the retrieval strategy (from the CGRAG seed):
+ * What kind of question this is, which decides the retrieval strategy:
  *   conceptual  — what something does or how to use it: summaries first;
  *   diagnostic  — why something fails: error sites, then callers walked back;
  *   exploratory — trace a flow: entry points, then callees walked forward;
  *   analytical  — structure and assessment: the facts graph (who calls, who mutates, hot spots).
- * Heuristics always run; with a model configured, its classification (the seed's prompt) decides.
+ * Heuristics always run; with a model configured, its classification (the prompt below) decides.
  * The scope is the part of the codebase the question names, when it names one.
  */
 export type QueryMode = 'conceptual' | 'diagnostic' | 'exploratory' | 'analytical';
@@ -57,7 +57,7 @@ const Classification = z.object({
   scope: z.string().nullable(),
 });
 
-/** The seed's classifier prompt (Oya CGRAG). */
+/** The prompt that has a model classify a question into one of the four modes. */
 export const CLASSIFIER_SYSTEM_PROMPT = `You are a query classifier for a codebase Q&A system. Your job is to determine
 the best retrieval strategy for answering the user's question.
 

@@ -148,7 +148,7 @@ export class Searcher {
   private readonly router: LevelRouter;
   private readonly index: SearchIndex;
   readonly texts: ChunkTexts;
-  /** How far the semantic list is trusted on this codebase (1: the seed's weights). */
+  /** How far the semantic list is trusted on this codebase (1: the default weights, unscaled). */
   private semanticTrust = 1;
   private readonly structure = new StructureCache();
   private knownFolders: Set<string> | null = null;
@@ -159,7 +159,7 @@ export class Searcher {
     this.texts = new ChunkTexts(index.tables);
   }
 
-  /** Applies a measured calibration of the retrievers (see calibration.ts); null restores the seed's weights. */
+  /** Applies a measured calibration of the retrievers (see calibration.ts); null restores the default weights. */
   calibrate(calibration: RetrieverCalibration | null): void {
     this.semanticTrust = calibration?.semanticTrust ?? 1;
   }

@@ -9,7 +9,7 @@ import type { ParsedQuery } from './preprocess';
 import type { Hit, RankedHits, SearchIndex } from './retrievers';
 
 /**
- * Mode strategies over the facts graph, with the seed's priorities:
+ * Mode strategies over the facts graph, each with its order of evidence:
  *   diagnostic  — error sites, then their callers walked back 2–3 hops, mutating callers first;
  *   exploratory — entry points, then callees walked forward 3–4 hops, as a flow tree;
  *   analytical  — call sites and mutations of the names asked about, hot spots, cycles, and a

@@ -15,7 +15,7 @@ export interface Technicality {
   readonly score: number;
   readonly lexicalWeight: number;
   readonly semanticWeight: number;
-  /** The measured trust in the embedding model that scaled semanticWeight (1: the seed's weights). */
+  /** The measured trust in the embedding model that scaled semanticWeight (1: the default weights, unscaled). */
   readonly semanticTrust: number;
 }
 
@@ -56,11 +56,11 @@ export function scoreTechnicality(
   };
 }
 
-/** The seed's semantic weight for a question with no code in it (technicality 0). */
+/** The semantic weight of a question with no code in it (technicality 0), before calibration. */
 export const PLAIN_ENGLISH_SEMANTIC_WEIGHT = 0.7;
 
 /**
- * The seed's weights (lexical 0.3 + 0.5·technicality, semantic the rest), with the semantic weight
+ * The default weights (lexical 0.3 + 0.5·technicality, semantic the rest), with the semantic weight
  * scaled by how far the embedding model can be trusted on this codebase (see calibration.ts).
  */
 export function retrievalWeights(

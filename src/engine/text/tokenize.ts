@@ -33,7 +33,7 @@ function classify(text: string, index: number): number {
   return DIGIT.test(char) ? NUMBER : OTHER;
 }
 
-/** The seed's camel_snake_tokenize: lowercased identifier parts longer than one character. */
+/** An identifier's words (camelCase and snake_case split), lowercased, longer than one character. */
 export function camelSnakeTokenize(text: string): string[] {
   const out: string[] = [];
   scan(text, out, false);

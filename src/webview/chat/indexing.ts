@@ -7,7 +7,7 @@ import { Runner } from './runner';
  * build the chat stays hidden; `revealChat` brings it in when the index is ready (or failed).
  */
 
-/** The seed's threshold: a quick index never shows the game. */
+/** A quick index never shows the game: it appears only after this long. */
 const GAME_AFTER_MS = 5000;
 /** After the index is ready, the game gets this long to end its run before it fades anyway. */
 const GRACE_MS = 2000;

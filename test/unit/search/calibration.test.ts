@@ -67,7 +67,7 @@ const noise = (text: string) =>
   [...createHash('sha256').update(text).digest().subarray(0, 4)].map((byte) => byte - 128);
 
 describe('retriever calibration', () => {
-  it('gives the semantic list the seed weight when the model pairs questions with their code', async () => {
+  it('gives the semantic list the default weight when the model pairs questions with their code', async () => {
     const pool = samples(40);
     const calibration = await calibrate(pool, fakeEmbedder(pairing(pool)), 100);
     assert.equal(calibration.questions, 40);
@@ -93,7 +93,7 @@ describe('retriever calibration', () => {
     assert.equal(calibration.semanticTrust, 0);
   });
 
-  it('keeps the seed weights when too few documented functions can be measured', async () => {
+  it('keeps the default weights when too few documented functions can be measured', async () => {
     const calibration = await calibrate(samples(10), fakeEmbedder(noise), 12);
     assert.deepEqual(
       [calibration.semanticTrust, calibration.lexicalMrr, calibration.questions],
@@ -210,7 +210,7 @@ describe('retriever calibration', () => {
       }
     });
 
-    it('keeps the seed weights without an embedding model', async () => {
+    it('keeps the default weights without an embedding model', async () => {
       const engine = await openEngine(scratch, scratch.fixture('shop-py'));
       try {
         unwrap(await engine.index());

@@ -8,7 +8,7 @@ import { retrievalWeights, scoreTechnicality } from '../../../src/engine/search/
 import { camelSnakeTokenize } from '../../../src/engine/text/tokenize';
 import { computeTopK, weightedRrf } from '../../../src/engine/search/fusion';
 
-describe("query preprocessing (the seed's tests)", () => {
+describe('query preprocessing', () => {
   it('extracts identifiers, file paths and code blocks', () => {
     assert.ok(
       preprocessQuery('what does getUserById return?').extractedIdentifiers.includes('getUserById'),
@@ -25,7 +25,7 @@ describe("query preprocessing (the seed's tests)", () => {
     assert.equal(block.naturalLanguage, 'explain this: [code block]');
   });
 
-  it('scores technicality as the seed says', () => {
+  it('scores technicality from identifiers, file paths and known words', () => {
     const vocabulary = (terms: string[]) => new Set(terms);
     assert.ok(
       scoreTechnicality(
