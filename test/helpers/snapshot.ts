@@ -10,9 +10,6 @@ export async function storeSnapshot(engine: Engine): Promise<unknown> {
   const texts = await store.tables.chunkTexts(ids);
   const chunks = ids.map((id) => ({ ...store.catalog.get(id), text: texts.get(id) }));
   const facts = (await store.tables.allFacts()).sort((a, b) => a.id.localeCompare(b.id));
-  const calledBy = [...(await store.tables.allCalledBy())]
-    .map(([id, callers]) => [id, callers.map((c) => `${c.factId}@${c.line}`).sort()] as const)
-    .sort((a, b) => a[0].localeCompare(b[0]));
   const graphCallers = facts.map(
     (fact) =>
       [
@@ -35,7 +32,6 @@ export async function storeSnapshot(engine: Engine): Promise<unknown> {
   return {
     chunks,
     facts,
-    calledBy,
     graphCallers,
     lexical,
     vocabulary: [...store.lexical.vocabulary()].sort(),

@@ -5,6 +5,7 @@ import { hostname } from 'node:os';
 import * as path from 'node:path';
 import type { Engine } from '../../src/engine/engine';
 import { unwrap } from '../../src/engine/util/result';
+import { SCHEMA_VERSION } from '../../src/engine/store/manifest';
 import { captureLogs, eventsNamed } from '../helpers/logs';
 import { storeSnapshot } from '../helpers/snapshot';
 import { openEngine, POTION_MODEL, Scratch, writeTree } from '../helpers/workspace';
@@ -62,7 +63,7 @@ describe('index store', () => {
     [
       'an older schema',
       (dir: string) => editManifest(dir, (m) => (m.schemaVersion = 0)),
-      /index format changed \(version 0 → 3\)/,
+      new RegExp(`index format changed \\(version 0 → ${SCHEMA_VERSION}\\)`),
     ],
     [
       'another parser version',

@@ -4,7 +4,6 @@ import { elapsedMs, getLogger } from '../log/logger';
 import { directoryLexicalKey, type IndexStore } from '../store/store';
 import type { LexicalDocument } from '../store/lexical';
 import type { FileEntry } from '../store/manifest';
-import type { CallerRecord } from '../store/tables';
 import { Emitter, type Event } from '../util/event';
 import { fail, ok, type Result } from '../util/result';
 import { ancestors, parentDir } from '../util/paths';
@@ -22,8 +21,8 @@ import type { SkipReason } from './walk';
 
 /**
  * The ingestion pipeline over an open store: parse the files that changed (in worker threads),
- * write their chunks in batches as they arrive, then update the facts graph, the directory chunks
- * and `calledBy` where affected, embed, and commit the manifest. Any set of changes, from one
+ * write their chunks in batches as they arrive, then update the facts graph and the directory
+ * chunks where affected, embed, and commit the manifest. Any set of changes, from one
  * saved file to a branch switch touching thousands, is one run.
  */
 
@@ -196,9 +195,9 @@ class Run {
     });
 
     this.indexer.report({ stage: 'facts', done: 0, total: 1 });
-    const change = await this.timed('facts_graph', async () =>
-      graph.update(this.rewrittenPaths, this.newFacts),
-    );
+    await this.timed('facts_graph', async () => {
+      graph.update(this.rewrittenPaths, this.newFacts);
+    });
     const directories = await this.timed('directories', () => this.rebuildDirectories());
     this.indexer.report({ stage: 'facts', done: 1, total: 1 });
 
@@ -215,12 +214,7 @@ class Run {
         embedded.value,
         directories.lexical,
       );
-      const calledBy = (id: string) => callerRecords(graph, id);
-      await store.addFacts(this.newFacts, calledBy);
-      const staleCallers = [...change.changedTargets]
-        .map((id) => graph.fact(id))
-        .filter((fact): fact is CodeFact => !!fact && !this.rewrittenPaths.has(fact.path));
-      await store.updateCalledBy(staleCallers, calledBy);
+      await store.addFacts(this.newFacts);
     });
     const large = this.rewrittenPaths.size > SNAPSHOT_THRESHOLD;
     await this.timed('write_lexical', () =>
@@ -642,14 +636,6 @@ function lexicalDocument(
 
 function levelOf(chunks: readonly Chunk[], id: string): ChunkLevel {
   return chunks.find((chunk) => chunk.id === id)?.level ?? 'function';
-}
-
-export function callerRecords(graph: CodeGraph, id: string): CallerRecord[] {
-  return graph.callers(id).map((call) => ({
-    factId: call.callerId,
-    path: graph.fact(call.callerId)?.path ?? '',
-    line: call.site.line,
-  }));
 }
 
 function unitOfFiles(files: Iterable<string>): Map<string, string> {

@@ -6,7 +6,8 @@ import { writeFileAtomic } from '../util/atomic-file';
  * The manifest is the store's commit point: data for a file counts as indexed only once the
  * manifest records its hash. It is replaced atomically, so a crash leaves the previous version.
  */
-export const SCHEMA_VERSION = 3;
+/** 4: facts no longer carry a calledBy column. */
+export const SCHEMA_VERSION = 4;
 
 const FileEntry = z.object({
   hash: z.string().nullable(),

@@ -17,7 +17,7 @@ import {
   type FileEntry,
   type Manifest,
 } from './manifest';
-import { Tables, type CallerRecord, type ChunkMeta } from './tables';
+import { Tables, type ChunkMeta } from './tables';
 
 /**
  * One workspace folder's index on disk, and its in-memory mirrors (chunk catalog, lexical
@@ -229,18 +229,8 @@ export class IndexStore {
     await this.addChunks(chunks, vectors, lexical);
   }
 
-  async addFacts(
-    facts: readonly CodeFact[],
-    calledBy: (id: string) => readonly CallerRecord[],
-  ): Promise<void> {
-    await this.tables.addFacts(facts, calledBy);
-  }
-
-  async updateCalledBy(
-    facts: readonly CodeFact[],
-    calledBy: (id: string) => readonly CallerRecord[],
-  ): Promise<void> {
-    await this.tables.updateCalledBy(facts, calledBy);
+  async addFacts(facts: readonly CodeFact[]): Promise<void> {
+    await this.tables.addFacts(facts);
   }
 
   /**

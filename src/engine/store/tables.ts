@@ -88,7 +88,6 @@ const factSchema = new Schema([
   strings('mutates'),
   text('imports'),
   strings('bases'),
-  text('calledBy'),
 ]);
 
 /** Chunk metadata kept in memory for search: everything but text and vector. */
@@ -111,12 +110,6 @@ const CHUNK_META_COLUMNS = [
   'originalLineCount',
   'segments',
 ];
-
-export interface CallerRecord {
-  readonly factId: string;
-  readonly path: string;
-  readonly line: number;
-}
 
 export class Tables {
   private readonly chunkSchema: Schema;
@@ -197,34 +190,12 @@ export class Tables {
     }
   }
 
-  async addFacts(
-    facts: readonly CodeFact[],
-    calledBy: (factId: string) => readonly CallerRecord[],
-  ): Promise<void> {
-    for (let i = 0; i < facts.length; i += ADD_BATCH) {
+  /** The callers of a fact are not stored: the code graph resolves them again when it loads. */
+  async addFacts(facts: readonly CodeFact[]): Promise<void> {
+    for (let i = 0; i < facts.length; i += ADD_BATCH)
       await this.facts.add(
-        arrowTable(
-          factSchema,
-          facts.slice(i, i + ADD_BATCH).map((fact) => factRow(fact, calledBy(fact.id))),
-          null,
-        ),
+        arrowTable(factSchema, facts.slice(i, i + ADD_BATCH).map(factRow), null),
       );
-    }
-  }
-
-  /** Rewrites the `calledBy` of facts whose callers changed because other files changed. */
-  async updateCalledBy(
-    facts: readonly CodeFact[],
-    calledBy: (factId: string) => readonly CallerRecord[],
-  ): Promise<void> {
-    for (let i = 0; i < facts.length; i += ADD_BATCH) {
-      const rows = facts.slice(i, i + ADD_BATCH).map((fact) => factRow(fact, calledBy(fact.id)));
-      await this.facts
-        .mergeInsert('id')
-        .whenMatchedUpdateAll()
-        .whenNotMatchedInsertAll()
-        .execute(arrowTable(factSchema, rows, null));
-    }
   }
 
   async chunkMetadata(): Promise<ChunkMeta[]> {
@@ -262,14 +233,6 @@ export class Tables {
         out.set(row.id, { content: row.content, fullContent: row.fullContent ?? null });
     }
     return out;
-  }
-
-  /** The persisted `calledBy` of every fact. */
-  async allCalledBy(): Promise<Map<string, CallerRecord[]>> {
-    const rows = await this.facts.query().select(['id', 'calledBy']).toArray();
-    return new Map(
-      rows.map((row) => [row.id as string, JSON.parse(row.calledBy as string) as CallerRecord[]]),
-    );
   }
 
   async allFacts(): Promise<CodeFact[]> {
@@ -447,7 +410,7 @@ function packVectors(
   return packed;
 }
 
-function factRow(fact: CodeFact, calledBy: readonly CallerRecord[]): Record<string, unknown> {
+function factRow(fact: CodeFact): Record<string, unknown> {
   return {
     id: fact.id,
     path: fact.path,
@@ -468,7 +431,6 @@ function factRow(fact: CodeFact, calledBy: readonly CallerRecord[]): Record<stri
     mutates: [...fact.mutates],
     imports: JSON.stringify(fact.imports),
     bases: [...fact.bases],
-    calledBy: JSON.stringify(calledBy),
   };
 }
 
