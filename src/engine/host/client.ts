@@ -15,6 +15,7 @@ import {
   type Response,
 } from './protocol';
 import type { RemoteCall } from './remote-llm';
+import { applyTextUpdate, type TextUpdate } from './text-stream';
 
 /**
  * The editor's side of the engine worker: typed requests that resolve to Results, progress as
@@ -29,6 +30,8 @@ interface Pending {
   readonly resolve: (result: Result<unknown>) => void;
   readonly onProgress?: (progress: IndexProgress) => void;
   readonly onText?: (text: string) => void;
+  /** The answer's text received so far (it arrives as updates: text-stream.ts). */
+  text?: string;
   readonly onStep?: (step: AgentStep) => void;
 }
 
@@ -282,8 +285,7 @@ export class EngineWorkerClient implements Disposable {
         this.changeEmitter.fire({ root: message.root, paths: message.paths });
         return;
       case 'answerText':
-        this.pending.get(message.id)?.onText?.(message.text);
-        return;
+        return this.receiveText(message.id, message);
       case 'agentStep':
         this.pending.get(message.id)?.onStep?.(message.step);
         return;
@@ -296,6 +298,16 @@ export class EngineWorkerClient implements Disposable {
       case 'ready':
         return;
     }
+  }
+
+  private receiveText(id: number, update: TextUpdate): void {
+    const pending = this.pending.get(id);
+    if (!pending?.onText) return;
+    const text = applyTextUpdate(pending.text ?? '', update);
+    if (text === null)
+      return this.logEmitter.fire(protocolError(`answer text for request ${id} out of order`));
+    pending.text = text;
+    pending.onText(text);
   }
 
   private async runHostCall(callId: number, call: RemoteCall): Promise<void> {

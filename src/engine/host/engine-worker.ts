@@ -18,6 +18,7 @@ import {
   type WorkerMessage,
 } from './protocol';
 import { RemoteLlmClient, type RemoteCall } from './remote-llm';
+import { textUpdate } from './text-stream';
 
 /**
  * The engine's thread in the editor: one Engine per workspace folder, driven by validated
@@ -156,11 +157,13 @@ async function withEngine<T>(
 
 /** Answers a question, streaming the text and the agent's steps as events of the request. */
 async function ask(engine: Engine, request: Params<'ask'>, id: number) {
-  // the engine hands over the whole text so far: only the latest is worth sending
-  const text = new LatestThrottle<string>(
-    (latest) => post({ type: 'answerText', id, text: latest }),
-    UPDATE_INTERVAL_MS,
-  );
+  // the engine hands over the whole text so far: only the latest is worth sending, and of it
+  // only what differs from the text sent before
+  let sent = '';
+  const text = new LatestThrottle<string>((latest) => {
+    post({ type: 'answerText', id, ...textUpdate(sent, latest) });
+    sent = latest;
+  }, UPDATE_INTERVAL_MS);
   try {
     return await withCancellation(id, (signal) =>
       engine.ask({

@@ -355,7 +355,13 @@ export const WorkerMessage = z.discriminatedUnion('type', [
   z.object({ type: z.literal('response'), id: z.number().int(), result: Outcome }),
   z.object({ type: z.literal('progress'), id: z.number().int(), progress: IndexProgress }),
   z.object({ type: z.literal('changed'), root: z.string(), paths: z.array(z.string()) }),
-  z.object({ type: z.literal('answerText'), id: z.number().int(), text: z.string() }),
+  /** The answer's text from `from` on (text-stream.ts): the part before it is unchanged. */
+  z.object({
+    type: z.literal('answerText'),
+    id: z.number().int(),
+    from: z.number().int().nonnegative(),
+    text: z.string(),
+  }),
   z.object({ type: z.literal('agentStep'), id: z.number().int(), step: AgentStep }),
   /** A model call for the host to run (RemoteCall of remote-llm.ts). */
   z.object({
