@@ -26,7 +26,7 @@ const RESTART_DELAY_MS = 500;
 /** A worker that dies is replaced this often within the window; one that keeps dying stays down. */
 const CRASH_RESTARTS = { times: 3, windowMs: 3 * 60_000 };
 /** The context key `when` clauses read: true while the engine can serve requests. */
-export const ENGINE_RUNNING_KEY = 'codeOracle.engineRunning';
+const ENGINE_RUNNING_KEY = 'codeOracle.engineRunning';
 
 /**
  * The extension's one context object: it owns every disposable (the engine worker, the status
@@ -213,6 +213,7 @@ export class Ctx implements vscode.Disposable {
       return;
     }
     this.log.info('The engine is running again: opening the workspace folders in it.');
+    this.indexReady = false;
     this.ready = this.restartFolders().then(() => {
       this.indexReady = true;
     });

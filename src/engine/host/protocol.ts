@@ -3,7 +3,7 @@ import { ANSWER_MODES } from '../answer/model';
 import { CodePatchSchema } from '../fix/model';
 import { LLM_PROVIDERS } from '../llm/providers';
 import { CHUNK_LEVELS, INDEX_STAGES, SYMBOL_KINDS } from '../model';
-import { SYMBOL_ACTIONS } from '../resolve/symbols';
+import type { SymbolAction } from '../resolve/symbols';
 
 /**
  * The messages between the editor and the engine's worker thread, declared once: each method is a
@@ -200,6 +200,13 @@ const OutlineEntry = z.object({
 });
 
 const root = z.string();
+/** Restated, not imported: the symbol module's runtime imports would load every language spec. */
+const SYMBOL_ACTIONS = [
+  'definition',
+  'references',
+  'callers',
+  'callees',
+] as const satisfies readonly SymbolAction[];
 
 /** Every method: what the editor sends, and what the worker answers when it succeeds. */
 const AnalysisChunk = z.object({
