@@ -290,7 +290,7 @@ export class EngineWorkerClient implements Disposable {
         this.pending.get(message.id)?.onStep?.(message.step);
         return;
       case 'llmCall':
-        void this.runHostCall(message.callId, message.call as unknown as RemoteCall);
+        void this.runHostCall(message.callId, message.call);
         return;
       case 'llmCancel':
         this.hostCalls.get(message.callId)?.abort();

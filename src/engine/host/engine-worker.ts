@@ -9,6 +9,7 @@ import { createLlmClient } from '../llm/factory';
 import {
   LlmReply,
   METHODS,
+  ModelReply,
   RequestEnvelope,
   type FolderOptions,
   type LlmWire,
@@ -301,10 +302,15 @@ function receiveReply(reply: LlmReply): void {
   if (!pending) return;
   if (reply.type === 'llmDelta') return pending.onDelta?.(reply.delta);
   remoteCalls.delete(reply.callId);
+  if (!reply.result.ok)
+    return pending.resolve(
+      fail(reply.result.error.code as Parameters<typeof fail>[0], reply.result.error.message),
+    );
+  const value = ModelReply.safeParse(reply.result.value);
   pending.resolve(
-    reply.result.ok
-      ? { ok: true, value: reply.result.value as string | AssistantTurn }
-      : fail(reply.result.error.code as Parameters<typeof fail>[0], reply.result.error.message),
+    value.success
+      ? ok(value.data)
+      : fail('model_unavailable', `The editor's model reply did not match the protocol.`),
   );
 }
 

@@ -339,6 +339,72 @@ export const RequestEnvelope = z.discriminatedUnion('type', [
 ]);
 export type RequestEnvelope = z.infer<typeof RequestEnvelope>;
 
+const ToolCall = z.object({ id: z.string(), name: z.string(), input: z.unknown() });
+
+const ConversationMessage = z.discriminatedUnion('role', [
+  z.object({ role: z.literal('user'), content: z.string() }),
+  z.object({
+    role: z.literal('assistant'),
+    content: z.string(),
+    toolCalls: z.array(ToolCall).readonly(),
+  }),
+  z.object({
+    role: z.literal('tool'),
+    results: z
+      .array(
+        z.object({
+          callId: z.string(),
+          name: z.string(),
+          content: z.string(),
+          isError: z.boolean().optional(),
+        }),
+      )
+      .readonly(),
+  }),
+]);
+
+/**
+ * A model call the worker asks the editor to run (VS Code's language models live there), answered
+ * by ModelReply: the same pairing as the methods, in the other direction. `model` is the editor's
+ * choice as configured: '' or 'default' for its first model, a family, or `id:…`.
+ */
+export const RemoteCall = z.discriminatedUnion('kind', [
+  z.object({
+    kind: z.literal('text'),
+    model: z.string(),
+    system: z.string(),
+    turns: z
+      .array(z.object({ role: z.enum(['user', 'assistant']), content: z.string() }))
+      .readonly(),
+  }),
+  z.object({
+    kind: z.literal('converse'),
+    model: z.string(),
+    system: z.string(),
+    messages: z.array(ConversationMessage).readonly(),
+    tools: z
+      .array(
+        z.object({
+          name: z.string(),
+          description: z.string(),
+          inputSchema: z.record(z.string(), z.unknown()),
+        }),
+      )
+      .readonly(),
+  }),
+]);
+export type RemoteCall = z.infer<typeof RemoteCall>;
+
+/** What a model call returns: the text, or a conversation turn. */
+export const ModelReply = z.union([
+  z.string(),
+  z.object({
+    text: z.string(),
+    toolCalls: z.array(ToolCall).readonly(),
+    stopReason: z.enum(['end', 'tool_use', 'max_tokens']),
+  }),
+]);
+
 /** A Result on the wire: the value, or the engine's error (code and message). */
 const Outcome = z.discriminatedUnion('ok', [
   z.object({ ok: z.literal(true), value: z.unknown() }),
@@ -370,12 +436,8 @@ export const WorkerMessage = z.discriminatedUnion('type', [
     text: z.string(),
   }),
   z.object({ type: z.literal('agentStep'), id: z.number().int(), step: AgentStep }),
-  /** A model call for the host to run (RemoteCall of remote-llm.ts). */
-  z.object({
-    type: z.literal('llmCall'),
-    callId: z.number().int(),
-    call: z.record(z.string(), z.unknown()),
-  }),
+  /** A model call for the host to run. */
+  z.object({ type: z.literal('llmCall'), callId: z.number().int(), call: RemoteCall }),
   z.object({ type: z.literal('llmCancel'), callId: z.number().int() }),
   z.object({ type: z.literal('log'), event: z.record(z.string(), z.unknown()) }),
 ]);

@@ -1,6 +1,5 @@
 import type {
   AssistantTurn,
-  ConversationMessage,
   ConversationRequest,
   LlmClient,
   StructuredRequest,
@@ -14,37 +13,12 @@ import {
   objectJsonSchema,
   withSchemaInstructions,
   type CallSettings,
-  type ChatTurn,
 } from '../llm/structured';
 import { fail, type Result } from '../util/result';
+import type { RemoteCall } from './protocol';
 
-/**
- * A model that lives on the other side of the worker boundary: VS Code's language models can
- * only be called from the extension host, so the engine's worker sends each call there and gets
- * the text (streamed) or the conversation turn back. Validation, retries with feedback and the
- * call log events happen here, exactly as for the other clients.
- */
-export interface WireTool {
-  readonly name: string;
-  readonly description: string;
-  readonly inputSchema: Record<string, unknown>;
-}
-
-/** `model` is the editor's choice as configured: '' or 'default' for its first model, a family, or `id:…`. */
-export type RemoteCall =
-  | {
-      readonly kind: 'text';
-      readonly model: string;
-      readonly system: string;
-      readonly turns: readonly ChatTurn[];
-    }
-  | {
-      readonly kind: 'converse';
-      readonly model: string;
-      readonly system: string;
-      readonly messages: readonly ConversationMessage[];
-      readonly tools: readonly WireTool[];
-    };
+export type { RemoteCall };
+type WireTool = Extract<RemoteCall, { kind: 'converse' }>['tools'][number];
 
 /** Sends one call to the host; `onDelta` receives text as it arrives. */
 export type RemoteTransport = (
@@ -53,6 +27,12 @@ export type RemoteTransport = (
   signal: AbortSignal | undefined,
 ) => Promise<Result<string | AssistantTurn>>;
 
+/**
+ * A model that lives on the other side of the worker boundary: VS Code's language models can
+ * only be called from the extension host, so the engine's worker sends each call there and gets
+ * the text (streamed) or the conversation turn back. Validation, retries with feedback and the
+ * call log events happen here, exactly as for the other clients.
+ */
 export class RemoteLlmClient implements LlmClient {
   readonly backend = 'vscode';
   private readonly settings: CallSettings;
