@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { LogEvent, LogLevel } from '../log/logger';
 import { Emitter, type Disposable, type Event } from '../util/event';
-import { describeError, fail, type EngineError, type Result } from '../util/result';
+import { describeError, fail, type Result } from '../util/result';
 import type { AssistantTurn } from '../llm/client';
 import {
   METHODS,
@@ -356,7 +356,7 @@ export function checkedResult(
   method: Method,
   result: Extract<WorkerMessage, { type: 'response' }>['result'],
 ): Result<unknown> {
-  if (!result.ok) return { ok: false, error: result.error as EngineError };
+  if (!result.ok) return { ok: false, error: result.error };
   const value = METHODS[method].response.safeParse(result.value);
   if (value.success) return { ok: true, value: value.data };
   const issue = value.error.issues[0];

@@ -303,9 +303,7 @@ function receiveReply(reply: LlmReply): void {
   if (reply.type === 'llmDelta') return pending.onDelta?.(reply.delta);
   remoteCalls.delete(reply.callId);
   if (!reply.result.ok)
-    return pending.resolve(
-      fail(reply.result.error.code as Parameters<typeof fail>[0], reply.result.error.message),
-    );
+    return pending.resolve(fail(reply.result.error.code, reply.result.error.message));
   const value = ModelReply.safeParse(reply.result.value);
   pending.resolve(
     value.success

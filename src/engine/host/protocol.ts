@@ -3,6 +3,7 @@ import { ANSWER_MODES } from '../answer/model';
 import { CodePatchSchema } from '../fix/model';
 import { LLM_PROVIDERS } from '../llm/providers';
 import { CHUNK_LEVELS, INDEX_STAGES, SYMBOL_KINDS } from '../model';
+import { ERROR_CODES } from '../util/result';
 import type { SymbolAction } from '../resolve/symbols';
 
 /**
@@ -408,7 +409,10 @@ export const ModelReply = z.union([
 /** A Result on the wire: the value, or the engine's error (code and message). */
 const Outcome = z.discriminatedUnion('ok', [
   z.object({ ok: z.literal(true), value: z.unknown() }),
-  z.object({ ok: z.literal(false), error: z.object({ code: z.string(), message: z.string() }) }),
+  z.object({
+    ok: z.literal(false),
+    error: z.object({ code: z.enum(ERROR_CODES), message: z.string() }),
+  }),
 ]);
 
 /** The editor's replies to the worker's model calls (VS Code's language models live in the host). */

@@ -14,16 +14,18 @@ export interface Err<E> {
   readonly error: E;
 }
 
-export type ErrorCode =
-  | 'invalid_input'
-  | 'not_found'
-  | 'io_error'
-  | 'index_locked'
-  | 'index_corrupt'
-  | 'outside_workspace'
-  | 'model_unavailable'
-  | 'cancelled'
-  | 'unsupported';
+export const ERROR_CODES = [
+  'invalid_input',
+  'not_found',
+  'io_error',
+  'index_locked',
+  'index_corrupt',
+  'outside_workspace',
+  'model_unavailable',
+  'cancelled',
+  'unsupported',
+] as const;
+export type ErrorCode = (typeof ERROR_CODES)[number];
 
 export interface EngineError {
   readonly code: ErrorCode;
