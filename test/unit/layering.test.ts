@@ -65,8 +65,9 @@ function importGraph(): Edge[] {
   });
 }
 
+/** An import of another module of src/ (not a package, nor a file such as package.json). */
 function isRelative(edge: Edge): boolean {
-  return edge.specifier.startsWith('.');
+  return edge.specifier.startsWith('.') && !edge.to.startsWith('../');
 }
 
 /** engine/answer/gaps.ts → engine/answer; engine/engine.ts → engine/engine.ts; cli/x.ts → cli. */

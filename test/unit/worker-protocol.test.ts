@@ -24,7 +24,7 @@ describe('worker protocol', function () {
       chunks: { directory: 0, file: 2, class: 0, function: 3 },
       facts: 3,
       languages: { python: 2 },
-      embedding: { available: false, modelId: null, dimensions: 0, reason: 'none' },
+      embedding: { available: false, modelId: null, dimensions: 0, reason: 'none', note: null },
       updatedAt: '2026-01-01T00:00:00Z',
     };
     assert.deepEqual(checkedResult('stats', { ok: true, value: stats }), {

@@ -60,6 +60,7 @@ const IndexStats = z.object({
     modelId: z.string().nullable(),
     dimensions: z.number(),
     reason: z.string().nullable(),
+    note: z.string().nullable(),
   }),
   updatedAt: z.string(),
 });
