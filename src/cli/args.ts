@@ -1,7 +1,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import * as path from 'node:path';
 import { parseModelSetting, type ModelRequest } from '../engine/embed/embedder';
-import type { EngineOptions } from '../engine/engine';
+import { DEFAULT_MAX_FILE_BYTES, type EngineOptions } from '../engine/engine';
 import type { LogLevel } from '../engine/log/logger';
 import type { BuildRecord } from '../engine/store/manifest';
 import { resolveBuild, storeDirectory } from './build-options';
@@ -120,7 +120,7 @@ export function fileSizeLimit(value: string): number {
     );
   if (bytes === 0)
     throw new UsageError(
-      '--max-file-size 0 would leave every file out of the index: give the largest file size to index, in bytes (the default is 1048576)',
+      `--max-file-size 0 would leave every file out of the index: give the largest file size to index, in bytes (the default is ${DEFAULT_MAX_FILE_BYTES})`,
     );
   return bytes;
 }
