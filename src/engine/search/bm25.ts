@@ -1,9 +1,9 @@
 import type { ChunkLevel } from '../model';
-import type { LexicalIndex } from '../store/lexical';
+import type { LexicalIndex, PostingList } from '../store/lexical';
 
 /**
- * BM25 over the lexical segment: FlexSearch supplies the chunks holding each query term, the
- * segment's statistics supply term frequency, document frequency and length. A query term found
+ * BM25 over the lexical segment: posting lists supply the chunks holding each query term with
+ * their term frequencies, the segment's statistics supply document frequency and length. A query term found
  * in a chunk's names (its symbol, file stem, folders) adds a boost: naming a thing is the
  * strongest evidence a chunk is about it.
  */
@@ -49,38 +49,281 @@ export function bm25Search(
   limit: number,
   options: Bm25Options = {},
 ): LexicalHit[] {
-  const queryWeight = (term: string) => options.queryWeights?.get(term) ?? 1;
+  const query = scoredTerms(index, level, terms, options);
+  if (!query || limit <= 0) return [];
+  const found = query.terms.some((term) => term.weight < 0)
+    ? exhaustive(query, limit)
+    : maxScore(query, limit);
+  return found.map((entry) => ({
+    docId: entry.docId,
+    chunkId: index.document(entry.docId)!.chunkId,
+    score: entry.score,
+    matched: entry.matched,
+  }));
+}
+
+/** One query term with its posting list, its weight (query weight × idf) and its bound. */
+interface ScoredTerm {
+  readonly term: string;
+  readonly weight: number;
+  readonly list: PostingList;
+  /** No chunk gets more than this from the term. */
+  readonly bound: number;
+}
+
+interface ScoredQuery {
+  readonly index: LexicalIndex;
+  /** In the order the query gave them: scores are summed and `matched` listed in this order. */
+  readonly terms: readonly ScoredTerm[];
+  readonly averageLength: number;
+}
+
+interface Scored {
+  readonly docId: number;
+  readonly score: number;
+  readonly matched: string[];
+}
+
+/** The query's terms that count: present at `level`, and not held by most of its chunks. */
+function scoredTerms(
+  index: LexicalIndex,
+  level: ChunkLevel,
+  terms: readonly string[],
+  options: Bm25Options,
+): ScoredQuery | null {
   const { documents, averageLength } = index.levelStats(level);
-  if (!documents || !terms.length) return [];
-  const unique = [...new Set(terms)];
-  const weights = new Map<string, number>();
-  for (const term of unique) {
+  if (!documents || !terms.length) return null;
+  const present: { term: string; weight: number; frequency: number }[] = [];
+  for (const term of new Set(terms)) {
     const frequency = index.documentFrequencyOf(level, term);
     if (!frequency) continue;
-    weights.set(term, queryWeight(term) * bm25Idf(documents, frequency));
+    const weight = (options.queryWeights?.get(term) ?? 1) * bm25Idf(documents, frequency);
+    present.push({ term, weight, frequency });
   }
+  const kept: ScoredTerm[] = [];
+  for (const { term, weight, frequency } of present) {
+    if (frequency > documents * MAX_DOCUMENT_SHARE && present.length > 1) continue;
+    const list = index.postingList(level, term);
+    if (!list) continue;
+    kept.push({ term, weight, list, bound: termBound(weight, list, averageLength) });
+  }
+  return { index, terms: kept, averageLength };
+}
+
+/** The most a term of weight `weight` adds to any chunk of its list (saturation bounds tf's share). */
+function termBound(weight: number, list: PostingList, averageLength: number): number {
+  const text = list.maxTf ? bm25TermScore(weight, list.maxTf, list.minLength, averageLength) : 0;
+  return text + (list.hasNames ? weight * NAME_BOOST : 0);
+}
+
+/** What term `t` adds to the chunk at position `at` of its list. */
+function contribution(query: ScoredQuery, t: ScoredTerm, at: number): number {
+  const packed = t.list.payload[at]!;
+  const docId = t.list.docs[at]!;
+  const tf = packed >>> 1;
+  let score = bm25TermScore(t.weight, tf, query.index.lengthOf(docId), query.averageLength);
+  if (packed & 1) score += t.weight * NAME_BOOST;
+  return score;
+}
+
+/**
+ * Top-k by MaxScore: terms are ordered by their bound; once `limit` chunks are held, terms whose
+ * bounds together cannot lift a chunk past the weakest held one stop proposing candidates and are
+ * only looked up (by galloping search) for chunks the others propose. Scores are summed in query
+ * order, as the exhaustive scorer does, so both give the same numbers; equal scores rank by
+ * ascending chunk id.
+ */
+function maxScore(query: ScoredQuery, limit: number): Scored[] {
+  const { index } = query;
+  const order = query.terms
+    .map((term, position) => ({ term, position }))
+    .sort((a, b) => a.term.bound - b.term.bound);
+  const count = order.length;
+  /** `prefix[i]`: the bounds of the `i` weakest terms added up. */
+  const prefix = new Float64Array(count + 1);
+  for (let i = 0; i < count; i++) prefix[i + 1] = prefix[i]! + order[i]!.term.bound;
+  const cursor = new Int32Array(count);
+  const parts = new Float64Array(query.terms.length);
+  const hit = new Uint8Array(query.terms.length);
+  const heap = new TopK(limit);
+  // allow for rounding: a bound within this of the threshold is not used to skip anything
+  const slack = 1e-9 * (1 + prefix[count]!);
+  let firstEssential = 0;
+  for (;;) {
+    let candidate = Number.MAX_SAFE_INTEGER;
+    for (let i = firstEssential; i < count; i++) {
+      const { list } = order[i]!.term;
+      let at = cursor[i]!;
+      while (at < list.size && !index.isLive(list.docs[at]!)) at++;
+      cursor[i] = at;
+      if (at < list.size && list.docs[at]! < candidate) candidate = list.docs[at]!;
+    }
+    if (candidate === Number.MAX_SAFE_INTEGER) break;
+    parts.fill(0);
+    hit.fill(0);
+    let partial = 0;
+    for (let i = firstEssential; i < count; i++) {
+      const { term, position } = order[i]!;
+      const at = cursor[i]!;
+      if (at < term.list.size && term.list.docs[at] === candidate) {
+        const score = contribution(query, term, at);
+        parts[position] = score;
+        hit[position] = 1;
+        partial += score;
+        cursor[i] = at + 1;
+      }
+    }
+    let reachable = true;
+    for (let i = firstEssential - 1; i >= 0; i--) {
+      if (heap.full && partial + prefix[i + 1]! + slack <= heap.threshold) {
+        reachable = false;
+        break;
+      }
+      const { term, position } = order[i]!;
+      const at = seek(term.list, cursor[i]!, candidate);
+      cursor[i] = at;
+      if (at < term.list.size && term.list.docs[at] === candidate) {
+        const score = contribution(query, term, at);
+        parts[position] = score;
+        hit[position] = 1;
+        partial += score;
+      }
+    }
+    if (!reachable) continue;
+    let score = 0;
+    const matched: string[] = [];
+    for (let t = 0; t < query.terms.length; t++) {
+      if (!hit[t]) continue;
+      score += parts[t]!;
+      matched.push(query.terms[t]!.term);
+    }
+    if (heap.offer({ docId: candidate, score, matched })) {
+      while (firstEssential < count && prefix[firstEssential + 1]! + slack <= heap.threshold)
+        firstEssential++;
+    }
+  }
+  return heap.sorted();
+}
+
+/** The first position at or after `from` whose chunk id is at least `docId` (galloping, then bisection). */
+function seek(list: PostingList, from: number, docId: number): number {
+  if (from >= list.size || list.docs[from]! >= docId) return from;
+  let step = 1;
+  let low = from;
+  let high = from + 1;
+  while (high < list.size && list.docs[high]! < docId) {
+    low = high;
+    step *= 2;
+    high = from + step;
+  }
+  high = Math.min(high, list.size);
+  while (low + 1 < high) {
+    const middle = (low + high) >>> 1;
+    if (list.docs[middle]! < docId) low = middle;
+    else high = middle;
+  }
+  return high;
+}
+
+/** Every chunk of every list scored: the reference the top-k search must agree with. */
+function exhaustive(query: ScoredQuery, limit: number): Scored[] {
   const scores = new Map<number, { score: number; matched: string[] }>();
-  for (const [term, idf] of weights) {
-    if (index.documentFrequencyOf(level, term) > documents * MAX_DOCUMENT_SHARE && weights.size > 1)
-      continue;
-    for (const docId of index.postings(level, term)) {
-      const doc = index.document(docId)!;
-      const tf = doc.termFrequency(term);
-      let score = bm25TermScore(idf, tf, doc.length, averageLength);
-      if (doc.hasNameTerm(term)) score += idf * NAME_BOOST;
+  for (const term of query.terms) {
+    for (let at = 0; at < term.list.size; at++) {
+      const docId = term.list.docs[at]!;
+      if (!query.index.isLive(docId)) continue;
       const entry = scores.get(docId) ?? { score: 0, matched: [] };
-      entry.score += score;
-      entry.matched.push(term);
+      entry.score += contribution(query, term, at);
+      entry.matched.push(term.term);
       scores.set(docId, entry);
     }
   }
   return [...scores]
-    .sort((a, b) => b[1].score - a[1].score)
-    .slice(0, limit)
-    .map(([docId, entry]) => ({
-      docId,
-      chunkId: index.document(docId)!.chunkId,
-      score: entry.score,
-      matched: entry.matched,
-    }));
+    .map(([docId, entry]) => ({ docId, ...entry }))
+    .sort(byRank)
+    .slice(0, limit);
+}
+
+/** Scores every chunk holding a query term: for tests that check the top-k search against it. */
+export function bm25SearchExhaustive(
+  index: LexicalIndex,
+  level: ChunkLevel,
+  terms: readonly string[],
+  limit: number,
+  options: Bm25Options = {},
+): LexicalHit[] {
+  const query = scoredTerms(index, level, terms, options);
+  if (!query || limit <= 0) return [];
+  return exhaustive(query, limit).map((entry) => ({
+    ...entry,
+    chunkId: index.document(entry.docId)!.chunkId,
+  }));
+}
+
+function byRank(a: Scored, b: Scored): number {
+  return b.score - a.score || a.docId - b.docId;
+}
+
+/** The best `limit` entries seen, as a min-heap on rank; `threshold` is the weakest one's score. */
+class TopK {
+  private readonly entries: Scored[] = [];
+
+  constructor(private readonly limit: number) {}
+
+  get full(): boolean {
+    return this.entries.length >= this.limit;
+  }
+
+  get threshold(): number {
+    return this.full ? this.entries[0]!.score : -Infinity;
+  }
+
+  /** Keeps `entry` if it ranks above the weakest held; says whether the threshold may have risen. */
+  offer(entry: Scored): boolean {
+    if (!this.full) {
+      this.entries.push(entry);
+      this.up(this.entries.length - 1);
+      return this.full;
+    }
+    if (byRank(entry, this.entries[0]!) >= 0) return false;
+    this.entries[0] = entry;
+    this.down(0);
+    return true;
+  }
+
+  sorted(): Scored[] {
+    return [...this.entries].sort(byRank);
+  }
+
+  /** Whether `a` ranks below `b` (the weaker one sits at the top of the heap). */
+  private weaker(a: number, b: number): boolean {
+    return byRank(this.entries[a]!, this.entries[b]!) > 0;
+  }
+
+  private up(at: number): void {
+    while (at > 0) {
+      const parent = (at - 1) >> 1;
+      if (!this.weaker(at, parent)) return;
+      this.swap(at, parent);
+      at = parent;
+    }
+  }
+
+  private down(at: number): void {
+    for (;;) {
+      const left = at * 2 + 1;
+      let weakest = at;
+      if (left < this.entries.length && this.weaker(left, weakest)) weakest = left;
+      if (left + 1 < this.entries.length && this.weaker(left + 1, weakest)) weakest = left + 1;
+      if (weakest === at) return;
+      this.swap(at, weakest);
+      at = weakest;
+    }
+  }
+
+  private swap(a: number, b: number): void {
+    const held = this.entries[a]!;
+    this.entries[a] = this.entries[b]!;
+    this.entries[b] = held;
+  }
 }

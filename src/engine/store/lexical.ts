@@ -1,19 +1,19 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import FlexSearch from 'flexsearch';
-import type { Index as FlexSearchIndex } from 'flexsearch';
 import { z } from 'zod';
 import { CHUNK_LEVELS, type ChunkLevel } from '../model';
 import { writeFileAtomic } from '../util/atomic-file';
 
 /**
- * The lexical segment: one FlexSearch index per chunk level gives the postings (which chunks hold
- * a term); beside it, per-chunk term frequencies, lengths and per-level document frequencies give
- * the statistics BM25 needs, which FlexSearch's positional order does not count.
+ * The lexical segment: per chunk level, a posting list per term (the chunks holding it, in
+ * ascending id order, each with its term frequency and whether a name holds it, in typed arrays)
+ * and beside them per-chunk lengths and per-level document frequencies: what BM25 needs, laid out
+ * so a top-k search can skip through the lists instead of scoring every chunk.
  *
- * Updates are cheap: a removed chunk becomes a tombstone (FlexSearch removal is slow), new chunks
- * are appended, and both are logged to a delta file; a snapshot is written after large batches.
- * Snapshots are a JSON header followed by the term arrays in binary, so large indexes load fast.
+ * Updates are cheap: a removed chunk becomes a tombstone (dropped from the lists when tombstones
+ * outgrow a quarter of the live chunks), new chunks are appended, and both are logged to a delta
+ * file; a snapshot is written after large batches. Snapshots are a JSON header followed by the
+ * term arrays in binary, so large indexes load fast; the posting lists are rebuilt from them.
  */
 export interface LexicalDocument {
   readonly chunkId: string;
@@ -46,8 +46,51 @@ interface DocRecord {
   readonly nameTermIds: Uint32Array;
 }
 
-/** A synchronous index (no worker): `add` returns the index, not a promise. */
-type FlexIndex = FlexSearchIndex<false>;
+/**
+ * The chunks of one level holding one term, ascending by chunk id. `payload` packs the term's
+ * frequency in the chunk's text with a low bit set when one of the chunk's names holds it.
+ * `maxTf` and `minLength` bound what the term can add to any chunk's score; removals leave
+ * them as they were, which keeps them bounds.
+ */
+export interface PostingList {
+  readonly docs: Int32Array;
+  readonly payload: Int32Array;
+  readonly size: number;
+  readonly maxTf: number;
+  readonly minLength: number;
+  readonly hasNames: boolean;
+}
+
+class GrowingPostings implements PostingList {
+  docs = new Int32Array(2);
+  payload = new Int32Array(2);
+  size = 0;
+  maxTf = 0;
+  minLength = Number.MAX_SAFE_INTEGER;
+  hasNames = false;
+
+  append(docId: number, tf: number, named: boolean, length: number): void {
+    if (this.size === this.docs.length) {
+      const docs = new Int32Array(this.size * 2);
+      docs.set(this.docs);
+      this.docs = docs;
+      const payload = new Int32Array(this.size * 2);
+      payload.set(this.payload);
+      this.payload = payload;
+    }
+    // ids only grow, so appending keeps the list sorted; anything else is placed in order
+    let at = this.size;
+    while (at > 0 && this.docs[at - 1]! > docId) at--;
+    this.docs.copyWithin(at + 1, at, this.size);
+    this.payload.copyWithin(at + 1, at, this.size);
+    this.docs[at] = docId;
+    this.payload[at] = (tf << 1) | (named ? 1 : 0);
+    this.size++;
+    if (tf > this.maxTf) this.maxTf = tf;
+    if (length < this.minLength) this.minLength = length;
+    if (named) this.hasNames = true;
+  }
+}
 
 const SNAPSHOT_VERSION = 2;
 const LEVEL_INDEX = new Map(CHUNK_LEVELS.map((level, index) => [level, index]));
@@ -72,7 +115,10 @@ class TermCounts {
 }
 
 export class LexicalIndex {
-  private readonly flex = new Map<ChunkLevel, FlexIndex>();
+  private readonly postingLists = new Map<ChunkLevel, Map<number, GrowingPostings>>();
+  /** Length of each chunk's text by chunk id, and whether the chunk is live (not a tombstone). */
+  private lengths = new Int32Array(1024);
+  private live = new Uint8Array(1024);
   private readonly docs = new Map<number, DocRecord>();
   private readonly byPath = new Map<string, number[]>();
   private readonly termIds = new Map<string, number>();
@@ -88,7 +134,7 @@ export class LexicalIndex {
 
   constructor() {
     for (const level of CHUNK_LEVELS) {
-      this.flex.set(level, newFlexIndex());
+      this.postingLists.set(level, new Map());
       this.documentFrequency.set(level, new TermCounts());
       this.totalLength.set(level, 0);
       this.liveCount.set(level, 0);
@@ -120,15 +166,28 @@ export class LexicalIndex {
     }
   }
 
-  /** Documents of `level` holding `term` (tombstones excluded). */
-  postings(level: ChunkLevel, term: string, limit = 100_000): number[] {
-    const hits = this.flex.get(level)!.search(term, { limit }) as (number | string)[];
+  /** Documents of `level` holding `term` in their text or names, ascending (tombstones excluded). */
+  postings(level: ChunkLevel, term: string): number[] {
+    const list = this.postingList(level, term);
     const out: number[] = [];
-    for (const hit of hits) {
-      const docId = Number(hit);
-      if (!this.tombstones.has(docId) && this.docs.has(docId)) out.push(docId);
-    }
+    for (let i = 0; i < (list?.size ?? 0); i++)
+      if (this.isLive(list!.docs[i]!)) out.push(list!.docs[i]!);
     return out;
+  }
+
+  /** The raw posting list of `term` at `level`; it may hold tombstones (see `isLive`). */
+  postingList(level: ChunkLevel, term: string): PostingList | undefined {
+    const id = this.termIds.get(term);
+    return id === undefined ? undefined : this.postingLists.get(level)!.get(id);
+  }
+
+  isLive(docId: number): boolean {
+    return this.live[docId] === 1;
+  }
+
+  /** The length of a live chunk's text (its number of terms, counted with repeats). */
+  lengthOf(docId: number): number {
+    return this.lengths[docId]!;
   }
 
   document(docId: number): DocumentStats | undefined {
@@ -199,25 +258,16 @@ export class LexicalIndex {
     }
   }
 
-  /** Rebuilds FlexSearch without tombstones, when they outgrow a quarter of the live chunks. */
+  /** Rebuilds the posting lists without tombstones, when they outgrow a quarter of the live chunks. */
   compactIfNeeded(): boolean {
     if (this.tombstones.size === 0 || this.tombstones.size < this.docs.size / 4) return false;
-    for (const level of CHUNK_LEVELS) this.flex.set(level, newFlexIndex());
-    for (const [docId, record] of this.docs)
-      this.flex.get(record.level)!.add(docId, this.flexText(record));
+    for (const level of CHUNK_LEVELS) this.postingLists.set(level, new Map());
+    for (const [docId, record] of this.docs) this.post(docId, record);
     this.tombstones.clear();
     return true;
   }
 
   async writeSnapshot(file: string): Promise<void> {
-    const flex: Record<string, Record<string, string>> = {};
-    for (const [level, index] of this.flex) {
-      const parts: Record<string, string> = {};
-      await index.export((key: string, data: string) => {
-        if (data !== undefined && data !== null) parts[key] = data;
-      });
-      flex[level] = parts;
-    }
     const records = [...this.docs];
     const header = {
       version: SNAPSHOT_VERSION,
@@ -233,7 +283,8 @@ export class LexicalIndex {
         termCounts: records.map(([, record]) => record.termIds.length),
         nameCounts: records.map(([, record]) => record.nameTermIds.length),
       },
-      flex,
+      // the posting lists are rebuilt from the records; the field stays for older readers
+      flex: {},
     };
     const headerBytes = Buffer.from(JSON.stringify(header), 'utf8');
     const totalTerms = records.reduce((sum, [, record]) => sum + record.termIds.length, 0);
@@ -291,11 +342,7 @@ export class LexicalIndex {
       index.terms.push(term);
       index.termIds.set(term, id);
     });
-    for (const [level, parts] of Object.entries(header.flex)) {
-      const flex = index.flex.get(level as ChunkLevel);
-      if (!flex) continue;
-      for (const [key, data] of Object.entries(parts)) flex.import(key, data);
-    }
+    // postings of tombstoned chunks are not rebuilt: nothing is left to remove
     header.tombstones.forEach((docId) => index.tombstones.add(docId));
     let at = 0;
     for (let i = 0; i < count; i++) {
@@ -392,11 +439,14 @@ export class LexicalIndex {
       nameTermIds: Uint32Array.from(new Set(document.nameTerms.map((term) => this.intern(term)))),
     };
     this.register(docId, record);
-    this.flex.get(record.level)!.add(docId, this.flexText(record));
   }
 
   private register(docId: number, record: DocRecord): void {
     this.docs.set(docId, record);
+    this.grow(docId);
+    this.lengths[docId] = record.length;
+    this.live[docId] = 1;
+    this.post(docId, record);
     const ids = this.byPath.get(record.path);
     if (ids) ids.push(docId);
     else this.byPath.set(record.path, [docId]);
@@ -410,6 +460,7 @@ export class LexicalIndex {
     if (!record) return;
     this.docs.delete(docId);
     this.tombstones.add(docId);
+    this.live[docId] = 0;
     this.countTerms(record, -1);
     this.totalLength.set(record.level, this.totalLength.get(record.level)! - record.length);
     this.liveCount.set(record.level, this.liveCount.get(record.level)! - 1);
@@ -438,28 +489,32 @@ export class LexicalIndex {
     return id;
   }
 
-  /** FlexSearch sees each distinct term once: it only has to answer "which chunks hold t". */
-  private flexText(record: DocRecord): string {
-    const ids = new Set<number>(record.termIds);
-    for (const id of record.nameTermIds) ids.add(id);
-    return [...ids].map((id) => this.terms[id]).join(' ');
+  /** Appends the chunk to the posting list of each term of its text and names. */
+  private post(docId: number, record: DocRecord): void {
+    const lists = this.postingLists.get(record.level)!;
+    const listOf = (id: number) => {
+      let list = lists.get(id);
+      if (!list) lists.set(id, (list = new GrowingPostings()));
+      return list;
+    };
+    const named = (id: number) => record.nameTermIds.includes(id);
+    record.termIds.forEach((id, i) =>
+      listOf(id).append(docId, record.counts[i]!, named(id), record.length),
+    );
+    for (const id of record.nameTermIds)
+      if (bisect(record.termIds, id) < 0) listOf(id).append(docId, 0, true, record.length);
   }
-}
 
-function newFlexIndex(): FlexIndex {
-  const encoder = new FlexSearch.Encoder({
-    split: ' ',
-    numeric: false,
-    dedupe: false,
-    normalize: false,
-  });
-  return new FlexSearch.Index({
-    encoder,
-    tokenize: 'strict',
-    resolution: 1,
-    fastupdate: false,
-    cache: false,
-  });
+  private grow(docId: number): void {
+    if (docId < this.lengths.length) return;
+    const size = Math.max(docId + 1, this.lengths.length * 2);
+    const lengths = new Int32Array(size);
+    lengths.set(this.lengths);
+    this.lengths = lengths;
+    const live = new Uint8Array(size);
+    live.set(this.live);
+    this.live = live;
+  }
 }
 
 function bisect(sorted: Uint32Array, value: number): number {
@@ -501,7 +556,8 @@ const SnapshotHeader = z.object({
     termCounts: numbers,
     nameCounts: numbers,
   }),
-  flex: z.record(z.string(), z.record(z.string(), z.string())),
+  /** Written empty; older snapshots held FlexSearch's export here, which is not read any more. */
+  flex: z.record(z.string(), z.unknown()).optional(),
 });
 
 const DeltaLine = z.object({

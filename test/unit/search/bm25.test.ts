@@ -1,0 +1,131 @@
+import * as assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import fc from 'fast-check';
+import { bm25Search, bm25SearchExhaustive } from '../../../src/engine/search/bm25';
+import { LexicalIndex, type LexicalDocument } from '../../../src/engine/store/lexical';
+import type { ChunkLevel } from '../../../src/engine/model';
+
+/** A small vocabulary with a skewed spread, so some terms are common and most are rare. */
+const VOCABULARY = Array.from({ length: 60 }, (_, i) => `t${i}`);
+
+const documentArbitrary = fc.record({
+  file: fc.integer({ min: 0, max: 30 }),
+  level: fc.constantFrom<ChunkLevel>('function', 'class'),
+  terms: fc.array(
+    fc.tuple(fc.integer({ min: 0, max: 59 }), fc.integer({ min: 1, max: 6 })).map(
+      // squaring the index over the vocabulary makes low-numbered terms far more frequent
+      ([term, count]) => [VOCABULARY[Math.floor(term ** 2 / 60)]!, count] as const,
+    ),
+    { minLength: 1, maxLength: 25 },
+  ),
+  names: fc.array(fc.constantFrom(...VOCABULARY), { maxLength: 3 }),
+});
+
+function toDocuments(
+  drawn: {
+    file: number;
+    level: ChunkLevel;
+    terms: (readonly [string, number])[];
+    names: string[];
+  }[],
+): LexicalDocument[] {
+  return drawn.map((document, i) => ({
+    chunkId: `f${document.file}.py::c${i}`,
+    path: `f${document.file}.py`,
+    level: document.level,
+    terms: new Map(document.terms),
+    nameTerms: document.names,
+  }));
+}
+
+const queryArbitrary = fc.record({
+  terms: fc.array(fc.constantFrom(...VOCABULARY, 'absent'), { minLength: 1, maxLength: 8 }),
+  weights: fc.array(fc.double({ min: 0, max: 2, noNaN: true }), { minLength: 8, maxLength: 8 }),
+  limit: fc.integer({ min: 1, max: 30 }),
+  level: fc.constantFrom<ChunkLevel>('function', 'class'),
+});
+
+describe('BM25 top-k search', () => {
+  it('returns exactly what scoring every chunk returns, on random indexes and queries', () => {
+    fc.assert(
+      fc.property(
+        fc.array(documentArbitrary, { minLength: 1, maxLength: 120 }),
+        fc.array(fc.integer({ min: 0, max: 30 }), { maxLength: 6 }),
+        fc.array(queryArbitrary, { minLength: 1, maxLength: 5 }),
+        (drawn, removedFiles, queries) => {
+          const index = new LexicalIndex();
+          index.add(toDocuments(drawn));
+          // removed files leave tombstones in the posting lists, which both must skip
+          index.removePaths(removedFiles.map((file) => `f${file}.py`));
+          for (const query of queries) {
+            const queryWeights = new Map(query.terms.map((term, i) => [term, query.weights[i]!]));
+            const fast = bm25Search(index, query.level, query.terms, query.limit, {
+              queryWeights,
+            });
+            const reference = bm25SearchExhaustive(index, query.level, query.terms, query.limit, {
+              queryWeights,
+            });
+            assert.deepEqual(fast, reference);
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('ranks by BM25 with the name boost and skips terms most chunks hold', () => {
+    const index = new LexicalIndex();
+    index.add([
+      doc('a.py::parse', { parse: 3, config: 1 }, ['parse']),
+      doc('b.py::load', { parse: 1, load: 2, config: 1 }, ['load']),
+      doc('c.py::save', { save: 1, config: 1 }, ['save']),
+      doc('d.py::other', { other: 4, config: 1 }, []),
+    ]);
+    const hits = bm25Search(index, 'function', ['parse', 'config'], 10);
+    // "config" is in every chunk: past half of them, it is not worth its postings
+    assert.deepEqual(
+      hits.map((hit) => [hit.chunkId, hit.matched]),
+      [
+        ['a.py::parse', ['parse']],
+        ['b.py::load', ['parse']],
+      ],
+    );
+    assert.ok(hits[0]!.score > hits[1]!.score);
+  });
+
+  it('finds the same chunks after a snapshot is written and read back', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'bm25-'));
+    try {
+      const index = new LexicalIndex();
+      index.add([
+        doc('a.py::parse', { parse: 3 }, ['parse']),
+        doc('b.py::load', { parse: 1, load: 2 }, ['load']),
+        doc('c.py::save', { save: 1 }, ['save']),
+      ]);
+      index.removePaths(['b.py']);
+      const file = path.join(dir, 'lexical.bin');
+      await index.writeSnapshot(file);
+      const read = await LexicalIndex.readSnapshot(file);
+      const terms = ['parse', 'load', 'save'];
+      assert.deepEqual(
+        bm25Search(read, 'function', terms, 10).map((hit) => [hit.chunkId, hit.score]),
+        bm25Search(index, 'function', terms, 10).map((hit) => [hit.chunkId, hit.score]),
+      );
+      assert.deepEqual(read.postings('function', 'parse').length, 1);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+function doc(chunkId: string, terms: Record<string, number>, names: string[]): LexicalDocument {
+  return {
+    chunkId,
+    path: chunkId.slice(0, chunkId.indexOf('::')),
+    level: 'function',
+    terms: new Map(Object.entries(terms)),
+    nameTerms: names,
+  };
+}
