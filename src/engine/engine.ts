@@ -1,4 +1,4 @@
-import { availableParallelism, homedir } from 'node:os';
+import { homedir } from 'node:os';
 import { promises as fs, realpathSync } from 'node:fs';
 import * as path from 'node:path';
 import {
@@ -10,7 +10,7 @@ import {
 import { DEFAULT_HUB_URL } from './embed/hub';
 import { bundledModelDirectory, loadModel } from './embed/load';
 import { StaticModel } from './embed/static-model';
-import { ParsePool } from './index/parse-pool';
+import { defaultPoolSize, ParsePool } from './index/parse-pool';
 import { CodeGraph } from './graph/code-graph';
 import { Indexer, type IndexPlan, type IndexProgress, type IndexSummary } from './index/indexer';
 import { CHUNK_LEVELS, type ChunkLevel } from './model';
@@ -134,7 +134,7 @@ export class Engine implements Disposable {
   ) {
     const maxFileBytes = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
     this.pool = new ParsePool(
-      options.workers ?? defaultWorkers(),
+      options.workers ?? defaultPoolSize(),
       embedder instanceof StaticModel ? embedder : null,
     );
     // An empty store means a full index is coming: start the workers while the caller gets ready.
@@ -572,8 +572,4 @@ export function defaultStoreDir(storageRoot: string, root: string): string {
     'stores',
     `${path.basename(root).replace(/[^\w.-]+/g, '_')}-${shortHash(root)}`,
   );
-}
-
-function defaultWorkers(): number {
-  return Math.max(1, Math.min(4, availableParallelism()));
 }

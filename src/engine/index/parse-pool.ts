@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { StaticModel } from '../embed/static-model';
@@ -8,25 +9,45 @@ import { describeError } from '../util/result';
 import { runFileTask, type FileOutcome, type FileTask } from './file-task';
 
 /**
- * Runs file tasks on worker threads, so parsing a large workspace uses every core and never blocks
- * the thread that owns the engine. Workers start on demand (or ahead, via `start()`), are reused
- * across runs and stop after a quiet minute, so an idle editor does not hold their memory.
- * With a size of zero every task runs inline.
+ * Runs file tasks on worker threads, so parsing a large workspace never blocks the thread that
+ * owns the engine. The pool leaves a core to the editor (one worker fewer than cores) and each
+ * worker lowers its own scheduling priority where the system allows, so typing stays fluid while
+ * a first index runs. Each worker holds a few files at once, so it never waits on the engine for
+ * its next file. Workers start on demand (or ahead, via `start()`), are reused across runs and
+ * stop after a quiet minute, so an idle editor does not hold their memory. With a size of zero
+ * every task runs inline.
  */
 interface Pending {
   readonly task: FileTask;
   readonly resolve: (outcome: FileOutcome) => void;
+  /** Was in flight on a worker that crashed with others: it runs alone, so a crash blames one file. */
+  readonly suspect?: boolean;
+}
+
+interface WorkerReady {
+  readonly type: 'ready';
+  readonly error?: string;
+  /** Why the worker's priority could not be lowered, when it could not. */
+  readonly priorityError?: string;
 }
 
 const log = getLogger('index.pool');
 const MAX_CONSECUTIVE_CRASHES = 3;
 const DEFAULT_IDLE_TIMEOUT_MS = 60_000;
+/** Files posted to a worker ahead of the one it is parsing: enough to cover a round trip. */
+const FILES_PER_WORKER = 4;
+const MAX_WORKERS = 4;
+
+/** Workers for this machine: every core but one (kept for the editor), at least one. */
+export function defaultPoolSize(cores = availableParallelism()): number {
+  return Math.max(1, Math.min(MAX_WORKERS, cores - 1));
+}
 
 export class ParsePool implements Disposable {
   private readonly workers: Worker[] = [];
-  private readonly idle: Worker[] = [];
   private readonly queue: Pending[] = [];
-  private readonly inFlight = new Map<Worker, Pending>();
+  /** Tasks posted to each worker, by message id. */
+  private readonly inFlight = new Map<Worker, Map<number, Pending>>();
   private nextId = 0;
   private disposed = false;
   /** Crashes since the last task a worker finished; workers that cannot even start trip this. */
@@ -76,7 +97,7 @@ export class ParsePool implements Disposable {
     this.disposed = true;
     clearTimeout(this.idleTimer);
     this.stopWorkers();
-    for (const pending of [...this.queue, ...this.inFlight.values()]) {
+    for (const pending of [...this.queue, ...this.allInFlight()]) {
       pending.resolve({
         kind: 'failed',
         path: pending.task.path,
@@ -92,13 +113,16 @@ export class ParsePool implements Disposable {
     for (const worker of this.workers) void worker.terminate();
     this.readiness.clear();
     this.workers.length = 0;
-    this.idle.length = 0;
+  }
+
+  private allInFlight(): Pending[] {
+    return [...this.inFlight.values()].flatMap((tasks) => [...tasks.values()]);
   }
 
   private scheduleIdleStop(): void {
     clearTimeout(this.idleTimer);
     this.idleTimer = setTimeout(() => {
-      if (this.queue.length || this.inFlight.size) return this.scheduleIdleStop();
+      if (this.queue.length || this.allInFlight().length) return this.scheduleIdleStop();
       log.debug('parse_pool_stopped_idle', { workers: this.workers.length });
       this.stopWorkers();
     }, this.idleTimeoutMs);
@@ -115,21 +139,19 @@ export class ParsePool implements Disposable {
     this.readiness.set(worker, new Promise((resolve) => (markReady = resolve)));
     worker.on(
       'message',
-      (
-        message:
-          { type: 'ready'; error?: string } | { type: 'outcome'; id: number; outcome: FileOutcome },
-      ) => {
+      (message: WorkerReady | { type: 'outcome'; id: number; outcome: FileOutcome }) => {
         if (message.type === 'ready') {
           if (message.error) log.warn('parse_worker_model_failed', { error: message.error });
+          if (message.priorityError)
+            log.debug('parse_worker_priority_kept', { reason: message.priorityError });
           markReady();
           return;
         }
-        const { outcome } = message;
         this.consecutiveCrashes = 0;
-        const pending = this.inFlight.get(worker);
-        this.inFlight.delete(worker);
-        this.idle.push(worker);
-        pending?.resolve(outcome);
+        const tasks = this.inFlight.get(worker);
+        const pending = tasks?.get(message.id);
+        tasks?.delete(message.id);
+        pending?.resolve(message.outcome);
         this.scheduleIdleStop();
         this.pump();
       },
@@ -143,25 +165,33 @@ export class ParsePool implements Disposable {
       if (!this.disposed && code !== 0) this.replace(worker, `worker exited with code ${code}`);
     });
     this.workers.push(worker);
-    this.idle.push(worker);
+    this.inFlight.set(worker, new Map());
   }
 
-  /** A crashed worker fails only the file it was on; a fresh worker takes its place. */
+  /**
+   * A crashed worker fails only the file it was on; a fresh worker takes its place. When it held
+   * several files, which one crashed it is unknown: they go back to the queue to run one at a time.
+   */
   private replace(worker: Worker, reason: string): void {
     if (this.disposed || !this.workers.includes(worker)) return;
-    const pending = this.inFlight.get(worker);
+    const held = [...(this.inFlight.get(worker)?.values() ?? [])];
     this.inFlight.delete(worker);
     this.readiness.delete(worker);
     this.workers.splice(this.workers.indexOf(worker), 1);
-    const idleIndex = this.idle.indexOf(worker);
-    if (idleIndex >= 0) this.idle.splice(idleIndex, 1);
-    log.warn('parse_worker_crashed', { file_path: pending?.task.path ?? null, error: reason });
+    const crashed = held.length === 1 ? held[0] : undefined;
+    log.warn('parse_worker_crashed', {
+      file_path: crashed?.task.path ?? null,
+      files_in_flight: held.length,
+      error: reason,
+    });
     void worker.terminate();
+    if (held.length > 1)
+      this.queue.unshift(...held.map((pending) => ({ ...pending, suspect: true })));
     if (++this.consecutiveCrashes >= MAX_CONSECUTIVE_CRASHES) {
-      this.fallBackInline(reason, pending);
+      this.fallBackInline(reason, crashed);
       return;
     }
-    pending?.resolve({ kind: 'failed', path: pending.task.path, error: reason, size: 0 });
+    crashed?.resolve({ kind: 'failed', path: crashed.task.path, error: reason, size: 0 });
     this.spawn();
     this.pump();
   }
@@ -170,20 +200,26 @@ export class ParsePool implements Disposable {
   private fallBackInline(reason: string, crashed: Pending | undefined): void {
     log.warn('parse_pool_fallback_inline', { reason, queued_files: this.queue.length });
     this.inline = true;
+    const remaining = [...(crashed ? [crashed] : []), ...this.allInFlight(), ...this.queue];
     this.stopWorkers();
-    const remaining = [...(crashed ? [crashed] : []), ...this.inFlight.values(), ...this.queue];
     this.inFlight.clear();
     this.queue.length = 0;
     for (const pending of remaining)
       void runFileTask(pending.task, this.embedder).then(pending.resolve);
   }
 
+  /** Fills every worker up to its share of files; a suspect file goes alone to an empty worker. */
   private pump(): void {
-    while (this.idle.length && this.queue.length) {
-      const worker = this.idle.pop()!;
-      const pending = this.queue.shift()!;
-      this.inFlight.set(worker, pending);
-      worker.postMessage({ id: this.nextId++, task: pending.task });
+    for (const worker of this.workers) {
+      const tasks = this.inFlight.get(worker)!;
+      while (this.queue.length && tasks.size < FILES_PER_WORKER) {
+        if ([...tasks.values()].some((pending) => pending.suspect)) break;
+        if (this.queue[0]!.suspect && tasks.size) break;
+        const pending = this.queue.shift()!;
+        const id = this.nextId++;
+        tasks.set(id, pending);
+        worker.postMessage({ id, task: pending.task });
+      }
     }
   }
 }
