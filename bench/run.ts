@@ -1,20 +1,14 @@
 /**
- * `npm run bench`: measures indexing on the rxjs corpus and on a large pinned corpus (the Go
- * standard library), each against the time of merely parsing the same files with web-tree-sitter
- * in the same run, and the time to re-index one saved file of about 1,000 lines; then search
- * latency, warm, on the rxjs corpus. Results are printed and written to bench/results/latest.json.
+ * `npm run bench`: measures indexing on the rxjs corpus against the time of merely parsing the
+ * same files with web-tree-sitter in the same run, and the time to re-index one saved file of
+ * about 1,000 lines; search latency, warm, on the rxjs corpus; then the scale rows (bench/scale.ts)
+ * on real trees of about 1k and 10k files, beside SQLite FTS5 and ripgrep. The 100k row and the
+ * Go standard library alone run when named: `npm run bench -- scale-100k go-std`. Results are
+ * printed and written to bench/results/latest.json; the scale rows are drawn in scale.svg.
  */
 import { execFileSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import {
-  appendFileSync,
-  existsSync,
-  mkdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
-import { availableParallelism } from 'node:os';
+import { appendFileSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, loadavg } from 'node:os';
 import * as path from 'node:path';
 import { DEFAULT_MAX_FILE_BYTES, Engine } from '../src/engine/engine';
 import { countLines } from '../src/engine/index/extract';
@@ -24,6 +18,9 @@ import { logHub } from '../src/engine/log/logger';
 import { MemorySink } from '../src/engine/log/sinks';
 import { languageById } from '../src/engine/lang/registry';
 import { unwrap } from '../src/engine/util/result';
+import { scalePlot } from './plot';
+import { benchScaleRow, scaleRows, serveScaleChild, type ScaleRow } from './scale';
+import { packageRoot, readCorpora } from './scale-corpus';
 
 interface SearchResultTimes {
   corpus: string;
@@ -66,9 +63,10 @@ const SAVE_QUESTION = 'where are errors reported to the caller';
 async function main(): Promise<void> {
   const only = process.argv.slice(2);
   const corpora = [
-    { id: 'rxjs', root: () => evalCorpus('rxjs') },
-    { id: 'go-std', root: () => benchCorpus('go-std') },
-  ].filter((corpus) => !only.length || only.includes(corpus.id));
+    { id: 'rxjs', root: () => evalCorpus('rxjs'), onDemand: false },
+    { id: 'go-std', root: () => benchCorpus('go-std'), onDemand: true },
+  ].filter((corpus) => (only.length ? only.includes(corpus.id) : !corpus.onDemand));
+  const rows = scaleRows().filter((row) => (only.length ? only.includes(row.id) : !row.onDemand));
   const results: IndexResult[] = [];
   let search: SearchResultTimes | null = null;
   for (const corpus of corpora) {
@@ -77,7 +75,13 @@ async function main(): Promise<void> {
     results.push(await benchIndex(corpus.id, root));
     if (corpus.id === 'rxjs') search = await benchSearch(corpus.id, root);
   }
+  const scale: ScaleRow[] = [];
+  for (const row of rows) {
+    process.stderr.write(`bench: ${row.id} (${row.note})\n`);
+    scale.push(await benchScaleRow(row, MODEL, CACHE));
+  }
   if (search) console.table([search]);
+  if (scale.length) console.table(scale.map(({ note: _note, savedFile: _file, ...row }) => row));
   console.table(
     results.map(
       ({
@@ -107,10 +111,19 @@ async function main(): Promise<void> {
   const previous = existsSync(file)
     ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>)
     : {};
+  // rows not run this time keep their last figures
+  const scaleRowsKept = [
+    ...((previous.scale as ScaleRow[] | undefined) ?? []).filter(
+      (row) => !scale.some((fresh) => fresh.row === row.row),
+    ),
+    ...scale,
+  ].sort((a, b) => a.files - b.files);
   writeFileSync(
     file,
-    `${JSON.stringify({ ...previous, index: results, ...(search ? { search } : {}), measuredAt: new Date().toISOString(), machine: { cores: availableParallelism(), node: process.version } }, null, 2)}\n`,
+    `${JSON.stringify({ ...previous, ...(results.length ? { index: results } : {}), ...(search ? { search } : {}), scale: scaleRowsKept, measuredAt: new Date().toISOString(), machine: { cores: availableParallelism(), node: process.version, loadAverage: loadavg() } }, null, 2)}\n`,
   );
+  if (scaleRowsKept.length)
+    writeFileSync(path.resolve('bench', 'results', 'scale.svg'), scalePlot(scaleRowsKept));
   process.stderr.write(`bench: written to ${path.relative(process.cwd(), file)}\n`);
 }
 
@@ -280,44 +293,22 @@ function evalCorpus(id: string): string {
   return path.join(CACHE, 'corpora', corpus.extract_dir, corpus.index_subfolder);
 }
 
-/** Fetches a pinned Debian package once (checking its hash) and returns the folder to index. */
+/** A pinned package of bench/corpora.json, fetched once: the folder to index. */
 function benchCorpus(id: string): string {
-  const corpus = (
-    JSON.parse(readFileSync(path.resolve('bench', 'corpora.json'), 'utf8')).corpora as {
-      id: string;
-      package: string;
-      version: string;
-      archive: string;
-      archive_sha256: string;
-      extract_dir: string;
-      index_subfolder: string;
-    }[]
-  ).find((c) => c.id === id)!;
-  const base = path.join(CACHE, 'bench');
-  const root = path.join(base, corpus.extract_dir, corpus.index_subfolder);
-  if (existsSync(root)) return root;
-  mkdirSync(base, { recursive: true });
-  execFileSync('apt-get', ['download', `${corpus.package}=${corpus.version}`], {
-    cwd: base,
-    stdio: 'inherit',
-  });
-  const hash = createHash('sha256')
-    .update(readFileSync(path.join(base, corpus.archive)))
-    .digest('hex');
-  if (hash !== corpus.archive_sha256)
-    throw new Error(`${corpus.archive}: sha256 ${hash}, expected ${corpus.archive_sha256}`);
-  execFileSync('dpkg-deb', ['-x', corpus.archive, corpus.extract_dir], {
-    cwd: base,
-    stdio: 'inherit',
-  });
-  return root;
+  const spec = readCorpora().corpora.find((corpus) => corpus.id === id);
+  if (!spec) throw new Error(`bench/corpora.json has no corpus ${id}`);
+  return packageRoot(spec);
 }
 
 function round(value: number, digits: number): number {
   return Math.round(value * 10 ** digits) / 10 ** digits;
 }
 
-main().catch((cause: unknown) => {
-  process.stderr.write(`bench failed: ${cause instanceof Error ? cause.message : String(cause)}\n`);
-  process.exitCode = 1;
-});
+if (process.argv.includes('--scale-child')) serveScaleChild();
+else
+  main().catch((cause: unknown) => {
+    process.stderr.write(
+      `bench failed: ${cause instanceof Error ? cause.message : String(cause)}\n`,
+    );
+    process.exitCode = 1;
+  });

@@ -1,0 +1,329 @@
+/**
+ * The scale rows of `npm run bench`: each row indexes real trees of about 1k, 10k or 100k files.
+ * The parent process reads the files, times the bare parse (one thread), draws the questions and
+ * runs the baselines (FTS5, ripgrep); the engine runs in child processes so their peak RSS is
+ * the engine's alone: one cold-indexes, another opens the store as a user's next session would
+ * and times search, a save, a 5,000-file change. While the cold index runs, the parent (an
+ * ordinary process like the editor) records its own event-loop lag.
+ */
+import { fork } from 'node:child_process';
+import {
+  appendFileSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import * as path from 'node:path';
+import { Engine } from '../src/engine/engine';
+import { countLines } from '../src/engine/index/extract';
+import { walkWorkspace } from '../src/engine/index/walk';
+import { loadGrammar } from '../src/engine/lang/grammars';
+import { languageById } from '../src/engine/lang/registry';
+import { unwrap } from '../src/engine/util/result';
+import { available, fts5Times, percentile, ripgrepTimes, summarise } from './scale-baselines';
+import { readCorpora, rowRoot, type RowSpec } from './scale-corpus';
+import { sampleQueries, type BenchQuery } from './scale-queries';
+
+export interface ScaleRow {
+  readonly row: string;
+  readonly note: string;
+  readonly files: number;
+  readonly lines: number;
+  readonly chunks: number;
+  readonly parseSeconds: number;
+  readonly coldIndexSeconds: number;
+  readonly coldOverParse: number;
+  /** Peak RSS of the process indexing cold (the engine with its parse workers). */
+  readonly peakRssMb: number;
+  /** RSS of a process that opened the index and answered every question. */
+  readonly searchRssMb: number;
+  readonly storeMb: number;
+  readonly openSeconds: number;
+  readonly firstQueryMs: number;
+  readonly queries: number;
+  readonly searchP50Ms: number;
+  readonly searchP95Ms: number;
+  readonly fts5P50Ms: number | null;
+  readonly fts5P95Ms: number | null;
+  readonly rgP50Ms: number | null;
+  readonly rgP95Ms: number | null;
+  readonly saveToSearchableMs: number;
+  readonly savedFile: string;
+  readonly changeFiles: number;
+  readonly changeSeconds: number;
+  /** The editor-side process's event-loop lag while the first index ran. */
+  readonly editorLagP99Ms: number;
+  readonly editorLagMaxMs: number;
+}
+
+interface ColdReport {
+  readonly coldIndexSeconds: number;
+  readonly chunks: number;
+  readonly files: number;
+  readonly peakRssMb: number;
+}
+
+interface WarmReport {
+  readonly openSeconds: number;
+  readonly firstQueryMs: number;
+  readonly searchTimes: number[];
+  readonly rssMb: number;
+  readonly saveToSearchableMs: number;
+  readonly changeSeconds: number;
+}
+
+interface ChildRequest {
+  readonly phase: 'cold' | 'warm';
+  readonly root: string;
+  readonly storeDir: string;
+  readonly model: string;
+  readonly queries: readonly BenchQuery[];
+  readonly savedFile: string;
+  readonly changed: readonly string[];
+}
+
+const QUESTIONS_PER_KIND = 40;
+const CHANGE_FILES = 5000;
+const SAVES = 5;
+
+export function scaleRows(): readonly RowSpec[] {
+  return readCorpora().rows;
+}
+
+export async function benchScaleRow(row: RowSpec, model: string, cache: string): Promise<ScaleRow> {
+  const root = rowRoot(row);
+  const walked = unwrap(await walkWorkspace({ root, maxFileBytes: 1024 * 1024 }));
+  const files = walked.candidates.map((candidate) => ({
+    ...candidate,
+    source: readFileSync(path.join(root, candidate.path), 'utf8'),
+  }));
+  const lines = files.reduce((sum, file) => sum + countLines(file.source), 0);
+  const parseSeconds = await bareParseSeconds(files);
+  const queries = sampleQueries(files, QUESTIONS_PER_KIND);
+  const saved = files.reduce((best, file) =>
+    Math.abs(countLines(file.source) - 1000) < Math.abs(countLines(best.source) - 1000)
+      ? file
+      : best,
+  );
+  // every other file, up to 5,000: a branch switch touching that many
+  const step = Math.max(1, Math.floor(files.length / CHANGE_FILES));
+  const changed = files
+    .filter((_, i) => i % step === 0)
+    .slice(0, Math.min(CHANGE_FILES, Math.floor(files.length / 2)))
+    .map((file) => file.path);
+  const storeDir = path.join(cache, 'bench-stores', row.id);
+  rmSync(storeDir, { recursive: true, force: true });
+  const request = { root, storeDir, model, queries, savedFile: saved.path, changed };
+  process.stderr.write(
+    `bench: ${row.id}: ${files.length} files, ${lines} lines, parse ${parseSeconds.toFixed(1)} s; indexing cold\n`,
+  );
+
+  const lag = monitorEventLoopDelay({ resolution: 10 });
+  let cold: ColdReport;
+  let warm: WarmReport;
+  try {
+    lag.enable();
+    cold = await runChild<ColdReport>({ phase: 'cold', ...request });
+    lag.disable();
+    process.stderr.write(`bench: ${row.id}: cold ${cold.coldIndexSeconds} s; searching\n`);
+    warm = await runChild<WarmReport>({ phase: 'warm', ...request });
+  } finally {
+    // the edits are undone whatever happened in the child
+    const edited = new Set([saved.path, ...changed]);
+    for (const file of files)
+      if (edited.has(file.path)) writeFileSync(path.join(root, file.path), file.source);
+  }
+
+  const search = summarise(warm.searchTimes);
+  const haveSqlite = available('sqlite3');
+  const haveRipgrep = available('rg');
+  if (!haveSqlite || !haveRipgrep)
+    process.stderr.write(
+      'bench: sqlite3 or rg is missing (apt-get install -y sqlite3 ripgrep): its column is null\n',
+    );
+  const fts5 = haveSqlite
+    ? fts5Times(files, queries, path.join(cache, 'bench-fts5', row.id))
+    : null;
+  const rg = haveRipgrep ? ripgrepTimes(root, queries) : null;
+  rmSync(path.join(cache, 'bench-fts5', row.id), { recursive: true, force: true });
+
+  return {
+    row: row.id,
+    note: row.note,
+    files: cold.files,
+    lines,
+    chunks: cold.chunks,
+    parseSeconds: round(parseSeconds, 2),
+    coldIndexSeconds: cold.coldIndexSeconds,
+    coldOverParse: round(cold.coldIndexSeconds / parseSeconds, 2),
+    peakRssMb: cold.peakRssMb,
+    searchRssMb: warm.rssMb,
+    storeMb: round(folderBytes(storeDir) / 2 ** 20, 1),
+    openSeconds: warm.openSeconds,
+    firstQueryMs: warm.firstQueryMs,
+    queries: queries.length,
+    searchP50Ms: search.p50Ms,
+    searchP95Ms: search.p95Ms,
+    fts5P50Ms: fts5?.p50Ms ?? null,
+    fts5P95Ms: fts5?.p95Ms ?? null,
+    rgP50Ms: rg?.p50Ms ?? null,
+    rgP95Ms: rg?.p95Ms ?? null,
+    saveToSearchableMs: warm.saveToSearchableMs,
+    savedFile: `${saved.path} (${countLines(saved.source)} lines)`,
+    changeFiles: changed.length,
+    changeSeconds: warm.changeSeconds,
+    editorLagP99Ms: round(lag.percentile(99) / 1e6, 1),
+    editorLagMaxMs: round(lag.max / 1e6, 1),
+  };
+}
+
+/** The floor: parsing every file once, on one thread, with the grammars already loaded. */
+async function bareParseSeconds(
+  files: readonly { language: string; source: string }[],
+): Promise<number> {
+  const grammars = new Map<string, Awaited<ReturnType<typeof loadGrammar>>>();
+  for (const file of files)
+    if (!grammars.has(file.language))
+      grammars.set(
+        file.language,
+        await loadGrammar(languageById(file.language as Parameters<typeof languageById>[0])),
+      );
+  const started = performance.now();
+  for (const file of files) grammars.get(file.language)!.parser.parse(file.source)!.delete();
+  return (performance.now() - started) / 1000;
+}
+
+function runChild<T>(request: ChildRequest): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const child = fork(process.argv[1]!, ['--scale-child'], {
+      execArgv: ['--max-old-space-size=16384'],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    let report: T | undefined;
+    child.on('message', (message: { report?: T; error?: string }) => {
+      if (message.error) reject(new Error(message.error));
+      else report = message.report;
+    });
+    child.on('exit', (code) =>
+      report ? resolve(report) : reject(new Error(`the ${request.phase} run exited with ${code}`)),
+    );
+    child.send(request);
+  });
+}
+
+/** The child's side: one phase, reported to the parent over IPC. */
+export function serveScaleChild(): void {
+  process.once('message', (request: ChildRequest) => {
+    const run = request.phase === 'cold' ? coldPhase(request) : warmPhase(request);
+    run.then(
+      (report) => process.send!({ report }, () => process.exit(0)),
+      (cause: unknown) =>
+        process.send!({ error: cause instanceof Error ? cause.message : String(cause) }, () =>
+          process.exit(1),
+        ),
+    );
+  });
+}
+
+async function openEngine(request: ChildRequest): Promise<Engine> {
+  return unwrap(
+    await Engine.open({
+      root: request.root,
+      storeDir: request.storeDir,
+      model: { kind: 'directory', path: request.model },
+    }),
+  );
+}
+
+async function coldPhase(request: ChildRequest): Promise<ColdReport> {
+  const engine = await openEngine(request);
+  try {
+    await engine.warmUp();
+    const started = performance.now();
+    const summary = unwrap(await engine.index());
+    const coldIndexSeconds = round((performance.now() - started) / 1000, 2);
+    return {
+      coldIndexSeconds,
+      files: summary.files,
+      chunks: Object.values(summary.chunks).reduce((a, b) => a + b, 0),
+      peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024),
+    };
+  } finally {
+    engine.dispose();
+  }
+}
+
+async function warmPhase(request: ChildRequest): Promise<WarmReport> {
+  const opened = performance.now();
+  const engine = await openEngine(request);
+  const openSeconds = round((performance.now() - opened) / 1000, 2);
+  try {
+    const [first, ...rest] = request.queries;
+    const firstQueryMs = round(await timeSearch(engine, first!.text), 1);
+    for (const query of rest) await timeSearch(engine, query.text);
+    const searchTimes: number[] = [];
+    for (const query of request.queries) searchTimes.push(await timeSearch(engine, query.text));
+    const rssMb = Math.round(process.memoryUsage().rss / 2 ** 20);
+    const saveToSearchableMs = await saveToSearchable(engine, request);
+    const changeSeconds = await bigChange(engine, request);
+    return { openSeconds, firstQueryMs, searchTimes, rssMb, saveToSearchableMs, changeSeconds };
+  } finally {
+    engine.dispose();
+  }
+}
+
+async function timeSearch(engine: Engine, query: string): Promise<number> {
+  const started = performance.now();
+  unwrap(await engine.search({ query }));
+  return performance.now() - started;
+}
+
+/**
+ * A save of the ~1,000-line file with a new word in its first line (which the file's chunk always
+ * shows), until a search for that word finds the file: the median of a few saves. A search that
+ * does not find it fails the bench.
+ */
+async function saveToSearchable(engine: Engine, request: ChildRequest): Promise<number> {
+  const file = path.join(request.root, request.savedFile);
+  const original = readFileSync(file, 'utf8');
+  const comment = /\.(py|rb|sh)$/.test(file) ? '#' : '//';
+  const times: number[] = [];
+  for (let i = 0; i < SAVES; i++) {
+    const word = `benchsaved${i}marker`;
+    writeFileSync(file, `${comment} ${word}\n${original}`);
+    const started = performance.now();
+    unwrap(await engine.updateFiles([request.savedFile]));
+    const found = unwrap(await engine.search({ query: word }));
+    times.push(performance.now() - started);
+    if (!found.spans.some((span) => span.path === request.savedFile))
+      throw new Error(`a search for ${word} did not find ${request.savedFile} after its save`);
+  }
+  return round(percentile(times, 0.5), 1);
+}
+
+/** Many files changed at once (a branch switch): each gets a line, then one update takes them all. */
+async function bigChange(engine: Engine, request: ChildRequest): Promise<number> {
+  for (const file of request.changed) {
+    const comment = /\.(py|rb|sh)$/.test(file) ? '#' : '//';
+    appendFileSync(path.join(request.root, file), `\n${comment} bench branch switch\n`);
+  }
+  const started = performance.now();
+  unwrap(await engine.updateFiles(request.changed));
+  return round((performance.now() - started) / 1000, 2);
+}
+
+function folderBytes(folder: string): number {
+  let total = 0;
+  for (const entry of readdirSync(folder, { withFileTypes: true })) {
+    const full = path.join(folder, entry.name);
+    total += entry.isDirectory() ? folderBytes(full) : statSync(full).size;
+  }
+  return total;
+}
+
+function round(value: number, digits: number): number {
+  return Math.round(value * 10 ** digits) / 10 ** digits;
+}
