@@ -1,0 +1,80 @@
+import * as assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { getPriority } from 'node:os';
+import { defaultPoolSize, ParsePool } from '../../src/engine/index/parse-pool';
+import { Scratch } from '../helpers/workspace';
+
+/** Nice values of this process's threads (Linux), read from /proc: field 19 of each task's stat. */
+function threadNiceValues(): number[] {
+  return readdirSync('/proc/self/task').map((tid) => {
+    const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+    // the command name (field 2) may hold spaces: count fields after its closing parenthesis
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return Number(fields[16]);
+  });
+}
+
+describe('parse pool', function () {
+  this.timeout(60_000);
+  const scratch = new Scratch();
+  after(() => scratch.cleanup());
+
+  it('leaves a core to the editor', () => {
+    assert.equal(defaultPoolSize(1), 1);
+    assert.equal(defaultPoolSize(2), 1);
+    assert.equal(defaultPoolSize(4), 3);
+    assert.equal(defaultPoolSize(32), 4);
+  });
+
+  it('parses many files through one worker holding several at once', async () => {
+    const files = Object.fromEntries(
+      Array.from({ length: 30 }, (_, i) => [
+        `m${i}.py`,
+        `def f${i}(x):\n    return x + ${i}\n\nclass C${i}:\n    pass\n`,
+      ]),
+    );
+    const root = scratch.tree(files);
+    const pool = new ParsePool(1, null);
+    try {
+      const outcomes = await Promise.all(
+        Object.keys(files).map((file) =>
+          pool.run({
+            root,
+            path: file,
+            language: 'python',
+            maxFileBytes: 1 << 20,
+            previousHash: null,
+          }),
+        ),
+      );
+      assert.deepEqual(
+        outcomes.map((outcome) => outcome.kind),
+        outcomes.map(() => 'indexed'),
+      );
+      for (const [i, outcome] of outcomes.entries()) {
+        assert.equal(outcome.path, `m${i}.py`);
+        assert.ok(
+          outcome.kind === 'indexed' &&
+            outcome.chunks.some((chunk) => chunk.functionName === `f${i}`),
+        );
+      }
+    } finally {
+      pool.dispose();
+    }
+  });
+
+  it('runs its worker threads below the priority of the editor (Linux)', async function () {
+    if (process.platform !== 'linux') this.skip();
+    const editor = getPriority();
+    const pool = new ParsePool(1, null);
+    try {
+      await pool.whenReady();
+      const after = threadNiceValues();
+      assert.ok(after.includes(10), `a thread at nice 10 among ${after.join(',')}`);
+      // the thread that asked keeps its priority
+      assert.equal(getPriority(), editor);
+    } finally {
+      pool.dispose();
+    }
+  });
+});
