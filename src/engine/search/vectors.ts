@@ -1,4 +1,4 @@
-import type { ChunkLevel } from '../model';
+import { CHUNK_LEVELS, type ChunkLevel } from '../model';
 import { getLogger } from '../log/logger';
 import type { ChunkMeta, Tables } from '../store/tables';
 import { ancestors } from '../util/paths';
@@ -26,10 +26,13 @@ const log = getLogger('search.vectors');
 
 interface Loaded {
   readonly ids: string[];
-  readonly levels: ChunkLevel[];
+  /** Each row's level as its position in CHUNK_LEVELS: a byte per row, tested against a mask. */
+  readonly levels: Uint8Array;
   readonly codes: Int8Array;
   readonly dimensions: number;
 }
+
+const LEVEL_CODE = new Map(CHUNK_LEVELS.map((level, index) => [level, index]));
 
 export class VectorScan {
   private loading: Promise<Loaded | null> | null = null;
@@ -70,7 +73,9 @@ export class VectorScan {
     this.loading ??= this.load();
     const loaded = await this.loading;
     if (!loaded) return this.tables.nearest(vector, limit, levels);
-    return scan(loaded, vector, limit, new Set(levels));
+    let mask = 0;
+    for (const level of levels) mask |= 1 << LEVEL_CODE.get(level)!;
+    return scan(loaded, vector, limit, mask);
   }
 
   private async load(): Promise<Loaded | null> {
@@ -115,9 +120,12 @@ export class VectorScan {
       read: added.ids.length,
       duration_ms: Math.round(performance.now() - started),
     });
+    const levels = new Uint8Array(kept.length + added.ids.length);
+    kept.forEach((row, at) => (levels[at] = loaded.levels[row]!));
+    levels.set(added.levels, kept.length);
     return {
       ids: [...kept.map((row) => loaded.ids[row]!), ...added.ids],
-      levels: [...kept.map((row) => loaded.levels[row]!), ...added.levels],
+      levels,
       codes,
       dimensions,
     };
@@ -130,19 +138,27 @@ export class VectorScan {
     expected: number,
   ): Promise<Loaded> {
     const ids: string[] = [];
-    const levels: ChunkLevel[] = [];
+    let levels = new Uint8Array(Math.max(1, expected));
     let codes = new Int8Array(Math.max(1, expected) * dimensions);
     for await (const row of vectors) {
       if ((ids.length + 1) * dimensions > codes.length) {
         const grown = new Int8Array(codes.length * 2);
         grown.set(codes);
         codes = grown;
+        const grownLevels = new Uint8Array(levels.length * 2);
+        grownLevels.set(levels);
+        levels = grownLevels;
       }
       quantise(row.vector, codes, ids.length * dimensions);
+      levels[ids.length] = LEVEL_CODE.get(row.level)!;
       ids.push(row.id);
-      levels.push(row.level);
     }
-    return { ids, levels, codes: codes.subarray(0, ids.length * dimensions), dimensions };
+    return {
+      ids,
+      levels: levels.slice(0, ids.length),
+      codes: codes.subarray(0, ids.length * dimensions),
+      dimensions,
+    };
   }
 }
 
@@ -154,18 +170,14 @@ function quantise(vector: Float32Array, codes: Int8Array, offset: number): void 
   for (let i = 0; i < vector.length; i++) codes[offset + i] = Math.round(vector[i]! * factor);
 }
 
-function scan(
-  loaded: Loaded,
-  vector: Float32Array,
-  limit: number,
-  levels: ReadonlySet<ChunkLevel>,
-): Neighbour[] {
-  const { codes, dimensions, ids } = loaded;
+/** One pass over the codes; `mask` has bit `i` set when level `CHUNK_LEVELS[i]` is wanted. */
+function scan(loaded: Loaded, vector: Float32Array, limit: number, mask: number): Neighbour[] {
+  const { codes, dimensions, ids, levels } = loaded;
   const query = new Int8Array(dimensions);
   quantise(vector, query, 0);
   const best: { index: number; score: number }[] = [];
   for (let row = 0; row < ids.length; row++) {
-    if (!levels.has(loaded.levels[row]!)) continue;
+    if (!((mask >> levels[row]!) & 1)) continue;
     let dot = 0;
     const offset = row * dimensions;
     for (let i = 0; i < dimensions; i++) dot += codes[offset + i]! * query[i]!;
