@@ -148,13 +148,19 @@ export class Indexer {
   }
 }
 
+/** What a run remembers of each file's outcome: not its chunks, facts or vectors, which are written. */
+type OutcomeRecord =
+  | { readonly kind: 'indexed' | 'unchanged' | 'failed'; readonly path: string }
+  | { readonly kind: 'skipped'; readonly path: string; readonly reason: SkipReason };
+
 /** One execution of a plan. */
 class Run {
   embeddingBatches = 0;
-  private readonly outcomes: FileOutcome[] = [];
+  private readonly outcomes: OutcomeRecord[] = [];
   private readonly entries = new Map<string, FileEntry | null>();
   private readonly newFacts: CodeFact[] = [];
-  private readonly writtenLexical: LexicalDocument[] = [];
+  /** Written documents, for the delta line of a small run; a run large enough for a snapshot drops them. */
+  private writtenLexical: LexicalDocument[] | null = [];
   private readonly rewrittenPaths = new Set<string>();
   private pendingChunks: Chunk[] = [];
   private pendingVectors = new Map<string, Float32Array>();
@@ -216,11 +222,11 @@ class Run {
       );
       await store.addFacts(this.newFacts);
     });
-    const large = this.rewrittenPaths.size > SNAPSHOT_THRESHOLD;
+    const large = this.snapshotDue();
     await this.timed('write_lexical', () =>
       store.persistLexical(
         [...this.rewrittenPaths, ...directories.lexicalRemoved],
-        [...this.writtenLexical, ...directories.lexical],
+        large ? [] : [...(this.writtenLexical ?? []), ...directories.lexical],
         large,
       ),
     );
@@ -282,7 +288,11 @@ class Run {
     outcome: FileOutcome,
     planned: { size: number; mtimeMs: number },
   ): Promise<void> {
-    this.outcomes.push(outcome);
+    this.outcomes.push(
+      outcome.kind === 'skipped'
+        ? { kind: 'skipped', path: outcome.path, reason: outcome.reason }
+        : { kind: outcome.kind, path: outcome.path },
+    );
     const entry = (fields: Partial<FileEntry>): FileEntry => ({
       hash: null,
       size: planned.size,
@@ -332,16 +342,18 @@ class Run {
           const vector = outcome.vectors?.[i];
           if (vector) this.pendingVectors.set(chunk.id, vector);
         });
-        for (const terms of outcome.lexical)
+        // one lexical entry per chunk, in chunk order (see runFileTask)
+        outcome.lexical.forEach((terms, i) =>
           this.pendingLexical.push(
             lexicalDocument(
               terms.chunkId,
               outcome.path,
-              levelOf(outcome.chunks, terms.chunkId),
+              outcome.chunks[i]?.level ?? 'function',
               terms.terms,
               terms.nameTerms,
             ),
-          );
+          ),
+        );
         if (
           this.pendingChunks.length >=
           (this.indexer.parts.options.batchChunks ?? DEFAULT_BATCH_CHUNKS)
@@ -394,8 +406,14 @@ class Run {
     );
     await store.removeFiles(paths);
     await store.addChunks(linked, embedder ? vectors : null, lexical);
-    this.writtenLexical.push(...lexical);
+    if (this.snapshotDue()) this.writtenLexical = null;
+    else this.writtenLexical?.push(...lexical);
     this.chunksWritten += chunks.length;
+  }
+
+  /** Runs rewriting many files end with a lexical snapshot; the set only grows, so once due, due. */
+  private snapshotDue(): boolean {
+    return this.rewrittenPaths.size > SNAPSHOT_THRESHOLD;
   }
 
   /**
@@ -606,7 +624,7 @@ class Run {
       if (outcome.kind === 'skipped') skipped[outcome.reason] = (skipped[outcome.reason] ?? 0) + 1;
     const chunks: Record<ChunkLevel, number> = { directory: 0, file: 0, class: 0, function: 0 };
     for (const meta of store.catalog.values()) chunks[meta.level]++;
-    const count = (kind: FileOutcome['kind']) =>
+    const count = (kind: OutcomeRecord['kind']) =>
       this.outcomes.filter((outcome) => outcome.kind === kind).length;
     return {
       files: Object.values(store.manifest.files).filter((entry) => !entry.skipped).length,
@@ -632,10 +650,6 @@ function lexicalDocument(
   nameTerms: string[],
 ): LexicalDocument {
   return { chunkId, path: key, level, terms: new Map(terms), nameTerms };
-}
-
-function levelOf(chunks: readonly Chunk[], id: string): ChunkLevel {
-  return chunks.find((chunk) => chunk.id === id)?.level ?? 'function';
 }
 
 function unitOfFiles(files: Iterable<string>): Map<string, string> {
