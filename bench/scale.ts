@@ -22,6 +22,8 @@ import { countLines } from '../src/engine/index/extract';
 import { walkWorkspace } from '../src/engine/index/walk';
 import { loadGrammar } from '../src/engine/lang/grammars';
 import { languageById } from '../src/engine/lang/registry';
+import { logHub } from '../src/engine/log/logger';
+import { MemorySink } from '../src/engine/log/sinks';
 import { unwrap } from '../src/engine/util/result';
 import { available, fts5Times, percentile, ripgrepTimes, summarise } from './scale-baselines';
 import { readCorpora, rowRoot, type RowSpec } from './scale-corpus';
@@ -36,6 +38,7 @@ export interface ScaleRow {
   readonly parseSeconds: number;
   readonly coldIndexSeconds: number;
   readonly coldOverParse: number;
+  readonly coldStageSeconds: Record<string, number>;
   /** Peak RSS of the process indexing cold (the engine with its parse workers). */
   readonly peakRssMb: number;
   /** RSS of a process that opened the index and answered every question. */
@@ -61,6 +64,8 @@ export interface ScaleRow {
 
 interface ColdReport {
   readonly coldIndexSeconds: number;
+  /** Where the cold index spent its time, by stage of the indexer. */
+  readonly stageSeconds: Record<string, number>;
   readonly chunks: number;
   readonly files: number;
   readonly peakRssMb: number;
@@ -159,6 +164,7 @@ export async function benchScaleRow(row: RowSpec, model: string, cache: string):
     parseSeconds: round(parseSeconds, 2),
     coldIndexSeconds: cold.coldIndexSeconds,
     coldOverParse: round(cold.coldIndexSeconds / parseSeconds, 2),
+    coldStageSeconds: cold.stageSeconds,
     peakRssMb: cold.peakRssMb,
     searchRssMb: warm.rssMb,
     storeMb: round(folderBytes(storeDir) / 2 ** 20, 1),
@@ -242,11 +248,19 @@ async function coldPhase(request: ChildRequest): Promise<ColdReport> {
   const engine = await openEngine(request);
   try {
     await engine.warmUp();
+    const stages = new MemorySink('info');
+    const listening = logHub.addSink(stages);
     const started = performance.now();
     const summary = unwrap(await engine.index());
     const coldIndexSeconds = round((performance.now() - started) / 1000, 2);
+    listening.dispose();
     return {
       coldIndexSeconds,
+      stageSeconds: Object.fromEntries(
+        stages
+          .named('index_stage_completed')
+          .map((event) => [event.stage, round((event.duration_ms as number) / 1000, 2)]),
+      ),
       files: summary.files,
       chunks: Object.values(summary.chunks).reduce((a, b) => a + b, 0),
       peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024),
@@ -282,34 +296,41 @@ async function timeSearch(engine: Engine, query: string): Promise<number> {
 }
 
 /**
- * A save of the ~1,000-line file with a new word in a comment above its first definition (inside
- * that definition's chunk), until a search for that word finds the file: the median of a few
- * saves. A search that does not find it fails the bench.
+ * A save of the ~1,000-line file with a new function at its end (a name no file holds), until a
+ * search for that name finds the file: the median of a few saves. A search that does not find it
+ * fails the bench.
  */
 async function saveToSearchable(engine: Engine, request: ChildRequest): Promise<number> {
   const file = path.join(request.root, request.savedFile);
   const original = readFileSync(file, 'utf8');
-  const comment = /\.(py|rb|sh)$/.test(file) ? '#' : '//';
   const times: number[] = [];
   for (let i = 0; i < SAVES; i++) {
-    const word = `benchsaved${i}marker`;
-    writeFileSync(file, withCommentAboveFirstDefinition(original, `${comment} ${word}`));
+    const name = `benchsaved${i}marker`;
+    writeFileSync(file, `${original}\n${newFunction(path.extname(file), name)}\n`);
     const started = performance.now();
     unwrap(await engine.updateFiles([request.savedFile]));
-    const found = unwrap(await engine.search({ query: word }));
+    const found = unwrap(await engine.search({ query: name }));
     times.push(performance.now() - started);
     if (!found.spans.some((span) => span.path === request.savedFile))
-      throw new Error(`a search for ${word} did not find ${request.savedFile} after its save`);
+      throw new Error(`a search for ${name} did not find ${request.savedFile} after its save`);
   }
   return round(percentile(times, 0.5), 1);
 }
 
-const DEFINITION_LINE = /^([ \t]*)(?:pub\s+|async\s+|export\s+)*(?:def|func|function|fn|class)\b/m;
-
-function withCommentAboveFirstDefinition(source: string, comment: string): string {
-  const match = DEFINITION_LINE.exec(source);
-  if (!match) return `${comment}\n${source}`;
-  return `${source.slice(0, match.index)}${match[1]}${comment}\n${source.slice(match.index)}`;
+/** A small function named `name`, written in the language of files ending in `extension`. */
+function newFunction(extension: string, name: string): string {
+  switch (extension) {
+    case '.py':
+      return `\ndef ${name}():\n    return 0`;
+    case '.go':
+      return `func ${name}() {}`;
+    case '.rb':
+      return `def ${name}\nend`;
+    case '.rs':
+      return `fn ${name}() {}`;
+    default:
+      return `function ${name}() {}`;
+  }
 }
 
 /** Many files changed at once (a branch switch): each gets a line, then one update takes them all. */
