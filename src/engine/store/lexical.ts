@@ -61,34 +61,117 @@ export interface PostingList {
   readonly hasNames: boolean;
 }
 
-class GrowingPostings implements PostingList {
-  docs = new Int32Array(2);
-  payload = new Int32Array(2);
-  size = 0;
-  maxTf = 0;
-  minLength = Number.MAX_SAFE_INTEGER;
-  hasNames = false;
+/**
+ * The posting lists of one level, all in one arena of two typed arrays (chunk ids, payloads):
+ * a vocabulary of hundreds of thousands of terms, most held by a chunk or two, costs no object
+ * per term. Per-term columns say where each list starts, its size and its room. A full list
+ * moves to the arena's end with twice the room; the room it left is reclaimed by `settle()`.
+ */
+class LevelPostings {
+  private docs = new Int32Array(1024);
+  private payload = new Int32Array(1024);
+  private used = 0;
+  /** Room left behind by lists that moved. */
+  private abandoned = 0;
+  private start = new Int32Array(1024);
+  private size = new Int32Array(1024);
+  private room = new Int32Array(1024);
+  private maxTf = new Int32Array(1024);
+  private minLength = new Int32Array(1024).fill(-1);
+  private named = new Uint8Array(1024);
 
-  append(docId: number, tf: number, named: boolean, length: number): void {
-    if (this.size === this.docs.length) {
-      const docs = new Int32Array(this.size * 2);
-      docs.set(this.docs);
-      this.docs = docs;
-      const payload = new Int32Array(this.size * 2);
-      payload.set(this.payload);
-      this.payload = payload;
-    }
+  list(termId: number): PostingList | undefined {
+    if (termId >= this.size.length || !this.size[termId]) return undefined;
+    const from = this.start[termId]!;
+    const size = this.size[termId]!;
+    return {
+      docs: this.docs.subarray(from, from + size),
+      payload: this.payload.subarray(from, from + size),
+      size,
+      maxTf: this.maxTf[termId]!,
+      minLength: this.minLength[termId]!,
+      hasNames: this.named[termId] === 1,
+    };
+  }
+
+  append(termId: number, docId: number, tf: number, named: boolean, length: number): void {
+    this.growTerms(termId);
+    if (this.size[termId] === this.room[termId])
+      this.relocate(termId, Math.max(2, this.room[termId]! * 2));
+    const from = this.start[termId]!;
     // ids only grow, so appending keeps the list sorted; anything else is placed in order
-    let at = this.size;
-    while (at > 0 && this.docs[at - 1]! > docId) at--;
-    this.docs.copyWithin(at + 1, at, this.size);
-    this.payload.copyWithin(at + 1, at, this.size);
+    let at = from + this.size[termId]!;
+    while (at > from && this.docs[at - 1]! > docId) at--;
+    const end = from + this.size[termId]!;
+    this.docs.copyWithin(at + 1, at, end);
+    this.payload.copyWithin(at + 1, at, end);
     this.docs[at] = docId;
     this.payload[at] = (tf << 1) | (named ? 1 : 0);
-    this.size++;
-    if (tf > this.maxTf) this.maxTf = tf;
-    if (length < this.minLength) this.minLength = length;
-    if (named) this.hasNames = true;
+    this.size[termId]!++;
+    if (tf > this.maxTf[termId]!) this.maxTf[termId] = tf;
+    if (this.minLength[termId]! < 0 || length < this.minLength[termId]!)
+      this.minLength[termId] = length;
+    if (named) this.named[termId] = 1;
+  }
+
+  /** Packs the lists end to end with no spare room: after a bulk load, or once much room is left behind. */
+  settle(force = false): void {
+    if (!force && this.abandoned < this.used / 2) return;
+    let total = 0;
+    for (let term = 0; term < this.size.length; term++) total += this.size[term]!;
+    const docs = new Int32Array(Math.max(1024, total));
+    const payload = new Int32Array(docs.length);
+    let at = 0;
+    for (let term = 0; term < this.size.length; term++) {
+      const size = this.size[term]!;
+      const from = this.start[term]!;
+      docs.set(this.docs.subarray(from, from + size), at);
+      payload.set(this.payload.subarray(from, from + size), at);
+      this.start[term] = at;
+      this.room[term] = size;
+      at += size;
+    }
+    this.docs = docs;
+    this.payload = payload;
+    this.used = at;
+    this.abandoned = 0;
+  }
+
+  private relocate(termId: number, room: number): void {
+    if (this.used + room > this.docs.length) {
+      const capacity = Math.max(this.used + room, this.docs.length * 2);
+      const docs = new Int32Array(capacity);
+      docs.set(this.docs.subarray(0, this.used));
+      this.docs = docs;
+      const payload = new Int32Array(capacity);
+      payload.set(this.payload.subarray(0, this.used));
+      this.payload = payload;
+    }
+    const from = this.start[termId]!;
+    const size = this.size[termId]!;
+    this.docs.copyWithin(this.used, from, from + size);
+    this.payload.copyWithin(this.used, from, from + size);
+    this.abandoned += this.room[termId]!;
+    this.start[termId] = this.used;
+    this.room[termId] = room;
+    this.used += room;
+  }
+
+  private growTerms(termId: number): void {
+    if (termId < this.size.length) return;
+    const length = Math.max(termId + 1, this.size.length * 2);
+    const grown = <T extends Int32Array | Uint8Array>(column: T, fill = 0): T => {
+      const next = new (column.constructor as new (length: number) => T)(length);
+      if (fill) next.fill(fill);
+      next.set(column);
+      return next;
+    };
+    this.start = grown(this.start);
+    this.size = grown(this.size);
+    this.room = grown(this.room);
+    this.maxTf = grown(this.maxTf);
+    this.minLength = grown(this.minLength, -1);
+    this.named = grown(this.named);
   }
 }
 
@@ -115,7 +198,7 @@ class TermCounts {
 }
 
 export class LexicalIndex {
-  private readonly postingLists = new Map<ChunkLevel, Map<number, GrowingPostings>>();
+  private readonly postingLists = new Map<ChunkLevel, LevelPostings>();
   /** Length of each chunk's text by chunk id, and whether the chunk is live (not a tombstone). */
   private lengths = new Int32Array(1024);
   private live = new Uint8Array(1024);
@@ -134,7 +217,7 @@ export class LexicalIndex {
 
   constructor() {
     for (const level of CHUNK_LEVELS) {
-      this.postingLists.set(level, new Map());
+      this.postingLists.set(level, new LevelPostings());
       this.documentFrequency.set(level, new TermCounts());
       this.totalLength.set(level, 0);
       this.liveCount.set(level, 0);
@@ -155,6 +238,7 @@ export class LexicalIndex {
 
   add(documents: readonly LexicalDocument[]): void {
     for (const document of documents) this.addOne(document);
+    for (const postings of this.postingLists.values()) postings.settle();
   }
 
   removePaths(paths: Iterable<string>): void {
@@ -178,7 +262,7 @@ export class LexicalIndex {
   /** The raw posting list of `term` at `level`; it may hold tombstones (see `isLive`). */
   postingList(level: ChunkLevel, term: string): PostingList | undefined {
     const id = this.termIds.get(term);
-    return id === undefined ? undefined : this.postingLists.get(level)!.get(id);
+    return id === undefined ? undefined : this.postingLists.get(level)!.list(id);
   }
 
   isLive(docId: number): boolean {
@@ -261,8 +345,9 @@ export class LexicalIndex {
   /** Rebuilds the posting lists without tombstones, when they outgrow a quarter of the live chunks. */
   compactIfNeeded(): boolean {
     if (this.tombstones.size === 0 || this.tombstones.size < this.docs.size / 4) return false;
-    for (const level of CHUNK_LEVELS) this.postingLists.set(level, new Map());
+    for (const level of CHUNK_LEVELS) this.postingLists.set(level, new LevelPostings());
     for (const [docId, record] of this.docs) this.post(docId, record);
+    for (const postings of this.postingLists.values()) postings.settle(true);
     this.tombstones.clear();
     return true;
   }
@@ -361,6 +446,7 @@ export class LexicalIndex {
       });
       at += terms * 2 + names;
     }
+    for (const postings of index.postingLists.values()) postings.settle(true);
     return index;
   }
 
@@ -492,17 +578,12 @@ export class LexicalIndex {
   /** Appends the chunk to the posting list of each term of its text and names. */
   private post(docId: number, record: DocRecord): void {
     const lists = this.postingLists.get(record.level)!;
-    const listOf = (id: number) => {
-      let list = lists.get(id);
-      if (!list) lists.set(id, (list = new GrowingPostings()));
-      return list;
-    };
     const named = (id: number) => record.nameTermIds.includes(id);
     record.termIds.forEach((id, i) =>
-      listOf(id).append(docId, record.counts[i]!, named(id), record.length),
+      lists.append(id, docId, record.counts[i]!, named(id), record.length),
     );
     for (const id of record.nameTermIds)
-      if (bisect(record.termIds, id) < 0) listOf(id).append(docId, 0, true, record.length);
+      if (bisect(record.termIds, id) < 0) lists.append(id, docId, 0, true, record.length);
   }
 
   private grow(docId: number): void {
