@@ -12,7 +12,7 @@ interface Series {
 
 const WIDTH = 360;
 const HEIGHT = 260;
-const MARGIN = { left: 56, right: 16, top: 30, bottom: 40 };
+const MARGIN = { left: 56, right: 30, top: 30, bottom: 40 };
 
 export function scalePlot(rows: readonly ScaleRow[]): string {
   const sorted = [...rows].sort((a, b) => a.files - b.files);
@@ -66,7 +66,7 @@ function panel(rows: readonly ScaleRow[], unit: string, series: readonly Series[
         const [cx, cy] = point.split(',');
         return `<circle cx="${cx}" cy="${cy}" r="3" fill="${s.colour}"/>`;
       }),
-      `<text x="${MARGIN.left + 10 + i * 100}" y="${MARGIN.top - 12}" fill="${s.colour}">— ${s.label}</text>`,
+      `<text x="${MARGIN.left + 60 + i * 110}" y="${MARGIN.top - 12}" fill="${s.colour}">— ${s.label}</text>`,
     );
   });
   return parts.join('\n');
