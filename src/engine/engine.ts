@@ -114,9 +114,10 @@ export class Engine implements Disposable {
   private readonly indexer: Indexer;
   private readonly pool: ParsePool;
   private readonly filter: PathFilter;
-  private readonly searcher: Searcher;
+  private searcher: Searcher;
   private readonly answerer: Answerer;
   private writes: Promise<unknown> = Promise.resolve();
+  private writing = false;
   private disposed = false;
   private retrieverCalibration: RetrieverCalibration | null = null;
   /** The codebase size of the last calibration that failed, so a save does not retry it. */
@@ -159,12 +160,13 @@ export class Engine implements Disposable {
       maxFileBytes,
       ...(options.useGit !== undefined ? { useGit: options.useGit } : {}),
     });
-    this.searcher = new Searcher({
-      catalog: store.catalog,
-      lexical: store.lexical,
-      tables: store.tables,
-      graph,
-      embedder,
+    this.searcher = this.newSearcher();
+    // another process committed, or a failed write was rolled back: what is in memory follows
+    store.onReload(async () => {
+      graph.update([...graph.files()], await store.tables.allFacts());
+      this.searcher = this.newSearcher();
+      this.searcher.calibrate(this.retrieverCalibration);
+      this.changeEmitter.fire({ paths: [] });
     });
     this.changeEmitter.event((change) => this.searcher.invalidate(change.paths));
     this.answerer = new Answerer({
@@ -173,6 +175,16 @@ export class Engine implements Disposable {
       catalog: store.catalog,
       search: (request) => this.search(request),
       chunkTexts: (ids) => this.searcher.texts.get(ids),
+    });
+  }
+
+  private newSearcher(): Searcher {
+    return new Searcher({
+      catalog: this.store.catalog,
+      lexical: this.store.lexical,
+      tables: this.store.tables,
+      graph: this.graph,
+      embedder: this.embedder,
     });
   }
 
@@ -283,12 +295,43 @@ export class Engine implements Disposable {
   async search(request: SearchRequest): Promise<Result<SearchResult>> {
     if (!request.query.trim() && !request.attachment)
       return fail('invalid_input', 'The question is empty.');
+    await this.refresh();
     try {
-      return ok(await this.searcher.search(request));
+      return ok(this.withStaleNotice(await this.searcher.search(request)));
     } catch (cause) {
+      // a reader's version may have been cleaned up by the writer's commit: read that commit
+      if (await this.refresh().catch(() => false)) {
+        try {
+          return ok(this.withStaleNotice(await this.searcher.search(request)));
+        } catch (again) {
+          cause = again;
+        }
+      }
       log.error('search_failed', { error: describeError(cause) });
       return fail('io_error', `The search failed: ${describeError(cause)}`);
     }
+  }
+
+  /**
+   * Loads the commits another process (another window, the CLI) made since this engine read the
+   * index. Only between this engine's own writes: during one, the memory is the writer's.
+   */
+  async refresh(): Promise<boolean> {
+    if (this.writing) return false;
+    return this.store.refresh();
+  }
+
+  /** Results read while another process writes say they come from its last commit. */
+  private withStaleNotice(result: SearchResult): SearchResult {
+    if (!this.store.writerElsewhere()) return result;
+    const committed = this.store.manifest.generation
+      ? `its last commit (${this.store.manifest.updatedAt})`
+      : 'an empty index (nothing is committed yet)';
+    const notice = `The index is being updated by another process: these results come from ${committed}.`;
+    return {
+      ...result,
+      metadata: { ...result.metadata, notices: [...result.metadata.notices, notice] },
+    };
   }
 
   /**
@@ -296,6 +339,7 @@ export class Engine implements Disposable {
    * evidence itself when no model is given.
    */
   async ask(request: AskRequest): Promise<Result<Answer>> {
+    await this.refresh();
     try {
       return await this.answerer.ask(request);
     } catch (cause) {
@@ -548,7 +592,16 @@ export class Engine implements Disposable {
 
   /** Write operations run one after another; reads never wait for them. */
   private enqueue<T>(operation: () => Promise<T>): Promise<T> {
-    const next = this.writes.then(operation, operation);
+    const tracked = async () => {
+      this.writing = true;
+      try {
+        await this.store.refresh();
+        return await operation();
+      } finally {
+        this.writing = false;
+      }
+    };
+    const next = this.writes.then(tracked, tracked);
     this.writes = next.catch(() => undefined);
     return next;
   }

@@ -51,7 +51,7 @@ describe('index store', () => {
       [],
     );
     const manifest = JSON.parse(readFileSync(path.join(storeDir, 'manifest.json'), 'utf8'));
-    assert.equal(manifest.pending.length, 0);
+    assert.equal(manifest.generation, 1);
     assert.equal(Object.keys(manifest.files).length, 8);
     assert.ok(
       !existsSync(path.join(storeDir, 'pending.json')),
@@ -83,12 +83,7 @@ describe('index store', () => {
     [
       'a damaged lexical log',
       (dir: string) => writeFileSync(path.join(dir, 'lexical-0.delta'), '{"remove": [\n{}\n'),
-      /was damaged \(line 1 of the lexical delta log is damaged\)/,
-    ],
-    [
-      'a damaged journal of pending writes',
-      (dir: string) => writeFileSync(path.join(dir, 'pending.json'), '{"pend'),
-      /was damaged/,
+      /was damaged \(the lexical delta log holds \d+ bytes, \d+ were committed\)/,
     ],
   ] as const) {
     it(`rebuilds a store with ${label}, saying why`, async () => {
@@ -191,10 +186,11 @@ describe('index store', () => {
       path.join(storeDir, 'index.lock'),
       JSON.stringify({ pid: 2 ** 22 + 12345, host: hostname(), startedAt: '2026-01-01T00:00:00Z' }),
     );
-    const engine = await openEngine(scratch, root, { storeDir });
+    const { result: engine, events } = await captureLogs(() =>
+      openEngine(scratch, root, { storeDir }),
+    );
     try {
-      const { result, events } = await captureLogs(() => engine.index());
-      assert.equal(result.ok, true);
+      assert.equal((await engine.index()).ok, true);
       assert.equal(eventsNamed(events, 'stale_lock_removed').length, 1);
       assert.ok(
         !existsSync(path.join(storeDir, 'index.lock')),
@@ -244,7 +240,8 @@ describe('index store', () => {
     // Kill it once it has started writing: the journal then lists the files it is rewriting.
     const journal = path.join(storeDir, 'pending.json');
     const writing = () =>
-      existsSync(journal) && JSON.parse(readFileSync(journal, 'utf8') || '[]').length > 0;
+      existsSync(journal) &&
+      (JSON.parse(readFileSync(journal, 'utf8') || '{}').files?.length ?? 0) > 0;
     for (let waited = 0; !writing() && waited < 60_000; waited += 20)
       await new Promise((resolve) => setTimeout(resolve, 20));
     assert.ok(writing(), 'the indexer began writing');

@@ -31,7 +31,7 @@ describe('LanceDB tables', () => {
   after(() => scratch.cleanup());
 
   it('indexes the path and id columns once a table is large, and deletes still work', async () => {
-    const tables = await Tables.open(path.join(scratch.folder(), 'lance'), 4);
+    const tables = await Tables.open(path.join(scratch.folder(), 'lance'), 4, true);
     try {
       await tables.addChunks(
         Array.from({ length: 19_000 }, (_, i) => chunk(i)),
@@ -52,11 +52,11 @@ describe('LanceDB tables', () => {
   });
 
   it('compacts tables that many small updates have fragmented', async () => {
-    const tables = await Tables.open(path.join(scratch.folder(), 'lance'), null);
+    const tables = await Tables.open(path.join(scratch.folder(), 'lance'), null, true);
     try {
       for (let i = 0; i < 70; i++) await tables.addChunks([chunk(i)], null);
       assert.equal(await tables.needsOptimize(), true);
-      await tables.optimize();
+      await tables.compact();
       assert.equal(await tables.needsOptimize(), false);
       assert.equal((await tables.counts()).chunks, 70);
     } finally {

@@ -103,8 +103,10 @@ export class Indexer {
       files_to_read: plan.tasks.length,
       files_removed: plan.removed.length,
     });
+    let committed = false;
     try {
-      await this.store.recoverPending();
+      for (const notice of await this.store.prepareWrite())
+        log.warn('index_notice', { message: notice });
       const touched = [
         ...plan.tasks.map((task) => task.path),
         ...plan.removed,
@@ -114,6 +116,7 @@ export class Indexer {
       const run = new Run(this, plan, signal);
       const result = await run.execute();
       if (!result.ok) return result;
+      committed = true;
       const summary = { ...result.value, durationMs: elapsedMs(started) };
       log.info('indexing_completed', {
         repo_path: this.options.root,
@@ -132,7 +135,12 @@ export class Indexer {
       });
       return ok(summary);
     } finally {
-      lock.value.dispose();
+      // a run that failed or was cancelled leaves the memory ahead of the disk: back to the commit
+      try {
+        if (!committed) await this.store.prepareWrite();
+      } finally {
+        lock.value.dispose();
+      }
     }
   }
 

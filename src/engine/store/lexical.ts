@@ -1,4 +1,5 @@
-import { promises as fs } from 'node:fs';
+import { createReadStream, promises as fs } from 'node:fs';
+import { createInterface } from 'node:readline';
 import * as path from 'node:path';
 import { z } from 'zod';
 import { CHUNK_LEVELS, type ChunkLevel } from '../model';
@@ -450,12 +451,17 @@ export class LexicalIndex {
     return index;
   }
 
-  /** Appends one batch of changes to the delta log, flushed before returning. */
+  /**
+   * Writes one batch of changes to the delta log at `offset` (the end of what is committed or
+   * already written by this write), flushed before returning; returns the log's new length.
+   * Anything past `offset` was left by a write that never committed and is overwritten.
+   */
   static async appendDelta(
     file: string,
     removedPaths: readonly string[],
     added: readonly LexicalDocument[],
-  ): Promise<void> {
+    offset: number,
+  ): Promise<number> {
     const line = JSON.stringify({
       remove: removedPaths,
       add: added.map((document) => ({
@@ -466,33 +472,44 @@ export class LexicalIndex {
         names: document.nameTerms,
       })),
     });
+    const bytes = Buffer.from(`${line}\n`, 'utf8');
     await fs.mkdir(path.dirname(file), { recursive: true });
-    const handle = await fs.open(file, 'a');
+    const handle = await fs.open(file, 'a+');
     try {
-      await handle.appendFile(`${line}\n`);
+      await handle.truncate(offset);
+      await handle.write(bytes, 0, bytes.length, offset);
       await handle.sync();
     } finally {
       await handle.close();
     }
+    return offset + bytes.length;
   }
 
   /**
-   * Replays a delta log. A torn last line (a crash mid-append, before the manifest committed it)
-   * is ignored; a bad line anywhere else means the log is damaged. Returns the lines applied.
+   * Replays the first `committedBytes` of a delta log, line by line as it streams in (a log of
+   * any length is never read as one string). Every committed line must be whole and valid:
+   * anything else means the log is damaged. Returns the lines applied.
    */
-  async replayDelta(file: string): Promise<number> {
-    const text = await fs.readFile(file, 'utf8').catch((cause: NodeJS.ErrnoException) => {
-      if (cause.code === 'ENOENT') return '';
-      throw cause;
+  async replayDelta(file: string, committedBytes: number): Promise<number> {
+    if (committedBytes === 0) return 0;
+    const size = await fs.stat(file).then(
+      (stat) => stat.size,
+      () => 0,
+    );
+    if (size < committedBytes)
+      throw new Error(
+        `the lexical delta log holds ${size} bytes, ${committedBytes} were committed`,
+      );
+    const lines = createInterface({
+      input: createReadStream(file, { start: 0, end: committedBytes - 1 }),
+      crlfDelay: Infinity,
     });
-    const lines = text.split('\n').filter((line) => line.trim());
     let applied = 0;
-    for (const [index, line] of lines.entries()) {
+    let number = 0;
+    for await (const line of lines) {
+      number++;
       const parsed = DeltaLine.safeParse(safeJson(line));
-      if (!parsed.success) {
-        if (index === lines.length - 1 && !text.endsWith('\n')) break;
-        throw new Error(`line ${index + 1} of the lexical delta log is damaged`);
-      }
+      if (!parsed.success) throw new Error(`line ${number} of the lexical delta log is damaged`);
       this.removePaths(parsed.data.remove);
       this.add(
         parsed.data.add.map((document) => ({

@@ -6,8 +6,8 @@ import { writeFileAtomic } from '../util/atomic-file';
  * The manifest is the store's commit point: data for a file counts as indexed only once the
  * manifest records its hash. It is replaced atomically, so a crash leaves the previous version.
  */
-/** 4: facts no longer carry a calledBy column. */
-export const SCHEMA_VERSION = 4;
+/** 4: facts no longer carry a calledBy column. 5: committed table versions, counts, checksums. */
+export const SCHEMA_VERSION = 5;
 
 const FileEntry = z.object({
   hash: z.string().nullable(),
@@ -38,10 +38,20 @@ const ManifestSchema = z.object({
   embedding: z.object({ modelId: z.string(), dimensions: z.number().int() }).nullable(),
   /** Why there are no vectors, when there are none. */
   embeddingReason: z.string().nullable(),
-  /** Paths whose rows were being rewritten when the manifest was last written (crash recovery). */
-  pending: z.array(z.string()),
+  /** Counts up at every commit: a process holding an older one reloads before it reads or writes. */
+  generation: z.number().int().nonnegative(),
+  /** The LanceDB version of each table as committed; readers check these out, recovery restores them. */
+  tableVersions: z.object({ chunks: z.number().int(), facts: z.number().int() }).nullable(),
   /** Which lexical snapshot and delta files are current. */
-  lexicalGeneration: z.number().int(),
+  lexicalGeneration: z.number().int().nonnegative(),
+  /** How much of the current delta log is committed; bytes past it belong to an unfinished write. */
+  lexicalDeltaBytes: z.number().int().nonnegative(),
+  /** What the tables and the lexical segment held at the commit, checked when the store opens. */
+  counts: z.object({
+    chunks: z.number().int().nonnegative(),
+    facts: z.number().int().nonnegative(),
+    lexical: z.number().int().nonnegative(),
+  }),
   files: z.record(z.string(), FileEntry),
   build: BuildRecord.optional(),
 });
@@ -94,8 +104,11 @@ export function emptyManifest(root: string, parserVersion: string): Manifest {
     updatedAt: now,
     embedding: null,
     embeddingReason: null,
-    pending: [],
+    generation: 0,
+    tableVersions: null,
     lexicalGeneration: 0,
+    lexicalDeltaBytes: 0,
+    counts: { chunks: 0, facts: 0, lexical: 0 },
     files: {},
   };
 }

@@ -7,7 +7,7 @@ import { writeFileAtomic } from '../util/atomic-file';
 import type { Disposable } from '../util/event';
 import { describeError, fail, ok, type Result } from '../util/result';
 import { LexicalIndex, type LexicalDocument } from './lexical';
-import { acquireWriteLock } from './lock';
+import { acquireWriteLock, lockHolder } from './lock';
 import {
   emptyManifest,
   readManifest,
@@ -21,11 +21,18 @@ import { Tables, type ChunkMeta } from './tables';
 
 /**
  * One workspace folder's index on disk, and its in-memory mirrors (chunk catalog, lexical
- * segment). Opening it repairs what a crash left behind; a store it cannot use (corrupt, older
- * schema, other parser or embedding model) is rebuilt, with a notice saying why.
+ * segment).
  *
- * Layout: manifest.json (the commit point), index.lock, lance/ (chunks and facts tables),
- * lexical-<generation>.bin (snapshot) and lexical-<generation>.delta (changes since).
+ * Layout: manifest.json (the commit point), index.lock, pending.json (the journal of a write in
+ * progress), lance/ (chunks and facts tables), lexical-<generation>.bin (an immutable snapshot)
+ * and lexical-<generation>.delta (changes since, appended).
+ *
+ * Only the holder of the lock changes anything on disk, repairs included. The manifest names
+ * what is committed: the LanceDB version of each table, the lexical snapshot generation and how
+ * many bytes of its delta log count, and the counts all of them must show. A reader (a process
+ * opening the store while another writes) checks out exactly that, and never repairs or wipes.
+ * A writer rolls an interrupted write back to the committed state (table versions restored,
+ * delta truncated); only a store it cannot read is rebuilt, with a notice saying why.
  */
 export interface StoreEmbedding {
   readonly modelId: string;
@@ -38,28 +45,84 @@ export interface StoreOpenOptions {
   readonly embeddingReason: string | null;
 }
 
+/** A writer may repair and rebuild; a reader only loads what is committed. */
+type Role = 'writer' | 'reader';
+
+/** Past this many versions of a table, old ones are cleaned up and fragments compacted. */
+const MAX_TABLE_VERSIONS = 40;
+/** The delta log is folded into a new snapshot when it outgrows this share of the snapshot … */
+const DELTA_SHARE = 0.5;
+/** … but a small index keeps appending until the log reaches this size. */
+const MIN_DELTA_BYTES = 256 * 1024;
+/** Files a store may hold besides its own; anything else means the folder is not a store. */
+const STORE_ENTRY =
+  /^(manifest\.json|pending\.json|index\.lock|lance|lexical-\d+\.(bin|delta)|.*\.tmp-.*)$/;
+const FOREIGN_OK = new Set(['models', 'calibration.json', 'summaries', 'summaries.json']);
+
 const log = getLogger('store');
+/** Where a reader with nothing committed to read keeps its empty tables: nothing is written. */
+const IN_MEMORY = 'memory://';
+
+/** What a reader or writer loaded: the committed manifest and the data it names. */
+interface Loaded {
+  readonly manifest: Manifest;
+  readonly tables: Tables;
+  readonly lexical: LexicalIndex;
+  readonly catalog: Map<string, ChunkMeta>;
+}
 
 export class IndexStore {
   readonly catalog = new Map<string, ChunkMeta>();
+  private readonly reloadHandlers: (() => Promise<void>)[] = [];
+  /** Set by `beginWrite`, cleared by `commit`: the memory holds changes the disk does not. */
+  private dirty = false;
+  /** Bytes of the current delta log, committed or appended by this writer since. */
+  private deltaBytes: number;
+  /** The manifest file's identity when loaded, to notice another process's commit cheaply. */
+  private manifestStamp: string | null;
 
   private constructor(
     readonly directory: string,
+    private readonly options: StoreOpenOptions,
     private manifestState: Manifest,
-    readonly tables: Tables,
-    readonly lexical: LexicalIndex,
-    private lexicalGeneration: number,
-  ) {}
+    private tablesState: Tables,
+    private lexicalState: LexicalIndex,
+    catalog: Map<string, ChunkMeta>,
+    stamp: string | null,
+  ) {
+    for (const [id, meta] of catalog) this.catalog.set(id, meta);
+    this.deltaBytes = manifestState.lexicalDeltaBytes;
+    this.manifestStamp = stamp;
+  }
 
   get manifest(): Readonly<Manifest> {
     return this.manifestState;
+  }
+
+  get tables(): Tables {
+    return this.tablesState;
+  }
+
+  get lexical(): LexicalIndex {
+    return this.lexicalState;
   }
 
   static async open(
     directory: string,
     options: StoreOpenOptions,
   ): Promise<Result<{ store: IndexStore; notices: string[] }>> {
-    const notices: string[] = [];
+    const foreign = await foreignContent(directory);
+    if (foreign)
+      return fail(
+        'invalid_input',
+        `${directory} is not an index folder (it holds ${foreign}); choose an empty or new folder for the index.`,
+      );
+    const read = await readManifest(manifestPath(directory));
+    if (read.kind === 'ok' && path.resolve(read.manifest.root) !== path.resolve(options.root))
+      return fail(
+        'invalid_input',
+        `The index folder ${directory} holds the index of ${read.manifest.root}, not ${options.root}; choose another folder for the index (it was left as it is).`,
+      );
     try {
       await fs.mkdir(directory, { recursive: true });
     } catch (cause) {
@@ -68,136 +131,213 @@ export class IndexStore {
         `Could not create the index folder ${directory}: ${describeError(cause)}`,
       );
     }
-    const read = await readManifest(manifestPath(directory));
-    let manifest: Manifest | null = null;
-    if (read.kind === 'corrupt')
-      notices.push(
-        `The index in ${directory} could not be read (${read.reason}) and is being rebuilt.`,
-      );
-    if (read.kind === 'ok') {
-      const reason = incompatibility(read.manifest, options);
-      if (reason) notices.push(`${reason}: rebuilding the index.`);
-      else manifest = read.manifest;
-    }
-    if (!manifest) {
-      await wipe(directory);
-      manifest = {
-        ...emptyManifest(options.root, PARSER_VERSION),
-        embedding: options.embedding,
-        embeddingReason: options.embeddingReason,
-      };
-    }
+    const lock = lockHolder(lockPath(directory)) ? null : acquireWriteLock(lockPath(directory));
+    if (!lock?.ok) return ok(await IndexStore.openAsReader(directory, options));
     try {
-      return ok({ store: await IndexStore.load(directory, manifest), notices });
+      return ok(await IndexStore.openAsWriter(directory, options));
     } catch (cause) {
-      notices.push(
-        `The index in ${directory} was damaged (${describeError(cause)}) and is being rebuilt.`,
+      return fail(
+        'index_corrupt',
+        `The index in ${directory} could not be rebuilt: ${describeError(cause)}`,
       );
-      log.warn('index_store_corrupt', { directory, error: describeError(cause) });
-      await wipe(directory);
-      manifest = {
-        ...emptyManifest(options.root, PARSER_VERSION),
-        embedding: options.embedding,
-        embeddingReason: options.embeddingReason,
-      };
-      try {
-        return ok({ store: await IndexStore.load(directory, manifest), notices });
-      } catch (again) {
-        return fail(
-          'index_corrupt',
-          `The index in ${directory} could not be rebuilt: ${describeError(again)}`,
-        );
-      }
+    } finally {
+      lock.value.dispose();
     }
   }
 
-  private static async load(directory: string, manifest: Manifest): Promise<IndexStore> {
-    const started = performance.now();
-    const tables = await Tables.open(
-      path.join(directory, 'lance'),
-      manifest.embedding?.dimensions ?? null,
-    );
-    const generation = manifest.lexicalGeneration;
-    const snapshot = lexicalSnapshotPath(directory, generation);
-    const lexical = (await exists(snapshot))
-      ? await LexicalIndex.readSnapshot(snapshot)
-      : new LexicalIndex();
-    await lexical.replayDelta(lexicalDeltaPath(directory, generation));
-    const journal = await readPendingJournal(directory);
-    const store = new IndexStore(
-      directory,
-      { ...manifest, pending: [...new Set([...manifest.pending, ...journal])] },
-      tables,
-      lexical,
-      generation,
-    );
-    for (const meta of await tables.chunkMetadata()) store.catalog.set(meta.id, meta);
-    store.checkConsistency();
-    await store.recoverPending();
-    await store.removeStrayLexicalFiles();
-    log.info('index_store_opened', {
-      directory,
-      files: Object.keys(manifest.files).length,
-      chunks: store.catalog.size,
-      duration_ms: elapsedMs(started),
-    });
-    return store;
+  /** Under the lock: loads the committed state, rolling back what an interrupted write left. */
+  private static async openAsWriter(
+    directory: string,
+    options: StoreOpenOptions,
+  ): Promise<{ store: IndexStore; notices: string[] }> {
+    const notices: string[] = [];
+    const stamp = await fileStamp(manifestPath(directory));
+    const read = await readManifest(manifestPath(directory));
+    let reason: string | null = null;
+    if (read.kind === 'missing' && (await hasStoreFiles(directory)))
+      reason = 'An index build that never finished was cleared';
+    if (read.kind === 'corrupt')
+      reason = `The index in ${directory} could not be read (${read.reason}) and is being rebuilt`;
+    if (read.kind === 'ok') {
+      const incompatible = incompatibility(read.manifest, options);
+      if (incompatible) reason = `${incompatible}: rebuilding the index`;
+      else {
+        try {
+          const loaded = await loadCommitted(directory, read.manifest, 'writer', notices);
+          return { store: IndexStore.from(directory, options, loaded, stamp), notices };
+        } catch (cause) {
+          reason = `The index in ${directory} was damaged (${describeError(cause)}) and is being rebuilt`;
+          log.warn('index_store_corrupt', { directory, error: describeError(cause) });
+        }
+      }
+    }
+    if (reason) {
+      notices.push(`${reason}.`);
+      log.warn('index_store_rebuilt', { directory, reason });
+      await wipe(directory);
+    }
+    const loaded = await startEmpty(options, path.join(directory, 'lance'));
+    return { store: IndexStore.from(directory, options, loaded, null), notices };
   }
 
   /**
-   * The parts of a store must agree: one file chunk per indexed file (pending files aside) and a
-   * lexical entry per chunk. A store that does not is treated as damaged and rebuilt.
+   * While another process writes: the committed state as it is, or nothing with a notice when it
+   * cannot be read. A commit (or cleanup) between reading the manifest and the data is retried.
    */
-  private checkConsistency(): void {
-    const pending = new Set(this.manifestState.pending);
-    const indexed = Object.entries(this.manifestState.files).filter(
-      ([file, entry]) => !entry.skipped && !pending.has(file),
-    ).length;
-    const fileChunks = [...this.catalog.values()].filter(
-      (meta) => meta.level === 'file' && !pending.has(meta.filePath!),
-    ).length;
-    if (fileChunks !== indexed)
-      throw new Error(`the chunks table holds ${fileChunks} files, the manifest ${indexed}`);
-    if (!pending.size && this.lexical.size !== this.catalog.size) {
-      throw new Error(
-        `the lexical index holds ${this.lexical.size} chunks, the chunks table ${this.catalog.size}`,
-      );
+  private static async openAsReader(
+    directory: string,
+    options: StoreOpenOptions,
+  ): Promise<{ store: IndexStore; notices: string[] }> {
+    const notices: string[] = [];
+    let problem = 'no index has been committed yet';
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const stamp = await fileStamp(manifestPath(directory));
+      const read = await readManifest(manifestPath(directory));
+      if (read.kind !== 'ok') {
+        if (read.kind === 'corrupt') problem = `it could not be read (${read.reason})`;
+        break;
+      }
+      const incompatible = incompatibility(read.manifest, options);
+      if (incompatible) {
+        problem = incompatible.toLowerCase();
+        break;
+      }
+      try {
+        const loaded = await loadCommitted(directory, read.manifest, 'reader', notices);
+        return { store: IndexStore.from(directory, options, loaded, stamp), notices };
+      } catch (cause) {
+        problem = `it is damaged (${describeError(cause)})`;
+        if ((await fileStamp(manifestPath(directory))) === stamp) break;
+      }
     }
+    notices.push(
+      `The index in ${directory} is being updated by another process and ${problem}: answering from an empty index until that process commits.`,
+    );
+    log.warn('index_store_unreadable', { directory, problem });
+    const loaded = await startEmpty(options, IN_MEMORY);
+    return { store: IndexStore.from(directory, options, loaded, null), notices };
   }
 
-  /** Rows written for files whose batch never committed are dropped; those files are indexed again. */
-  async recoverPending(): Promise<void> {
-    const pending = this.manifestState.pending;
-    if (!pending.length) return;
-    log.warn('index_recovered_interrupted_write', { files: pending.length });
-    await this.removeFiles(pending);
-    const files = { ...this.manifestState.files };
-    for (const file of pending) delete files[file];
-    this.manifestState = { ...this.manifestState, files, pending: [] };
-    await writeManifest(manifestPath(this.directory), this.manifestState);
-    await fs.rm(pendingJournalPath(this.directory), { force: true });
+  private static from(
+    directory: string,
+    options: StoreOpenOptions,
+    loaded: Loaded,
+    stamp: string | null,
+  ): IndexStore {
+    return new IndexStore(
+      directory,
+      options,
+      loaded.manifest,
+      loaded.tables,
+      loaded.lexical,
+      loaded.catalog,
+      stamp,
+    );
+  }
+
+  /** Called after the store reloaded another process's commit (or rolled back a failed write). */
+  onReload(handler: () => Promise<void>): void {
+    this.reloadHandlers.push(handler);
+  }
+
+  /** Whether another live process holds the write lock now. */
+  writerElsewhere(): boolean {
+    const holder = lockHolder(lockPath(this.directory));
+    return !!holder && holder.pid !== process.pid;
+  }
+
+  /**
+   * Loads a newer commit by another process, if there is one (a cheap stat otherwise). Never
+   * writes: what it loads is exactly what the manifest names.
+   */
+  async refresh(): Promise<boolean> {
+    if (this.dirty) return false;
+    const stamp = await fileStamp(manifestPath(this.directory));
+    if (stamp === this.manifestStamp || stamp === null) return false;
+    const read = await readManifest(manifestPath(this.directory));
+    if (read.kind !== 'ok' || read.manifest.generation === this.manifestState.generation) {
+      this.manifestStamp = stamp;
+      return false;
+    }
+    if (incompatibility(read.manifest, this.options)) return false;
+    try {
+      const loaded = await loadCommitted(this.directory, read.manifest, 'reader', []);
+      await this.replace(loaded, stamp);
+      log.info('index_store_reloaded', {
+        directory: this.directory,
+        generation: read.manifest.generation,
+      });
+      return true;
+    } catch (cause) {
+      log.warn('index_store_reload_failed', {
+        directory: this.directory,
+        error: describeError(cause),
+      });
+      return false;
+    }
   }
 
   lock(): Result<Disposable> {
-    return acquireWriteLock(path.join(this.directory, 'index.lock'));
+    return acquireWriteLock(lockPath(this.directory));
   }
 
   /**
-   * Marks files about to be rewritten, so a crash before `commit` is repaired on the next open.
-   * The mark is a small journal beside the manifest: writing the whole manifest for it would
-   * cost a second write of every file's entry on each save.
+   * Called by the lock holder before a write: the memory is brought to the committed state on
+   * disk (another process's commit loaded, a failed write of this one or a killed one of another
+   * rolled back). A store that cannot be read then is rebuilt from empty, with a notice.
+   */
+  async prepareWrite(): Promise<string[]> {
+    const stamp = await fileStamp(manifestPath(this.directory));
+    const read = await readManifest(manifestPath(this.directory));
+    const current =
+      !this.dirty &&
+      stamp === this.manifestStamp &&
+      read.kind === 'ok' &&
+      read.manifest.generation === this.manifestState.generation;
+    if (current && read.kind === 'ok' && this.tables.location !== IN_MEMORY) {
+      const notices: string[] = [];
+      if (this.manifestState.tableVersions)
+        await rollBack(this.directory, read.manifest, this.tables, notices);
+      return notices;
+    }
+    const untouched =
+      read.kind === 'missing' &&
+      !this.dirty &&
+      !this.manifestState.tableVersions &&
+      this.tables.location !== IN_MEMORY &&
+      !this.catalog.size &&
+      (await this.tables.counts()).chunks === 0;
+    if (untouched) return [];
+    const reopened = await IndexStore.openAsWriter(this.directory, this.options);
+    const store = reopened.store;
+    await this.replace(
+      {
+        manifest: store.manifestState,
+        tables: store.tablesState,
+        lexical: store.lexicalState,
+        catalog: store.catalog,
+      },
+      store.manifestStamp,
+    );
+    return reopened.notices;
+  }
+
+  /**
+   * Marks files about to be rewritten in a small journal beside the manifest, so whoever takes
+   * the lock next knows a write was cut short (the rollback itself needs only the manifest).
    */
   async beginWrite(paths: readonly string[]): Promise<void> {
-    this.manifestState = { ...this.manifestState, pending: [...new Set(paths)] };
+    this.dirty = true;
     await writeFileAtomic(
       pendingJournalPath(this.directory),
-      JSON.stringify(this.manifestState.pending),
+      JSON.stringify({ generation: this.manifestState.generation, files: [...new Set(paths)] }),
     );
   }
 
   /** Drops every chunk, fact and lexical entry of these files (directory chunks are by id). */
   async removeFiles(paths: readonly string[]): Promise<void> {
     if (!paths.length) return;
+    this.dirty = true;
     await this.tables.deleteFiles(paths);
     this.lexical.removePaths(paths);
     const gone = new Set(paths);
@@ -210,6 +350,7 @@ export class IndexStore {
     vectors: ReadonlyMap<string, Float32Array> | null,
     lexical: readonly LexicalDocument[],
   ): Promise<void> {
+    this.dirty = true;
     await this.tables.addChunks(chunks, vectors);
     this.lexical.add(lexical);
     for (const chunk of chunks) this.catalog.set(chunk.id, metaOf(chunk));
@@ -221,6 +362,7 @@ export class IndexStore {
     vectors: ReadonlyMap<string, Float32Array> | null,
     lexical: readonly LexicalDocument[],
   ): Promise<void> {
+    this.dirty = true;
     await this.tables.deleteChunks([...removedIds, ...chunks.map((chunk) => chunk.id)]);
     this.lexical.removePaths(
       [...removedIds, ...chunks.map((chunk) => chunk.id)].map(directoryLexicalKey),
@@ -230,37 +372,54 @@ export class IndexStore {
   }
 
   async addFacts(facts: readonly CodeFact[]): Promise<void> {
+    this.dirty = true;
     await this.tables.addFacts(facts);
   }
 
   /**
-   * Persists the lexical changes of this batch: a delta line for small batches, a new snapshot
-   * generation for large ones (its number is committed by the manifest, so a crash keeps the old).
+   * Persists the lexical changes of this batch: a delta line, or a new snapshot generation when
+   * asked for (large runs) or when the delta has outgrown its share of the snapshot or removed
+   * chunks pile up. The manifest commits either; a crash keeps the old.
    */
   async persistLexical(
     removedPaths: readonly string[],
     added: readonly LexicalDocument[],
     snapshot: boolean,
   ): Promise<void> {
-    if (snapshot) {
+    const snapshotBytes = await fileSize(
+      lexicalSnapshotPath(this.directory, this.manifestState.lexicalGeneration),
+    );
+    const compact =
+      snapshot ||
+      this.lexical.tombstoneCount > this.lexical.size / 4 ||
+      this.deltaBytes > Math.max(MIN_DELTA_BYTES, snapshotBytes * DELTA_SHARE);
+    if (compact) {
       this.lexical.compactIfNeeded();
-      const generation = this.lexicalGeneration + 1;
+      const generation = this.manifestState.lexicalGeneration + 1;
       await this.lexical.writeSnapshot(lexicalSnapshotPath(this.directory, generation));
-      this.lexicalGeneration = generation;
+      this.pendingGeneration = generation;
+      this.deltaBytes = 0;
       log.info('vocabulary_persisted', {
         vocabulary_size: this.lexical.vocabularySize,
         file_path: lexicalSnapshotPath(this.directory, generation),
       });
     } else if (removedPaths.length || added.length) {
-      await LexicalIndex.appendDelta(
-        lexicalDeltaPath(this.directory, this.lexicalGeneration),
+      this.deltaBytes = await LexicalIndex.appendDelta(
+        lexicalDeltaPath(this.directory, this.manifestState.lexicalGeneration),
         removedPaths,
         added,
+        this.deltaBytes,
       );
     }
   }
 
-  /** The commit point: the files' new entries, the lexical generation, no pending writes. */
+  /** The snapshot generation this write started, committed with the manifest. */
+  private pendingGeneration: number | null = null;
+
+  /**
+   * The commit point: the files' new entries, the table versions, the lexical generation and
+   * delta length, and the counts they all show (checked against each other first).
+   */
   async commit(
     entries: ReadonlyMap<string, FileEntry | null>,
     embedding?: { embedding: StoreEmbedding | null; reason: string | null },
@@ -270,39 +429,102 @@ export class IndexStore {
       if (entry) files[file] = entry;
       else delete files[file];
     }
-    this.manifestState = {
+    const counts = await this.tables.counts();
+    if (counts.chunks !== this.catalog.size || this.lexical.size !== this.catalog.size)
+      throw new Error(
+        `the write left ${counts.chunks} chunk rows, ${this.catalog.size} in memory and ${this.lexical.size} lexical entries`,
+      );
+    await this.writeCommit({
       ...this.manifestState,
       files,
-      pending: [],
-      lexicalGeneration: this.lexicalGeneration,
+      generation: this.manifestState.generation + 1,
+      tableVersions: await this.tables.versions(),
+      lexicalGeneration: this.pendingGeneration ?? this.manifestState.lexicalGeneration,
+      lexicalDeltaBytes: this.deltaBytes,
+      counts: { ...counts, lexical: this.lexical.size },
       ...(embedding ? { embedding: embedding.embedding, embeddingReason: embedding.reason } : {}),
-    };
-    await writeManifest(manifestPath(this.directory), this.manifestState);
+    });
+    this.pendingGeneration = null;
+    this.dirty = false;
     await fs.rm(pendingJournalPath(this.directory), { force: true });
     await this.removeStrayLexicalFiles();
   }
 
-  /** Records the options the index was built with (see BuildRecord). */
+  /**
+   * Records the options the index was built with (see BuildRecord): under the lock, on a
+   * committed store only, without a new generation (the content is the same).
+   */
   async recordBuild(build: BuildRecord): Promise<void> {
-    this.manifestState = { ...this.manifestState, build };
-    await writeManifest(manifestPath(this.directory), this.manifestState);
+    if (!this.manifestState.tableVersions) return;
+    const lock = this.lock();
+    if (!lock.ok) {
+      log.warn('build_record_skipped', { directory: this.directory, reason: lock.error.message });
+      return;
+    }
+    try {
+      await this.writeCommit({ ...this.manifestState, build });
+    } finally {
+      lock.value.dispose();
+    }
   }
 
-  /** Indexes large tables and compacts fragmented ones (checked after every run; cheap). */
+  /**
+   * After a commit, by the lock holder: large tables get their B-tree indexes; once writes have
+   * piled up versions or small fragments, the tables are compacted, the compacted versions
+   * committed, and older versions and files no version names are removed. Readers that still
+   * hold an older version reload the new commit when a read fails.
+   */
   async maintain(): Promise<void> {
     if (await this.tables.ensureIndexes())
       log.info('table_indexes_created', { directory: this.directory });
-    if (await this.tables.needsOptimize()) await this.tables.optimize();
+    const versions = await this.tables.versionCount();
+    if (versions <= MAX_TABLE_VERSIONS && !(await this.tables.needsOptimize())) return;
+    const started = performance.now();
+    await this.tables.compact();
+    await this.writeCommit({
+      ...this.manifestState,
+      generation: this.manifestState.generation + 1,
+      tableVersions: await this.tables.versions(),
+    });
+    await this.tables.cleanup(new Date());
+    log.info('table_versions_cleaned', {
+      directory: this.directory,
+      versions_before: versions,
+      duration_ms: elapsedMs(started),
+    });
   }
 
   close(): void {
     this.tables.close();
   }
 
+  private async writeCommit(manifest: Manifest): Promise<void> {
+    this.manifestState = manifest;
+    await writeManifest(manifestPath(this.directory), manifest);
+    this.manifestStamp = await fileStamp(manifestPath(this.directory));
+  }
+
+  /** Swaps in another loaded state, keeping the catalog map others hold a reference to. */
+  private async replace(loaded: Loaded, stamp: string | null): Promise<void> {
+    const old = this.tablesState;
+    this.manifestState = loaded.manifest;
+    this.tablesState = loaded.tables;
+    this.lexicalState = loaded.lexical;
+    this.catalog.clear();
+    for (const [id, meta] of loaded.catalog) this.catalog.set(id, meta);
+    this.deltaBytes = loaded.manifest.lexicalDeltaBytes;
+    this.pendingGeneration = null;
+    this.manifestStamp = stamp;
+    this.dirty = false;
+    if (old !== loaded.tables) old.close();
+    for (const handler of this.reloadHandlers) await handler();
+  }
+
   private async removeStrayLexicalFiles(): Promise<void> {
+    const generation = this.manifestState.lexicalGeneration;
     const keep = new Set([
-      path.basename(lexicalSnapshotPath(this.directory, this.lexicalGeneration)),
-      path.basename(lexicalDeltaPath(this.directory, this.lexicalGeneration)),
+      path.basename(lexicalSnapshotPath(this.directory, generation)),
+      path.basename(lexicalDeltaPath(this.directory, generation)),
     ]);
     for (const name of await fs.readdir(this.directory)) {
       if (/^lexical-\d+\.(bin|delta)$/.test(name) && !keep.has(name))
@@ -317,6 +539,136 @@ export async function readBuildRecord(directory: string): Promise<BuildRecord | 
   return read.kind === 'ok' ? (read.manifest.build ?? null) : null;
 }
 
+/**
+ * The committed state named by `manifest`. A writer first rolls back what a write cut short
+ * left after it; a reader checks out the committed versions and reads only the committed part
+ * of the delta log. Either way, the counts must match the manifest's.
+ */
+async function loadCommitted(
+  directory: string,
+  manifest: Manifest,
+  role: Role,
+  notices: string[],
+): Promise<Loaded> {
+  const started = performance.now();
+  const committed = manifest.tableVersions;
+  if (!committed) throw new Error('the manifest names no table versions');
+  const tables = await Tables.open(
+    path.join(directory, 'lance'),
+    manifest.embedding?.dimensions ?? null,
+    false,
+  );
+  try {
+    if (role === 'writer') await rollBack(directory, manifest, tables, notices);
+    else await tables.checkout(committed);
+    const lexical = await readLexical(directory, manifest);
+    const catalog = new Map<string, ChunkMeta>();
+    for (const meta of await tables.chunkMetadata()) catalog.set(meta.id, meta);
+    const counts = await tables.counts();
+    checkCounts(manifest, counts, catalog, lexical);
+    if (role === 'writer') await removeStrayFiles(directory, manifest);
+    log.info('index_store_opened', {
+      directory,
+      role,
+      files: Object.keys(manifest.files).length,
+      chunks: catalog.size,
+      duration_ms: elapsedMs(started),
+    });
+    return { manifest, tables, lexical, catalog };
+  } catch (cause) {
+    tables.close();
+    throw cause;
+  }
+}
+
+/**
+ * Puts the disk back to the committed state: table versions written after it are undone (their
+ * content, deletions included, no longer visible) and the delta log cut to its committed length.
+ */
+async function rollBack(
+  directory: string,
+  manifest: Manifest,
+  tables: Tables,
+  notices: string[],
+): Promise<void> {
+  const journal = await readPendingJournal(directory);
+  const restored = await tables.restore(manifest.tableVersions!);
+  const delta = lexicalDeltaPath(directory, manifest.lexicalGeneration);
+  const size = await fileSize(delta);
+  if (size < manifest.lexicalDeltaBytes)
+    throw new Error(
+      `the lexical delta log holds ${size} bytes, ${manifest.lexicalDeltaBytes} were committed`,
+    );
+  const truncated = size > manifest.lexicalDeltaBytes;
+  if (truncated) await fs.truncate(delta, manifest.lexicalDeltaBytes);
+  if (restored || truncated || journal) {
+    const files = journal === 'damaged' ? null : (journal?.length ?? null);
+    log.warn('index_recovered_interrupted_write', {
+      files,
+      tables_restored: restored,
+      lexical_truncated: truncated,
+    });
+    notices.push(
+      `An index update that was cut short was rolled back to the last commit${files ? ` (${files} files are indexed again)` : ''}.`,
+    );
+  }
+  await fs.rm(pendingJournalPath(directory), { force: true });
+}
+
+async function readLexical(directory: string, manifest: Manifest): Promise<LexicalIndex> {
+  const snapshot = lexicalSnapshotPath(directory, manifest.lexicalGeneration);
+  const lexical =
+    manifest.lexicalGeneration > 0 ? await LexicalIndex.readSnapshot(snapshot) : new LexicalIndex();
+  await lexical.replayDelta(
+    lexicalDeltaPath(directory, manifest.lexicalGeneration),
+    manifest.lexicalDeltaBytes,
+  );
+  return lexical;
+}
+
+/**
+ * The parts of a store must agree with the manifest and with each other: its row counts, one
+ * file chunk per indexed file and a lexical entry per chunk. A store that does not is damaged.
+ */
+function checkCounts(
+  manifest: Manifest,
+  counts: { chunks: number; facts: number },
+  catalog: ReadonlyMap<string, ChunkMeta>,
+  lexical: LexicalIndex,
+): void {
+  const expected = manifest.counts;
+  if (counts.chunks !== expected.chunks)
+    throw new Error(
+      `the chunks table holds ${counts.chunks} rows, ${expected.chunks} were committed`,
+    );
+  if (counts.facts !== expected.facts)
+    throw new Error(`the facts table holds ${counts.facts} rows, ${expected.facts} were committed`);
+  if (lexical.size !== expected.lexical)
+    throw new Error(
+      `the lexical index holds ${lexical.size} chunks, ${expected.lexical} were committed`,
+    );
+  if (catalog.size !== counts.chunks)
+    throw new Error(`the chunks table lists ${catalog.size} of its ${counts.chunks} rows`);
+  const indexed = Object.values(manifest.files).filter((entry) => !entry.skipped).length;
+  let fileChunks = 0;
+  for (const meta of catalog.values()) if (meta.level === 'file') fileChunks++;
+  if (fileChunks !== indexed)
+    throw new Error(`the chunks table holds ${fileChunks} files, the manifest ${indexed}`);
+}
+
+async function startEmpty(options: StoreOpenOptions, tablesAt: string): Promise<Loaded> {
+  return {
+    manifest: {
+      ...emptyManifest(options.root, PARSER_VERSION),
+      embedding: options.embedding,
+      embeddingReason: options.embeddingReason,
+    },
+    tables: await Tables.open(tablesAt, options.embedding?.dimensions ?? null, true),
+    lexical: new LexicalIndex(),
+    catalog: new Map(),
+  };
+}
+
 /** Directory chunks live in the lexical segment under a key of their own, not a file path. */
 export function directoryLexicalKey(chunkId: string): string {
   return `dir:${chunkId}`;
@@ -327,8 +679,6 @@ function incompatibility(manifest: Manifest, options: StoreOpenOptions): string 
     return `The index format changed (version ${manifest.schemaVersion} → ${SCHEMA_VERSION})`;
   if (manifest.parserVersion !== PARSER_VERSION)
     return 'The parser changed since this index was built';
-  if (path.resolve(manifest.root) !== path.resolve(options.root))
-    return `The index belonged to ${manifest.root}`;
   const before = manifest.embedding
     ? `${manifest.embedding.modelId} (${manifest.embedding.dimensions}d)`
     : 'none';
@@ -344,40 +694,96 @@ function metaOf(chunk: Chunk): ChunkMeta {
   return meta;
 }
 
-function pendingJournalPath(directory: string): string {
-  return path.join(directory, 'pending.json');
-}
+const Journal = z.object({ generation: z.number(), files: z.array(z.string()) });
 
-/** The files a write had begun on when it was cut short (none when it committed). */
-async function readPendingJournal(directory: string): Promise<string[]> {
+/**
+ * The files a write had begun on when it was cut short: null when none was, 'damaged' when the
+ * journal itself was torn (harmless: the rollback goes by the manifest alone).
+ */
+async function readPendingJournal(directory: string): Promise<string[] | 'damaged' | null> {
   let text: string;
   try {
     text = await fs.readFile(pendingJournalPath(directory), 'utf8');
   } catch (cause) {
-    if ((cause as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    if ((cause as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw cause;
   }
-  const parsed = z.array(z.string()).safeParse(JSON.parse(text));
-  if (!parsed.success) throw new Error('the journal of pending writes is damaged');
-  return parsed.data;
+  let json: unknown = null;
+  try {
+    json = JSON.parse(text);
+  } catch (cause) {
+    log.warn('pending_journal_damaged', { error: describeError(cause) });
+  }
+  const parsed = Journal.safeParse(json);
+  return parsed.success ? parsed.data.files : 'damaged';
 }
 
+/** Clears a store's own files (never the lock, the models or anything else in the folder). */
 async function wipe(directory: string): Promise<void> {
   for (const name of await fs.readdir(directory).catch(() => [] as string[])) {
-    if (name === 'index.lock' || name === 'models') continue;
+    if (name === 'index.lock' || !STORE_ENTRY.test(name)) continue;
     await fs.rm(path.join(directory, name), { recursive: true, force: true });
   }
 }
 
-async function exists(file: string): Promise<boolean> {
-  return fs.stat(file).then(
-    () => true,
-    () => false,
-  );
+async function hasStoreFiles(directory: string): Promise<boolean> {
+  const names = await fs.readdir(directory).catch(() => [] as string[]);
+  return names.some((name) => name !== 'index.lock' && STORE_ENTRY.test(name));
+}
+
+/** Files left in the store folder by a write that never committed (temporary files). */
+async function removeStrayFiles(directory: string, manifest: Manifest): Promise<void> {
+  const keep = new Set([
+    path.basename(lexicalSnapshotPath(directory, manifest.lexicalGeneration)),
+    path.basename(lexicalDeltaPath(directory, manifest.lexicalGeneration)),
+  ]);
+  for (const name of await fs.readdir(directory)) {
+    const stray = /^lexical-\d+\.(bin|delta)$/.test(name)
+      ? !keep.has(name)
+      : name.includes('.tmp-');
+    if (stray) await fs.rm(path.join(directory, name), { force: true, recursive: true });
+  }
+}
+
+/** What in a folder given for a store is not a store's: null when it is one, or empty. */
+async function foreignContent(directory: string): Promise<string | null> {
+  const names = await fs.readdir(directory).catch(() => [] as string[]);
+  if (names.includes('manifest.json')) return null;
+  const foreign = names.filter((name) => !STORE_ENTRY.test(name) && !FOREIGN_OK.has(name));
+  if (!foreign.length) return null;
+  return foreign.length === 1 ? foreign[0]! : `${foreign[0]} and ${foreign.length - 1} more`;
+}
+
+/** A file's identity and change time: an atomic rename gives the manifest a new one. */
+async function fileStamp(file: string): Promise<string | null> {
+  try {
+    const stat = await fs.stat(file);
+    return `${stat.ino}:${stat.mtimeMs}:${stat.size}`;
+  } catch (cause) {
+    if ((cause as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw cause;
+  }
+}
+
+async function fileSize(file: string): Promise<number> {
+  try {
+    return (await fs.stat(file)).size;
+  } catch (cause) {
+    if ((cause as NodeJS.ErrnoException).code === 'ENOENT') return 0;
+    throw cause;
+  }
 }
 
 function manifestPath(directory: string): string {
   return path.join(directory, 'manifest.json');
+}
+
+function lockPath(directory: string): string {
+  return path.join(directory, 'index.lock');
+}
+
+function pendingJournalPath(directory: string): string {
+  return path.join(directory, 'pending.json');
 }
 
 function lexicalSnapshotPath(directory: string, generation: number): string {

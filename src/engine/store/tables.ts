@@ -111,6 +111,11 @@ const CHUNK_META_COLUMNS = [
   'segments',
 ];
 
+export interface TableVersions {
+  readonly chunks: number;
+  readonly facts: number;
+}
+
 export class Tables {
   private readonly chunkSchema: Schema;
 
@@ -119,27 +124,73 @@ export class Tables {
     private readonly chunks: lancedb.Table,
     private readonly facts: lancedb.Table,
     readonly dimensions: number | null,
+    /** The folder the tables live in ('memory://' for a reader's empty stand-in). */
+    readonly location: string,
   ) {
     this.chunkSchema = chunkSchema(dimensions);
   }
 
-  /** Opens the tables, creating them with the schema for `dimensions` (null: no vector column). */
-  static async open(directory: string, dimensions: number | null): Promise<Tables> {
+  /**
+   * Opens the tables. `create` makes missing ones with the schema for `dimensions` (null: no
+   * vector column): only for a writer starting a store. Otherwise a missing table is damage.
+   */
+  static async open(
+    directory: string,
+    dimensions: number | null,
+    create: boolean,
+  ): Promise<Tables> {
     const db = await lancedb.connect(directory);
-    const names = new Set(await db.tableNames());
-    const chunks = names.has(CHUNKS)
-      ? await db.openTable(CHUNKS)
-      : await db.createEmptyTable(CHUNKS, chunkSchema(dimensions));
-    const facts = names.has(FACTS)
-      ? await db.openTable(FACTS)
-      : await db.createEmptyTable(FACTS, factSchema);
-    const vector = (await chunks.schema()).fields.find((field) => field.name === 'vector');
-    const storedDimensions = vector ? (vector.type as FixedSizeList).listSize : null;
-    if (storedDimensions !== dimensions)
-      throw new Error(
-        `chunks table has ${storedDimensions ?? 'no'} vector dimensions, expected ${dimensions ?? 'none'}`,
-      );
-    return new Tables(db, chunks, facts, dimensions);
+    try {
+      const names = new Set(await db.tableNames());
+      const table = async (name: string, schema: Schema) => {
+        if (names.has(name)) return db.openTable(name);
+        if (!create) throw new Error(`the ${name} table is missing`);
+        return db.createEmptyTable(name, schema);
+      };
+      const chunks = await table(CHUNKS, chunkSchema(dimensions));
+      const facts = await table(FACTS, factSchema);
+      const vector = (await chunks.schema()).fields.find((field) => field.name === 'vector');
+      const storedDimensions = vector ? (vector.type as FixedSizeList).listSize : null;
+      if (storedDimensions !== dimensions)
+        throw new Error(
+          `chunks table has ${storedDimensions ?? 'no'} vector dimensions, expected ${dimensions ?? 'none'}`,
+        );
+      return new Tables(db, chunks, facts, dimensions, directory);
+    } catch (cause) {
+      db.close();
+      throw cause;
+    }
+  }
+
+  /** The current version of each table (what a commit records). */
+  async versions(): Promise<TableVersions> {
+    return { chunks: await this.chunks.version(), facts: await this.facts.version() };
+  }
+
+  /** A reader's view: the tables as they were at a committed version, whatever came after. */
+  async checkout(versions: TableVersions): Promise<void> {
+    await this.chunks.checkout(versions.chunks);
+    await this.facts.checkout(versions.facts);
+  }
+
+  /**
+   * A writer's rollback: the latest version of each table is compared with the committed one and,
+   * when a write was cut short after it, the committed content becomes the latest again.
+   * Returns whether anything was rolled back.
+   */
+  async restore(versions: TableVersions): Promise<boolean> {
+    let restored = false;
+    for (const [table, version] of [
+      [this.chunks, versions.chunks],
+      [this.facts, versions.facts],
+    ] as const) {
+      await table.checkoutLatest();
+      if ((await table.version()) === version) continue;
+      await table.checkout(version);
+      await table.restore();
+      restored = true;
+    }
+    return restored;
   }
 
   async deleteFiles(paths: readonly string[]): Promise<void> {
@@ -323,11 +374,29 @@ export class Tables {
     );
   }
 
-  /** Merges small fragments and drops old versions, so disk use and scan time stay flat. */
-  async optimize(): Promise<void> {
-    const olderThan = new Date();
-    await this.chunks.optimize({ cleanupOlderThan: olderThan });
-    await this.facts.optimize({ cleanupOlderThan: olderThan });
+  /** Merges small fragments and rewrites deleted rows away; old versions stay for readers. */
+  async compact(): Promise<void> {
+    const keepVersions = new Date(0);
+    await this.chunks.optimize({ cleanupOlderThan: keepVersions });
+    await this.facts.optimize({ cleanupOlderThan: keepVersions });
+  }
+
+  /**
+   * Removes versions older than `olderThan`, and files no version names (those a killed write
+   * left behind: only the lock holder calls this, so no other write is in progress).
+   */
+  async cleanup(olderThan: Date): Promise<void> {
+    for (const table of [this.chunks, this.facts])
+      await table.optimize({ cleanupOlderThan: olderThan, deleteUnverified: true });
+  }
+
+  /** How many versions each table keeps on disk: they grow with every write until cleaned up. */
+  async versionCount(): Promise<number> {
+    const [chunks, facts] = await Promise.all([
+      this.chunks.listVersions(),
+      this.facts.listVersions(),
+    ]);
+    return Math.max(chunks.length, facts.length);
   }
 
   close(): void {
