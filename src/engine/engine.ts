@@ -296,20 +296,22 @@ export class Engine implements Disposable {
     if (!request.query.trim() && !request.attachment)
       return fail('invalid_input', 'The question is empty.');
     await this.refresh();
+    let failure: unknown;
     try {
       return ok(this.withStaleNotice(await this.searcher.search(request)));
     } catch (cause) {
-      // a reader's version may have been cleaned up by the writer's commit: read that commit
-      if (await this.refresh().catch(() => false)) {
-        try {
-          return ok(this.withStaleNotice(await this.searcher.search(request)));
-        } catch (again) {
-          cause = again;
-        }
-      }
-      log.error('search_failed', { error: describeError(cause) });
-      return fail('io_error', `The search failed: ${describeError(cause)}`);
+      failure = cause;
     }
+    // a reader's version may have been cleaned up by the writer's commit: read that commit
+    if (await this.refresh().catch(() => false)) {
+      try {
+        return ok(this.withStaleNotice(await this.searcher.search(request)));
+      } catch (cause) {
+        failure = cause;
+      }
+    }
+    log.error('search_failed', { error: describeError(failure) });
+    return fail('io_error', `The search failed: ${describeError(failure)}`);
   }
 
   /**
