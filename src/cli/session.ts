@@ -57,6 +57,10 @@ export async function indexWithProgress(
  * refuse an index with no files, which would otherwise look like a question nothing matches.
  */
 export async function ensureIndexed(engine: Engine, build?: BuildRecord): Promise<void> {
+  if (engine.store.writerElsewhere()) {
+    note('note: another process is updating the index; answering from its last commit.');
+    return;
+  }
   if (await engine.isStale()) {
     note(`Indexing ${engine.root} …`);
     const summary = await indexWithProgress(engine, build);
