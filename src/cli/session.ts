@@ -63,7 +63,15 @@ export async function ensureIndexed(engine: Engine, build?: BuildRecord): Promis
   }
   if (await engine.isStale()) {
     note(`Indexing ${engine.root} …`);
-    const summary = await indexWithProgress(engine, build);
+    let summary: IndexSummary;
+    try {
+      summary = await indexWithProgress(engine, build);
+    } catch (cause) {
+      // another process took the lock between the check and the run: its commits will do
+      if (!(cause instanceof EngineFailure) || cause.error.code !== 'index_locked') throw cause;
+      note('note: another process is updating the index; answering from its last commit.');
+      return;
+    }
     note(
       `Indexed ${summary.files} files (${summary.indexed} parsed) in ${(summary.durationMs / 1000).toFixed(1)} s.`,
     );
