@@ -132,7 +132,7 @@ describe('index store', () => {
     try {
       assert.match(
         notices.join('\n'),
-        /was damaged \(the lexical snapshot body does not match its header\)/,
+        /was damaged \(the lexical snapshot does not match its committed checksum\)/,
       );
       assert.deepEqual(await storeSnapshot(rebuilt), snapshot);
     } finally {

@@ -46,6 +46,13 @@ const ManifestSchema = z.object({
   lexicalGeneration: z.number().int().nonnegative(),
   /** How much of the current delta log is committed; bytes past it belong to an unfinished write. */
   lexicalDeltaBytes: z.number().int().nonnegative(),
+  /** SHA-1 of the current lexical snapshot (null before the first): checked when it is read. */
+  lexicalSnapshotHash: z.string().nullable(),
+  /**
+   * SHA-1 of each LanceDB data and deletion file (path under lance/): they are immutable once
+   * written, so each is hashed once, and checked whenever the store opens.
+   */
+  dataHashes: z.record(z.string(), z.string()),
   /** What the tables and the lexical segment held at the commit, checked when the store opens. */
   counts: z.object({
     chunks: z.number().int().nonnegative(),
@@ -108,6 +115,8 @@ export function emptyManifest(root: string, parserVersion: string): Manifest {
     tableVersions: null,
     lexicalGeneration: 0,
     lexicalDeltaBytes: 0,
+    lexicalSnapshotHash: null,
+    dataHashes: {},
     counts: { chunks: 0, facts: 0, lexical: 0 },
     files: {},
   };

@@ -1,4 +1,5 @@
-import { promises as fs } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { createReadStream, promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
 import { elapsedMs, getLogger } from '../log/logger';
@@ -434,12 +435,18 @@ export class IndexStore {
       throw new Error(
         `the write left ${counts.chunks} chunk rows, ${this.catalog.size} in memory and ${this.lexical.size} lexical entries`,
       );
+    const lexicalGeneration = this.pendingGeneration ?? this.manifestState.lexicalGeneration;
     await this.writeCommit({
       ...this.manifestState,
       files,
       generation: this.manifestState.generation + 1,
       tableVersions: await this.tables.versions(),
-      lexicalGeneration: this.pendingGeneration ?? this.manifestState.lexicalGeneration,
+      lexicalGeneration,
+      lexicalSnapshotHash:
+        this.pendingGeneration === null
+          ? this.manifestState.lexicalSnapshotHash
+          : await hashFile(lexicalSnapshotPath(this.directory, lexicalGeneration)),
+      dataHashes: await hashDataFiles(this.directory, this.manifestState.dataHashes),
       lexicalDeltaBytes: this.deltaBytes,
       counts: { ...counts, lexical: this.lexical.size },
       ...(embedding ? { embedding: embedding.embedding, embeddingReason: embedding.reason } : {}),
@@ -485,8 +492,13 @@ export class IndexStore {
       ...this.manifestState,
       generation: this.manifestState.generation + 1,
       tableVersions: await this.tables.versions(),
+      dataHashes: await hashDataFiles(this.directory, this.manifestState.dataHashes),
     });
     await this.tables.cleanup(new Date());
+    await this.writeCommit({
+      ...this.manifestState,
+      dataHashes: await hashDataFiles(this.directory, this.manifestState.dataHashes),
+    });
     log.info('table_versions_cleaned', {
       directory: this.directory,
       versions_before: versions,
@@ -561,6 +573,7 @@ async function loadCommitted(
   try {
     if (role === 'writer') await rollBack(directory, manifest, tables, notices);
     else await tables.checkout(committed);
+    await verifyDataFiles(directory, manifest.dataHashes);
     const lexical = await readLexical(directory, manifest);
     const catalog = new Map<string, ChunkMeta>();
     for (const meta of await tables.chunkMetadata()) catalog.set(meta.id, meta);
@@ -617,6 +630,8 @@ async function rollBack(
 
 async function readLexical(directory: string, manifest: Manifest): Promise<LexicalIndex> {
   const snapshot = lexicalSnapshotPath(directory, manifest.lexicalGeneration);
+  if (manifest.lexicalGeneration > 0 && (await hashFile(snapshot)) !== manifest.lexicalSnapshotHash)
+    throw new Error('the lexical snapshot does not match its committed checksum');
   const lexical =
     manifest.lexicalGeneration > 0 ? await LexicalIndex.readSnapshot(snapshot) : new LexicalIndex();
   await lexical.replayDelta(
@@ -772,6 +787,56 @@ async function fileSize(file: string): Promise<number> {
     if ((cause as NodeJS.ErrnoException).code === 'ENOENT') return 0;
     throw cause;
   }
+}
+
+/** LanceDB's immutable files whose content the manifest vouches for: data and deletions. */
+async function tableFiles(directory: string): Promise<string[]> {
+  const lance = path.join(directory, 'lance');
+  const out: string[] = [];
+  for (const table of await fs.readdir(lance).catch(() => [] as string[])) {
+    for (const folder of ['data', '_deletions']) {
+      const names = await fs.readdir(path.join(lance, table, folder)).catch(() => [] as string[]);
+      for (const name of names) if (!name.includes('.tmp')) out.push(`${table}/${folder}/${name}`);
+    }
+  }
+  return out.sort();
+}
+
+/** The hashes of the files present now: known ones kept, new ones read once, gone ones dropped. */
+async function hashDataFiles(
+  directory: string,
+  known: Readonly<Record<string, string>>,
+): Promise<Record<string, string>> {
+  const hashes: Record<string, string> = {};
+  for (const file of await tableFiles(directory))
+    hashes[file] = known[file] ?? (await hashFile(path.join(directory, 'lance', file)));
+  return hashes;
+}
+
+/**
+ * Every committed data file still on disk must hash as it did when written: LanceDB itself does
+ * not notice bytes changed inside a column, and would answer from them. (A file that is gone is
+ * left to LanceDB, which fails reading it if the committed version needs it.)
+ */
+async function verifyDataFiles(
+  directory: string,
+  hashes: Readonly<Record<string, string>>,
+): Promise<void> {
+  for (const [file, hash] of Object.entries(hashes)) {
+    const actual = await hashFile(path.join(directory, 'lance', file)).catch(
+      (cause: NodeJS.ErrnoException) => {
+        if (cause.code === 'ENOENT') return hash;
+        throw cause;
+      },
+    );
+    if (actual !== hash) throw new Error(`the table file ${file} was changed after it was written`);
+  }
+}
+
+async function hashFile(file: string): Promise<string> {
+  const hash = createHash('sha1');
+  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
+  return hash.digest('hex');
 }
 
 function manifestPath(directory: string): string {
