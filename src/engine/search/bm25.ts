@@ -145,7 +145,7 @@ function maxScore(query: ScoredQuery, limit: number): Scored[] {
   const cursor = new Int32Array(count);
   const parts = new Float64Array(query.terms.length);
   const hit = new Uint8Array(query.terms.length);
-  const heap = new TopK(limit);
+  const heap = new TopK(limit, rankIn(index));
   // allow for rounding: a bound within this of the threshold is not used to skip anything
   const slack = 1e-9 * (1 + prefix[count]!);
   let firstEssential = 0;
@@ -240,7 +240,7 @@ function exhaustive(query: ScoredQuery, limit: number): Scored[] {
   }
   return [...scores]
     .map(([docId, entry]) => ({ docId, ...entry }))
-    .sort(byRank)
+    .sort(rankIn(query.index))
     .slice(0, limit);
 }
 
@@ -260,15 +260,31 @@ export function bm25SearchExhaustive(
   }));
 }
 
-function byRank(a: Scored, b: Scored): number {
-  return b.score - a.score || a.docId - b.docId;
+type Rank = (a: Scored, b: Scored) => number;
+
+/**
+ * Best score first; ties by chunk id, because the order chunks were indexed in (which decides doc
+ * ids) must not decide what makes the cut. Pruning skips only chunks that score strictly lower
+ * than the threshold, so a tie is always decided here.
+ */
+function rankIn(index: LexicalIndex): Rank {
+  return (a, b) =>
+    b.score - a.score ||
+    compareIds(index.document(a.docId)!.chunkId, index.document(b.docId)!.chunkId);
+}
+
+function compareIds(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** The best `limit` entries seen, as a min-heap on rank; `threshold` is the weakest one's score. */
 class TopK {
   private readonly entries: Scored[] = [];
 
-  constructor(private readonly limit: number) {}
+  constructor(
+    private readonly limit: number,
+    private readonly rank: Rank,
+  ) {}
 
   get full(): boolean {
     return this.entries.length >= this.limit;
@@ -285,19 +301,19 @@ class TopK {
       this.up(this.entries.length - 1);
       return this.full;
     }
-    if (byRank(entry, this.entries[0]!) >= 0) return false;
+    if (this.rank(entry, this.entries[0]!) >= 0) return false;
     this.entries[0] = entry;
     this.down(0);
     return true;
   }
 
   sorted(): Scored[] {
-    return [...this.entries].sort(byRank);
+    return [...this.entries].sort(this.rank);
   }
 
   /** Whether `a` ranks below `b` (the weaker one sits at the top of the heap). */
   private weaker(a: number, b: number): boolean {
-    return byRank(this.entries[a]!, this.entries[b]!) > 0;
+    return this.rank(this.entries[a]!, this.entries[b]!) > 0;
   }
 
   private up(at: number): void {

@@ -321,7 +321,7 @@ function dedupe(hits: Hit[]): Hit[] {
   for (const hit of hits)
     if (!best.has(hit.chunkId) || best.get(hit.chunkId)!.score < hit.score)
       best.set(hit.chunkId, hit);
-  return [...best.values()];
+  return sortByScore([...best.values()]);
 }
 
 function shorten(text: string): string {
@@ -360,7 +360,9 @@ export function pathHits(index: SearchIndex, query: ParsedQuery): RankedHits {
 }
 
 function sortByScore(hits: Hit[]): Hit[] {
-  return hits.sort((a, b) => b.score - a.score);
+  return hits.sort(
+    (a, b) => b.score - a.score || (a.chunkId < b.chunkId ? -1 : a.chunkId > b.chunkId ? 1 : 0),
+  );
 }
 
 function round(value: number): number {

@@ -225,7 +225,7 @@ export function neighbourHits(
     source: 'neighbours',
     hits: mergeHits(hits)
       .map(corroborated)
-      .sort((a, b) => b.score - a.score),
+      .sort((a, b) => b.score - a.score || (a.chunkId < b.chunkId ? -1 : 1)),
   };
 }
 
@@ -710,12 +710,15 @@ export function mergeHits(hits: readonly Hit[]): Hit[] {
     entry.lines.push(...(hit.lines ?? []));
     merged.set(hit.chunkId, entry);
   }
-  return [...merged]
-    .map(([chunkId, entry]) => ({
-      chunkId,
-      score: entry.score,
-      evidence: entry.evidence.slice(0, 3).join('; '),
-      lines: [...new Set(entry.lines)],
-    }))
-    .sort((a, b) => b.score - a.score);
+  return (
+    [...merged]
+      .map(([chunkId, entry]) => ({
+        chunkId,
+        score: entry.score,
+        evidence: entry.evidence.slice(0, 3).join('; '),
+        lines: [...new Set(entry.lines)],
+      }))
+      // ties by chunk id: the order facts were indexed in must not rank them
+      .sort((a, b) => b.score - a.score || (a.chunkId < b.chunkId ? -1 : 1))
+  );
 }
