@@ -163,7 +163,7 @@ export class Engine implements Disposable {
     this.searcher = this.newSearcher();
     // another process committed, or a failed write was rolled back: what is in memory follows
     store.onReload(async () => {
-      graph.update([...graph.files()], await store.tables.allFacts());
+      graph.update([...graph.files()], store.takeFacts());
       this.searcher = this.newSearcher();
       this.searcher.calibrate(this.retrieverCalibration);
       this.changeEmitter.fire({ paths: [] });
@@ -230,7 +230,7 @@ export class Engine implements Disposable {
     const { store, notices } = opened.value;
     for (const notice of notices) log.warn('index_notice', { message: notice });
     const graph = new CodeGraph(path.basename(root));
-    graph.update([], await store.tables.allFacts());
+    graph.update([], store.takeFacts());
     const engine = new Engine(
       root,
       { ...options, storeDir },

@@ -24,12 +24,12 @@ function size(name: string, short: number, long: number): number {
 }
 
 export const SIZES = {
-  files: size('FILES', 240, 1500),
-  kills: size('KILLS', 6, 20),
-  edits: size('EDITS', 150, 1000),
-  branchFiles: size('BRANCH_FILES', 500, 5000),
-  concurrent: size('CONCURRENT', 8, 50),
-  saves: size('SAVES', 300, 2000),
+  files: size('FILES', 160, 1500),
+  kills: size('KILLS', 4, 20),
+  edits: size('EDITS', 120, 1000),
+  branchFiles: size('BRANCH_FILES', 400, 5000),
+  concurrent: size('CONCURRENT', 6, 50),
+  saves: size('SAVES', 250, 2000),
   fuzz: size('FUZZ', 1500, 10000),
 };
 

@@ -70,6 +70,8 @@ interface Loaded {
   readonly tables: Tables;
   readonly lexical: LexicalIndex;
   readonly catalog: Map<string, ChunkMeta>;
+  /** Every fact, read while checking the store: the engine's graph is built from them. */
+  readonly facts: CodeFact[];
 }
 
 export class IndexStore {
@@ -89,6 +91,7 @@ export class IndexStore {
     private tablesState: Tables,
     private lexicalState: LexicalIndex,
     catalog: Map<string, ChunkMeta>,
+    private loadedFacts: CodeFact[],
     stamp: string | null,
   ) {
     for (const [id, meta] of catalog) this.catalog.set(id, meta);
@@ -232,8 +235,16 @@ export class IndexStore {
       loaded.tables,
       loaded.lexical,
       loaded.catalog,
+      loaded.facts,
       stamp,
     );
+  }
+
+  /** The facts read when the store was (re)loaded, handed over once to build the graph from. */
+  takeFacts(): CodeFact[] {
+    const facts = this.loadedFacts;
+    this.loadedFacts = [];
+    return facts;
   }
 
   /** Called after the store reloaded another process's commit (or rolled back a failed write). */
@@ -317,6 +328,7 @@ export class IndexStore {
         tables: store.tablesState,
         lexical: store.lexicalState,
         catalog: store.catalog,
+        facts: store.takeFacts(),
       },
       store.manifestStamp,
     );
@@ -524,6 +536,7 @@ export class IndexStore {
     this.lexicalState = loaded.lexical;
     this.catalog.clear();
     for (const [id, meta] of loaded.catalog) this.catalog.set(id, meta);
+    this.loadedFacts = loaded.facts;
     this.deltaBytes = loaded.manifest.lexicalDeltaBytes;
     this.pendingGeneration = null;
     this.manifestStamp = stamp;
@@ -578,7 +591,9 @@ async function loadCommitted(
     const catalog = new Map<string, ChunkMeta>();
     for (const meta of await tables.chunkMetadata()) catalog.set(meta.id, meta);
     const counts = await tables.counts();
-    checkCounts(manifest, counts, catalog, lexical);
+    // reading every fact proves the facts table readable, and the graph needs them anyway
+    const facts = await tables.allFacts();
+    checkCounts(manifest, { ...counts, facts: facts.length }, catalog, lexical);
     if (role === 'writer') await removeStrayFiles(directory, manifest);
     log.info('index_store_opened', {
       directory,
@@ -587,7 +602,7 @@ async function loadCommitted(
       chunks: catalog.size,
       duration_ms: elapsedMs(started),
     });
-    return { manifest, tables, lexical, catalog };
+    return { manifest, tables, lexical, catalog, facts };
   } catch (cause) {
     tables.close();
     throw cause;
@@ -681,6 +696,7 @@ async function startEmpty(options: StoreOpenOptions, tablesAt: string): Promise<
     tables: await Tables.open(tablesAt, options.embedding?.dimensions ?? null, true),
     lexical: new LexicalIndex(),
     catalog: new Map(),
+    facts: [],
   };
 }
 
