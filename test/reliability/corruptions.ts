@@ -31,9 +31,20 @@ function overwrite(file: string, at: number, bytes: Buffer): void {
   writeFileSync(file, content);
 }
 
-function editManifest(storeDir: string, change: (manifest: Record<string, any>) => void): void {
+/** The manifest's fields the corruptions touch. */
+interface ManifestFields {
+  schemaVersion: number;
+  counts: { chunks: number; facts: number };
+  tableVersions: { chunks: number };
+  lexicalDeltaBytes: number;
+  lexicalGeneration: number;
+  files: Record<string, unknown>;
+  dataHashes: Record<string, string>;
+}
+
+function editManifest(storeDir: string, change: (manifest: ManifestFields) => void): void {
   const file = path.join(storeDir, 'manifest.json');
-  const manifest = JSON.parse(readFileSync(file, 'utf8'));
+  const manifest = JSON.parse(readFileSync(file, 'utf8')) as ManifestFields;
   change(manifest);
   writeFileSync(file, JSON.stringify(manifest));
 }
