@@ -20,6 +20,7 @@ import type {
   ToolCall,
   ToolSpec,
 } from './client';
+import { redact, registerSecret } from '../util/redact';
 import {
   callSettings,
   completeStructured,
@@ -67,6 +68,7 @@ export class AnthropicClient implements LlmClient {
   private sdkClient: Anthropic | undefined;
 
   constructor(private readonly options: AnthropicClientOptions = {}) {
+    registerSecret(options.apiKey);
     this.model = options.model ?? DEFAULT_ANTHROPIC_MODEL;
     this.baseUrl = options.baseUrl ?? DEFAULT_ANTHROPIC_BASE_URL;
     this.settings = callSettings(this.backend, this.model, 'the Anthropic API', options);
@@ -194,7 +196,7 @@ export class AnthropicClient implements LlmClient {
         code: 'model_unavailable',
         message: `The Anthropic API call failed: ${describeError(cause)}.`,
       });
-    const detail = cause.apiMessage ?? cause.type ?? 'no details';
+    const detail = redact(cause.apiMessage ?? cause.type ?? 'no details');
     if (cause.status === 401)
       return fatal({
         code: 'model_unavailable',

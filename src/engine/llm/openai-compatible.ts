@@ -10,6 +10,7 @@ import type {
   ToolCall,
   ToolSpec,
 } from './client';
+import { redact, registerSecret } from '../util/redact';
 import {
   callSettings,
   completeStructured,
@@ -107,6 +108,7 @@ export class OpenAiCompatibleClient implements LlmClient {
   private readonly settings: CallSettings;
 
   constructor(private readonly options: OpenAiCompatibleClientOptions = {}) {
+    registerSecret(options.apiKey);
     this.model = options.model ?? DEFAULT_OPENAI_COMPATIBLE_MODEL;
     this.baseUrl = (options.baseUrl ?? DEFAULT_OPENAI_COMPATIBLE_BASE_URL).replace(/\/+$/, '');
     this.settings = callSettings(
@@ -354,7 +356,9 @@ function errorDetail(body: string): string {
           : parsed.data.error.message
         : body,
     ) || 'no details';
-  return detail.length > 200 ? `${detail.slice(0, 200)}…` : detail;
+  // servers echo request headers in error bodies: the key must not reach a message or a log
+  const safe = redact(detail);
+  return safe.length > 200 ? `${safe.slice(0, 200)}…` : safe;
 }
 
 function jsonOrNull(text: string): unknown {

@@ -1,4 +1,5 @@
 import { currentTraceId } from './trace';
+import { redactDeep } from '../util/redact';
 import type { Disposable } from '../util/event';
 
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
@@ -49,8 +50,10 @@ export class LogHub {
 
   emit(event: LogEvent): void {
     const level = SEVERITY[event.level];
+    // every sink gets the event with credentials taken out (an error text may echo a key)
+    let redacted: LogEvent | null = null;
     for (const sink of this.sinks) {
-      if (level >= SEVERITY[sink.minLevel]) sink.write(event);
+      if (level >= SEVERITY[sink.minLevel]) sink.write((redacted ??= redactDeep(event)));
     }
   }
 

@@ -1,3 +1,4 @@
+import { redact } from './redact';
 /**
  * Typed results for operations that can fail for reasons a user should hear about.
  * Engine functions return these instead of throwing; callers decide how to surface them.
@@ -35,7 +36,9 @@ export interface EngineError {
 
 export const ok = <T>(value: T): Ok<T> => ({ ok: true, value });
 export const err = <E = EngineError>(error: E): Err<E> => ({ ok: false, error });
-export const fail = (code: ErrorCode, message: string): Err<EngineError> => err({ code, message });
+/** Messages are shown to users and logged: configured keys never appear in them. */
+export const fail = (code: ErrorCode, message: string): Err<EngineError> =>
+  err({ code, message: redact(message) });
 
 /** The message of an unknown thrown value, without its stack. */
 export function describeError(cause: unknown): string {
