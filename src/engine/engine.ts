@@ -103,6 +103,11 @@ export interface IndexChange {
 }
 
 export const DEFAULT_MAX_FILE_BYTES = 1024 * 1024;
+/** Characters of the folder's name kept in its store's name (the hash keeps it unique). */
+const MAX_STORE_NAME = 64;
+/** The retrievers are measured again once this share of the files changed (at least the minimum). */
+const RECALIBRATE_SHARE = 0.05;
+const RECALIBRATE_MIN_FILES = 10;
 
 const log = getLogger('engine');
 
@@ -122,6 +127,8 @@ export class Engine implements Disposable {
   private retrieverCalibration: RetrieverCalibration | null = null;
   /** The codebase size of the last calibration that failed, so a save does not retry it. */
   private failedCalibration: RetrieverCalibration | null = null;
+  /** Files indexed or removed since the retrievers were last measured. */
+  private changedSinceCalibration = 0;
 
   private constructor(
     readonly root: string,
@@ -165,7 +172,8 @@ export class Engine implements Disposable {
     store.onReload(async () => {
       graph.update([...graph.files()], store.takeFacts());
       this.searcher = this.newSearcher();
-      this.searcher.calibrate(this.retrieverCalibration);
+      // the writer may have measured the retrievers again for what it committed
+      this.useCalibration(await readCalibration(store.directory));
       this.changeEmitter.fire({ paths: [] });
     });
     this.changeEmitter.event((change) => this.searcher.invalidate(change.paths));
@@ -522,7 +530,8 @@ export class Engine implements Disposable {
           ...plan.skipped.keys(),
         ];
         if (paths.length) this.changeEmitter.fire({ paths });
-        await this.recalibrate(result.value.chunks.function);
+        this.changedSinceCalibration += result.value.indexed + result.value.removed;
+        await this.recalibrate(result.value.chunks.function, result.value.files);
       }
       return result;
     } catch (cause) {
@@ -547,14 +556,18 @@ export class Engine implements Disposable {
    * is missing, is for another model, or is for a much smaller or larger codebase. A failure
    * leaves the default weights in place: it never fails the indexing run.
    */
-  private async recalibrate(functions: number): Promise<void> {
+  private async recalibrate(functions: number, files: number): Promise<void> {
     const embedder = this.embedder;
+    // many changed files can change the measure without changing the codebase's size
+    const drifted =
+      this.changedSinceCalibration > Math.max(RECALIBRATE_MIN_FILES, RECALIBRATE_SHARE * files);
     if (
       !embedder ||
-      isCurrent(this.retrieverCalibration, embedder.id, functions) ||
+      (!drifted && isCurrent(this.retrieverCalibration, embedder.id, functions)) ||
       isCurrent(this.failedCalibration, embedder.id, functions)
     )
       return;
+    this.changedSinceCalibration = 0;
     const started = performance.now();
     try {
       const candidates = calibrationCandidates(this.store.catalog.values(), embedder.kind);
@@ -622,9 +635,10 @@ export function defaultStorageRoot(): string {
 
 /** One store per workspace folder, named after the folder and a hash of its real path. */
 export function defaultStoreDir(storageRoot: string, root: string): string {
-  return path.join(
-    storageRoot,
-    'stores',
-    `${path.basename(root).replace(/[^\w.-]+/g, '_')}-${shortHash(root)}`,
-  );
+  // the folder's name, shortened: a 250-character folder name must not exceed a file name's limit
+  const name = path
+    .basename(root)
+    .replace(/[^\w.-]+/g, '_')
+    .slice(0, MAX_STORE_NAME);
+  return path.join(storageRoot, 'stores', `${name}-${shortHash(root)}`);
 }

@@ -29,16 +29,17 @@ export const RetrieverCalibration = z.object({
   version: z.literal(2),
   modelId: z.string(),
   /** Function chunks in the index when it was measured: a codebase that grew a lot is measured again. */
-  functions: z.number().int(),
+  functions: z.number().int().nonnegative(),
   /** Documented functions used as questions (and, with their documentation removed, as the pool). */
-  questions: z.number().int(),
+  questions: z.number().int().nonnegative(),
   /** Null when there were too few documented functions to measure: the default weights stay. */
-  lexicalMrr: z.number().nullable(),
-  semanticMrr: z.number().nullable(),
+  // ranges checked: a stored value out of them (a damaged or edited file) is measured again
+  lexicalMrr: z.number().min(0).max(1).nullable(),
+  semanticMrr: z.number().min(0).max(1).nullable(),
   /** The semantic share of the fusion that ranked the answers best. */
-  semanticShare: z.number(),
+  semanticShare: z.number().min(0).max(1),
   /** semanticShare over the default semantic weight for plain English, at most 1. */
-  semanticTrust: z.number(),
+  semanticTrust: z.number().min(0).max(1),
 });
 export type RetrieverCalibration = z.infer<typeof RetrieverCalibration>;
 
