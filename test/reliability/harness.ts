@@ -24,13 +24,13 @@ function size(name: string, short: number, long: number): number {
 }
 
 export const SIZES = {
-  files: size('FILES', 160, 1500),
-  kills: size('KILLS', 4, 20),
-  edits: size('EDITS', 120, 1000),
-  branchFiles: size('BRANCH_FILES', 400, 5000),
+  files: size('FILES', 120, 1500),
+  kills: size('KILLS', 3, 20),
+  edits: size('EDITS', 100, 1000),
+  branchFiles: size('BRANCH_FILES', 300, 5000),
   concurrent: size('CONCURRENT', 6, 50),
-  saves: size('SAVES', 250, 2000),
-  fuzz: size('FUZZ', 1500, 10000),
+  saves: size('SAVES', 200, 2000),
+  fuzz: size('FUZZ', 1000, 10000),
 };
 
 export const SEED = Number(process.env.RELIABILITY_SEED ?? 20261124);
