@@ -4,8 +4,10 @@ import { describeError } from '../util/result';
 import type { SkipReason } from './walk';
 
 /**
- * Reads one file for indexing and decides whether it is source text: no NUL bytes, valid UTF-8,
- * not minified. A BOM is dropped; CRLF is kept so lines and offsets match the editor.
+ * Reads one file for indexing and decides whether it is source text: no NUL bytes, valid UTF-8
+ * (or UTF-16 with its byte order mark), not minified. A BOM is dropped; CRLF is kept so lines and
+ * offsets match the editor, and a lone CR (old Mac line endings) becomes LF, one character for
+ * one, so the parser counts the lines the editor shows.
  */
 export type ReadOutcome =
   | { readonly kind: 'text'; readonly source: string; readonly hash: string; readonly size: number }
@@ -38,6 +40,16 @@ export async function readSourceFile(absolute: string, maxBytes: number): Promis
 export function classifyBytes(bytes: Uint8Array, maxBytes: number): ReadOutcome {
   const hash = contentHash(bytes);
   if (bytes.length > maxBytes) return { kind: 'skip', reason: 'too_large', hash };
+  const utf16 = utf16Encoding(bytes);
+  if (utf16) {
+    let text: string;
+    try {
+      text = new TextDecoder(utf16, { fatal: true }).decode(bytes);
+    } catch {
+      return { kind: 'skip', reason: 'utf8_decode_failed', hash };
+    }
+    return textOutcome(text, hash, bytes.length);
+  }
   if (bytes.subarray(0, BINARY_PROBE_BYTES).includes(0))
     return { kind: 'skip', reason: 'binary', hash };
   let source: string;
@@ -46,20 +58,42 @@ export function classifyBytes(bytes: Uint8Array, maxBytes: number): ReadOutcome 
   } catch {
     return { kind: 'skip', reason: 'utf8_decode_failed', hash };
   }
-  if (looksMinified(source)) return { kind: 'skip', reason: 'minified', hash };
-  return { kind: 'text', source, hash, size: bytes.length };
+  return textOutcome(source, hash, bytes.length);
 }
 
+function textOutcome(decoded: string, hash: string, size: number): ReadOutcome {
+  const source = decoded.includes('\r') ? decoded.replace(/\r(?!\n)/g, '\n') : decoded;
+  if (looksMinified(source)) return { kind: 'skip', reason: 'minified', hash };
+  return { kind: 'text', source, hash, size };
+}
+
+/** UTF-16 announced by its byte order mark (the decoder drops the mark). */
+function utf16Encoding(bytes: Uint8Array): 'utf-16le' | 'utf-16be' | null {
+  if (bytes.length < 2) return null;
+  if (bytes[0] === 0xff && bytes[1] === 0xfe) return 'utf-16le';
+  if (bytes[0] === 0xfe && bytes[1] === 0xff) return 'utf-16be';
+  return null;
+}
+
+/**
+ * Long lines of code, not of indentation: deeply nested code has long lines that are mostly
+ * leading whitespace, and is not minified.
+ */
 function looksMinified(source: string): boolean {
   if (source.length < MINIFIED_MIN_BYTES) return false;
-  let lines = 1;
+  let lines = 0;
   let longest = 0;
-  let lineStart = 0;
-  for (let i = source.indexOf('\n'); i >= 0; i = source.indexOf('\n', i + 1)) {
-    longest = Math.max(longest, i - lineStart);
-    lineStart = i + 1;
+  let content = 0;
+  for (let start = 0; start <= source.length;) {
+    const end = source.indexOf('\n', start);
+    const stop = end < 0 ? source.length : end;
+    let first = start;
+    while (first < stop && (source[first] === ' ' || source[first] === '\t')) first++;
+    longest = Math.max(longest, stop - first);
+    content += stop - first;
     lines++;
+    if (end < 0) break;
+    start = end + 1;
   }
-  longest = Math.max(longest, source.length - lineStart);
-  return longest > MINIFIED_LONGEST_LINE || source.length / lines > MINIFIED_AVERAGE_LINE;
+  return longest > MINIFIED_LONGEST_LINE || content / lines > MINIFIED_AVERAGE_LINE;
 }
