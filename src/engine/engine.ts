@@ -108,6 +108,9 @@ const MAX_STORE_NAME = 64;
 /** The retrievers are measured again once this share of the files changed (at least the minimum). */
 const RECALIBRATE_SHARE = 0.05;
 const RECALIBRATE_MIN_FILES = 10;
+/** How long a run waits for another process's write to finish, and how often it looks. */
+const LOCK_WAIT_MS = 60_000;
+const LOCK_POLL_MS = 250;
 
 const log = getLogger('engine');
 
@@ -522,7 +525,7 @@ export class Engine implements Disposable {
   private async runPlan(plan: IndexPlan, signal?: AbortSignal): Promise<Result<IndexSummary>> {
     if (this.disposed) return fail('cancelled', 'The index was closed.');
     try {
-      const result = await this.indexer.run(plan, signal);
+      const result = await this.runWhenUnlocked(plan, signal);
       if (result.ok) {
         const paths = [
           ...plan.tasks.map((task) => task.path),
@@ -537,6 +540,29 @@ export class Engine implements Disposable {
     } catch (cause) {
       log.error('indexing_failed', { repo_path: this.root, error: describeError(cause) });
       return fail('io_error', `Indexing failed: ${describeError(cause)}`);
+    }
+  }
+
+  /**
+   * Runs a plan; while another process holds the write lock, waits for it (up to a minute) and
+   * loads its commit first, instead of failing: two processes that both want to index take turns.
+   */
+  private async runWhenUnlocked(
+    plan: IndexPlan,
+    signal?: AbortSignal,
+  ): Promise<Result<IndexSummary>> {
+    const started = Date.now();
+    for (;;) {
+      const result = await this.indexer.run(plan, signal);
+      const waiting =
+        !result.ok &&
+        result.error.code === 'index_locked' &&
+        this.store.writerElsewhere() &&
+        Date.now() - started < LOCK_WAIT_MS &&
+        !signal?.aborted;
+      if (!waiting) return result;
+      await new Promise((resolve) => setTimeout(resolve, LOCK_POLL_MS));
+      await this.store.refresh();
     }
   }
 
