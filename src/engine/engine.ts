@@ -23,6 +23,7 @@ import {
   type CallerTreeNode,
   type SymbolAction,
   type SymbolResult,
+  callerCounts,
 } from './resolve/symbols';
 import { Answerer, type AskRequest } from './answer/answerer';
 import type { FixProposal } from './fix/model';
@@ -95,6 +96,9 @@ export interface OutlineEntry {
   readonly endLine: number;
   /** Call sites resolved to this definition. */
   readonly callers: number;
+  /** Places passing it as a value, and calls naming it whose receiver could not be resolved. */
+  readonly references: number;
+  readonly possible: number;
 }
 
 export interface IndexChange {
@@ -406,7 +410,7 @@ export class Engine implements Disposable {
         kind: fact.kind,
         startLine: fact.startLine,
         endLine: fact.endLine,
-        callers: this.graph.callers(fact.id).length,
+        ...callerCounts(this.graph, fact.id),
       }));
   }
 

@@ -1,10 +1,11 @@
-import type { CallerTreeNode } from '../../engine/resolve/symbols';
+import { callerSummary, type CallerTreeNode } from '../../engine/resolve/symbols';
 import { ENGINE_FLAGS, engineOptions, logLevel, parse, positiveInteger, UsageError } from '../args';
 import { json, out } from '../output';
 import { ensureIndexed, unwrapOrThrow, withEngine } from '../session';
 
 export const CALLERS_HELP = `code-oracle callers NAME [--dir DIR] [--depth N] [--json] [--store DIR] [--model …]
-  Prints the tree of callers of NAME (a name, Class.method, or path:line) with path:line of each call.`;
+  Prints the tree of callers of NAME (a name, Class.method, or path:line) with path:line of each call,
+  then the places that pass it as a value and the calls that may reach it but could not be resolved.`;
 
 export async function callersCommand(args: string[]): Promise<void> {
   const { values, positionals } = parse(args, {
@@ -25,10 +26,36 @@ export async function callersCommand(args: string[]): Promise<void> {
         if (index) out();
         out(`${tree.symbol.qualifiedName}  ${tree.symbol.path}:${tree.symbol.startLine}`);
         printChildren(tree, '');
-        if (!tree.callers.length) out('  (no callers found)');
+        printGroups(tree);
       });
     },
   );
+}
+
+/** The summary line, then references by value and possible callers in groups of their own. */
+function printGroups(tree: CallerTreeNode): void {
+  const counts = tree.counts ?? { callers: tree.callers.length, references: 0, possible: 0 };
+  if (!counts.callers)
+    out(
+      counts.possible || counts.references
+        ? `  (no resolved callers; ${[counts.references ? `${counts.references} passed as a value` : '', counts.possible ? `${counts.possible} possible` : ''].filter(Boolean).join('; ')})`
+        : '  (no callers found)',
+    );
+  else out(`  (${callerSummary(counts)})`);
+  if (tree.valueReferences?.length) {
+    out('  passed as a value:');
+    for (const reference of tree.valueReferences)
+      out(
+        `    ${reference.path}:${reference.line}${reference.from ? `  in ${reference.from.qualifiedName}` : ''}`,
+      );
+  }
+  if (tree.possible?.length) {
+    out('  possible callers (receiver not resolved):');
+    for (const call of tree.possible)
+      out(
+        `    ${call.path}:${call.line}${call.from ? `  in ${call.from.qualifiedName}` : ''}  — ${call.reason}`,
+      );
+  }
 }
 
 function printChildren(node: CallerTreeNode, indent: string): void {

@@ -1,4 +1,4 @@
-import { SYMBOL_ACTIONS, type SymbolAction } from '../../engine/resolve/symbols';
+import { callerSummary, SYMBOL_ACTIONS, type SymbolAction } from '../../engine/resolve/symbols';
 import { ENGINE_FLAGS, engineOptions, logLevel, parse, UsageError } from '../args';
 import { json, out } from '../output';
 import { ensureIndexed, unwrapOrThrow, withEngine } from '../session';
@@ -28,11 +28,19 @@ export async function resolveCommand(args: string[]): Promise<void> {
           `${result.symbol.kind} ${result.symbol.qualifiedName}  ${result.symbol.path}:${result.symbol.startLine}-${result.symbol.endLine}`,
         );
         out(`  ${result.symbol.signature}`);
-        for (const reference of result.references ?? result.callers ?? []) {
+        if (result.counts) out(`  ${callerSummary(result.counts)}`);
+        for (const reference of [
+          ...(result.references ?? result.callers ?? []),
+          ...(result.valueReferences ?? []),
+        ]) {
           out(
             `  ${reference.kind.padEnd(6)} ${reference.path}:${reference.line}${reference.from ? `  in ${reference.from.qualifiedName}` : ''}`,
           );
         }
+        for (const call of result.possible ?? [])
+          out(
+            `  possible ${call.path}:${call.line}${call.from ? `  in ${call.from.qualifiedName}` : ''}  — ${call.reason}`,
+          );
         for (const callee of result.callees ?? [])
           out(
             `  calls  ${callee.target.qualifiedName}  ${callee.target.path}:${callee.target.startLine}  (line ${callee.line})`,

@@ -3,6 +3,7 @@ import type { CodeGraph } from '../graph/code-graph';
 import type { ToolSpec } from '../llm/client';
 import { getLogger } from '../log/logger';
 import {
+  callerSummary,
   resolveSymbol,
   SYMBOL_ACTIONS,
   traceCallers,
@@ -213,9 +214,14 @@ function symbol(
       lines.push(
         `  referenced (${reference.kind}) at ${reference.path}:${reference.line}${reference.from ? ` in ${reference.from.qualifiedName}` : ''}`,
       );
-    for (const caller of result.callers ?? [])
+    if (result.counts) lines.push(`  ${callerSummary(result.counts)}`);
+    for (const caller of [...(result.callers ?? []), ...(result.valueReferences ?? [])])
       lines.push(
-        `  called at ${caller.path}:${caller.line}${caller.from ? ` by ${caller.from.qualifiedName}` : ''}`,
+        `  ${caller.kind === 'value' ? 'passed as a value' : 'called'} at ${caller.path}:${caller.line}${caller.from ? ` by ${caller.from.qualifiedName}` : ''}`,
+      );
+    for (const call of result.possible ?? [])
+      lines.push(
+        `  possibly called at ${call.path}:${call.line}${call.from ? ` by ${call.from.qualifiedName}` : ''} (${call.reason})`,
       );
     for (const callee of result.callees ?? [])
       lines.push(
@@ -267,7 +273,12 @@ function callersText(graph: CodeGraph, name: string, depth: number): string {
     );
     for (const caller of node.callers) walk(caller, level + 1);
   };
-  for (const root of traced.value) walk(root, 0);
+  for (const root of traced.value) {
+    walk(root, 0);
+    if (root.counts) lines.push(`  (${callerSummary(root.counts)})`);
+    for (const call of root.possible ?? [])
+      lines.push(`  ? possibly at ${call.path}:${call.line} (${call.reason})`);
+  }
   return lines.join('\n');
 }
 

@@ -10,7 +10,8 @@ import { normalizeIdentifier } from '../text/tokenize';
  * through re-exports), the package, the class hierarchy for `self`/`this`; a name defined exactly
  * once in the workspace is the last resort. Updates re-resolve only calls that could change.
  */
-export type Resolution = 'scope' | 'file' | 'import' | 'package' | 'class' | 'module' | 'unique';
+export type Resolution =
+  'scope' | 'file' | 'import' | 'package' | 'class' | 'type' | 'module' | 'unique';
 
 export interface ResolvedCall {
   readonly callerId: string;
@@ -19,12 +20,23 @@ export interface ResolvedCall {
   readonly how: Resolution;
 }
 
+/** A call site naming a definition that resolution could not settle, and why. */
+export interface PossibleCall {
+  readonly callerId: string;
+  readonly site: CallSite;
+  readonly reason: string;
+}
+
 export interface GraphChange {
   /** Facts whose incoming calls changed (their `calledBy` must be rewritten). */
   readonly changedTargets: Set<string>;
 }
 
-/** Method names of built-in types: a call like `x.get()` on an unknown receiver is never guessed. */
+/**
+ * Method names of built-in types: a call like `x.get()` on a receiver of unknown type is never
+ * guessed to be the workspace's only `get`. A receiver whose type is known resolves whatever the
+ * name, and an unresolved one is still reported as a possible caller.
+ */
 const BUILTIN_METHODS = new Set([
   'get',
   'set',
@@ -232,7 +244,40 @@ export class CodeGraph {
     return this.facts.values();
   }
 
+  /** Resolved calls of `id` (a function named as a value is a reference, not a call). */
   callers(id: string): readonly ResolvedCall[] {
+    return this.incomingOf(id).filter((call) => call.site.kind !== 'reference');
+  }
+
+  /** Places that name `id` as a value: passed as a callback, put in a handler table, a decorator. */
+  references(id: string): readonly ResolvedCall[] {
+    return this.incomingOf(id).filter((call) => call.site.kind === 'reference');
+  }
+
+  /**
+   * Calls naming `id` that resolved to nothing, kept with the reason: a receiver of unknown type,
+   * a name defined more than once, a method its class does not define. Calls resolution knows go
+   * elsewhere (another definition, a library, a built-in type) are not possible callers.
+   */
+  possibleCallers(id: string): PossibleCall[] {
+    const target = this.facts.get(id);
+    if (!target || target.kind === 'module') return [];
+    const out: PossibleCall[] = [];
+    for (const callerId of this.callersByName.get(target.name) ?? []) {
+      const caller = this.facts.get(callerId)!;
+      const resolved = new Set(this.outgoing.get(callerId)?.map((call) => call.site));
+      let context: CallContext | undefined;
+      for (const site of caller.calls) {
+        if (site.name !== target.name || site.kind === 'reference' || resolved.has(site)) continue;
+        context ??= new CallContext(this, caller);
+        const reason = context.unresolvedReason(site, target);
+        if (reason) out.push({ callerId, site, reason });
+      }
+    }
+    return out;
+  }
+
+  private incomingOf(id: string): ResolvedCall[] {
     const byCaller = this.incoming.get(id);
     return byCaller ? [...byCaller.values()].flat() : [];
   }
@@ -496,6 +541,117 @@ export class CodeGraph {
   isBuiltinMethod(name: string): boolean {
     return BUILTIN_METHODS.has(name);
   }
+
+  /** How many definitions carry this simple name. */
+  countNamed(name: string): number {
+    return this.byName.get(name)?.size ?? 0;
+  }
+}
+
+/** What a type expression names: a workspace class, a type from elsewhere, or nothing known. */
+type TypeTarget = CodeFact | 'external' | undefined;
+
+const TYPE_KINDS = new Set(['class', 'interface', 'struct', 'trait']);
+
+/** Wrappers whose argument is the value's type (`Optional[Foo]`, `Promise<Foo>`). */
+const TRANSPARENT_WRAPPERS = new Set([
+  'Optional',
+  'Annotated',
+  'Final',
+  'ClassVar',
+  'Type',
+  'type',
+  'Promise',
+  'Readonly',
+  'NonNullable',
+  'Awaitable',
+  'Coroutine',
+]);
+
+/** Annotations that say nothing about the value's class. */
+const UNINFORMATIVE_TYPES = new Set(['Any', 'any', 'unknown', 'object', 'Object', 'T', 'Self']);
+
+/** Built-in and library type names whose methods are never the workspace's. */
+const BUILTIN_TYPES = new Set([
+  'str',
+  'int',
+  'float',
+  'bool',
+  'bytes',
+  'list',
+  'dict',
+  'set',
+  'tuple',
+  'List',
+  'Dict',
+  'Set',
+  'Tuple',
+  'Sequence',
+  'Mapping',
+  'Iterable',
+  'Iterator',
+  'Callable',
+  'string',
+  'number',
+  'boolean',
+  'Array',
+  'ReadonlyArray',
+  'Record',
+  'Function',
+  ...BUILTIN_RECEIVERS,
+]);
+
+/** The return annotation in a signature: `def f(…) -> Foo`, `f(…): Foo`, `(…): Foo =>`. */
+function returnAnnotation(signature: string): string | null {
+  const python = /\)\s*->\s*(.+?)\s*$/.exec(signature);
+  if (python) return python[1]!;
+  const script = /\)\s*:\s*([^()]+?)\s*(=>)?\s*$/.exec(signature);
+  return script ? script[1]! : null;
+}
+
+/**
+ * A type annotation reduced to the one class it names: quotes, `Optional[…]`, `X | None`,
+ * `Promise<…>` and type arguments removed. Null when it names none or several.
+ */
+export function typeName(text: string): string | null {
+  let type = text.trim();
+  for (let step = 0; step < 6; step++) {
+    const before = type;
+    type = type.replace(/^(['"`])(.*)\1$/, '$2').trim();
+    const parts = splitTopLevel(type, '|').filter(
+      (part) => !['None', 'null', 'undefined', 'void'].includes(part),
+    );
+    if (parts.length !== 1) return null;
+    type = parts[0]!;
+    const wrapped = /^([\w$.]+)\s*[[<](.*)[\]>]$/.exec(type);
+    if (wrapped) {
+      const outer = wrapped[1]!.slice(wrapped[1]!.lastIndexOf('.') + 1);
+      if (outer === 'Union') {
+        type = splitTopLevel(wrapped[2]!, ',').join('|');
+        continue;
+      }
+      type = TRANSPARENT_WRAPPERS.has(outer) ? splitTopLevel(wrapped[2]!, ',')[0]! : wrapped[1]!;
+    }
+    if (type === before) break;
+  }
+  return /^[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)*$/.test(type) ? type : null;
+}
+
+function splitTopLevel(text: string, separator: string): string[] {
+  const parts: string[] = [];
+  let depth = 0;
+  let start = 0;
+  for (let i = 0; i < text.length; i++) {
+    const char = text[i]!;
+    if ('[<({'.includes(char)) depth++;
+    else if (']>)}'.includes(char)) depth--;
+    else if (char === separator && depth === 0) {
+      parts.push(text.slice(start, i).trim());
+      start = i + 1;
+    }
+  }
+  parts.push(text.slice(start).trim());
+  return parts.filter(Boolean);
 }
 
 /** Resolution of the calls of one definition, with its file, scope chain and class in view. */
@@ -561,10 +717,22 @@ class CallContext {
 
   private resolveQualified(site: CallSite): { fact: CodeFact; how: Resolution } | undefined {
     const receiver = site.receiver!;
-    if (BUILTIN_RECEIVERS.has(receiver) || receiver === '<expr>') {
-      return receiver === '<expr>' ? this.uniqueMethod(site.name) : undefined;
+    if (site.receiverType) {
+      const type = this.resolveType(site.receiverType, 0);
+      if (type === 'external') return undefined;
+      if (type) {
+        const method = this.methodInHierarchy(type.path, type.qualifiedName, site.name, false, 0);
+        return method ? { fact: method, how: 'type' } : undefined;
+      }
     }
+    if (receiver === '<expr>') return this.uniqueMethod(site.name);
     const binding = this.binding(receiver);
+    if (
+      BUILTIN_RECEIVERS.has(receiver) &&
+      !binding &&
+      !this.graph.topLevel(this.caller.path, receiver)
+    )
+      return undefined;
     if (binding) {
       // A module outside the workspace: nothing of ours is called through it.
       if (!this.graph.resolveModule(this.caller.path, this.spec, binding.module).length)
@@ -613,6 +781,107 @@ class CallContext {
     const ownerMethod = this.graph.member(this.caller.path, receiver, site.name);
     if (ownerMethod) return { fact: ownerMethod, how: 'class' };
     return this.uniqueMethod(site.name);
+  }
+
+  /** What a type expression or a call's result (`Foo()`, `self.make()`) is, one call deep. */
+  private resolveType(expression: string, depth: number): TypeTarget {
+    if (expression.endsWith('()')) {
+      const callee = expression.slice(0, -2);
+      const dot = callee.lastIndexOf('.');
+      const site: CallSite = {
+        name: callee.slice(dot + 1),
+        receiver: dot < 0 ? null : callee.slice(0, dot),
+        line: 0,
+      };
+      const resolved = this.resolve(site);
+      if (!resolved)
+        return this.isExternalName(site.receiver ?? site.name) ? 'external' : undefined;
+      if (TYPE_KINDS.has(resolved.fact.kind)) return resolved.fact;
+      const returned = depth === 0 ? returnAnnotation(resolved.fact.signature) : null;
+      return returned ? this.typeFrom(resolved.fact, returned) : undefined;
+    }
+    const name = typeName(expression);
+    if (!name || UNINFORMATIVE_TYPES.has(name)) {
+      return /^(Self|this)$/.test(name ?? '') ? this.ownClass() : undefined;
+    }
+    return this.classNamed(this.caller.path, name);
+  }
+
+  /** A return annotation read where its function is defined (its names are that file's). */
+  private typeFrom(fact: CodeFact, annotation: string): TypeTarget {
+    const name = typeName(annotation);
+    if (!name) return undefined;
+    if (/^(Self|this)$/.test(name) && fact.className)
+      return this.graph.factByQualifiedName(fact.path, fact.className);
+    if (UNINFORMATIVE_TYPES.has(name)) return undefined;
+    return this.classNamed(fact.path, name);
+  }
+
+  private classNamed(fromPath: string, name: string): TypeTarget {
+    const found = this.resolveClassName(fromPath, name);
+    if (found && TYPE_KINDS.has(found.kind)) return found;
+    if (found) return undefined;
+    const head = name.split('.')[0]!;
+    return BUILTIN_TYPES.has(name) || this.isExternalName(head) ? 'external' : undefined;
+  }
+
+  private ownClass(): TypeTarget {
+    return this.classContext
+      ? this.graph.factByQualifiedName(this.caller.path, this.classContext)
+      : undefined;
+  }
+
+  /** Imported from a module outside the workspace. */
+  private isExternalName(name: string): boolean {
+    const binding = this.binding(name.split('.')[0]!);
+    return (
+      !!binding && !this.graph.resolveModule(this.caller.path, this.spec, binding.module).length
+    );
+  }
+
+  /**
+   * Why `site`, which resolved to nothing, may still call `target`; null when it cannot (a bare
+   * call cannot reach a method, a library's or a built-in type's method is not ours).
+   */
+  unresolvedReason(site: CallSite, target: CodeFact): string | null {
+    const isMethod = target.className !== null;
+    if (site.receiver === null) {
+      if (isMethod) return null;
+      if (this.importsName(site.name)) {
+        return this.isExternalName(site.name)
+          ? null
+          : `\`${site.name}\` is imported from a module the index could not follow`;
+      }
+      const count = this.graph.countNamed(site.name);
+      return count > 1
+        ? `\`${site.name}\` is defined ${count} times in the workspace`
+        : `\`${site.name}\` is not defined where this file can see it`;
+    }
+    if (!isMethod) return null;
+    const receiver = site.receiver;
+    const builtin = this.graph.isBuiltinMethod(site.name)
+      ? `; \`${site.name}\` is also a built-in method name`
+      : '';
+    if (site.receiverType) {
+      const type = this.resolveType(site.receiverType, 0);
+      if (type === 'external') return null;
+      if (type)
+        return `\`${receiver}\` is a \`${type.name}\`, which defines no \`${site.name}\` the index can see`;
+    }
+    if (this.spec.selfNames.includes(receiver) || SUPER_RECEIVERS.has(receiver)) {
+      return this.classContext
+        ? `\`${this.classContext}\` defines no \`${site.name}\`; a subclass or mixin may`
+        : `\`${receiver}\` outside a class${builtin}`;
+    }
+    if (BUILTIN_RECEIVERS.has(receiver) && !this.binding(receiver)) return null;
+    const binding = this.binding(receiver);
+    if (binding) {
+      if (this.isExternalName(receiver)) return null;
+      return `\`${receiver}\` is a module the index could not follow`;
+    }
+    if (receiver === '<expr>') return `the receiver is an expression of unknown type${builtin}`;
+    const count = this.graph.countNamed(site.name);
+    return `the type of \`${receiver}\` is not known${count > 1 ? ` and \`${site.name}\` is defined ${count} times` : ''}${builtin}`;
   }
 
   private uniqueMethod(name: string): { fact: CodeFact; how: Resolution } | undefined {

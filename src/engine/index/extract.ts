@@ -1,6 +1,12 @@
 import type { Node, QueryCapture, Tree } from 'web-tree-sitter';
 import type { LoadedGrammar } from '../lang/grammars';
-import { commentText, truncate, type LanguageSpec } from '../lang/spec';
+import {
+  commentText,
+  truncate,
+  valueType,
+  type LanguageSpec,
+  type TypeBinding,
+} from '../lang/spec';
 import type { CallSite, ImportBinding, ParseAnomaly, SymbolFacts, SymbolKind } from '../model';
 
 /**
@@ -42,6 +48,10 @@ export interface ScopeFacts {
   readonly declared: Set<string>;
   readonly globals: Set<string>;
   readonly importLines: string[];
+  /** Static types of names in this scope; null where assignments disagree. */
+  readonly types: Map<string, string | null>;
+  /** Functions named as values here, kept once resolution can tell what they name. */
+  readonly references: CallSite[];
 }
 
 interface RawDefinition {
@@ -65,6 +75,8 @@ type ScopedItem =
   | { readonly at: number; readonly type: 'mutation'; readonly target: MutationTarget }
   | { readonly at: number; readonly type: 'binding'; readonly name: string }
   | { readonly at: number; readonly type: 'global'; readonly name: string }
+  | { readonly at: number; readonly type: 'typed'; readonly bindings: TypeBinding[] }
+  | { readonly at: number; readonly type: 'reference'; readonly site: CallSite }
   | {
       readonly at: number;
       readonly type: 'import';
@@ -91,6 +103,8 @@ const PRIMARY_CAPTURES = new Set([
   'binding',
   'global',
   'import',
+  'typed',
+  'reference',
 ]);
 
 const MAX_ANOMALIES_PER_FILE = 50;
@@ -138,7 +152,10 @@ export function extractDefinitions(
           node,
           captures,
         );
-        if (definition && !rawDefinitions.has(node.startIndex))
+        // An object literal's method matches with its owner (`const api = { get() {} }`) and
+        // without; the owner wins.
+        const earlier = rawDefinitions.get(node.startIndex);
+        if (definition && (!earlier || (definition.owner && !earlier.owner)))
           rawDefinitions.set(node.startIndex, definition);
         continue;
       }
@@ -187,6 +204,27 @@ export function extractDefinitions(
               scoped.push({ at: node.startIndex, type: 'global', name: captured.text });
           }
           break;
+        case 'typed': {
+          const bindings = language.typeBindings?.(node) ?? [];
+          if (bindings.length) scoped.push({ at: node.startIndex, type: 'typed', bindings });
+          break;
+        }
+        case 'reference': {
+          const name = captures.get('reference.name');
+          if (!name) break;
+          const receiver = captures.get('reference.receiver');
+          scoped.push({
+            at: node.startIndex,
+            type: 'reference',
+            site: {
+              name: name.text,
+              receiver: receiver ? receiver.text : null,
+              line: name.startPosition.row + 1,
+              kind: 'reference',
+            },
+          });
+          break;
+        }
         case 'import': {
           const bindings = language.imports(node);
           scoped.push({
@@ -235,7 +273,10 @@ export function extractDefinitions(
         name = receiver;
         receiver = null;
       }
-      return { name, receiver, line };
+      // `Foo().bar()`, `new Foo().bar()`, `make().bar()`: the receiver is what that call returns.
+      const receiverType =
+        receiverNode && receiver === '<expr>' ? callResultType(receiverNode) : null;
+      return receiverType ? { name, receiver, line, receiverType } : { name, receiver, line };
     }
   }
 }
@@ -253,12 +294,13 @@ function assemble(
   const scopes = raw.map(() => emptyScope());
   const moduleScope = emptyScope();
   distribute(raw, items, (index) => (index < 0 ? moduleScope : scopes[index]!));
+  const isContainer = raw.map((definition) => spec.containerKinds.includes(definition.kind));
+  typeReceivers(spec, raw, parentOf, isContainer, scopes, moduleScope);
 
   const qualified: string[] = [];
   const definitions: Definition[] = [];
   const classNameOf: (string | null)[] = [];
   const insideFunction: boolean[] = [];
-  const isContainer = raw.map((definition) => spec.containerKinds.includes(definition.kind));
   // Module-level names: assignments, definitions and imported objects (a function writing to an
   // imported `session` or `cache` changes state shared beyond it).
   const moduleNames = new Set<string>(moduleScope.declared);
@@ -373,6 +415,12 @@ function apply(scope: ScopeFacts, item: ScopedItem): void {
       break;
     case 'global':
       scope.globals.add(item.name);
+      break;
+    case 'typed':
+      for (const binding of item.bindings) addType(scope.types, binding.name, binding.type);
+      break;
+    case 'reference':
+      scope.references.push(item.site);
       break;
     case 'import':
       scope.imports.push(...item.bindings);
@@ -578,6 +626,111 @@ function receiverText(text: string): string {
   return collapsed;
 }
 
+/** A receiver that is itself a call or construction: the type is that call's result. */
+function callResultType(node: Node): string | null {
+  let inner: Node | null = node;
+  while (inner?.type === 'parenthesized_expression') inner = inner.firstNamedChild;
+  const type = valueType(inner, ['call', 'call_expression'], 'new_expression');
+  return type && !type.startsWith('=') ? type : null;
+}
+
+function addType(types: Map<string, string | null>, name: string, type: string): void {
+  const known = types.get(name);
+  if (known === undefined) types.set(name, type);
+  else if (known !== type) types.set(name, null);
+}
+
+const MAX_ALIAS_STEPS = 4;
+
+/**
+ * Gives every call on a receiver the receiver's static type where the file states it: a local's
+ * or parameter's type in the calling scope or the scopes around it, an attribute of the current
+ * object assigned or declared anywhere in its class. Also keeps the references that can name a
+ * function of this file or an import (a plain variable passed along is no reference).
+ */
+function typeReceivers(
+  spec: LanguageSpec,
+  raw: RawDefinition[],
+  parentOf: number[],
+  isContainer: boolean[],
+  scopes: ScopeFacts[],
+  moduleScope: ScopeFacts,
+): void {
+  const scopeAt = (index: number) => (index < 0 ? moduleScope : scopes[index]!);
+  const classOf = (index: number): number => {
+    for (let at = index; at >= 0; at = parentOf[at]!) if (isContainer[at]) return at;
+    return -1;
+  };
+  const lookup = (index: number, name: string, steps = 0): string | null => {
+    for (let at = index; ; at = parentOf[at]!) {
+      const scope = scopeAt(at);
+      // A class body's names are its attributes, not locals of its methods.
+      if (at < 0 || !isContainer[at] || at === index) {
+        const type = scope.types.get(name);
+        if (type !== undefined) {
+          if (type === null) return null;
+          return type.startsWith('=') ? alias(at, type.slice(1), steps) : type;
+        }
+      }
+      if (at < 0) return null;
+    }
+  };
+  const alias = (index: number, name: string, steps: number): string | null =>
+    steps < MAX_ALIAS_STEPS ? lookup(index, name, steps + 1) : null;
+
+  // Attributes of the current object, per class: `self.x = …` in any method, class-level fields.
+  const attributes = new Map<number, Map<string, string | null>>();
+  const selfPrefix = (name: string) =>
+    spec.selfNames.find(
+      (self) => name.startsWith(`${self}.`) && !name.includes('.', self.length + 1),
+    );
+  scopes.forEach((scope, index) => {
+    const owner = classOf(index);
+    if (owner < 0) return;
+    let attrs = attributes.get(owner);
+    if (!attrs) attributes.set(owner, (attrs = new Map()));
+    for (const [name, type] of scope.types) {
+      const self = selfPrefix(name);
+      const attribute = self ? name.slice(self.length + 1) : owner === index ? name : null;
+      if (!attribute) continue;
+      const resolved =
+        type === null ? null : type.startsWith('=') ? lookup(index, type.slice(1)) : type;
+      if (resolved === null) attributes.get(owner)!.set(attribute, null);
+      else addType(attrs, attribute, resolved);
+    }
+  });
+
+  const definedNames = new Set(raw.map((definition) => definition.name));
+  const imported = new Set<string>();
+  for (const scope of [moduleScope, ...scopes])
+    for (const binding of scope.imports) imported.add(binding.local);
+
+  [-1, ...scopes.keys()].forEach((index) => {
+    const scope = scopeAt(index);
+    const owner = classOf(index);
+    for (let i = 0; i < scope.calls.length; i++) {
+      const call = scope.calls[i]!;
+      if (!call.receiver || call.receiverType) continue;
+      const self = selfPrefix(call.receiver);
+      const type = self
+        ? (attributes.get(owner)?.get(call.receiver.slice(self.length + 1)) ?? null)
+        : /^[A-Za-z_$][\w$]*$/.test(call.receiver)
+          ? lookup(index, call.receiver)
+          : null;
+      if (type) scope.calls[i] = { ...call, receiverType: type };
+    }
+    for (const reference of scope.references) {
+      const receiver = reference.receiver;
+      const named = receiver
+        ? spec.selfNames.includes(receiver) || imported.has(receiver)
+        : (definedNames.has(reference.name) || imported.has(reference.name)) &&
+          !scope.declared.has(reference.name) &&
+          !scope.types.has(reference.name);
+      if (named) scope.calls.push(reference);
+    }
+  });
+}
+
 function cleanName(text: string): string {
   return text.replace(/^#/, '').trim();
 }
@@ -603,6 +756,8 @@ function emptyScope(): ScopeFacts {
     declared: new Set(),
     globals: new Set(),
     importLines: [],
+    types: new Map(),
+    references: [],
   };
 }
 

@@ -1,6 +1,13 @@
 import type { Node } from 'web-tree-sitter';
 import type { ImportBinding, LanguageId } from '../model';
-import { headerBefore, leadingFileComment, type LanguageSpec } from './spec';
+import {
+  annotationText,
+  headerBefore,
+  leadingFileComment,
+  valueType,
+  type LanguageSpec,
+  type TypeBinding,
+} from './spec';
 
 /** JavaScript, TypeScript and TSX share one query; TypeScript adds its declaration forms. */
 const FUNCTION_VALUE = '[(arrow_function) (function_expression) (generator_function)]';
@@ -49,6 +56,15 @@ const COMMON_QUERY = `
 (call_expression function: (member_expression object: (identifier) @mutation.name property: (property_identifier) @mutation.method)) @mutation
 (call_expression function: (member_expression object: (member_expression object: (this) @mutation.object property: (_) @mutation.attribute) property: (property_identifier) @mutation.method)) @mutation
 
+(variable_declarator) @typed
+(assignment_expression) @typed
+
+(arguments (identifier) @reference.name) @reference
+(arguments (member_expression object: [(this) (identifier)] @reference.receiver property: (property_identifier) @reference.name)) @reference
+(pair value: (identifier) @reference.name) @reference
+(pair value: (member_expression object: [(this) (identifier)] @reference.receiver property: (property_identifier) @reference.name)) @reference
+(decorator (identifier) @reference.name) @reference
+
 (import_statement) @import
 (export_statement source: (_)) @import
 (variable_declarator value: (call_expression function: (identifier) @require.fn (#eq? @require.fn "require"))) @import
@@ -58,6 +74,7 @@ const COMMON_QUERY = `
 const JAVASCRIPT_QUERY = `${COMMON_QUERY}
 (field_definition property: (_) @name value: ${FUNCTION_VALUE} @definition.function)
 (field_definition property: (_) @binding.name) @binding
+(field_definition) @typed
 `;
 
 const TYPESCRIPT_QUERY = `${COMMON_QUERY}
@@ -67,6 +84,9 @@ const TYPESCRIPT_QUERY = `${COMMON_QUERY}
 (type_alias_declaration name: (_) @name) @definition.type
 (public_field_definition name: (_) @name value: ${FUNCTION_VALUE} @definition.function)
 (public_field_definition name: (_) @binding.name) @binding
+(public_field_definition) @typed
+(required_parameter) @typed
+(optional_parameter) @typed
 `;
 
 const MUTATING_METHODS = new Set([
@@ -227,6 +247,62 @@ function bases(definition: Node): string[] {
   return values.map((value) => value.replace(/<[\s\S]*>$/, ''));
 }
 
+const CALL_TYPES = ['call_expression'];
+
+/**
+ * `ctx: Vitest`, `constructor(private ctx: Vitest)` (also `this.ctx`), `const s = new Server()`,
+ * `this.ctx = ctx`, `let x: Foo = make()`, class fields.
+ */
+function typeBindings(node: Node): TypeBinding[] {
+  switch (node.type) {
+    case 'required_parameter':
+    case 'optional_parameter': {
+      const name = node.childForFieldName('pattern');
+      const type = annotationText(node.childForFieldName('type'));
+      if (name?.type !== 'identifier' || !type) return [];
+      const property =
+        node.namedChildren.some(
+          (child) =>
+            child?.type === 'accessibility_modifier' || child?.type === 'override_modifier',
+        ) || /^\s*readonly\b/.test(node.text);
+      return property
+        ? [
+            { name: name.text, type },
+            { name: `this.${name.text}`, type },
+          ]
+        : [{ name: name.text, type }];
+    }
+    case 'variable_declarator':
+      return bindingOf(
+        node.childForFieldName('name'),
+        node.childForFieldName('type'),
+        node.childForFieldName('value'),
+      );
+    case 'assignment_expression':
+      return bindingOf(node.childForFieldName('left'), null, node.childForFieldName('right'));
+    case 'public_field_definition':
+      return bindingOf(
+        node.childForFieldName('name'),
+        node.childForFieldName('type'),
+        node.childForFieldName('value'),
+      );
+    case 'field_definition':
+      return bindingOf(node.childForFieldName('property'), null, node.childForFieldName('value'));
+  }
+  return [];
+}
+
+function bindingOf(name: Node | null, annotation: Node | null, value: Node | null): TypeBinding[] {
+  if (!name) return [];
+  const isName =
+    name.type === 'identifier' ||
+    name.type === 'property_identifier' ||
+    (name.type === 'member_expression' && name.childForFieldName('object')?.type === 'this');
+  if (!isName) return [];
+  const type = annotationText(annotation) ?? valueType(value, CALL_TYPES, 'new_expression');
+  return type ? [{ name: name.text.replace(/\s+/g, ''), type }] : [];
+}
+
 function spec(id: LanguageId, grammar: string, extensions: string[], query: string): LanguageSpec {
   return {
     id,
@@ -254,6 +330,7 @@ function spec(id: LanguageId, grammar: string, extensions: string[], query: stri
     signature,
     imports,
     bases,
+    typeBindings,
     stringValue,
   };
 }

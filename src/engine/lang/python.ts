@@ -1,6 +1,12 @@
 import type { Node } from 'web-tree-sitter';
 import type { ImportBinding } from '../model';
-import { headerBefore, type LanguageSpec } from './spec';
+import {
+  annotationText,
+  headerBefore,
+  valueType,
+  type LanguageSpec,
+  type TypeBinding,
+} from './spec';
 
 const QUERY = `
 (function_definition name: (identifier) @name) @definition.function
@@ -33,6 +39,18 @@ const QUERY = `
 (call function: (attribute object: (attribute object: (identifier) @mutation.object attribute: (identifier) @mutation.attribute) attribute: (identifier) @mutation.method)) @mutation
 
 (global_statement (identifier) @global.name) @global
+
+(typed_parameter) @typed
+(typed_default_parameter) @typed
+(assignment) @typed
+
+(argument_list (identifier) @reference.name) @reference
+(argument_list (attribute object: (identifier) @reference.receiver attribute: (identifier) @reference.name)) @reference
+(keyword_argument value: (identifier) @reference.name) @reference
+(keyword_argument value: (attribute object: (identifier) @reference.receiver attribute: (identifier) @reference.name)) @reference
+(pair value: (identifier) @reference.name) @reference
+(decorator (identifier) @reference.name) @reference
+(decorator (attribute object: (identifier) @reference.receiver attribute: (identifier) @reference.name)) @reference
 
 (import_statement) @import
 (import_from_statement) @import
@@ -137,6 +155,21 @@ function bases(definition: Node): string[] {
     .map((child) => child.text);
 }
 
+/** `app: "Flask"`, `session: Session = None`, `self.session = Session()`, `x = make_app()`. */
+function typeBindings(node: Node): TypeBinding[] {
+  if (node.type === 'typed_parameter' || node.type === 'typed_default_parameter') {
+    const name = node.childForFieldName('name') ?? node.firstNamedChild;
+    const type = annotationText(node.childForFieldName('type'));
+    return name?.type === 'identifier' && type ? [{ name: name.text, type }] : [];
+  }
+  const left = node.childForFieldName('left');
+  if (!left || (left.type !== 'identifier' && left.type !== 'attribute')) return [];
+  const type =
+    annotationText(node.childForFieldName('type')) ??
+    valueType(node.childForFieldName('right'), ['call'], null);
+  return type ? [{ name: left.text.replace(/\s+/g, ''), type }] : [];
+}
+
 export const python: LanguageSpec = {
   id: 'python',
   grammar: 'python',
@@ -153,5 +186,6 @@ export const python: LanguageSpec = {
   signature: (definition) => headerBefore(definition, definition.childForFieldName('body')),
   imports,
   bases,
+  typeBindings,
   stringValue,
 };

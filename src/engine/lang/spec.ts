@@ -14,6 +14,10 @@ import type { ImportBinding, LanguageId, SymbolKind } from '../model';
  *                        @mutation.object + @mutation.attribute, or @mutation.name, or
  *                        @mutation.self (an attribute of the current object written bare: `@x`)
  *   @global              a `global x` style declaration (Python)   @global.name
+ *   @typed               a parameter, assignment or field that may state a name's type,
+ *                        handed to `typeBindings()`
+ *   @reference           a function named as a value (an argument, a handler table entry,
+ *                        a decorator)   @reference.name, @reference.receiver
  *   @import              an import statement, handed to `imports()`
  *   @module.name         a name bound at module level
  */
@@ -42,8 +46,57 @@ export interface LanguageSpec {
   signature(definition: Node): string;
   imports(statement: Node): ImportBinding[];
   bases(definition: Node): string[];
+  /** The names a `@typed` node gives a static type (see `TypeBinding`). */
+  typeBindings?(node: Node): TypeBinding[];
   /** The literal text of a string node (quotes and prefixes removed). */
   stringValue(node: Node): string | null;
+}
+
+/**
+ * A name and the type a parameter, assignment or field gives it. `name` is a local (`app`) or an
+ * attribute of the current object (`self.session`, `this.ctx`); `type` is an annotation as written,
+ * a call whose result the name holds (`Session()`, `make_app()`), or `=other` when the name is
+ * assigned another local (`this.ctx = ctx`), whose type it then shares.
+ */
+export interface TypeBinding {
+  readonly name: string;
+  readonly type: string;
+}
+
+/** Longest type or call text worth keeping: longer ones are expressions, not names. */
+const MAX_TYPE_TEXT = 80;
+
+/** `Foo`, `mod.Foo`, `self.factory`: a name or dotted path, nothing computed. */
+const DOTTED_NAME = /^[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)*$/;
+
+/** The type a value gives the name it is assigned to: a construction or call result, or another local. */
+export function valueType(
+  value: Node | null,
+  callTypes: readonly string[],
+  newType: string | null,
+): string | null {
+  if (!value) return null;
+  if (value.type === 'await_expression' || value.type === 'await')
+    return valueType(value.namedChildren[0] ?? null, callTypes, newType);
+  if (value.type === newType) {
+    const constructor = value.childForFieldName('constructor');
+    return constructor && DOTTED_NAME.test(constructor.text) ? constructor.text : null;
+  }
+  if (callTypes.includes(value.type)) {
+    const callee = value.childForFieldName('function');
+    return callee && callee.text.length <= MAX_TYPE_TEXT && DOTTED_NAME.test(callee.text)
+      ? `${callee.text}()`
+      : null;
+  }
+  if (value.type === 'identifier') return `=${value.text}`;
+  return null;
+}
+
+/** An annotation's text without its leading `:` and collapsed, or null when too long to be a name. */
+export function annotationText(node: Node | null): string | null {
+  if (!node) return null;
+  const text = node.text.replace(/^:/, '').replace(/\s+/g, ' ').trim();
+  return text && text.length <= MAX_TYPE_TEXT ? text : null;
 }
 
 export type ModuleSystem = 'python' | 'ecmascript' | 'go' | 'java' | 'none';

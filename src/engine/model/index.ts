@@ -38,6 +38,14 @@ export interface CallSite {
   /** The receiver expression as written (`self`, `this`, `ctx.app`, a module alias), or null for a bare call. */
   readonly receiver: string | null;
   readonly line: number;
+  /**
+   * The receiver's static type as the file states it: an annotation (`Blueprint`, `"Flask"`,
+   * `Optional[Session]`), a construction or call whose result it holds (`Session()`,
+   * `self.make_app()`), or what `new` built (`Vitest`). Absent when the file says nothing.
+   */
+  readonly receiverType?: string;
+  /** `reference`: the function is named as a value (a callback, a handler, a decorator), not called. */
+  readonly kind?: 'reference';
 }
 
 export type ImportKind = 'module' | 'named' | 'default' | 'namespace' | 'wildcard';
@@ -154,7 +162,7 @@ export const MAX_DIRECTORY_FILES = 20;
 export const MODULE_QUALIFIED_NAME = '<module>';
 
 /** Version string stored in the manifest: a change of grammar or extractor invalidates parsed files. */
-export const PARSER_VERSION = 'web-tree-sitter@0.27.1;tree-sitter-wasm@0.3.1;extract@2';
+export const PARSER_VERSION = 'web-tree-sitter@0.27.1;tree-sitter-wasm@0.3.1;extract@3';
 
 /** The stages of one indexing run, in order. */
 export const INDEX_STAGES = ['walk', 'parse', 'summarize', 'facts', 'embed', 'write'] as const;

@@ -1,7 +1,10 @@
-import type { CodeGraph, ResolvedCall } from '../graph/code-graph';
+import type { CodeGraph, PossibleCall, ResolvedCall } from '../graph/code-graph';
 import { MODULE_QUALIFIED_NAME, type CodeFact, type SymbolKind } from '../model';
 import { languageById } from '../lang/registry';
 import { fail, ok, type Result } from '../util/result';
+import type { CallerCounts } from './caller-summary';
+
+export { callerSummary, type CallerCounts } from './caller-summary';
 
 /**
  * Navigation over the facts graph: where a symbol is defined, who references or calls it, what
@@ -30,15 +33,29 @@ export interface SymbolLocation {
 export interface Reference {
   readonly path: string;
   readonly line: number;
-  readonly kind: 'call' | 'import' | 'base';
+  /** `value`: the function named as a value (a callback, a handler, a decorator), not called. */
+  readonly kind: 'call' | 'import' | 'base' | 'value';
   /** The definition the reference sits in (the module for top-level code). */
   readonly from: SymbolLocation | null;
 }
 
+/** A call naming the symbol that resolution could not settle, with the reason. */
+export interface PossibleCaller {
+  readonly path: string;
+  readonly line: number;
+  readonly from: SymbolLocation | null;
+  readonly reason: string;
+}
+
 export interface SymbolResult {
   readonly symbol: SymbolLocation;
+  readonly counts?: CallerCounts;
   readonly references?: readonly Reference[];
   readonly callers?: readonly Reference[];
+  /** With `callers`: places that pass the symbol as a value. */
+  readonly valueReferences?: readonly Reference[];
+  /** With `callers` and `references`: calls naming the symbol whose receiver could not be resolved. */
+  readonly possible?: readonly PossibleCaller[];
   readonly callees?: readonly { readonly target: SymbolLocation; readonly line: number }[];
 }
 
@@ -49,6 +66,19 @@ export interface CallerTreeNode {
   readonly callers: readonly CallerTreeNode[];
   /** Why the tree stops here, when it stops before running out of callers. */
   readonly truncated?: 'cycle' | 'depth';
+  /** For a node whose callers are listed: every count, and the groups beside the resolved callers. */
+  readonly counts?: CallerCounts;
+  readonly valueReferences?: readonly Reference[];
+  readonly possible?: readonly PossibleCaller[];
+}
+
+/** The counts every surface shows (lens, tree, CLI, the agent's tools), from one place. */
+export function callerCounts(graph: CodeGraph, id: string): CallerCounts {
+  return {
+    callers: graph.callers(id).length,
+    references: graph.references(id).length,
+    possible: graph.possibleCallers(id).length,
+  };
 }
 
 export const MAX_TRACE_DEPTH = 8;
@@ -98,7 +128,10 @@ export function resolveSymbol(
         case 'callers':
           return {
             symbol,
+            counts: callerCounts(graph, fact.id),
             callers: graph.callers(fact.id).map((call) => callReference(graph, call)),
+            valueReferences: graph.references(fact.id).map((call) => callReference(graph, call)),
+            possible: possibleCallers(graph, fact.id),
           };
         case 'callees':
           return {
@@ -109,7 +142,12 @@ export function resolveSymbol(
             })),
           };
         case 'references':
-          return { symbol, references: references(graph, fact) };
+          return {
+            symbol,
+            counts: callerCounts(graph, fact.id),
+            references: references(graph, fact),
+            possible: possibleCallers(graph, fact.id),
+          };
       }
     }),
   );
@@ -153,6 +191,13 @@ function callerNode(
       callers: [],
       ...(calls.length ? { truncated: 'depth' as const } : {}),
     };
+  const valueReferences = graph.references(fact.id).map((call) => callReference(graph, call));
+  const possible = possibleCallers(graph, fact.id);
+  const counts = {
+    callers: calls.length,
+    references: valueReferences.length,
+    possible: possible.length,
+  };
   const byCaller = new Map<string, { path: string; line: number }[]>();
   for (const call of calls) {
     const sites = byCaller.get(call.callerId) ?? [];
@@ -173,11 +218,28 @@ function callerNode(
   callers.sort(
     (a, b) => a.symbol.path.localeCompare(b.symbol.path) || a.symbol.startLine - b.symbol.startLine,
   );
-  return { symbol: location(fact), callSites, callers };
+  return { symbol: location(fact), callSites, callers, counts, valueReferences, possible };
+}
+
+function possibleCallers(graph: CodeGraph, id: string): PossibleCaller[] {
+  return graph
+    .possibleCallers(id)
+    .map((call: PossibleCall) => {
+      const caller = graph.fact(call.callerId)!;
+      return {
+        path: caller.path,
+        line: call.site.line,
+        from: caller.kind === 'module' ? null : location(caller),
+        reason: call.reason,
+      };
+    })
+    .sort((a, b) => a.path.localeCompare(b.path) || a.line - b.line);
 }
 
 function references(graph: CodeGraph, fact: CodeFact): Reference[] {
-  const out: Reference[] = graph.callers(fact.id).map((call) => callReference(graph, call));
+  const out: Reference[] = [...graph.callers(fact.id), ...graph.references(fact.id)].map((call) =>
+    callReference(graph, call),
+  );
   for (const file of graph.files()) {
     const module = graph.moduleFact(file);
     if (!module) continue;
@@ -212,7 +274,12 @@ function references(graph: CodeGraph, fact: CodeFact): Reference[] {
 
 function callReference(graph: CodeGraph, call: ResolvedCall): Reference {
   const caller = graph.fact(call.callerId)!;
-  return { path: caller.path, line: call.site.line, kind: 'call', from: location(caller) };
+  return {
+    path: caller.path,
+    line: call.site.line,
+    kind: call.site.kind === 'reference' ? 'value' : 'call',
+    from: location(caller),
+  };
 }
 
 export function location(fact: CodeFact): SymbolLocation {

@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import type { OutlineEntry } from '../../engine/engine';
+import { callerSummary } from '../../engine/resolve/caller-summary';
 import { readConfig } from '../config';
 import type { Ctx } from '../ctx';
 
@@ -57,9 +58,7 @@ export class CallersLens implements vscode.CodeLensProvider, vscode.Disposable {
           ? entry.startLine
           : null;
       if (line === null) return [];
-      const title = entry.callers
-        ? `${entry.callers} caller${entry.callers === 1 ? '' : 's'}`
-        : 'no callers found';
+      const title = callerSummary(entry);
       return [
         new vscode.CodeLens(new vscode.Range(line - 1, 0, line - 1, 0), {
           title,

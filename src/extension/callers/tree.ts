@@ -1,5 +1,10 @@
 import * as vscode from 'vscode';
-import type { CallerTreeNode, SymbolLocation } from '../../engine/resolve/symbols';
+import type {
+  CallerTreeNode,
+  PossibleCaller,
+  Reference,
+  SymbolLocation,
+} from '../../engine/resolve/symbols';
 import type { Ctx } from '../ctx';
 import type { FolderIndex } from '../folder-index';
 
@@ -7,7 +12,9 @@ import type { FolderIndex } from '../folder-index';
  * The callers tree: a definition at the root, its callers below it, theirs below them. Each trace
  * reads two levels, so a node's children are already known when it is expanded and only the level
  * below them is read then; deep trees cost nothing until opened. A node jumps to the line where it
- * makes the call; a caller already on the path is marked recursive.
+ * makes the call; a caller already on the path is marked recursive. Beside the resolved callers, a
+ * root shows the places passing it as a value and the possible callers (a call naming it whose
+ * receiver could not be resolved, with the reason) in groups of their own.
  */
 const LEVELS_PER_TRACE = 2;
 
@@ -21,14 +28,38 @@ interface CallerItem {
   readonly hasCallers: boolean;
   /** This node's callers, when the trace that found it went deep enough to read them. */
   readonly callers: readonly CallerTreeNode[] | null;
+  readonly valueReferences: readonly Reference[];
+  readonly possible: readonly PossibleCaller[];
 }
 
-export class CallersTree implements vscode.TreeDataProvider<CallerItem>, vscode.Disposable {
+/** A group under the root ("Possible callers (2)") and the sites it holds. */
+interface GroupItem {
+  readonly type: 'group';
+  readonly folder: FolderIndex;
+  readonly label: string;
+  readonly sites: readonly SiteItem[];
+}
+
+interface SiteItem {
+  readonly type: 'site';
+  readonly folder: FolderIndex;
+  readonly path: string;
+  readonly line: number;
+  readonly from: SymbolLocation | null;
+  readonly reason: string | null;
+}
+
+type TreeEntry = CallerItem | GroupItem | SiteItem;
+
+export const POSSIBLE_GROUP = 'Possible callers';
+export const VALUE_GROUP = 'Passed as a value';
+
+export class CallersTree implements vscode.TreeDataProvider<TreeEntry>, vscode.Disposable {
   static readonly id = 'codeOracle.callers';
   private roots: CallerItem[] = [];
   /** What the tree shows, to trace again when the index changes. */
   private shown: { folder: FolderIndex; query: string } | null = null;
-  private readonly changeEmitter = new vscode.EventEmitter<CallerItem | undefined>();
+  private readonly changeEmitter = new vscode.EventEmitter<TreeEntry | undefined>();
   readonly onDidChangeTreeData = this.changeEmitter.event;
 
   constructor(private readonly ctx: Ctx) {}
@@ -44,10 +75,14 @@ export class CallersTree implements vscode.TreeDataProvider<CallerItem>, vscode.
     await vscode.commands.executeCommand(`${CallersTree.id}.focus`);
   }
 
-  getTreeItem(item: CallerItem): vscode.TreeItem {
+  getTreeItem(entry: TreeEntry): vscode.TreeItem {
+    if ('type' in entry) return entry.type === 'group' ? groupTreeItem(entry) : siteTreeItem(entry);
+    const item = entry;
     const recursive = item.ancestors.includes(item.symbol.id);
     // The root opens expanded: clicking "N callers" should show those callers at once.
-    const expandable = item.hasCallers && !recursive;
+    const expandable =
+      (item.hasCallers || item.possible.length > 0 || item.valueReferences.length > 0) &&
+      !recursive;
     const state = !expandable
       ? vscode.TreeItemCollapsibleState.None
       : item.ancestors.length
@@ -72,8 +107,10 @@ export class CallersTree implements vscode.TreeDataProvider<CallerItem>, vscode.
     return tree;
   }
 
-  async getChildren(item?: CallerItem): Promise<CallerItem[]> {
-    if (!item) return this.roots;
+  async getChildren(entry?: TreeEntry): Promise<TreeEntry[]> {
+    if (!entry) return this.roots;
+    if ('type' in entry) return entry.type === 'group' ? [...entry.sites] : [];
+    const item = entry;
     let callers = item.callers;
     if (!callers) {
       const traced = await this.ctx.client.trace(
@@ -86,9 +123,19 @@ export class CallersTree implements vscode.TreeDataProvider<CallerItem>, vscode.
           traced.value.find((candidate) => candidate.symbol.id === item.symbol.id)?.callers) ||
         [];
     }
-    return callers.map((caller) =>
+    const children: TreeEntry[] = callers.map((caller) =>
       itemOf(item.folder, caller, [...item.ancestors, item.symbol.id]),
     );
+    if (item.valueReferences.length)
+      children.push(
+        group(
+          item.folder,
+          VALUE_GROUP,
+          item.valueReferences.map((reference) => ({ ...reference, reason: null })),
+        ),
+      );
+    if (item.possible.length) children.push(group(item.folder, POSSIBLE_GROUP, item.possible));
+    return children;
   }
 
   /** The index changed: the tree shown is traced again (nothing, when no tree is shown). */
@@ -119,5 +166,52 @@ function itemOf(
     ancestors,
     hasCallers: node.callers.length > 0 || !known,
     callers: known ? node.callers : null,
+    // Only the root lists its other groups: deeper nodes are about the path to the root.
+    valueReferences: ancestors.length ? [] : (node.valueReferences ?? []),
+    possible: ancestors.length ? [] : (node.possible ?? []),
   };
+}
+
+function group(
+  folder: FolderIndex,
+  label: string,
+  sites: readonly {
+    path: string;
+    line: number;
+    from: SymbolLocation | null;
+    reason: string | null;
+  }[],
+): GroupItem {
+  return {
+    type: 'group',
+    folder,
+    label: `${label} (${sites.length})`,
+    sites: sites.map((site) => ({ type: 'site', folder, ...site })),
+  };
+}
+
+function groupTreeItem(item: GroupItem): vscode.TreeItem {
+  const tree = new vscode.TreeItem(item.label, vscode.TreeItemCollapsibleState.Collapsed);
+  tree.iconPath = new vscode.ThemeIcon(
+    item.label.startsWith(POSSIBLE_GROUP) ? 'question' : 'references',
+  );
+  return tree;
+}
+
+function siteTreeItem(item: SiteItem): vscode.TreeItem {
+  const tree = new vscode.TreeItem(
+    item.from?.qualifiedName ?? item.path,
+    vscode.TreeItemCollapsibleState.None,
+  );
+  tree.description = `${item.path}:${item.line}`;
+  tree.tooltip = item.reason ?? `passes it as a value at ${item.path}:${item.line}`;
+  tree.command = {
+    command: 'vscode.open',
+    title: 'Open',
+    arguments: [
+      vscode.Uri.joinPath(item.folder.folder.uri, ...item.path.split('/')),
+      { selection: new vscode.Range(item.line - 1, 0, item.line - 1, 0) },
+    ],
+  };
+  return tree;
 }
