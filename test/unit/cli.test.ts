@@ -55,6 +55,20 @@ describe('code-oracle CLI', () => {
     assert.equal(json[0].callers.length, 4);
   });
 
+  it('says how many possible callers there are instead of "no callers found"', () => {
+    const root = scratch.fixture('receivers-js');
+    const { code, stdout } = run('callers', 'proto.close', '--dir', root);
+    assert.equal(code, 0, stdout);
+    assert.match(stdout, /\(no resolved callers; 1 possible\)/);
+    assert.match(
+      stdout,
+      /possible callers \(receiver not resolved\):\n {4}lib\/main\.js:13 {2}in start {2}— the type of `other` is not known/,
+    );
+    const resolved = run('resolve', 'proto.close', '--action', 'callers', '--dir', root).stdout;
+    assert.match(resolved, /no resolved callers · 1 possible/);
+    assert.match(resolved, /possible lib\/main\.js:13/);
+  });
+
   it('answers a callers evaluation set for any corpora file', () => {
     const corpusRoot = scratch.folder();
     const cases = path.join(corpusRoot, 'cases.jsonl');

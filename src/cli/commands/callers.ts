@@ -41,7 +41,7 @@ function printGroups(tree: CallerTreeNode): void {
         ? `  (no resolved callers; ${[counts.references ? `${counts.references} passed as a value` : '', counts.possible ? `${counts.possible} possible` : ''].filter(Boolean).join('; ')})`
         : '  (no callers found)',
     );
-  else out(`  (${callerSummary(counts)})`);
+  else if (counts.possible || counts.references) out(`  (${callerSummary(counts)})`);
   if (tree.valueReferences?.length) {
     out('  passed as a value:');
     for (const reference of tree.valueReferences)

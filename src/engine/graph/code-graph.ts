@@ -436,7 +436,8 @@ export class CodeGraph {
     const context = new CallContext(this, caller);
     for (const site of caller.calls) {
       const target = context.resolve(site);
-      if (!target) continue;
+      // A name passed as a value is a reference only where scope, imports or the class say so.
+      if (!target || (site.kind === 'reference' && target.how === 'unique')) continue;
       const call: ResolvedCall = {
         callerId: caller.id,
         targetId: target.fact.id,
@@ -674,9 +675,18 @@ class CallContext {
 
   resolve(site: CallSite): { fact: CodeFact; how: Resolution } | undefined {
     if (site.receiver === null) return this.resolveBare(site.name);
-    if (this.spec.selfNames.includes(site.receiver) || SUPER_RECEIVERS.has(site.receiver))
-      return this.resolveSelf(site);
+    if (this.isSelf(site)) return this.resolveSelf(site);
     return this.resolveQualified(site);
+  }
+
+  /** `self.m()`, `super().m()`, or a call through a local holding the current object (`var self = this`). */
+  private isSelf(site: CallSite): boolean {
+    const receiver = site.receiver!;
+    return (
+      this.spec.selfNames.includes(receiver) ||
+      SUPER_RECEIVERS.has(receiver) ||
+      (!!site.receiverType && this.spec.selfNames.includes(site.receiverType))
+    );
   }
 
   private resolveBare(name: string): { fact: CodeFact; how: Resolution } | undefined {
@@ -712,18 +722,23 @@ class CallContext {
       );
       if (found) return { fact: found, how: 'class' };
     }
-    return this.uniqueMethod(site.name);
+    // `super().m()` names a base's method: when the bases are not the workspace's, it is theirs.
+    return SUPER_RECEIVERS.has(site.receiver!) ? undefined : this.uniqueMethod(site.name);
   }
 
   private resolveQualified(site: CallSite): { fact: CodeFact; how: Resolution } | undefined {
     const receiver = site.receiver!;
-    if (site.receiverType) {
+    // An imported module or class is what it is, whatever it was assigned from (`require(…)`).
+    if (site.receiverType && !this.binding(receiver)) {
       const type = this.resolveType(site.receiverType, 0);
       if (type === 'external') return undefined;
       if (type) {
         const method = this.methodInHierarchy(type.path, type.qualifiedName, site.name, false, 0);
         return method ? { fact: method, how: 'type' } : undefined;
       }
+      // The file states a type the index cannot reduce to one class (a union, a protocol, a
+      // call it cannot follow): the workspace's only method of that name is no safe guess.
+      return undefined;
     }
     if (receiver === '<expr>') return this.uniqueMethod(site.name);
     const binding = this.binding(receiver);
@@ -818,8 +833,13 @@ class CallContext {
   }
 
   private classNamed(fromPath: string, name: string): TypeTarget {
-    const found = this.resolveClassName(fromPath, name);
-    if (found && TYPE_KINDS.has(found.kind)) return found;
+    const simple = name.slice(name.lastIndexOf('.') + 1);
+    const found =
+      (fromPath === this.caller.path ? this.fromImports(simple) : undefined) ??
+      this.resolveClassName(fromPath, name);
+    // JavaScript's constructor functions carry their prototype's methods as a class does.
+    const constructs = found?.kind === 'function' && this.spec.moduleSystem === 'ecmascript';
+    if (found && (TYPE_KINDS.has(found.kind) || constructs)) return found;
     if (found) return undefined;
     const head = name.split('.')[0]!;
     return BUILTIN_TYPES.has(name) || this.isExternalName(head) ? 'external' : undefined;
@@ -862,13 +882,13 @@ class CallContext {
     const builtin = this.graph.isBuiltinMethod(site.name)
       ? `; \`${site.name}\` is also a built-in method name`
       : '';
-    if (site.receiverType) {
+    if (site.receiverType && !this.isSelf(site) && !this.binding(receiver)) {
       const type = this.resolveType(site.receiverType, 0);
       if (type === 'external') return null;
       if (type)
         return `\`${receiver}\` is a \`${type.name}\`, which defines no \`${site.name}\` the index can see`;
     }
-    if (this.spec.selfNames.includes(receiver) || SUPER_RECEIVERS.has(receiver)) {
+    if (this.isSelf(site)) {
       return this.classContext
         ? `\`${this.classContext}\` defines no \`${site.name}\`; a subclass or mixin may`
         : `\`${receiver}\` outside a class${builtin}`;

@@ -675,8 +675,13 @@ function typeReceivers(
       if (at < 0) return null;
     }
   };
+  // `var self = this`: the local is the current object, and its calls resolve as `this.m()` does.
   const alias = (index: number, name: string, steps: number): string | null =>
-    steps < MAX_ALIAS_STEPS ? lookup(index, name, steps + 1) : null;
+    spec.selfNames.includes(name)
+      ? name
+      : steps < MAX_ALIAS_STEPS
+        ? lookup(index, name, steps + 1)
+        : null;
 
   // Attributes of the current object, per class: `self.x = …` in any method, class-level fields.
   const attributes = new Map<number, Map<string, string | null>>();

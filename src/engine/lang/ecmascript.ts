@@ -25,6 +25,14 @@ const COMMON_QUERY = `
   left: (subscript_expression object: (identifier) @owner index: (_) @name.computed)
   right: ${FUNCTION_VALUE} @definition.function)
 (pair key: [(property_identifier) (string) (identifier)] @name value: ${FUNCTION_VALUE} @definition.function)
+(variable_declarator name: (identifier) @owner
+  value: (object (pair key: [(property_identifier) (string) (identifier)] @name value: ${FUNCTION_VALUE} @definition.function)))
+(variable_declarator name: (identifier) @owner
+  value: (object (method_definition name: (_) @name) @definition.function))
+(assignment_expression left: [(identifier) (member_expression)] @owner
+  right: (object (pair key: [(property_identifier) (string) (identifier)] @name value: ${FUNCTION_VALUE} @definition.function)))
+(assignment_expression left: [(identifier) (member_expression)] @owner
+  right: (object (method_definition name: (_) @name) @definition.function))
 
 (call_expression function: (identifier) @call.name) @call
 (call_expression function: (member_expression object: (_) @call.receiver property: (_) @call.name)) @call

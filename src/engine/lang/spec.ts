@@ -88,7 +88,7 @@ export function valueType(
       ? `${callee.text}()`
       : null;
   }
-  if (value.type === 'identifier') return `=${value.text}`;
+  if (value.type === 'identifier' || value.type === 'this') return `=${value.text}`;
   return null;
 }
 
