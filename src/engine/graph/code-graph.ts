@@ -71,6 +71,12 @@ const BUILTIN_METHODS = new Set([
   'find',
   'read',
   'write',
+  'flush',
+  'seek',
+  'tell',
+  'readline',
+  'readlines',
+  'writelines',
   'close',
   'open',
   'add',
@@ -148,6 +154,19 @@ const BUILTIN_METHODS = new Set([
   'run',
   'start',
   'stop',
+]);
+
+/** Bases that give a class no methods a caller would mistake for the class's own. */
+const NEUTRAL_BASES = new Set([
+  'object',
+  'ABC',
+  'Generic',
+  'Protocol',
+  'NamedTuple',
+  'TypedDict',
+  'Enum',
+  'Exception',
+  'BaseException',
 ]);
 
 /** Receivers that are language built-ins, never user objects. */
@@ -741,6 +760,8 @@ class CallContext {
       return undefined;
     }
     if (receiver === '<expr>') return this.uniqueMethod(site.name);
+    // `sys.stdout.flush()`: an attribute of a library module is the library's.
+    if (receiver.includes('.') && this.isExternalName(receiver)) return undefined;
     const binding = this.binding(receiver);
     if (
       BUILTIN_RECEIVERS.has(receiver) &&
@@ -894,6 +915,7 @@ class CallContext {
         : `\`${receiver}\` outside a class${builtin}`;
     }
     if (BUILTIN_RECEIVERS.has(receiver) && !this.binding(receiver)) return null;
+    if (receiver.includes('.') && this.isExternalName(receiver)) return null;
     const binding = this.binding(receiver);
     if (binding) {
       if (this.isExternalName(receiver)) return null;
@@ -907,7 +929,26 @@ class CallContext {
   private uniqueMethod(name: string): { fact: CodeFact; how: Resolution } | undefined {
     if (this.graph.isBuiltinMethod(name)) return undefined;
     const unique = this.graph.uniqueDefinition(name, (fact) => fact.kind === 'method');
-    return unique ? { fact: unique, how: 'unique' } : undefined;
+    if (!unique || this.extendsLibraryClass(unique)) return undefined;
+    return { fact: unique, how: 'unique' };
+  }
+
+  /**
+   * Whether a method's class derives from a class outside the workspace: its methods then share
+   * their names with the library's (a jinja loader's `list_templates`), so a call on a receiver of
+   * unknown type is as likely the library's own.
+   */
+  private extendsLibraryClass(method: CodeFact): boolean {
+    const owner = method.className
+      ? this.graph.factByQualifiedName(method.path, method.className)
+      : undefined;
+    return (owner?.bases ?? []).some((base) => {
+      const name = base.replace(/[[<(][\s\S]*$/, '').trim();
+      return (
+        !NEUTRAL_BASES.has(name.slice(name.lastIndexOf('.') + 1)) &&
+        !this.resolveClassName(method.path, base)
+      );
+    });
   }
 
   private methodInHierarchy(
