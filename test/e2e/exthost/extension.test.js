@@ -192,6 +192,38 @@ suite('Code Oracle in a real VS Code extension host', () => {
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
   });
 
+  test('a call the index cannot resolve is counted as possible, never as none', async () => {
+    const service = vscode.Uri.joinPath(folder().uri, 'shop', 'service.py');
+    const regenerateLens = async () => {
+      const lenses = await vscode.commands.executeCommand(
+        'vscode.executeCodeLensProvider',
+        service,
+      );
+      const lens = lenses.find(
+        (candidate) => candidate.command && candidate.range.start.line === 25,
+      );
+      return lens && lens.command.title;
+    };
+    assert.strictEqual(await regenerateLens(), 'no callers found');
+    // A second `regenerate` makes `service.regenerate()` on an untyped receiver ambiguous.
+    const jobs = vscode.Uri.joinPath(folder().uri, 'shop', 'jobs.py');
+    await vscode.workspace.fs.writeFile(
+      jobs,
+      Buffer.from(
+        'class Draft:\n    def regenerate(self):\n        return None\n\n\n' +
+          'def regenerate_all(services):\n    for service in services:\n        service.regenerate()\n',
+      ),
+    );
+    try {
+      let title;
+      for (let i = 0; i < 100 && (title = await regenerateLens()) === 'no callers found'; i++)
+        await sleep(100);
+      assert.strictEqual(title, 'no resolved callers · 1 possible');
+    } finally {
+      await vscode.workspace.fs.delete(jobs);
+    }
+  });
+
   test('the code-action provider offers "Explain this error" on a diagnostic', async () => {
     const uri = vscode.Uri.joinPath(folder().uri, 'shop', 'db.py');
     const diagnostics = vscode.languages.createDiagnosticCollection('e2e');
