@@ -50,6 +50,8 @@ export interface ScopeFacts {
   readonly importLines: string[];
   /** Static types of names in this scope; null where assignments disagree. */
   readonly types: Map<string, string | null>;
+  /** Names whose type an annotation declares: assignments no longer change it. */
+  readonly annotated: Set<string>;
   /** Functions named as values here, kept once resolution can tell what they name. */
   readonly references: CallSite[];
 }
@@ -417,7 +419,7 @@ function apply(scope: ScopeFacts, item: ScopedItem): void {
       scope.globals.add(item.name);
       break;
     case 'typed':
-      for (const binding of item.bindings) addType(scope.types, binding.name, binding.type);
+      for (const binding of item.bindings) bindType(scope, binding);
       break;
     case 'reference':
       scope.references.push(item.site);
@@ -634,6 +636,17 @@ function callResultType(node: Node): string | null {
   return type && !type.startsWith('=') ? type : null;
 }
 
+function bindType(
+  scope: { types: Map<string, string | null>; annotated: Set<string> },
+  binding: TypeBinding,
+): void {
+  if (binding.declared && !scope.annotated.has(binding.name)) {
+    scope.annotated.add(binding.name);
+    scope.types.set(binding.name, binding.type);
+  } else if (binding.declared || !scope.annotated.has(binding.name))
+    addType(scope.types, binding.name, binding.type);
+}
+
 function addType(types: Map<string, string | null>, name: string, type: string): void {
   const known = types.get(name);
   if (known === undefined) types.set(name, type);
@@ -684,7 +697,10 @@ function typeReceivers(
         : null;
 
   // Attributes of the current object, per class: `self.x = …` in any method, class-level fields.
-  const attributes = new Map<number, Map<string, string | null>>();
+  const attributes = new Map<
+    number,
+    { types: Map<string, string | null>; annotated: Set<string> }
+  >();
   const selfPrefix = (name: string) =>
     spec.selfNames.find(
       (self) => name.startsWith(`${self}.`) && !name.includes('.', self.length + 1),
@@ -693,15 +709,16 @@ function typeReceivers(
     const owner = classOf(index);
     if (owner < 0) return;
     let attrs = attributes.get(owner);
-    if (!attrs) attributes.set(owner, (attrs = new Map()));
+    if (!attrs) attributes.set(owner, (attrs = { types: new Map(), annotated: new Set() }));
     for (const [name, type] of scope.types) {
       const self = selfPrefix(name);
       const attribute = self ? name.slice(self.length + 1) : owner === index ? name : null;
       if (!attribute) continue;
       const resolved =
         type === null ? null : type.startsWith('=') ? lookup(index, type.slice(1)) : type;
-      if (resolved === null) attributes.get(owner)!.set(attribute, null);
-      else addType(attrs, attribute, resolved);
+      const declared = scope.annotated.has(name);
+      if (resolved !== null) bindType(attrs, { name: attribute, type: resolved, declared });
+      else if (!attrs.annotated.has(attribute)) attrs.types.set(attribute, null);
     }
   });
 
@@ -718,7 +735,7 @@ function typeReceivers(
       if (!call.receiver || call.receiverType) continue;
       const self = selfPrefix(call.receiver);
       const type = self
-        ? (attributes.get(owner)?.get(call.receiver.slice(self.length + 1)) ?? null)
+        ? (attributes.get(owner)?.types.get(call.receiver.slice(self.length + 1)) ?? null)
         : /^[A-Za-z_$][\w$]*$/.test(call.receiver)
           ? lookup(index, call.receiver)
           : null;
@@ -762,6 +779,7 @@ function emptyScope(): ScopeFacts {
     globals: new Set(),
     importLines: [],
     types: new Map(),
+    annotated: new Set(),
     references: [],
   };
 }

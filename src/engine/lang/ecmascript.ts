@@ -36,6 +36,9 @@ const COMMON_QUERY = `
 
 (call_expression function: (identifier) @call.name) @call
 (call_expression function: (member_expression object: (_) @call.receiver property: (_) @call.name)) @call
+; \`await f<T>(x)\` parses as a call of \`await f\`: the call is still \`f\`'s.
+(call_expression function: (await_expression (identifier) @call.name)) @call
+(call_expression function: (await_expression (member_expression object: (_) @call.receiver property: (_) @call.name))) @call
 (new_expression constructor: (identifier) @call.name) @call
 (new_expression constructor: (member_expression object: (_) @call.receiver property: (_) @call.name)) @call
 
@@ -93,6 +96,7 @@ const TYPESCRIPT_QUERY = `${COMMON_QUERY}
 (public_field_definition name: (_) @name value: ${FUNCTION_VALUE} @definition.function)
 (public_field_definition name: (_) @binding.name) @binding
 (public_field_definition) @typed
+(method_definition "get" return_type: (type_annotation)) @typed
 (required_parameter) @typed
 (optional_parameter) @typed
 `;
@@ -275,10 +279,10 @@ function typeBindings(node: Node): TypeBinding[] {
         ) || /^\s*readonly\b/.test(node.text);
       return property
         ? [
-            { name: name.text, type },
-            { name: `this.${name.text}`, type },
+            { name: name.text, type, declared: true },
+            { name: `this.${name.text}`, type, declared: true },
           ]
-        : [{ name: name.text, type }];
+        : [{ name: name.text, type, declared: true }];
     }
     case 'variable_declarator':
       return bindingOf(
@@ -294,6 +298,12 @@ function typeBindings(node: Node): TypeBinding[] {
         node.childForFieldName('type'),
         node.childForFieldName('value'),
       );
+    case 'method_definition': {
+      // `get provider(): CoverageProvider`: reading the accessor gives a value of that type.
+      const name = node.childForFieldName('name');
+      const type = annotationText(node.childForFieldName('return_type'));
+      return name && type ? [{ name: `this.${name.text}`, type, declared: true }] : [];
+    }
     case 'field_definition':
       return bindingOf(node.childForFieldName('property'), null, node.childForFieldName('value'));
   }
@@ -307,8 +317,11 @@ function bindingOf(name: Node | null, annotation: Node | null, value: Node | nul
     name.type === 'property_identifier' ||
     (name.type === 'member_expression' && name.childForFieldName('object')?.type === 'this');
   if (!isName) return [];
-  const type = annotationText(annotation) ?? valueType(value, CALL_TYPES, 'new_expression');
-  return type ? [{ name: name.text.replace(/\s+/g, ''), type }] : [];
+  const text = name.text.replace(/\s+/g, '');
+  const declared = annotationText(annotation);
+  if (declared) return [{ name: text, type: declared, declared: true }];
+  const type = valueType(value, CALL_TYPES, 'new_expression');
+  return type ? [{ name: text, type }] : [];
 }
 
 function spec(id: LanguageId, grammar: string, extensions: string[], query: string): LanguageSpec {

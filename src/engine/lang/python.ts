@@ -160,14 +160,15 @@ function typeBindings(node: Node): TypeBinding[] {
   if (node.type === 'typed_parameter' || node.type === 'typed_default_parameter') {
     const name = node.childForFieldName('name') ?? node.firstNamedChild;
     const type = annotationText(node.childForFieldName('type'));
-    return name?.type === 'identifier' && type ? [{ name: name.text, type }] : [];
+    return name?.type === 'identifier' && type ? [{ name: name.text, type, declared: true }] : [];
   }
   const left = node.childForFieldName('left');
   if (!left || (left.type !== 'identifier' && left.type !== 'attribute')) return [];
-  const type =
-    annotationText(node.childForFieldName('type')) ??
-    valueType(node.childForFieldName('right'), ['call'], null);
-  return type ? [{ name: left.text.replace(/\s+/g, ''), type }] : [];
+  const name = left.text.replace(/\s+/g, '');
+  const annotation = annotationText(node.childForFieldName('type'));
+  if (annotation) return [{ name, type: annotation, declared: true }];
+  const type = valueType(node.childForFieldName('right'), ['call'], null);
+  return type ? [{ name, type }] : [];
 }
 
 export const python: LanguageSpec = {

@@ -61,6 +61,8 @@ export interface LanguageSpec {
 export interface TypeBinding {
   readonly name: string;
   readonly type: string;
+  /** An annotation: the declared type wins over what assignments suggest, as in the checkers. */
+  readonly declared?: boolean;
 }
 
 /** Longest type or call text worth keeping: longer ones are expressions, not names. */
