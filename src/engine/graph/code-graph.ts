@@ -301,8 +301,9 @@ export class CodeGraph {
     return byCaller ? [...byCaller.values()].flat() : [];
   }
 
+  /** What `id` calls (functions it names as values are references, not calls). */
   callees(id: string): readonly ResolvedCall[] {
-    return this.outgoing.get(id) ?? [];
+    return (this.outgoing.get(id) ?? []).filter((call) => call.site.kind !== 'reference');
   }
 
   /** Definitions with a call naming `name` (`f()`, `obj.f()`, `new f()`), resolved or not. */
@@ -1078,6 +1079,11 @@ class IncomingTracker {
     const key = `${call.callerId}@${call.site.line}`;
     entries.set(key, (entries.get(key) ?? 0) + delta);
   }
+}
+
+/** A definition's call sites as written, without the functions it only names as values. */
+export function callSites(fact: CodeFact): readonly CallSite[] {
+  return fact.calls.filter((site) => site.kind !== 'reference');
 }
 
 /** Same definition as far as resolving other files' calls is concerned. */

@@ -1,4 +1,4 @@
-import type { CodeGraph } from '../graph/code-graph';
+import { callSites, type CodeGraph } from '../graph/code-graph';
 import type { CallSite, CodeFact } from '../model';
 import type { ChunkMeta } from '../store/tables';
 import { assignmentLine, codeLines } from './evidence';
@@ -246,7 +246,7 @@ function memberReferences(
       .filter((fact) => fact.className === method.className && fact.kind !== 'class')
       .map((fact) => [fact.name, fact]),
   );
-  const called = new Set(facts.flatMap((fact) => fact.calls.map((call) => call.name)));
+  const called = new Set(facts.flatMap((fact) => callSites(fact).map((call) => call.name)));
   const named = new Set<CodeFact>();
   for (const match of text.matchAll(/\b(?:self|this)\.([A-Za-z_$][\w$]*)/g)) {
     const member = members.get(match[1]!);
@@ -288,7 +288,7 @@ function unresolvedSitesCalling(
 ): { caller: CodeFact; line: number }[] | null {
   const sites: { caller: CodeFact; line: number }[] = [];
   for (const caller of graph.factsCalling(name)) {
-    const named = caller.calls.filter((site) => site.name === name && site.receiver);
+    const named = callSites(caller).filter((site) => site.name === name && site.receiver);
     if (!named.length) continue;
     const resolved = new Set(
       graph
@@ -307,7 +307,9 @@ function unresolvedCalls(graph: CodeGraph, fact: CodeFact): CallSite[] {
   const resolved = new Set(
     graph.callees(fact.id).map((call) => `${call.site.line}:${call.site.name}`),
   );
-  return fact.calls.filter((site) => site.receiver && !resolved.has(`${site.line}:${site.name}`));
+  return callSites(fact).filter(
+    (site) => site.receiver && !resolved.has(`${site.line}:${site.name}`),
+  );
 }
 
 /** The best function hits of a ranking: the ones whose neighbours are brought in. */
@@ -456,12 +458,20 @@ function analytical(input: StrategyInput): StrategyResult {
   const hits: Hit[] = [];
   for (const fact of graph.allFacts()) {
     if (!fact.chunkId || (input.scope && !fact.path.startsWith(input.scope))) continue;
-    const callLines = fact.calls.filter((call) => targets.has(call.name)).map((call) => call.line);
+    const callLines = callSites(fact)
+      .filter((call) => targets.has(call.name))
+      .map((call) => call.line);
     if (callLines.length)
       hits.push({
         chunkId: fact.chunkId,
         score: 1 + Math.min(callLines.length, 4) * 0.1,
-        evidence: `calls ${[...new Set(fact.calls.filter((call) => targets.has(call.name)).map((call) => call.name))].join(', ')}`,
+        evidence: `calls ${[
+          ...new Set(
+            callSites(fact)
+              .filter((call) => targets.has(call.name))
+              .map((call) => call.name),
+          ),
+        ].join(', ')}`,
         lines: callLines,
       });
     const mutated = fact.mutates.filter(
@@ -584,7 +594,7 @@ function structuralFindings(
       });
   }
   const fanOut = ranked
-    .map((fact) => ({ fact, count: new Set(fact.calls.map((call) => call.name)).size }))
+    .map((fact) => ({ fact, count: new Set(callSites(fact).map((call) => call.name)).size }))
     .sort((a, b) => b.count - a.count);
   for (const { fact, count } of fanOut.slice(0, 3)) {
     if (count < GOD_FUNCTION_FAN_OUT) break;
