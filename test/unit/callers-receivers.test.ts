@@ -67,6 +67,10 @@ describe('callers through typed receivers', () => {
       assert.ok(callers(engine, 'pkg/session.py::Session.send').includes('App.fetch@18'));
     });
 
+    it('resolves an attribute a subclass inherits from its base class', () => {
+      assert.ok(callers(engine, 'pkg/session.py::Session.send').includes('AdminApp.refresh@42'));
+    });
+
     it('resolves an instance created in scope and a function return type one step deep', () => {
       assert.deepEqual(callers(engine, 'pkg/session.py::Session.close'), ['App.local_instance@22']);
       assert.ok(callers(engine, 'pkg/session.py::Session.send').includes('App.via_factory@26'));

@@ -722,6 +722,25 @@ function typeReceivers(
     }
   });
 
+  // An attribute the class does not assign may come from a base class defined in this file.
+  const classIndex = new Map<string, number>();
+  raw.forEach((definition, index) => {
+    if (isContainer[index]) classIndex.set(definition.name, index);
+  });
+  const attributeType = (owner: number, attribute: string, depth: number): string | null => {
+    if (owner < 0 || depth > 4) return null;
+    const own = attributes.get(owner)?.types.get(attribute);
+    if (own !== undefined) return own;
+    for (const base of spec.bases(raw[owner]!.node)) {
+      const index = classIndex.get(base.replace(/[[<(][\s\S]*$/, '').trim());
+      if (index !== undefined && index !== owner) {
+        const inherited = attributeType(index, attribute, depth + 1);
+        if (inherited !== null) return inherited;
+      }
+    }
+    return null;
+  };
+
   const definedNames = new Set(raw.map((definition) => definition.name));
   const imported = new Set<string>();
   for (const scope of [moduleScope, ...scopes])
@@ -735,7 +754,7 @@ function typeReceivers(
       if (!call.receiver || call.receiverType) continue;
       const self = selfPrefix(call.receiver);
       const type = self
-        ? (attributes.get(owner)?.types.get(call.receiver.slice(self.length + 1)) ?? null)
+        ? attributeType(owner, call.receiver.slice(self.length + 1), 0)
         : /^[A-Za-z_$][\w$]*$/.test(call.receiver)
           ? lookup(index, call.receiver)
           : null;
