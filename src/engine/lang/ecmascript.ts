@@ -67,8 +67,8 @@ const COMMON_QUERY = `
 (call_expression function: (member_expression object: (identifier) @mutation.name property: (property_identifier) @mutation.method)) @mutation
 (call_expression function: (member_expression object: (member_expression object: (this) @mutation.object property: (_) @mutation.attribute) property: (property_identifier) @mutation.method)) @mutation
 
-(variable_declarator) @typed
-(assignment_expression) @typed
+(variable_declarator value: [(call_expression) (new_expression) (identifier) (this) (await_expression)]) @typed
+(assignment_expression right: [(call_expression) (new_expression) (identifier) (this) (await_expression)]) @typed
 
 (arguments (identifier) @reference.name) @reference
 (arguments (member_expression object: [(this) (identifier)] @reference.receiver property: (property_identifier) @reference.name)) @reference
@@ -96,6 +96,7 @@ const TYPESCRIPT_QUERY = `${COMMON_QUERY}
 (public_field_definition name: (_) @name value: ${FUNCTION_VALUE} @definition.function)
 (public_field_definition name: (_) @binding.name) @binding
 (public_field_definition) @typed
+(variable_declarator type: (_)) @typed
 (method_definition "get" return_type: (type_annotation)) @typed
 (required_parameter) @typed
 (optional_parameter) @typed

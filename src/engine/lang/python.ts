@@ -42,7 +42,8 @@ const QUERY = `
 
 (typed_parameter) @typed
 (typed_default_parameter) @typed
-(assignment) @typed
+(assignment left: [(identifier) (attribute)] right: [(call) (identifier) (await)]) @typed
+(assignment left: [(identifier) (attribute)] type: (_)) @typed
 
 (argument_list (identifier) @reference.name) @reference
 (argument_list (attribute object: (identifier) @reference.receiver attribute: (identifier) @reference.name)) @reference
