@@ -165,14 +165,30 @@ const SymbolLocation = z.object({
 const Reference = z.object({
   path: z.string(),
   line: z.number(),
-  kind: z.enum(['call', 'import', 'base']),
+  kind: z.enum(['call', 'import', 'base', 'value']),
   from: SymbolLocation.nullable(),
+});
+
+/** Calls naming a symbol that resolution could not settle, and the counts every surface shows. */
+const PossibleCaller = z.object({
+  path: z.string(),
+  line: z.number(),
+  from: SymbolLocation.nullable(),
+  reason: z.string(),
+});
+const CallerCounts = z.object({
+  callers: z.number(),
+  references: z.number(),
+  possible: z.number(),
 });
 
 const SymbolResult = z.object({
   symbol: SymbolLocation,
+  counts: CallerCounts.optional(),
   references: z.array(Reference).optional(),
   callers: z.array(Reference).optional(),
+  valueReferences: z.array(Reference).optional(),
+  possible: z.array(PossibleCaller).optional(),
   callees: z.array(z.object({ target: SymbolLocation, line: z.number() })).optional(),
 });
 
@@ -181,6 +197,9 @@ interface CallerTreeNode {
   readonly callSites: readonly { readonly path: string; readonly line: number }[];
   readonly callers: readonly CallerTreeNode[];
   readonly truncated?: 'cycle' | 'depth' | undefined;
+  readonly counts?: z.infer<typeof CallerCounts> | undefined;
+  readonly valueReferences?: z.infer<typeof Reference>[] | undefined;
+  readonly possible?: z.infer<typeof PossibleCaller>[] | undefined;
 }
 const CallerTreeNode: z.ZodType<CallerTreeNode> = z.lazy(() =>
   z.object({
@@ -188,6 +207,9 @@ const CallerTreeNode: z.ZodType<CallerTreeNode> = z.lazy(() =>
     callSites: z.array(z.object({ path: z.string(), line: z.number() })),
     callers: z.array(CallerTreeNode),
     truncated: z.enum(['cycle', 'depth']).optional(),
+    counts: CallerCounts.optional(),
+    valueReferences: z.array(Reference).optional(),
+    possible: z.array(PossibleCaller).optional(),
   }),
 );
 
@@ -199,6 +221,8 @@ const OutlineEntry = z.object({
   startLine: z.number(),
   endLine: z.number(),
   callers: z.number(),
+  references: z.number(),
+  possible: z.number(),
 });
 
 const root = z.string();
