@@ -60,6 +60,19 @@ describe('chunker', () => {
     for (const chunk of functions) assert.match(chunk.content, /^\s*(async )?def \w+\(/, chunk.id);
   });
 
+  it('lists at most 400 signatures in a file chunk and says how many more there are', async () => {
+    const source = Array.from(
+      { length: 450 },
+      (_, i) => `def step_${i}():\n    return ${i}\n`,
+    ).join('');
+    const { chunks } = await chunkSource('generated/steps.py', source);
+    const file = chunks.find((chunk) => chunk.level === 'file')!;
+    assert.match(file.content, /def step_399\(\)/);
+    assert.doesNotMatch(file.content, /def step_400\(\)/);
+    assert.match(file.content, /… and 50 more definitions/);
+    assert.equal(chunks.filter((chunk) => chunk.level === 'function').length, 450);
+  });
+
   it('flags functions of 150 lines or more for summarisation and keeps their body', async () => {
     const { chunks, flagged } = await chunkSource(
       'big.py',

@@ -26,6 +26,12 @@ export interface FileChunks {
 
 /** Lines of module-level or class-body code copied into a file or class chunk's text. */
 export const MAX_SEGMENT_LINES_IN_CONTENT = 200;
+/**
+ * A file chunk lists at most this many top-level signatures: it summarises the file, and a
+ * generated file with hundreds of thousands of definitions would otherwise make one chunk of
+ * megabytes (and overflow the stack when its lines were spread into one call).
+ */
+const MAX_SIGNATURES_IN_FILE_CHUNK = 400;
 /** The line of a file chunk's text after which its module-level code follows. */
 export const MODULE_CODE_MARKER = 'Module-level code:';
 /** Blank lines that end one segment and start the next. */
@@ -312,12 +318,18 @@ function fileContent(
     out.push('Imports:', ...extraction.moduleScope.importLines.map((line) => `  ${line}`));
   }
   const signatures: string[] = [];
-  extraction.definitions.forEach((definition) => {
-    if (definition.insideFunction) return;
+  let unlisted = 0;
+  for (const definition of extraction.definitions) {
+    if (definition.insideFunction) continue;
+    if (signatures.length === MAX_SIGNATURES_IN_FILE_CHUNK) {
+      unlisted++;
+      continue;
+    }
     const depth = nestingDepth(extraction.definitions, definition);
     signatures.push(`${'  '.repeat(depth + 1)}${definition.facts.signature}`);
-  });
+  }
   if (signatures.length) out.push('Definitions:', ...signatures);
+  if (unlisted) out.push(`  … and ${unlisted} more definitions`);
   if (moduleCode) out.push(MODULE_CODE_MARKER, moduleCode);
   return out.join('\n');
 }

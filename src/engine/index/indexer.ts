@@ -344,8 +344,9 @@ class Run {
           entry({ hash: outcome.hash, language: outcome.language, chunks: outcome.chunks.length }),
         );
         this.rewrittenPaths.add(outcome.path);
-        this.newFacts.push(...outcome.facts);
-        this.pendingChunks.push(...outcome.chunks);
+        // one at a time: a generated file can hold more definitions than a call takes arguments
+        for (const fact of outcome.facts) this.newFacts.push(fact);
+        for (const chunk of outcome.chunks) this.pendingChunks.push(chunk);
         outcome.chunks.forEach((chunk, i) => {
           const vector = outcome.vectors?.[i];
           if (vector) this.pendingVectors.set(chunk.id, vector);
@@ -415,7 +416,8 @@ class Run {
     await store.removeFiles(paths);
     await store.addChunks(linked, embedder ? vectors : null, lexical);
     if (this.snapshotDue()) this.writtenLexical = null;
-    else this.writtenLexical?.push(...lexical);
+    else if (this.writtenLexical)
+      for (const document of lexical) this.writtenLexical.push(document);
     this.chunksWritten += chunks.length;
   }
 
