@@ -539,6 +539,7 @@ export class Engine implements Disposable {
         if (paths.length) this.changeEmitter.fire({ paths });
         this.changedSinceCalibration += result.value.indexed + result.value.removed;
         await this.recalibrate(result.value.chunks.function, result.value.files);
+        await this.rememberChangedFiles();
       }
       return result;
     } catch (cause) {
@@ -578,7 +579,16 @@ export class Engine implements Disposable {
   private useCalibration(calibration: RetrieverCalibration | null): void {
     this.retrieverCalibration =
       this.embedder && calibration?.modelId === this.embedder.id ? calibration : null;
+    this.changedSinceCalibration = this.retrieverCalibration?.changedFiles ?? 0;
     this.searcher.calibrate(this.retrieverCalibration);
+  }
+
+  /** Stores how many files changed since the measure, so a restart does not forget them. */
+  private async rememberChangedFiles(): Promise<void> {
+    const calibration = this.retrieverCalibration;
+    if (!calibration || calibration.changedFiles === this.changedSinceCalibration) return;
+    this.retrieverCalibration = { ...calibration, changedFiles: this.changedSinceCalibration };
+    await writeCalibration(this.store.directory, this.retrieverCalibration);
   }
 
   /**
@@ -630,6 +640,7 @@ export class Engine implements Disposable {
         semanticMrr: null,
         semanticShare: 0,
         semanticTrust: 1,
+        changedFiles: 0,
       };
       log.warn('calibration_failed', { error: describeError(cause) });
     }

@@ -40,6 +40,11 @@ export const RetrieverCalibration = z.object({
   semanticShare: z.number().min(0).max(1),
   /** semanticShare over the default semantic weight for plain English, at most 1. */
   semanticTrust: z.number().min(0).max(1),
+  /**
+   * Files indexed or removed since it was measured, kept across restarts: many changed files can
+   * change the measure without changing the codebase's size.
+   */
+  changedFiles: z.number().int().nonnegative().default(0),
 });
 export type RetrieverCalibration = z.infer<typeof RetrieverCalibration>;
 
@@ -127,6 +132,7 @@ export async function calibrate(
       semanticMrr: null,
       semanticShare: PLAIN_ENGLISH_SEMANTIC_WEIGHT,
       semanticTrust: 1,
+      changedFiles: 0,
     };
   }
   const lexical = new PoolBm25(samples.map((sample) => words(sample.code)));
@@ -167,6 +173,7 @@ export async function calibrate(
     semanticMrr: round(mrr((ranking) => inverse(ranking.semantic))),
     semanticShare: round(best.share),
     semanticTrust: round(Math.min(1, best.share / PLAIN_ENGLISH_SEMANTIC_WEIGHT)),
+    changedFiles: 0,
   };
 }
 

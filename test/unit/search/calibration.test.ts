@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import type { Embedder } from '../../../src/engine/embed/embedder';
 import {
@@ -205,6 +205,23 @@ describe('retriever calibration', () => {
         );
         const weights = eventsNamed(searched.events, 'technicality_scored')[0]!;
         assert.equal(weights.semantic_trust, stored.semanticTrust);
+
+        // changed files are counted in the stored measure, so a restart does not forget them
+        const edited = ['pkg/read.py', 'pkg/write.py', 'pkg/parse.py'];
+        for (const file of edited)
+          writeFileSync(path.join(root, file), `${files[file]}\n\ndef extra():\n    return 1\n`);
+        unwrap(await engine.updateFiles(edited));
+        const counted = JSON.parse(
+          readFileSync(path.join(engine.storeDir, 'calibration.json'), 'utf8'),
+        );
+        assert.equal(counted.changedFiles, 3);
+        engine.dispose();
+        const reopened = await openEngine(scratch, root, {
+          model: { kind: 'directory', path: POTION_MODEL },
+          storeDir: engine.storeDir,
+        });
+        assert.equal(reopened.calibration?.changedFiles, 3);
+        reopened.dispose();
       } finally {
         engine.dispose();
       }
