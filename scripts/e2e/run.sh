@@ -100,7 +100,7 @@ done
 echo "e2e: code-server up on 127.0.0.1:$PORT after $(ms) ms"
 
 export NODE_PATH=$TOOLS/driver/node_modules   # the drivers' require('playwright-core')
-export E2E_PORT=$PORT E2E_EXT_DEV_PATH=$ROOT E2E_SHOTS=$OUT/shots E2E_USER_SETTINGS=$WORK/ud/User/settings.json
+export E2E_PORT=$PORT E2E_EXT_DEV_PATH=$ROOT E2E_SHOTS=$OUT/shots
 export E2E_WS_UI=$WORK/ws/ui E2E_WS_EXTHOST=$WORK/ws/exthost E2E_BROWSER_LOG=$WORK/exthost-browser-console.log
 
 # Drivers run in the background and we `wait` for them: bash runs a trap only between commands,

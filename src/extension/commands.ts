@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import { explainError } from './explain-error';
 import type { Ctx } from './ctx';
+import { readConfig, SECTION, type LlmProviderSetting } from './config';
 import { setApiKey } from './models';
 import { exportTranscript } from './transcript';
 
@@ -122,6 +123,60 @@ const setApiKeyCommand: CommandFactory = (ctx) => async () => {
   );
 };
 
+/** The provider setting as the manifest describes it: its values and what each one means. */
+interface ProviderSetting {
+  readonly enum: readonly LlmProviderSetting[];
+  readonly enumDescriptions: readonly string[];
+}
+
+/**
+ * "Choose a Language Model…": the provider, and for a local server its address and model, written
+ * to the user's settings. The choices and their descriptions are the manifest's own.
+ */
+const chooseModel: CommandFactory = (ctx) => async () => {
+  const setting = (
+    ctx.extension.extension.packageJSON as {
+      contributes: { configuration: { properties: Record<string, ProviderSetting> } };
+    }
+  ).contributes.configuration.properties[`${SECTION}.llm.provider`]!;
+  const current = readConfig().llm;
+  const picked = await vscode.window.showQuickPick(
+    setting.enum.map((provider, i) => ({
+      label: provider,
+      detail: setting.enumDescriptions[i],
+      description: provider === current.provider ? 'current' : '',
+      provider,
+    })),
+    { placeHolder: 'Which model writes the answers?' },
+  );
+  if (!picked) return;
+  const config = vscode.workspace.getConfiguration(SECTION);
+  if (picked.provider === 'openai-compatible') {
+    const baseUrl = await vscode.window.showInputBox({
+      prompt: 'Address of the OpenAI-compatible server (Ollama, LM Studio, llama.cpp)',
+      value: current.baseUrl,
+      ignoreFocusOut: true,
+    });
+    if (baseUrl === undefined) return;
+    const model = await vscode.window.showInputBox({
+      prompt: 'Model name on that server (empty for the default)',
+      value: current.model,
+      ignoreFocusOut: true,
+    });
+    if (model === undefined) return;
+    await config.update('llm.baseUrl', baseUrl.trim(), vscode.ConfigurationTarget.Global);
+    await config.update('llm.model', model.trim(), vscode.ConfigurationTarget.Global);
+  }
+  await config.update('llm.provider', picked.provider, vscode.ConfigurationTarget.Global);
+  if (picked.provider === 'anthropic') {
+    const action = await vscode.window.showInformationMessage(
+      'Code Oracle: Anthropic needs an API key.',
+      'Set API Key',
+    );
+    if (action) await vscode.commands.executeCommand('codeOracle.setApiKey');
+  }
+};
+
 const showCallers: CommandFactory =
   (ctx) =>
   async (...args: unknown[]) => {
@@ -184,6 +239,7 @@ export const COMMANDS: Record<string, CommandFactory> = {
   'codeOracle.runFixTests': needsEngine((ctx) => () => ctx.fixes.runTests()),
   'codeOracle.setGitHubToken': (ctx) => () => ctx.fixes.setGitHubToken(),
   'codeOracle.setApiKey': setApiKeyCommand,
+  'codeOracle.chooseModel': chooseModel,
   'codeOracle.showCallers': needsEngine(showCallers),
   'codeOracle.exportChat': exportChat,
   'codeOracle.newChat': newChat,

@@ -22,7 +22,6 @@ const PORT = env('E2E_PORT');
 const FOLDER = env('E2E_WS_UI'); // a scratch copy of test/fixtures/shop-py
 const DEV = env('E2E_EXT_DEV_PATH'); // the repository root
 const SHOTS = env('E2E_SHOTS');
-const USER_SETTINGS = env('E2E_USER_SETTINGS');
 const TIMEOUT = 90000;
 // IndexStatus.ready(): `$(database) ${files} files · ${chunks} chunks`; the codicon renders as an icon
 const READY = /(\d+) files · (\d+) chunks/;
@@ -333,9 +332,35 @@ function startFakeModel() {
   );
 }
 
-function writeUserSettings(extra) {
-  const settings = JSON.parse(fs.readFileSync(USER_SETTINGS, 'utf8'));
-  fs.writeFileSync(USER_SETTINGS, JSON.stringify({ ...settings, ...extra }, null, 2));
+/** Chooses the answering model with "Code Oracle: Choose a Language Model…", as a user would. */
+async function chooseModel(page, provider, baseUrl = '') {
+  const rows = '.quick-input-list .monaco-list-row';
+  await page.keyboard.press('F1');
+  await page.waitForSelector('.quick-input-widget input', { timeout: 15000 });
+  await page.keyboard.type('Code Oracle: Choose a Language Model');
+  await page
+    .locator(rows, { hasText: 'Choose a Language Model' })
+    .first()
+    .waitFor({ timeout: 15000 });
+  await page.keyboard.press('Enter');
+  await page
+    .locator(rows, { hasText: 'No model: answers show the evidence' })
+    .first()
+    .waitFor({ timeout: 15000 });
+  await page.keyboard.type(provider);
+  await page.locator(rows, { hasText: provider }).first().waitFor({ timeout: 15000 });
+  await page.keyboard.press('Enter');
+  if (provider !== 'openai-compatible') return;
+  for (const [prompt, value] of [
+    ['Address of the OpenAI-compatible server', baseUrl],
+    ['Model name on that server', ''],
+  ]) {
+    await page.locator('.quick-input-widget', { hasText: prompt }).waitFor({ timeout: 15000 });
+    await page.keyboard.press('Control+A');
+    if (value) await page.keyboard.type(value);
+    else await page.keyboard.press('Backspace');
+    await page.keyboard.press('Enter');
+  }
 }
 
 /** Shows the chat; clicking the icon of a side bar already open would close it. */
@@ -368,10 +393,7 @@ async function hostileDiagramDrawnInert(page) {
   const chat = await showChat(page);
   const { server, port } = await startFakeModel();
   try {
-    writeUserSettings({
-      'codeOracle.llm.provider': 'openai-compatible',
-      'codeOracle.llm.baseUrl': `http://127.0.0.1:${port}/v1`,
-    });
+    await chooseModel(page, 'openai-compatible', `http://127.0.0.1:${port}/v1`);
     await chat
       .locator('[data-testid=mode-select] option[value=thinking]:not([disabled])')
       .waitFor({ state: 'attached', timeout: 60000 });
@@ -419,7 +441,7 @@ async function hostileDiagramDrawnInert(page) {
     await answer.scrollIntoViewIfNeeded();
     await shot(page, 'diagram-sanitised');
   } finally {
-    writeUserSettings({ 'codeOracle.llm.provider': 'none', 'codeOracle.llm.baseUrl': '' });
+    await chooseModel(page, 'none');
     server.close();
   }
 }

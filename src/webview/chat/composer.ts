@@ -37,7 +37,7 @@ const MAX_INPUT_HEIGHT_PX = 240;
  * chip, and the toolbar (attach, mode, send / stop).
  */
 const NEEDS_MODEL =
-  'Thinking and Deep need a language model: choose one in the codeOracle.llm.provider setting.';
+  'Thinking and Deep need a language model: run "Code Oracle: Choose a Language Model…" or set codeOracle.llm.provider.';
 
 export class Composer {
   readonly element: HTMLFormElement;
