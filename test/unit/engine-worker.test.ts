@@ -4,7 +4,9 @@ import { EngineWorkerClient } from '../../src/engine/host/client';
 import type { RemoteCall } from '../../src/engine/host/remote-llm';
 import { ok } from '../../src/engine/util/result';
 import type { IndexProgress } from '../../src/engine/index/indexer';
+import { threadNiceValues } from '../helpers/threads';
 import { Scratch, writeTree } from '../helpers/workspace';
+import { getPriority } from 'node:os';
 
 /** The engine in its worker thread, driven through the typed protocol the extension uses. */
 describe('engine worker', function () {
@@ -55,6 +57,22 @@ describe('engine worker', function () {
     assert.deepEqual(changes, [['shop/extra.py']]);
     const stats = await client.stats(root);
     assert.ok(stats.ok && stats.value.files === 9);
+  });
+
+  it('runs below the priority of the editor, which keeps its own (Linux)', async function () {
+    if (process.platform !== 'linux') this.skip();
+    const editor = getPriority();
+    const lowered = () => threadNiceValues().filter((nice) => nice === 10).length;
+    const before = lowered();
+    const engine = new EngineWorkerClient({ logLevel: 'warn' });
+    try {
+      const root = scratch.tree({ 'a.py': 'def a():\n    return 1\n' });
+      assert.ok((await engine.open(folder(root))).ok);
+      assert.ok(lowered() > before, 'the engine worker thread is not at nice 10');
+      assert.equal(getPriority(), editor);
+    } finally {
+      engine.dispose();
+    }
   });
 
   it('fails a request made after the worker stopped, instead of leaving it unanswered', async () => {

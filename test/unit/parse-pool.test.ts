@@ -1,18 +1,8 @@
 import * as assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
 import { getPriority } from 'node:os';
 import { defaultPoolSize, ParsePool } from '../../src/engine/index/parse-pool';
+import { threadNiceValues } from '../helpers/threads';
 import { Scratch } from '../helpers/workspace';
-
-/** Nice values of this process's threads (Linux), read from /proc: field 19 of each task's stat. */
-function threadNiceValues(): number[] {
-  return readdirSync('/proc/self/task').map((tid) => {
-    const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
-    // the command name (field 2) may hold spaces: count fields after its closing parenthesis
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return Number(fields[16]);
-  });
-}
 
 describe('parse pool', function () {
   this.timeout(60_000);

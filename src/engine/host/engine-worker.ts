@@ -4,6 +4,7 @@ import type { IndexProgress } from '../index/indexer';
 import { getLogger, logHub, type LogLevel } from '../log/logger';
 import { describeError, fail, ok, type Result } from '../util/result';
 import { LatestThrottle } from '../util/throttle';
+import { lowerThreadPriority } from '../util/thread-priority';
 import type { AssistantTurn, LlmClient } from '../llm/client';
 import { createLlmClient } from '../llm/factory';
 import {
@@ -42,6 +43,11 @@ logHub.addSink({
   minLevel: logLevel ?? 'info',
   write: (event) => post({ type: 'log', event: { ...event } }),
 });
+
+// Indexing runs on this thread and on the threads it starts (which inherit its priority): below
+// the editor's, so typing stays fluid while a large workspace is indexed.
+const priorityKept = lowerThreadPriority();
+if (priorityKept) log.debug('engine_worker_priority_kept', { reason: priorityKept });
 
 /** Model calls sent to the host, waiting for its reply. */
 const remoteCalls = new Map<
