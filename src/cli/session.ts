@@ -4,6 +4,9 @@ import { logHub, type LogLevel } from '../engine/log/logger';
 import { JsonLineSink } from '../engine/log/sinks';
 import { EngineFailure, type Result } from '../engine/util/result';
 import type { BuildRecord } from '../engine/store/manifest';
+import type { LlmClient } from '../engine/llm/client';
+import { createLlmClient, llmSettingsFromEnv, providerNamed } from '../engine/llm/factory';
+import { UsageError } from './args';
 import { note, ProgressBar } from './output';
 
 /** The languages the parsers read, as the user knows them. */
@@ -88,6 +91,30 @@ export function emptyIndexMessage(root: string, exclude: readonly string[]): str
     ', ',
   );
   return `the index of ${root} is empty: the folder has no source files in a supported language (${SUPPORTED_LANGUAGES}), or ${filters} left them all out`;
+}
+
+/** The model flags a command takes; the environment fills in what they leave out. */
+export interface ModelFlags {
+  readonly provider?: string | undefined;
+  readonly 'llm-model'?: string | undefined;
+  readonly 'base-url'?: string | undefined;
+}
+
+/** The language model the flags and the environment name, or null when none is configured. */
+export function llmFromFlags(values: ModelFlags): LlmClient | null {
+  const provider = values.provider === undefined ? undefined : providerNamed(values.provider);
+  if (values.provider !== undefined && !provider)
+    throw new UsageError(
+      `--provider must be anthropic, ollama, openai or none, got "${values.provider}"`,
+    );
+  const settings = unwrapOrThrow(
+    llmSettingsFromEnv(process.env, {
+      ...(provider ? { provider } : {}),
+      ...(values['llm-model'] ? { model: values['llm-model'] } : {}),
+      ...(values['base-url'] ? { baseUrl: values['base-url'] } : {}),
+    }),
+  );
+  return createLlmClient(settings);
 }
 
 export function unwrapOrThrow<T>(result: Result<T>): T {

@@ -7,7 +7,6 @@ import {
 } from '../../engine/answer/model';
 import { logHub } from '../../engine/log/logger';
 import { PrettySink } from '../../engine/log/sinks';
-import { createLlmClient, llmSettingsFromEnv, providerNamed } from '../../engine/llm/factory';
 import {
   ENGINE_FLAGS,
   logLevel,
@@ -19,7 +18,7 @@ import {
 import type { LlmClient } from '../../engine/llm/client';
 import type { EmbeddingStatus } from '../../engine/embed/embedder';
 import { describeEmbedding, json, note, out } from '../output';
-import { ensureIndexed, unwrapOrThrow, withEngine } from '../session';
+import { ensureIndexed, llmFromFlags, unwrapOrThrow, withEngine } from '../session';
 
 export const ASK_HELP = `code-oracle ask DIR "question"|- [--mode fast|thinking|deep] [--provider anthropic|ollama|openai|none]
                  [--llm-model NAME] [--base-url URL] [--session ID] [--no-summaries] [--json] [--debug-query]
@@ -51,19 +50,7 @@ export async function askCommand(args: string[]): Promise<void> {
   const mode = (values.mode ?? 'fast') as AnswerMode;
   if (!ANSWER_MODES.includes(mode))
     throw new UsageError(`--mode must be fast, thinking or deep, got "${values.mode}"`);
-  const provider = values.provider === undefined ? undefined : providerNamed(values.provider);
-  if (values.provider !== undefined && !provider)
-    throw new UsageError(
-      `--provider must be anthropic, ollama, openai or none, got "${values.provider}"`,
-    );
-  const settings = unwrapOrThrow(
-    llmSettingsFromEnv(process.env, {
-      ...(provider ? { provider } : {}),
-      ...(values['llm-model'] ? { model: values['llm-model'] } : {}),
-      ...(values['base-url'] ? { baseUrl: values['base-url'] } : {}),
-    }),
-  );
-  const llm = createLlmClient(settings);
+  const llm = llmFromFlags(values);
   if (!llm && mode !== 'fast')
     note(
       `note: --mode ${mode} needs a language model and none is configured (--provider, CODE_ORACLE_LLM_PROVIDER): answering in fast mode with the evidence found.`,

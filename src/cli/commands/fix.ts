@@ -16,11 +16,16 @@ import type { PatchFailure } from '../../engine/fix/patch';
 import { DEFAULT_TEST_TIMEOUT_MS, runProjectTests } from '../../engine/fix/project-tests';
 import { createPullRequest } from '../../engine/fix/pull-request';
 import { NEEDS_MODEL } from '../../engine/fix/resolver';
-import { createLlmClient, llmSettingsFromEnv, providerNamed } from '../../engine/llm/factory';
 import { EngineFailure, type Result } from '../../engine/util/result';
 import { ENGINE_FLAGS, engineOptions, logLevel, parse, positiveInteger, UsageError } from '../args';
 import { json, note, out } from '../output';
-import { ensureIndexed, unwrapOrThrow, withEngine } from '../session';
+import {
+  ensureIndexed,
+  llmFromFlags,
+  unwrapOrThrow,
+  withEngine,
+  type ModelFlags,
+} from '../session';
 
 export const FIX_HELP = `code-oracle fix DIR "issue text" | --issue owner/repo#N|URL [--test] [--write] [--pr [--push]]
                  [--timeout SECONDS] [--provider …] [--llm-model NAME] [--base-url URL] [--json]
@@ -123,20 +128,8 @@ export async function fixCommand(args: string[]): Promise<void> {
   );
 }
 
-function modelFrom(values: { provider?: string; 'llm-model'?: string; 'base-url'?: string }) {
-  const provider = values.provider === undefined ? undefined : providerNamed(values.provider);
-  if (values.provider !== undefined && !provider)
-    throw new UsageError(
-      `--provider must be anthropic, ollama, openai or none, got "${values.provider}"`,
-    );
-  const settings = unwrapOrThrow(
-    llmSettingsFromEnv(process.env, {
-      ...(provider ? { provider } : {}),
-      ...(values['llm-model'] ? { model: values['llm-model'] } : {}),
-      ...(values['base-url'] ? { baseUrl: values['base-url'] } : {}),
-    }),
-  );
-  const llm = createLlmClient(settings);
+function modelFrom(values: ModelFlags) {
+  const llm = llmFromFlags(values);
   if (!llm)
     throw new EngineFailure({
       code: 'model_unavailable',
