@@ -177,6 +177,14 @@ describe('callers through typed receivers', () => {
     it('lists a function in a handler table as a reference', () => {
       assert.deepEqual(references(engine, 'src/pool.ts::viaParameter'), ['<module>@37']);
     });
+
+    it('binds a call to the same-named function of its own callback', () => {
+      const [first, second] = [...engine.graph.allFacts()]
+        .filter((fact) => fact.path === 'src/callbacks.test.ts' && fact.name === 'generator')
+        .sort((a, b) => a.startLine - b.startLine);
+      assert.deepEqual(callers(engine, first!.id), ['<module>@7']);
+      assert.deepEqual(callers(engine, second!.id), ['<module>@14']);
+    });
   });
 
   it('never reports none when the name occurs as a call', () => {

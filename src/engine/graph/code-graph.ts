@@ -205,6 +205,8 @@ const MAX_REEXPORT_DEPTH = 4;
 interface FileFacts {
   readonly facts: CodeFact[];
   readonly topLevel: Map<string, CodeFact>;
+  /** Every parent-less definition of a name, in source order, for names defined more than once. */
+  readonly sameNamed: Map<string, CodeFact[]>;
   readonly members: Map<string, CodeFact>;
   readonly byQualifiedName: Map<string, CodeFact>;
   /** Functions nested in another definition, by `parent\0name`. */
@@ -405,6 +407,7 @@ export class CodeGraph {
       file = {
         facts: [],
         topLevel: new Map(),
+        sameNamed: new Map(),
         members: new Map(),
         byQualifiedName: new Map(),
         nested: new Map(),
@@ -420,6 +423,13 @@ export class CodeGraph {
     else if (fact.kind === 'method' && fact.className)
       file.members.set(`${fact.className}\0${fact.name}`, fact);
     else if (fact.parent === null && fact.className === null) {
+      const earlier = file.topLevel.get(fact.name);
+      if (earlier) {
+        const all = file.sameNamed.get(fact.name) ?? [earlier];
+        all.push(fact);
+        all.sort((a, b) => a.startLine - b.startLine);
+        file.sameNamed.set(fact.name, all);
+      }
       file.topLevel.set(fact.name, fact);
       let names = this.folderTopLevel.get(folderOf(fact.path));
       if (!names) this.folderTopLevel.set(folderOf(fact.path), (names = new Map()));
@@ -483,6 +493,17 @@ export class CodeGraph {
   /** The top-level definition named `name` in a file (a function or class). */
   topLevel(path: string, name: string): CodeFact | undefined {
     return this.byFile.get(path)?.topLevel.get(name);
+  }
+
+  /**
+   * The parent-less definition of `name` in effect at `line` when a file defines it more than
+   * once: the nearest one that starts before the line, else the first. Undefined when the name is
+   * defined once.
+   */
+  sameNamedAt(path: string, name: string, line: number): CodeFact | undefined {
+    const all = this.byFile.get(path)?.sameNamed.get(name);
+    if (!all) return undefined;
+    return all.filter((fact) => fact.startLine <= line).pop() ?? all[0];
   }
 
   moduleFact(path: string): CodeFact | undefined {
@@ -694,7 +715,7 @@ class CallContext {
   }
 
   resolve(site: CallSite): { fact: CodeFact; how: Resolution } | undefined {
-    if (site.receiver === null) return this.resolveBare(site.name);
+    if (site.receiver === null) return this.resolveBare(site.name, site.line);
     if (this.isSelf(site)) return this.resolveSelf(site);
     return this.resolveQualified(site);
   }
@@ -709,14 +730,14 @@ class CallContext {
     );
   }
 
-  private resolveBare(name: string): { fact: CodeFact; how: Resolution } | undefined {
+  private resolveBare(name: string, line: number): { fact: CodeFact; how: Resolution } | undefined {
     // Functions nested in the caller or its enclosing functions.
     for (const scope of [this.caller, ...this.scopeChain]) {
       if (scope.kind === 'class') continue;
       const nested = this.graph.nestedIn(this.caller.path, scope.qualifiedName, name);
       if (nested) return { fact: nested, how: 'scope' };
     }
-    const local = this.graph.topLevel(this.caller.path, name);
+    const local = this.fileLevel(name, line);
     if (local) return { fact: local, how: 'file' };
     const imported = this.fromImports(name);
     if (imported) return { fact: imported, how: 'import' };
@@ -728,6 +749,19 @@ class CallContext {
       (fact) => fact.parent === null && fact.className === null && fact.kind !== 'module',
     );
     return unique ? { fact: unique, how: 'unique' } : undefined;
+  }
+
+  /**
+   * A file-level definition of `name`. In Python a later definition replaces an earlier one; in
+   * JavaScript and TypeScript two parent-less functions of one name live in different anonymous
+   * callbacks (a module cannot declare both), so a call sees the one declared nearest before it.
+   */
+  private fileLevel(name: string, line: number): CodeFact | undefined {
+    const scoped =
+      this.spec.moduleSystem === 'ecmascript'
+        ? this.graph.sameNamedAt(this.caller.path, name, line)
+        : undefined;
+    return scoped ?? this.graph.topLevel(this.caller.path, name);
   }
 
   private resolveSelf(site: CallSite): { fact: CodeFact; how: Resolution } | undefined {
