@@ -76,6 +76,16 @@ describe('callers through typed receivers', () => {
       assert.ok(callers(engine, 'pkg/session.py::Session.send').includes('App.via_factory@26'));
     });
 
+    it('resolves the name an exception handler binds to the one class it catches', () => {
+      assert.deepEqual(callers(engine, 'pkg/errors.py::UsageError.show'), ['run@15']);
+      assert.deepEqual(callers(engine, 'pkg/errors.py::Panel.show'), []);
+      const found = possible(engine, 'pkg/errors.py::UsageError.show');
+      assert.deepEqual(
+        found.map((entry) => entry.at),
+        ['run_all@22'],
+      );
+    });
+
     it('keeps a call on a receiver of unknown type as possible, with the reason', () => {
       const found = possible(engine, 'pkg/session.py::Session.close');
       assert.equal(found.length, 1);

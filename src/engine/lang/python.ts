@@ -44,6 +44,7 @@ const QUERY = `
 (typed_default_parameter) @typed
 (assignment left: [(identifier) (attribute)] right: [(call) (identifier) (await)]) @typed
 (assignment left: [(identifier) (attribute)] type: (_)) @typed
+(except_clause value: (as_pattern)) @typed
 
 (argument_list (identifier) @reference.name) @reference
 (argument_list (attribute object: (identifier) @reference.receiver attribute: (identifier) @reference.name)) @reference
@@ -156,8 +157,12 @@ function bases(definition: Node): string[] {
     .map((child) => child.text);
 }
 
-/** `app: "Flask"`, `session: Session = None`, `self.session = Session()`, `x = make_app()`. */
+/**
+ * `app: "Flask"`, `session: Session = None`, `self.session = Session()`, `x = make_app()`, and
+ * `except ClickException as e` (the handler's name holds an instance of the one class it catches).
+ */
 function typeBindings(node: Node): TypeBinding[] {
+  if (node.type === 'except_clause') return caughtBinding(node.childForFieldName('value'));
   if (node.type === 'typed_parameter' || node.type === 'typed_default_parameter') {
     const name = node.childForFieldName('name') ?? node.firstNamedChild;
     const type = annotationText(node.childForFieldName('type'));
@@ -170,6 +175,15 @@ function typeBindings(node: Node): TypeBinding[] {
   if (annotation) return [{ name, type: annotation, declared: true }];
   const type = valueType(node.childForFieldName('right'), ['call'], null);
   return type ? [{ name, type }] : [];
+}
+
+/** `except Foo as e`: `e` is a `Foo`. A tuple of classes names no single type. */
+function caughtBinding(pattern: Node | null): TypeBinding[] {
+  const caught = pattern?.firstNamedChild;
+  const alias = pattern?.childForFieldName('alias')?.firstNamedChild;
+  if (!caught || !alias || alias.type !== 'identifier') return [];
+  if (caught.type !== 'identifier' && caught.type !== 'attribute') return [];
+  return [{ name: alias.text, type: caught.text }];
 }
 
 export const python: LanguageSpec = {
