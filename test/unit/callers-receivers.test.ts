@@ -86,6 +86,14 @@ describe('callers through typed receivers', () => {
       );
     });
 
+    it('follows typed attributes of the classes a file defines, two steps deep', () => {
+      assert.deepEqual(callers(engine, 'pkg/chain.py::Store.open'), [
+        'Service.load@23',
+        'lookup@27',
+      ]);
+      assert.deepEqual(callers(engine, 'pkg/chain.py::Vault.open'), []);
+    });
+
     it('keeps a call on a receiver of unknown type as possible, with the reason', () => {
       const found = possible(engine, 'pkg/session.py::Session.close');
       assert.equal(found.length, 1);
@@ -186,6 +194,14 @@ describe('callers through typed receivers', () => {
 
     it('lists a function in a handler table as a reference', () => {
       assert.deepEqual(references(engine, 'src/pool.ts::viaParameter'), ['<module>@37']);
+    });
+
+    it('follows typed attributes of the classes a file defines, two steps deep', () => {
+      assert.deepEqual(callers(engine, 'src/chain.ts::Cache.read'), [
+        'Service.load@21',
+        'lookup@26',
+      ]);
+      assert.deepEqual(callers(engine, 'src/chain.ts::Journal.read'), []);
     });
 
     it('binds a call to the same-named function of its own callback', () => {

@@ -1,4 +1,5 @@
 import type { Node, QueryCapture, Tree } from 'web-tree-sitter';
+import { typeName } from '../graph/code-graph';
 import type { LoadedGrammar } from '../lang/grammars';
 import {
   commentText,
@@ -654,6 +655,9 @@ function addType(types: Map<string, string | null>, name: string, type: string):
 }
 
 const MAX_ALIAS_STEPS = 4;
+/** Attribute steps followed after a typed name (`self.app.session_interface`: two). */
+const MAX_ATTRIBUTE_STEPS = 2;
+const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
 
 /**
  * Gives every call on a receiver the receiver's static type where the file states it: a local's
@@ -741,6 +745,25 @@ function typeReceivers(
     return null;
   };
 
+  // `self.app.config`, `ctx.app.session`: each step after the first is a typed attribute of a
+  // class this file defines, at most MAX_ATTRIBUTE_STEPS deep.
+  const classOfType = (type: string): number | undefined => {
+    const name = typeName(type.replace(/\(\)$/, ''));
+    return name === null ? undefined : classIndex.get(name);
+  };
+  const receiverChainType = (index: number, owner: number, receiver: string): string | null => {
+    const self = spec.selfNames.find((name) => receiver.startsWith(`${name}.`));
+    const steps = (self ? receiver.slice(self.length + 1) : receiver).split('.');
+    if (steps.length > MAX_ATTRIBUTE_STEPS + 1 || !steps.every((step) => IDENTIFIER.test(step)))
+      return null;
+    let type = self ? attributeType(owner, steps[0]!, 0) : lookup(index, steps[0]!);
+    for (const step of steps.slice(1)) {
+      const holder = type === null ? undefined : classOfType(type);
+      type = holder === undefined ? null : attributeType(holder, step, 0);
+    }
+    return type;
+  };
+
   const definedNames = new Set(raw.map((definition) => definition.name));
   const imported = new Set<string>();
   for (const scope of [moduleScope, ...scopes])
@@ -752,12 +775,7 @@ function typeReceivers(
     for (let i = 0; i < scope.calls.length; i++) {
       const call = scope.calls[i]!;
       if (!call.receiver || call.receiverType) continue;
-      const self = selfPrefix(call.receiver);
-      const type = self
-        ? attributeType(owner, call.receiver.slice(self.length + 1), 0)
-        : /^[A-Za-z_$][\w$]*$/.test(call.receiver)
-          ? lookup(index, call.receiver)
-          : null;
+      const type = receiverChainType(index, owner, call.receiver);
       if (type) scope.calls[i] = { ...call, receiverType: type };
     }
     for (const reference of scope.references) {
