@@ -77,12 +77,15 @@ describe('callers through typed receivers', () => {
     });
 
     it('resolves the name an exception handler binds to the one class it catches', () => {
-      assert.deepEqual(callers(engine, 'pkg/errors.py::UsageError.show'), ['run@15']);
+      assert.deepEqual(callers(engine, 'pkg/errors.py::UsageError.show'), [
+        'run@18',
+        'run_each@34',
+      ]);
       assert.deepEqual(callers(engine, 'pkg/errors.py::Panel.show'), []);
       const found = possible(engine, 'pkg/errors.py::UsageError.show');
       assert.deepEqual(
         found.map((entry) => entry.at),
-        ['run_all@22'],
+        ['run_all@25', 'run_each@32'],
       );
     });
 

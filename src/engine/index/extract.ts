@@ -53,6 +53,8 @@ export interface ScopeFacts {
   readonly types: Map<string, string | null>;
   /** Names whose type an annotation declares: assignments no longer change it. */
   readonly annotated: Set<string>;
+  /** Types a name holds only within a range of lines (an exception handler's name). */
+  readonly blockTypes: TypeBinding[];
   /** Functions named as values here, kept once resolution can tell what they name. */
   readonly references: CallSite[];
 }
@@ -420,7 +422,10 @@ function apply(scope: ScopeFacts, item: ScopedItem): void {
       scope.globals.add(item.name);
       break;
     case 'typed':
-      for (const binding of item.bindings) bindType(scope, binding);
+      for (const binding of item.bindings) {
+        if (binding.lines) scope.blockTypes.push(binding);
+        else bindType(scope, binding);
+      }
       break;
     case 'reference':
       scope.references.push(item.site);
@@ -775,7 +780,9 @@ function typeReceivers(
     for (let i = 0; i < scope.calls.length; i++) {
       const call = scope.calls[i]!;
       if (!call.receiver || call.receiverType) continue;
-      const type = receiverChainType(index, owner, call.receiver);
+      const type =
+        blockType(scope, call.receiver, call.line) ??
+        receiverChainType(index, owner, call.receiver);
       if (type) scope.calls[i] = { ...call, receiverType: type };
     }
     for (const reference of scope.references) {
@@ -788,6 +795,14 @@ function typeReceivers(
       if (named) scope.calls.push(reference);
     }
   });
+}
+
+/** The type a block gives `name` at `line` (`except Foo as e:` for the handler's lines). */
+function blockType(scope: ScopeFacts, name: string, line: number): string | null {
+  const binding = scope.blockTypes.find(
+    (block) => block.name === name && block.lines![0] <= line && line <= block.lines![1],
+  );
+  return binding?.type ?? null;
 }
 
 function cleanName(text: string): string {
@@ -817,6 +832,7 @@ function emptyScope(): ScopeFacts {
     importLines: [],
     types: new Map(),
     annotated: new Set(),
+    blockTypes: [],
     references: [],
   };
 }

@@ -162,7 +162,7 @@ function bases(definition: Node): string[] {
  * `except ClickException as e` (the handler's name holds an instance of the one class it catches).
  */
 function typeBindings(node: Node): TypeBinding[] {
-  if (node.type === 'except_clause') return caughtBinding(node.childForFieldName('value'));
+  if (node.type === 'except_clause') return caughtBinding(node);
   if (node.type === 'typed_parameter' || node.type === 'typed_default_parameter') {
     const name = node.childForFieldName('name') ?? node.firstNamedChild;
     const type = annotationText(node.childForFieldName('type'));
@@ -177,13 +177,18 @@ function typeBindings(node: Node): TypeBinding[] {
   return type ? [{ name, type }] : [];
 }
 
-/** `except Foo as e`: `e` is a `Foo`. A tuple of classes names no single type. */
-function caughtBinding(pattern: Node | null): TypeBinding[] {
+/**
+ * `except Foo as e`: `e` is a `Foo` within the handler (Python unbinds it at the handler's end, so
+ * several handlers may reuse the name). A tuple of classes names no single type.
+ */
+function caughtBinding(clause: Node): TypeBinding[] {
+  const pattern = clause.childForFieldName('value');
   const caught = pattern?.firstNamedChild;
   const alias = pattern?.childForFieldName('alias')?.firstNamedChild;
   if (!caught || !alias || alias.type !== 'identifier') return [];
   if (caught.type !== 'identifier' && caught.type !== 'attribute') return [];
-  return [{ name: alias.text, type: caught.text }];
+  const lines = [clause.startPosition.row + 1, clause.endPosition.row + 1] as const;
+  return [{ name: alias.text, type: caught.text, lines }];
 }
 
 export const python: LanguageSpec = {

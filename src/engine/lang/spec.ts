@@ -63,6 +63,8 @@ export interface TypeBinding {
   readonly type: string;
   /** An annotation: the declared type wins over what assignments suggest, as in the checkers. */
   readonly declared?: boolean;
+  /** 1-based lines the name holds this type within and nowhere else (an exception handler). */
+  readonly lines?: readonly [start: number, end: number];
 }
 
 /** Longest type or call text worth keeping: longer ones are expressions, not names. */
