@@ -97,6 +97,15 @@ describe('callers through typed receivers', () => {
       assert.deepEqual(callers(engine, 'pkg/chain.py::Vault.open'), []);
     });
 
+    it('types an instance built through a class-typed attribute or `cls.__new__(cls)`', () => {
+      assert.deepEqual(callers(engine, 'pkg/factory.py::Context.enter'), [
+        'Command.make_context@16',
+      ]);
+      assert.deepEqual(callers(engine, 'pkg/factory.py::Lock.enter'), []);
+      assert.deepEqual(callers(engine, 'pkg/factory.py::Model.prepare'), ['Model.construct@26']);
+      assert.deepEqual(callers(engine, 'pkg/factory.py::Draft.prepare'), []);
+    });
+
     it('keeps a call on a receiver of unknown type as possible, with the reason', () => {
       const found = possible(engine, 'pkg/session.py::Session.close');
       assert.equal(found.length, 1);

@@ -864,6 +864,11 @@ class CallContext {
         receiver: dot < 0 ? null : callee.slice(0, dot),
         line: 0,
       };
+      // Python's `cls.__new__(cls)` makes an instance of the class without running `__init__`.
+      if (site.name === '__new__' && site.receiver && this.spec.moduleSystem === 'python')
+        return this.spec.selfNames.includes(site.receiver)
+          ? this.ownClass()
+          : this.classNamed(this.caller.path, site.receiver);
       const resolved = this.resolve(site);
       if (!resolved)
         return this.isExternalName(site.receiver ?? site.name) ? 'external' : undefined;

@@ -756,12 +756,21 @@ function typeReceivers(
     const name = typeName(type.replace(/\(\)$/, ''));
     return name === null ? undefined : classIndex.get(name);
   };
+  // `ctx = self.context_class(…)` with `context_class: type[Context]`: the call builds a Context.
+  const constructedThroughAttribute = (owner: number, type: string): string | null => {
+    const call = /^([A-Za-z_$][\w$]*)\.([A-Za-z_$][\w$]*)\(\)$/.exec(type);
+    if (!call || !spec.selfNames.includes(call[1]!)) return null;
+    const attribute = attributeType(owner, call[2]!, 0);
+    const classType = attribute && /^(?:type|Type)\[(.+)\]$/.exec(attribute.trim());
+    return classType ? classType[1]! : null;
+  };
   const receiverChainType = (index: number, owner: number, receiver: string): string | null => {
     const self = spec.selfNames.find((name) => receiver.startsWith(`${name}.`));
     const steps = (self ? receiver.slice(self.length + 1) : receiver).split('.');
     if (steps.length > MAX_ATTRIBUTE_STEPS + 1 || !steps.every((step) => IDENTIFIER.test(step)))
       return null;
     let type = self ? attributeType(owner, steps[0]!, 0) : lookup(index, steps[0]!);
+    if (type !== null) type = constructedThroughAttribute(owner, type) ?? type;
     for (const step of steps.slice(1)) {
       const holder = type === null ? undefined : classOfType(type);
       type = holder === undefined ? null : attributeType(holder, step, 0);
