@@ -99,10 +99,10 @@ describe('callers through typed receivers', () => {
 
     it('types an instance built through a class-typed attribute or `cls.__new__(cls)`', () => {
       assert.deepEqual(callers(engine, 'pkg/factory.py::Context.enter'), [
-        'Command.make_context@16',
+        'Command.make_context@20',
       ]);
-      assert.deepEqual(callers(engine, 'pkg/factory.py::Lock.enter'), []);
-      assert.deepEqual(callers(engine, 'pkg/factory.py::Model.prepare'), ['Model.construct@26']);
+      assert.deepEqual(callers(engine, 'pkg/factory.py::Lock.enter'), ['Command.make_lock@24']);
+      assert.deepEqual(callers(engine, 'pkg/factory.py::Model.prepare'), ['Model.construct@34']);
       assert.deepEqual(callers(engine, 'pkg/factory.py::Draft.prepare'), []);
     });
 

@@ -761,7 +761,7 @@ function typeReceivers(
     const call = /^([A-Za-z_$][\w$]*)\.([A-Za-z_$][\w$]*)\(\)$/.exec(type);
     if (!call || !spec.selfNames.includes(call[1]!)) return null;
     const attribute = attributeType(owner, call[2]!, 0);
-    const classType = attribute && /^(?:type|Type)\[(.+)\]$/.exec(attribute.trim());
+    const classType = attribute && /^(?:[\w$]+\.)*(?:type|Type)\[(.+)\]$/.exec(attribute.trim());
     return classType ? classType[1]! : null;
   };
   const receiverChainType = (index: number, owner: number, receiver: string): string | null => {
