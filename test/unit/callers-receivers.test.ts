@@ -106,6 +106,11 @@ describe('callers through typed receivers', () => {
       assert.deepEqual(callers(engine, 'pkg/factory.py::Draft.prepare'), []);
     });
 
+    it('types a property read by its return annotation', () => {
+      assert.deepEqual(callers(engine, 'pkg/factory.py::Query.add'), ['Address.with_param@59']);
+      assert.deepEqual(callers(engine, 'pkg/factory.py::Ledger.add'), []);
+    });
+
     it('keeps a call on a receiver of unknown type as possible, with the reason', () => {
       const found = possible(engine, 'pkg/session.py::Session.close');
       assert.equal(found.length, 1);

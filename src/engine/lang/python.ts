@@ -45,6 +45,7 @@ const QUERY = `
 (assignment left: [(identifier) (attribute)] right: [(call) (identifier) (await)]) @typed
 (assignment left: [(identifier) (attribute)] type: (_)) @typed
 (except_clause value: (as_pattern)) @typed
+(decorated_definition definition: (function_definition return_type: (_))) @typed
 
 (argument_list (identifier) @reference.name) @reference
 (argument_list (attribute object: (identifier) @reference.receiver attribute: (identifier) @reference.name)) @reference
@@ -163,6 +164,7 @@ function bases(definition: Node): string[] {
  */
 function typeBindings(node: Node): TypeBinding[] {
   if (node.type === 'except_clause') return caughtBinding(node);
+  if (node.type === 'decorated_definition') return propertyBinding(node);
   if (node.type === 'typed_parameter' || node.type === 'typed_default_parameter') {
     const name = node.childForFieldName('name') ?? node.firstNamedChild;
     const type = annotationText(node.childForFieldName('type'));
@@ -175,6 +177,19 @@ function typeBindings(node: Node): TypeBinding[] {
   if (annotation) return [{ name, type: annotation, declared: true }];
   const type = valueType(node.childForFieldName('right'), ['call'], null);
   return type ? [{ name, type }] : [];
+}
+
+/** `@property def params(self) -> QueryParams`: reading `self.params` gives a QueryParams. */
+function propertyBinding(decorated: Node): TypeBinding[] {
+  const isProperty = decorated.namedChildren.some(
+    (child) =>
+      child?.type === 'decorator' &&
+      /^@(?:[\w.]+\.)?(?:property|cached_property)$/.test(child.text.replace(/\s+/g, '')),
+  );
+  const definition = decorated.childForFieldName('definition');
+  const name = definition?.childForFieldName('name');
+  const type = annotationText(definition?.childForFieldName('return_type') ?? null);
+  return isProperty && name && type ? [{ name: `self.${name.text}`, type, declared: true }] : [];
 }
 
 /**
