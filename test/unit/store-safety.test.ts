@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import { defaultStoreDir, Engine } from '../../src/engine/engine';
 import { readCalibration } from '../../src/engine/search/calibration';
 import { acquireWriteLock, lockHolder } from '../../src/engine/store/lock';
+import { osThreadId } from '../../src/engine/util/thread-priority';
 import { unwrap } from '../../src/engine/util/result';
 import { openEngine, Scratch } from '../helpers/workspace';
 
@@ -134,6 +135,7 @@ describe('store safety', () => {
       ['a reused pid', { pid: sleeper.pid, processStart: 1 }, 0],
       ['an earlier boot', { pid: sleeper.pid, bootId: 'not-this-boot' }, 0],
       ['another host gone silent', { pid: 5, host: 'elsewhere' }, 3_600_000],
+      ['a thread of this process that ended', { pid: process.pid, threadId: 2 ** 22 + 777 }, 0],
     ] as const) {
       const file = lockBy(storeDir, owner, age);
       assert.equal(lockHolder(file), null, label);
@@ -142,6 +144,11 @@ describe('store safety', () => {
       if (taken.ok) taken.value.dispose();
     }
     assert.ok(lockHolder(lockBy(storeDir, { pid: 5, host: 'elsewhere' })), 'a live other host');
+    if (process.platform === 'linux')
+      assert.ok(
+        lockHolder(lockBy(storeDir, { pid: process.pid, threadId: osThreadId() })),
+        'a live thread of this process',
+      );
   });
 
   it('names the store of a 250-character folder within file name limits, and indexes it', async () => {

@@ -1,5 +1,6 @@
 import {
   closeSync,
+  existsSync,
   openSync,
   readFileSync,
   statSync,
@@ -11,6 +12,7 @@ import { hostname } from 'node:os';
 import { getLogger } from '../log/logger';
 import { describeError, fail, ok, type Result } from '../util/result';
 import type { Disposable } from '../util/event';
+import { osThreadId } from '../util/thread-priority';
 
 /**
  * One writer at a time per store: a lock file created exclusively, naming its owner. A lock is
@@ -26,6 +28,11 @@ interface LockOwner {
   readonly bootId?: string | null;
   /** The owner's start time in clock ticks since boot (/proc/<pid>/stat), against reused pids. */
   readonly processStart?: number | null;
+  /**
+   * The operating system's id of the owning thread, where /proc names it: an engine runs in a
+   * worker thread of the editor, and a worker that crashed leaves its process (and its lock) behind.
+   */
+  readonly threadId?: number | null;
 }
 
 /** The holder touches the lock file this often; another host trusts it for STALE_AFTER_MS. */
@@ -106,7 +113,18 @@ function ownOwner(): LockOwner {
     startedAt: new Date().toISOString(),
     bootId: bootId(),
     processStart: processStart(process.pid),
+    threadId: ownThreadId(),
   };
+}
+
+function ownThreadId(): number | null {
+  try {
+    return osThreadId();
+  } catch (cause) {
+    // no /proc (macOS, Windows): liveness is decided by the process alone
+    log.debug('lock_thread_unknown', { error: describeError(cause) });
+    return null;
+  }
 }
 
 function heldLock(file: string): Disposable {
@@ -155,9 +173,12 @@ function isAlive(owner: LockOwner, heartbeatMs: number): boolean {
   } catch (cause) {
     if ((cause as NodeJS.ErrnoException).code !== 'EPERM') return false;
   }
-  if (owner.processStart == null) return true;
-  const start = processStart(owner.pid);
-  return start === null || start === owner.processStart;
+  if (owner.processStart != null) {
+    const start = processStart(owner.pid);
+    if (start !== null && start !== owner.processStart) return false;
+  }
+  // the process runs, but the thread that took the lock (a crashed engine worker) may be gone
+  return owner.threadId == null || existsSync(`/proc/${owner.pid}/task/${owner.threadId}`);
 }
 
 let cachedBootId: string | null | undefined;

@@ -14,10 +14,14 @@ const BACKGROUND_NICENESS = 10;
 export function lowerThreadPriority(): string | undefined {
   if (process.platform !== 'linux') return `thread priorities are not set on ${process.platform}`;
   try {
-    const threadId = Number(path.basename(readlinkSync('/proc/thread-self')));
-    setPriority(threadId, BACKGROUND_NICENESS);
+    setPriority(osThreadId(), BACKGROUND_NICENESS);
     return undefined;
   } catch (cause) {
     return cause instanceof Error ? cause.message : String(cause);
   }
+}
+
+/** The operating system's id of the calling thread (Linux: the name of `/proc/thread-self`). */
+export function osThreadId(): number {
+  return Number(path.basename(readlinkSync('/proc/thread-self')));
 }

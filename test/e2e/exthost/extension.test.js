@@ -219,6 +219,31 @@ suite('Code Oracle in a real VS Code extension host', () => {
       for (let i = 0; i < 100 && (title = await regenerateLens()) === 'no callers found'; i++)
         await sleep(100);
       assert.strictEqual(title, 'no resolved callers · 1 possible');
+      // the lens opens the Callers tree, where the possible caller has a group of its own
+      const lenses = await vscode.commands.executeCommand(
+        'vscode.executeCodeLensProvider',
+        service,
+      );
+      const lens = lenses.find(
+        (candidate) => candidate.command && candidate.range.start.line === 25,
+      );
+      await vscode.commands.executeCommand(lens.command.command, ...(lens.command.arguments || []));
+      const [root] = await api.callersTree.getChildren();
+      assert.ok(root, 'the Callers tree is empty');
+      const groups = (await api.callersTree.getChildren(root)).filter(
+        (child) => child.type === 'group',
+      );
+      const possible = groups.find((child) => child.label.startsWith('Possible callers'));
+      assert.ok(
+        possible,
+        `no "Possible callers" group: ${JSON.stringify(groups.map((g) => g.label))}`,
+      );
+      const sites = await api.callersTree.getChildren(possible);
+      assert.deepStrictEqual(
+        sites.map((site) => `${site.path}:${site.line}`),
+        ['shop/jobs.py:8'],
+      );
+      assert.ok(sites[0].reason, 'the possible caller does not say why it is unresolved');
     } finally {
       await vscode.workspace.fs.delete(jobs);
     }
