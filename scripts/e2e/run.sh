@@ -2,11 +2,14 @@
 # End-to-end tests of the extension in a real VS Code: code-server 4.139.1 (VS Code 1.139.1, extension
 # host on Node 24) serving the workbench to headless Chromium driven by playwright-core. This
 # repository is loaded as an extension under development (no .vsix), on scratch copies of
-# test/fixtures/shop-py. Two stages against one code-server:
+# test/fixtures/shop-py. Two stages against one code-server with workspace trust off:
 #   (a) test/e2e/ui.js       a user's journeys: reindex from the palette, ask in the chat and open a
 #                            citation, explain an error from the light bulb, callers lens -> tree
 #   (b) test/e2e/exthost.js  runs test/e2e/exthost/*.test.js (mocha) inside the extension host
-# Exit 0 only when both pass. Screenshots and logs go to .cache/e2e/. Tools: scripts/e2e/setup.sh.
+# then one against a second code-server with workspace trust on, where the folder is not trusted:
+#   (c) test/e2e/exthost.js untrusted  runs test/e2e/untrusted/*.test.js on a copy of
+#                            test/fixtures/restricted-js in Restricted Mode
+# Exit 0 only when all pass. Screenshots and logs go to .cache/e2e/. Tools: scripts/e2e/setup.sh.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 TOOLS=${E2E_TOOLS:-$ROOT/.tools}
@@ -32,6 +35,20 @@ cleanup() {
   # a driver still running (we were interrupted): `timeout` passes the TERM on to it, and
   # playwright closes its Chromium on TERM; wait for that before deleting the browser's profile
   if [ -n "$DRIVER_PID" ] && kill "$DRIVER_PID" 2>/dev/null; then wait "$DRIVER_PID" 2>/dev/null || true; fi
+  stop_code_server
+  # keep the logs (server, extension hosts incl. the "Code Oracle" channel, browser console)
+  if [ -d "$WORK" ]; then
+    rm -rf "$OUT/logs"; mkdir -p "$OUT/logs"
+    cp -r "$WORK/ud/logs/." "$OUT/logs/" 2>/dev/null || true
+    if [ -d "$WORK/ud-untrusted/logs" ]; then
+      mkdir -p "$OUT/logs/untrusted"; cp -r "$WORK/ud-untrusted/logs/." "$OUT/logs/untrusted/" || true
+    fi
+    cp "$WORK"/*.log "$WORK"/*.txt "$OUT/logs/" 2>/dev/null || true
+    rm -rf "$WORK"
+  fi
+  exit $rc
+}
+stop_code_server() {
   # code-server forks the extension hosts (and our engine workers), the pty host, file watchers...:
   # it runs in its own session (setsid), so its process group is all of them.
   if [ -n "$CS_PID" ]; then
@@ -39,14 +56,7 @@ cleanup() {
     if [ -n "$pgid" ] && [ "$pgid" = "$CS_PID" ]; then kill -- "-$pgid" 2>/dev/null || true
     else kill "$CS_PID" 2>/dev/null || true; fi
   fi
-  # keep the logs (server, extension hosts incl. the "Code Oracle" channel, browser console)
-  if [ -d "$WORK" ]; then
-    rm -rf "$OUT/logs"; mkdir -p "$OUT/logs"
-    cp -r "$WORK/ud/logs/." "$OUT/logs/" 2>/dev/null || true
-    cp "$WORK"/*.log "$WORK"/*.txt "$OUT/logs/" 2>/dev/null || true
-    rm -rf "$WORK"
-  fi
-  exit $rc
+  CS_PID=
 }
 trap cleanup EXIT
 trap 'exit 130' INT
@@ -56,13 +66,15 @@ trap 'exit 143' TERM
 # ~/.local/share/code-server, /tmp/vscode-ipc-*.sock, Chromium's "Crash Reports", ...
 export XDG_CONFIG_HOME=$WORK/xdg/config XDG_DATA_HOME=$WORK/xdg/data XDG_CACHE_HOME=$WORK/xdg/cache
 export TMPDIR=$WORK/tmp
-mkdir -p "$TMPDIR" "$WORK/ud/User" "$WORK/ext" "$OUT/shots"
+mkdir -p "$TMPDIR" "$WORK/ud/User" "$WORK/ud-untrusted/User" "$WORK/ext" "$OUT/shots"
 rm -f "$OUT"/shots/*.png
-# Two copies of the fixture, one per stage, so neither sees the other's edits or index.
+# A copy of a fixture per stage, so none sees another's edits or index.
 mkdir -p "$WORK/ws"
 cp -r "$ROOT/test/fixtures/shop-py" "$WORK/ws/ui"
 cp -r "$ROOT/test/fixtures/shop-py" "$WORK/ws/exthost"
-cat > "$WORK/ud/User/settings.json" <<'JSON'
+cp -r "$ROOT/test/fixtures/restricted-js" "$WORK/ws/untrusted"
+user_settings() { # trust settings
+  cat <<JSON
 {
   "telemetry.telemetryLevel": "off",
   "workbench.startupEditor": "none",
@@ -71,9 +83,15 @@ cat > "$WORK/ud/User/settings.json" <<'JSON'
   "extensions.autoCheckUpdates": false,
   "extensions.autoUpdate": false,
   "update.mode": "none",
-  "security.workspace.trust.enabled": false
+  $1
 }
 JSON
+}
+user_settings '"security.workspace.trust.enabled": false' > "$WORK/ud/User/settings.json"
+# Stage (c): workspace trust on, and no start-up question about it (a modal nobody answers), so a
+# folder this fresh user-data-dir has never trusted opens in Restricted Mode.
+user_settings '"security.workspace.trust.enabled": true,
+  "security.workspace.trust.startupPrompt": "never"' > "$WORK/ud-untrusted/User/settings.json"
 
 # --bind-addr port 0: the kernel picks a free port, code-server logs which one.
 # --vscode-option enable-smoke-test-driver: without it a built workbench ignores the `payload`
@@ -82,22 +100,25 @@ JSON
 # CODE_ORACLE_HUB_URL: the default embedding model would be downloaded on first use; port 9 is on
 # fetch's blocked-port list, so the download fails at once ("bad port") without touching any network,
 # and the extension falls back to the model shipped in models/, as it does offline.
-E2E_MOCHA=$TOOLS/driver/node_modules/mocha E2E_RESULTS=$WORK/exthost-results.txt CODE_ORACLE_HUB_URL=http://127.0.0.1:9 \
+start_code_server() { # user-data-dir log [code-server args...]; sets CS_PID and PORT
   setsid "$N24" "$CS" --bind-addr 127.0.0.1:0 --auth none \
-  --user-data-dir "$WORK/ud" --extensions-dir "$WORK/ext" \
-  --disable-telemetry --disable-update-check --disable-workspace-trust --disable-getting-started-override \
-  --ignore-last-opened --vscode-option enable-smoke-test-driver \
-  > "$WORK/code-server.log" 2>&1 < /dev/null &
-CS_PID=$!
-PORT=
-for _ in $(seq 1 300); do
-  PORT=$(sed -n 's#.*HTTP server listening on http://127\.0\.0\.1:\([0-9]*\)/.*#\1#p' "$WORK/code-server.log" | head -1)
-  [ -n "$PORT" ] && curl -sf -o /dev/null "http://127.0.0.1:$PORT/healthz" && break
-  kill -0 "$CS_PID" 2>/dev/null || { cat "$WORK/code-server.log" >&2; echo "e2e: code-server exited" >&2; exit 1; }
-  sleep 0.1
-done
-[ -n "$PORT" ] || { cat "$WORK/code-server.log" >&2; echo "e2e: code-server did not start" >&2; exit 1; }
-echo "e2e: code-server up on 127.0.0.1:$PORT after $(ms) ms"
+    --user-data-dir "$1" --extensions-dir "$WORK/ext" \
+    --disable-telemetry --disable-update-check --disable-getting-started-override \
+    --ignore-last-opened --vscode-option enable-smoke-test-driver "${@:3}" \
+    > "$2" 2>&1 < /dev/null &
+  CS_PID=$!
+  PORT=
+  for _ in $(seq 1 300); do
+    PORT=$(sed -n 's#.*HTTP server listening on http://127\.0\.0\.1:\([0-9]*\)/.*#\1#p' "$2" | head -1)
+    [ -n "$PORT" ] && curl -sf -o /dev/null "http://127.0.0.1:$PORT/healthz" && break
+    kill -0 "$CS_PID" 2>/dev/null || { cat "$2" >&2; echo "e2e: code-server exited" >&2; exit 1; }
+    sleep 0.1
+  done
+  [ -n "$PORT" ] || { cat "$2" >&2; echo "e2e: code-server did not start" >&2; exit 1; }
+  echo "e2e: code-server up on 127.0.0.1:$PORT after $(ms) ms"
+}
+E2E_MOCHA=$TOOLS/driver/node_modules/mocha E2E_RESULTS=$WORK/exthost-results.txt CODE_ORACLE_HUB_URL=http://127.0.0.1:9 \
+  start_code_server "$WORK/ud" "$WORK/code-server.log" --disable-workspace-trust
 
 export NODE_PATH=$TOOLS/driver/node_modules   # the drivers' require('playwright-core')
 export E2E_PORT=$PORT E2E_EXT_DEV_PATH=$ROOT E2E_SHOTS=$OUT/shots
@@ -105,8 +126,8 @@ export E2E_WS_UI=$WORK/ws/ui E2E_WS_EXTHOST=$WORK/ws/exthost E2E_BROWSER_LOG=$WO
 
 # Drivers run in the background and we `wait` for them: bash runs a trap only between commands,
 # so a TERM/INT (a CI timeout, Ctrl-C) would otherwise wait for a foreground driver to finish.
-run_driver() { # seconds script
-  timeout "$1" "$N24" "$2" < /dev/null &
+run_driver() { # seconds script [args...]
+  timeout "$1" "$N24" "${@:2}" < /dev/null &
   DRIVER_PID=$!
   local rc=0; wait "$DRIVER_PID" || rc=$?
   DRIVER_PID=
@@ -140,6 +161,26 @@ else
   touch "$WORK/exthost-results.txt"
 fi
 count exthost "$WORK/exthost-results.txt" "$rc"
-echo "e2e: (b) done after $(ms) ms; screenshots in ${OUT#$ROOT/}/shots, logs in ${OUT#$ROOT/}/logs"
+echo "e2e: (b) done after $(ms) ms"
+
+echo "e2e: (c) Restricted Mode: an untrusted workspace runs no tests and writes nothing"
+stop_code_server
+# E2E_TEST_MARKER: the fixture's tests append to it whenever they run (outside the workspace, so
+# a run on a patched copy counts too); the suite checks it never appears.
+E2E_MOCHA=$TOOLS/driver/node_modules/mocha E2E_RESULTS=$WORK/untrusted-results.txt CODE_ORACLE_HUB_URL=http://127.0.0.1:9 \
+  E2E_TEST_MARKER=$WORK/untrusted-tests-ran.txt \
+  start_code_server "$WORK/ud-untrusted" "$WORK/code-server-untrusted.log"
+rc=0
+E2E_PORT=$PORT E2E_WS_UNTRUSTED=$WORK/ws/untrusted E2E_BROWSER_LOG=$WORK/untrusted-browser-console.log \
+  run_driver 240 "$ROOT/test/e2e/exthost.js" untrusted || rc=$?
+if [ -f "$WORK/untrusted-results.txt" ]; then
+  sed 's/^/  /' "$WORK/untrusted-results.txt"
+else
+  echo "  no results from the extension host; the end of its console (all in .cache/e2e/logs/):"
+  tail -n 30 "$WORK/untrusted-browser-console.log" 2>/dev/null | cut -c1-300 | sed 's/^/  /' || true
+  touch "$WORK/untrusted-results.txt"
+fi
+count untrusted "$WORK/untrusted-results.txt" "$rc"
+echo "e2e: (c) done after $(ms) ms; screenshots in ${OUT#$ROOT/}/shots, logs in ${OUT#$ROOT/}/logs"
 echo "e2e: $passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -1,17 +1,19 @@
-// Stage (b): opens a workbench window whose payload names both the extension under development and
-// a test runner (extensionTestsPath). VS Code then loads test/e2e/exthost/index.js inside the real
-// (Node, server-side) extension host and calls its run(); the browser is only the window. When run()
-// settles the workbench reports the exit code through window.codeAutomationExit, and test output
-// through window.codeAutomationLog, the functions VS Code's own smoke-test driver provides and that
-// we expose here with page.exposeFunction.
+// Stages (b) and (c): opens a workbench window whose payload names both the extension under
+// development and a test runner (extensionTestsPath): `node exthost.js [suite]` runs
+// test/e2e/<suite>/index.js (default `exthost`) on the folder in E2E_WS_<SUITE>. VS Code loads that
+// runner inside the real (Node, server-side) extension host and calls its run(); the browser is
+// only the window. When run() settles the workbench reports the exit code through
+// window.codeAutomationExit, and test output through window.codeAutomationLog, the functions VS
+// Code's own smoke-test driver provides and that we expose here with page.exposeFunction.
 const fs = require('fs');
 const path = require('path');
 const { launchPage, workbenchUrl, log, env } = require('./workbench');
 
+const SUITE = process.argv[2] || 'exthost';
 const PORT = env('E2E_PORT');
-const FOLDER = env('E2E_WS_EXTHOST');
+const FOLDER = env(`E2E_WS_${SUITE.toUpperCase()}`);
 const DEV = env('E2E_EXT_DEV_PATH');
-const TESTS = path.join(__dirname, 'exthost', 'index.js');
+const TESTS = path.join(__dirname, SUITE, 'index.js');
 const SHOTS = env('E2E_SHOTS');
 const CONSOLE_LOG = env('E2E_BROWSER_LOG');
 const TIMEOUT = 180000;
@@ -42,17 +44,17 @@ const TIMEOUT = 180000;
   fs.mkdirSync(SHOTS, { recursive: true });
   if (code !== 0)
     await page
-      .screenshot({ path: path.join(SHOTS, '99-exthost-failure.png') })
+      .screenshot({ path: path.join(SHOTS, `99-${SUITE}-failure.png`) })
       .catch(() => undefined);
   // (taken after the suite: the extension host is shutting down, so Code Oracle's item is gone)
   else
     await page
-      .screenshot({ path: path.join(SHOTS, '04-exthost-after-suite.png') })
+      .screenshot({ path: path.join(SHOTS, `04-${SUITE}-after-suite.png`) })
       .catch(() => undefined);
   await browser.close();
-  log('extension-host suite exit code:', code);
+  log(`extension-host suite ${SUITE} exit code:`, code);
   process.exit(code === 0 ? 0 : 1);
 })().catch((e) => {
-  console.error('exthost: FAILED:', e);
+  console.error(`${SUITE}: FAILED:`, e);
   process.exit(1);
 });
