@@ -101,6 +101,8 @@ user_settings '"security.workspace.trust.enabled": true,
 # fetch's blocked-port list, so the download fails at once ("bad port") without touching any network,
 # and the extension falls back to the model shipped in models/, as it does offline.
 start_code_server() { # user-data-dir log [code-server args...]; sets CS_PID and PORT
+  # the log exists before the wait below reads it (the background child opens it only later)
+  : > "$2"
   setsid "$N24" "$CS" --bind-addr 127.0.0.1:0 --auth none \
     --user-data-dir "$1" --extensions-dir "$WORK/ext" \
     --disable-telemetry --disable-update-check --disable-getting-started-override \
