@@ -18,7 +18,12 @@ async function backInService(api, what) {
   }
   assert.ok(api.client.state.running, `${what}: the engine is not running again`);
   await api.ready;
-  const stats = await api.client.stats(folderRoot());
+  // the folders reopen in the new engine one request at a time: give the last one a moment
+  let stats = await api.client.stats(folderRoot());
+  for (let waited = 0; !stats.ok && waited < 15000; waited += 250) {
+    await sleep(250);
+    stats = await api.client.stats(folderRoot());
+  }
   assert.ok(
     stats.ok,
     `${what}: the folder is not open in the new engine: ${JSON.stringify(stats)}`,
