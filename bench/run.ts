@@ -86,31 +86,17 @@ async function main(): Promise<void> {
       scale.map(({ note: _note, savedFile: _file, coldStageSeconds: _stages, ...row }) => row),
     );
   if (results.length)
-    console.table(
-      results.map(
-        ({
-          corpus,
-          files,
-          lines,
-          parseSeconds,
-          coldIndexSeconds,
-          coldOverParse,
-          savedFileMs,
-          searchAfterSaveMs,
-          warmSearchMs,
-        }) => ({
-          corpus,
-          files,
-          lines,
-          parseSeconds,
-          coldIndexSeconds,
-          coldOverParse,
-          savedFileMs,
-          searchAfterSaveMs,
-          warmSearchMs,
-        }),
-      ),
-    );
+    console.table(results, [
+      'corpus',
+      'files',
+      'lines',
+      'parseSeconds',
+      'coldIndexSeconds',
+      'coldOverParse',
+      'savedFileMs',
+      'searchAfterSaveMs',
+      'warmSearchMs',
+    ]);
   const file = path.resolve('bench', 'results', 'latest.json');
   const previous = existsSync(file)
     ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>)

@@ -152,16 +152,21 @@ sed 's/^/  /' "$WORK/ui-results.txt"
 count ui "$WORK/ui-results.txt" "$rc"
 echo "e2e: (a) done after $(ms) ms"
 
+# Prints an extension-host suite's results, or, when it wrote none, the end of its console.
+show_results() {
+  if [ -f "$1" ]; then
+    sed 's/^/  /' "$1"
+  else
+    echo "  no results from the extension host; the end of its console (all in .cache/e2e/logs/):"
+    tail -n 30 "$2" 2>/dev/null | cut -c1-300 | sed 's/^/  /' || true
+    touch "$1"
+  fi
+}
+
 echo "e2e: (b) mocha suite inside the extension host"
 rc=0
 run_driver 240 "$ROOT/test/e2e/exthost.js" || rc=$?
-if [ -f "$WORK/exthost-results.txt" ]; then
-  sed 's/^/  /' "$WORK/exthost-results.txt"
-else
-  echo "  no results from the extension host; the end of its console (all in .cache/e2e/logs/):"
-  tail -n 30 "$E2E_BROWSER_LOG" 2>/dev/null | cut -c1-300 | sed 's/^/  /' || true
-  touch "$WORK/exthost-results.txt"
-fi
+show_results "$WORK/exthost-results.txt" "$E2E_BROWSER_LOG"
 count exthost "$WORK/exthost-results.txt" "$rc"
 echo "e2e: (b) done after $(ms) ms"
 
@@ -175,13 +180,7 @@ E2E_MOCHA=$TOOLS/driver/node_modules/mocha E2E_RESULTS=$WORK/untrusted-results.t
 rc=0
 E2E_PORT=$PORT E2E_WS_UNTRUSTED=$WORK/ws/untrusted E2E_BROWSER_LOG=$WORK/untrusted-browser-console.log \
   run_driver 240 "$ROOT/test/e2e/exthost.js" untrusted || rc=$?
-if [ -f "$WORK/untrusted-results.txt" ]; then
-  sed 's/^/  /' "$WORK/untrusted-results.txt"
-else
-  echo "  no results from the extension host; the end of its console (all in .cache/e2e/logs/):"
-  tail -n 30 "$WORK/untrusted-browser-console.log" 2>/dev/null | cut -c1-300 | sed 's/^/  /' || true
-  touch "$WORK/untrusted-results.txt"
-fi
+show_results "$WORK/untrusted-results.txt" "$WORK/untrusted-browser-console.log"
 count untrusted "$WORK/untrusted-results.txt" "$rc"
 echo "e2e: (c) done after $(ms) ms; screenshots in ${OUT#$ROOT/}/shots, logs in ${OUT#$ROOT/}/logs"
 echo "e2e: $passed passed, $failed failed"
