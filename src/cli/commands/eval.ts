@@ -15,7 +15,7 @@ export const EVAL_HELP = `code-oracle eval (--questions Q.jsonl | --callers CASE
                   [--ablate STAGE[,STAGE]]
   Indexes each corpus once (a store of its own) and answers every question, writing
   {"id", "results": [{"path", "startLine", "endLine"}], "files": [{"path", "ranges"}]} (spans
-  file by file, at most 50; files best first with their ranges), or every
+  best first across files, at most 50; files best first with their ranges), or every
   "who calls X?" case as {"id", "callers": [{"path", "line"}]}. Paths are relative to the corpus'
   folder to index. corpora.json is read from beside the questions unless --corpora names one.
   Questions with gold lines are scored (recall within the line budget, hit, MRR and nDCG at 10),

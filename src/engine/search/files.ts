@@ -115,8 +115,3 @@ function byChunk(spans: readonly Span[]): Span[] {
   for (const span of spans) groups.set(span.chunkId, [...(groups.get(span.chunkId) ?? []), span]);
   return [...groups.values()].flat();
 }
-
-/** The files' spans as one list, file by file: the order the token budget takes them in. */
-export function spansInFileOrder(files: readonly FileResult[]): Span[] {
-  return files.flatMap((file) => file.spans);
-}

@@ -43,7 +43,7 @@ import {
   type RankedHits,
   type SearchIndex,
 } from './retrievers';
-import { rankFiles, spansInFileOrder, type FileResult } from './files';
+import { rankFiles, type FileResult } from './files';
 import { shapeSpans, type RankedChunk } from './shaping';
 import { StageSwitches, type StageName } from './stages';
 import type { Span } from './spans';
@@ -116,7 +116,7 @@ export interface SearchTrace {
 export interface SearchResult {
   /** Every file the search ranked, best first, each with its spans best first (the budget aside). */
   readonly files: readonly FileResult[];
-  /** The spans the context holds: file by file, in the order of `files`, as the budget took them. */
+  /** The spans the context holds, best first across files, as the budget took them. */
   readonly spans: readonly Span[];
   readonly context: BudgetedContext;
   readonly metadata: SearchMetadata;
@@ -342,8 +342,10 @@ export class Searcher {
     });
     mark('shape', started);
     started = performance.now();
+    // The budget takes spans in their own rank order across files: taken file by file, one file's
+    // many spans would push the next file's best lines out.
     const context = await buildContext(
-      spansInFileOrder(files),
+      shaped,
       this.index.catalog,
       this.texts,
       request.budgetTokens ?? MODE_BUDGETS[modeDecision.mode],

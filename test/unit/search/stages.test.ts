@@ -52,11 +52,19 @@ describe('search stages', () => {
     const paths = result.files.map((file) => file.path);
     assert.equal(new Set(paths).size, paths.length);
     assert.equal(paths[0], 'shop/service.py');
-    const ranked = result.files.flatMap((file) => file.spans);
-    const positions = result.spans.map((span) => ranked.indexOf(span));
+    const listed = new Set(result.files.flatMap((file) => file.spans));
+    assert.ok(result.spans.every((span) => listed.has(span)));
+    const scores = result.spans.map((span) => span.score);
     assert.ok(
-      positions.every((at, i) => at >= 0 && (i === 0 || at > positions[i - 1]!)),
-      'the context takes the spans of the files file by file, in their order',
+      scores.every((score, i) => i === 0 || score <= scores[i - 1]!),
+      'the context takes spans best first across files, not file by file',
+    );
+    const order = result.spans.map((span) => span.path);
+    assert.ok(
+      order.some(
+        (path, i) => i > 1 && path === order[0] && order.slice(1, i).some((p) => p !== path),
+      ),
+      `a better span of another file comes before the first file's later spans: ${order.join(' ')}`,
     );
   });
 });
