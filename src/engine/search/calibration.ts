@@ -26,13 +26,13 @@ import { PLAIN_ENGLISH_SEMANTIC_WEIGHT } from './technicality';
  */
 export const RetrieverCalibration = z.object({
   /** The method's version: a calibration measured another way is measured again. */
-  version: z.literal(2),
+  version: z.literal(3),
   modelId: z.string(),
   /** Function chunks in the index when it was measured: a codebase that grew a lot is measured again. */
   functions: z.number().int().nonnegative(),
   /** Documented functions used as questions (and, with their documentation removed, as the pool). */
   questions: z.number().int().nonnegative(),
-  /** Null when there were too few documented functions to measure: the default weights stay. */
+  /** Null when no documented function could be measured: the default weights stay. */
   // ranges checked: a stored value out of them (a damaged or edited file) is measured again
   lexicalMrr: z.number().min(0).max(1).nullable(),
   semanticMrr: z.number().min(0).max(1).nullable(),
@@ -56,9 +56,13 @@ export interface CalibrationSample {
   readonly code: string;
 }
 
-export const CALIBRATION_VERSION = 2;
-/** Fewer documented functions than this measure nothing reliable: the default weights stay. */
-export const MIN_QUESTIONS = 30;
+export const CALIBRATION_VERSION = 3;
+/**
+ * A measure over this many documented functions or more is taken as it is; one over fewer moves
+ * the default weights only that share of the way towards it (10 functions: a third), so the
+ * weights change smoothly with the number of functions measured, never at a threshold.
+ */
+export const FULL_TRUST_QUESTIONS = 30;
 /** Static models embed in microseconds; a transformer costs a forward pass per text. */
 const MAX_QUESTIONS: Record<Embedder['kind'], number> = { static: 400, transformer: 120 };
 /** Functions read to find documented ones: a few times the questions wanted is enough. */
@@ -122,7 +126,7 @@ export async function calibrate(
   embedder: Embedder,
   functions: number,
 ): Promise<RetrieverCalibration> {
-  if (samples.length < MIN_QUESTIONS) {
+  if (!samples.length) {
     return {
       version: CALIBRATION_VERSION,
       modelId: embedder.id,
@@ -172,9 +176,17 @@ export async function calibrate(
     lexicalMrr: round(mrr((ranking) => inverse(ranking.lexical))),
     semanticMrr: round(mrr((ranking) => inverse(ranking.semantic))),
     semanticShare: round(best.share),
-    semanticTrust: round(Math.min(1, best.share / PLAIN_ENGLISH_SEMANTIC_WEIGHT)),
+    semanticTrust: round(
+      shrunk(Math.min(1, best.share / PLAIN_ENGLISH_SEMANTIC_WEIGHT), samples.length),
+    ),
     changedFiles: 0,
   };
+}
+
+/** The measured trust moved back towards the default (1) as far as few samples leave it unsure. */
+function shrunk(measured: number, samples: number): number {
+  const confidence = Math.min(1, samples / FULL_TRUST_QUESTIONS);
+  return 1 + (measured - 1) * confidence;
 }
 
 export async function readCalibration(storeDir: string): Promise<RetrieverCalibration | null> {

@@ -6,10 +6,12 @@ import type { Embedder } from '../../../src/engine/embed/embedder';
 import {
   calibrate,
   calibrationSamples,
+  FULL_TRUST_QUESTIONS,
   type CalibrationSample,
 } from '../../../src/engine/search/calibration';
 import type { ChunkMeta } from '../../../src/engine/store/tables';
 import { unwrap } from '../../../src/engine/util/result';
+import { PLAIN_ENGLISH_SEMANTIC_WEIGHT } from '../../../src/engine/search/technicality';
 import { captureLogs, eventsNamed } from '../../helpers/logs';
 import { openEngine, POTION_MODEL, Scratch } from '../../helpers/workspace';
 
@@ -66,6 +68,14 @@ function pairing(pool: readonly CalibrationSample[]): (text: string) => number[]
 const noise = (text: string) =>
   [...createHash('sha256').update(text).digest().subarray(0, 4)].map((byte) => byte - 128);
 
+/** Samples whose code holds its question's word twice, and the next three codes' words once. */
+function wordsFindCode(count: number): CalibrationSample[] {
+  return samples(count).map((sample, i) => ({
+    ...sample,
+    code: `${sample.code}\n    ${wordOf(i)}(${wordOf(i)})\n    ${[1, 2, 3].map((back) => wordOf((i + count - back) % count)).join('; ')}`,
+  }));
+}
+
 describe('retriever calibration', () => {
   it('gives the semantic list the default weight when the model pairs questions with their code', async () => {
     const pool = samples(40);
@@ -79,12 +89,7 @@ describe('retriever calibration', () => {
   });
 
   it('gives it nothing when words find the code and the model would only shuffle it', async () => {
-    // each code holds its question's word twice, and the next three codes hold it once
-    const pool = samples(60).map((sample, i) => ({
-      ...sample,
-      code: `${sample.code}\n    ${wordOf(i)}(${wordOf(i)})\n    ${[1, 2, 3].map((back) => wordOf((i + 60 - back) % 60)).join('; ')}`,
-    }));
-    const calibration = await calibrate(pool, fakeEmbedder(noise), 100);
+    const calibration = await calibrate(wordsFindCode(60), fakeEmbedder(noise), 100);
     assert.ok(
       calibration.lexicalMrr! > 0.95 && calibration.semanticMrr! < 0.2,
       JSON.stringify(calibration),
@@ -93,11 +98,26 @@ describe('retriever calibration', () => {
     assert.equal(calibration.semanticTrust, 0);
   });
 
-  it('keeps the default weights when too few documented functions can be measured', async () => {
-    const calibration = await calibrate(samples(10), fakeEmbedder(noise), 12);
+  it('moves the default weights towards a measure over few functions only in proportion, with no jump', async () => {
+    const trust = async (count: number) => {
+      const measured = await calibrate(wordsFindCode(count), fakeEmbedder(noise), 100);
+      const unshrunk = Math.min(1, measured.semanticShare / PLAIN_ENGLISH_SEMANTIC_WEIGHT);
+      return { trust: measured.semanticTrust, unshrunk };
+    };
+    const ten = await trust(10);
+    const expected = 1 + (ten.unshrunk - 1) * (10 / FULL_TRUST_QUESTIONS);
+    assert.ok(ten.unshrunk < 0.5, 'words find the code in a small pool too');
+    assert.ok(Math.abs(ten.trust - expected) < 0.001, `10 functions: ${JSON.stringify(ten)}`);
+    const [twentyNine, thirty] = [(await trust(29)).trust, (await trust(30)).trust];
+    assert.ok(twentyNine - thirty < 0.05, `29 → 30 functions: ${twentyNine} → ${thirty}`);
+    assert.equal(thirty, 0);
+  });
+
+  it('keeps the default weights when no documented function can be measured', async () => {
+    const calibration = await calibrate([], fakeEmbedder(noise), 12);
     assert.deepEqual(
       [calibration.semanticTrust, calibration.lexicalMrr, calibration.questions],
-      [1, null, 10],
+      [1, null, 0],
     );
   });
 
