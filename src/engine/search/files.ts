@@ -1,10 +1,9 @@
 import type { Span } from './spans';
 
 /**
- * The result as a reader sees it: files, best first, each with its spans best first. A file's
- * standing comes from its chunks (the best one, plus a decayed share of the others), so a file
- * several good chunks point into rises above one with a single match, and one file never takes
- * more than one place in the list.
+ * The result as a reader sees it: files, best first, each with its spans best first. A file
+ * stands where its best chunk ranks (adding a decayed share of its further chunks was measured
+ * and did not earn its place), and one file never takes more than one place in the list.
  */
 export interface FileResult {
   readonly path: string;
@@ -14,8 +13,6 @@ export interface FileResult {
   readonly spans: readonly Span[];
 }
 
-/** Each further chunk of a file counts this much of the one before it. */
-const FURTHER_CHUNK_DECAY = 0.5;
 /** A file whose role the question does not ask about counts this much of a source file. */
 const ROLE_PRIOR = 0.5;
 
@@ -62,33 +59,27 @@ export function rolesAsked(question: string): Set<FileRole> {
   );
 }
 
-export interface FileRanking {
-  /** Further chunks of a file add a decayed share of their score (else the best chunk alone counts). */
-  readonly aggregate: boolean;
-  /** Files of a role the question does not ask about count ROLE_PRIOR of their score. */
-  readonly rolePriors: boolean;
-}
-
 /**
- * Groups ranked spans (best first; `chunkScore` gives each chunk's score) into files ranked by
- * their chunks' scores. Within a file, spans keep their order, and the spans of one chunk stay
- * together.
+ * Groups ranked spans (best first; `score` gives each span's chunk score) into files ranked by
+ * their best chunk. Files of a role the question does not ask about count ROLE_PRIOR of their
+ * score when `rolePriors` is on. Within a file, spans keep their order, and the spans of one
+ * chunk stay together.
  */
 export function rankFiles(
   spans: readonly Span[],
   question: string,
   definitionNames: (path: string) => readonly string[],
-  ranking: FileRanking,
+  rolePriors: boolean,
 ): FileResult[] {
   const byPath = new Map<string, Span[]>();
   for (const span of spans) byPath.set(span.path, [...(byPath.get(span.path) ?? []), span]);
   const asked = rolesAsked(question);
   const files = [...byPath].map(([path, fileSpans], order) => {
     const role = fileRole(path, definitionNames(path));
-    const prior = ranking.rolePriors && role && !asked.has(role) ? ROLE_PRIOR : 1;
+    const prior = rolePriors && role && !asked.has(role) ? ROLE_PRIOR : 1;
     return {
       path,
-      score: prior * fileScore(fileSpans, ranking.aggregate),
+      score: prior * Math.max(...fileSpans.map((span) => span.score)),
       role: prior < 1 ? role : null,
       spans: byChunk(fileSpans),
       order,
@@ -97,16 +88,6 @@ export function rankFiles(
   return files
     .sort((a, b) => b.score - a.score || a.order - b.order)
     .map(({ order: _order, ...file }) => file);
-}
-
-/** The best chunk's score, plus a decayed share of each further chunk's when aggregating. */
-function fileScore(spans: readonly Span[], aggregate: boolean): number {
-  const perChunk = new Map<string, number>();
-  for (const span of spans)
-    perChunk.set(span.chunkId, Math.max(perChunk.get(span.chunkId) ?? 0, span.score));
-  const scores = [...perChunk.values()].sort((a, b) => b - a);
-  if (!aggregate) return scores[0] ?? 0;
-  return scores.reduce((sum, score, i) => sum + score * FURTHER_CHUNK_DECAY ** i, 0);
 }
 
 /** The spans of one chunk next to each other, chunks in the order they first appear. */

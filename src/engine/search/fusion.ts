@@ -105,22 +105,3 @@ export function weaveIn(
   for (const id of pending) woven.add(id);
   return [...woven];
 }
-
-/**
- * `order` with `leaders` it ranks too low placed right after its first `after` ids. Weighted RRF
- * counts ranks and rewards agreement, so a chunk that one retriever ranks first by a clear margin
- * (the only one holding "multipart" and "files") can fall out of the top twenty when the other
- * lists agree on a broader area; its leaders keep a place near the top. A leader already among
- * the first `after + leaders.length` ids stays where it is.
- */
-export function keepLeaders(
-  order: readonly string[],
-  leaders: readonly string[],
-  after: number,
-): string[] {
-  const unique = [...new Set(leaders)];
-  const top = new Set(order.slice(0, after + unique.length));
-  const missing = unique.filter((id) => !top.has(id));
-  if (!missing.length) return [...order];
-  return [...new Set([...order.slice(0, after), ...missing, ...order.slice(after)])];
-}

@@ -12,14 +12,7 @@ import {
   type CragEvaluation,
   type WebResult,
 } from './crag';
-import {
-  boostByGroup,
-  computeTopK,
-  keepLeaders,
-  weaveIn,
-  weightedRrf,
-  type RankedList,
-} from './fusion';
+import { boostByGroup, computeTopK, weaveIn, weightedRrf, type RankedList } from './fusion';
 import { LevelRouter, type DecidingLayer, type LevelRoute, type SearchMode } from './level-router';
 import { classifyMode, type ModeDecision, type QueryMode } from './mode-router';
 import {
@@ -126,9 +119,6 @@ export interface SearchResult {
 /** Chunks shaped into spans: enough for the budget and for 50 results. */
 const SHAPED_CHUNKS = 45;
 const EXPANSION_WEIGHT = 0.5;
-/** The lexical list's best hits keep a place after the first LEADERS_AFTER chunks (see keepLeaders). */
-const LEXICAL_LEADERS = 2;
-const LEADERS_AFTER = 3;
 /** The first hits that keep their places before graph neighbours are woven in, one after every few hits. */
 const NEIGHBOURS_AFTER = 5;
 const NEIGHBOUR_EVERY = 3;
@@ -203,10 +193,7 @@ export class Searcher {
     log.info('search_started', { query_length: request.query.length, mode, escalated });
 
     const stages = new StageSwitches(request.ablate);
-    const preprocessed = preprocessQuery(request.query, request.attachment);
-    const parsed = stages.on('index-names')
-      ? withIndexNames(preprocessed, this.index.graph)
-      : preprocessed;
+    const parsed = preprocessQuery(request.query, request.attachment);
     const notices = noticesFor(request.query, parsed);
     const technicality = scoreTechnicality(
       parsed,
@@ -303,17 +290,7 @@ export class Searcher {
     started = performance.now();
     // The best hits keep their places; their neighbours in the calls graph fill in after them. Not
     // for analytical questions: their answer is the list of facts that match, which neighbours dilute.
-    const lexicalLeaders = lists
-      .find((list) => list.source === 'lexical')!
-      .hits.slice(0, LEXICAL_LEADERS)
-      .map((hit) => hit.chunkId);
-    const best = stages.on('leaders')
-      ? keepLeaders(
-          fused.map((hit) => hit.id),
-          lexicalLeaders,
-          LEADERS_AFTER,
-        )
-      : fused.map((hit) => hit.id);
+    const best = fused.map((hit) => hit.id);
     const neighbours: RankedHits =
       modeDecision.mode === 'analytical' || !stages.on('neighbours')
         ? { source: 'neighbours', hits: [] }
@@ -336,10 +313,12 @@ export class Searcher {
     const shaped = shapeSpans(ranked, this.index.catalog, bodies, weights, (chunkId) =>
       this.definitionLine(chunkId),
     );
-    const files = rankFiles(shaped, request.query, (path) => this.definitionNames(path), {
-      aggregate: stages.on('file-aggregation'),
-      rolePriors: stages.on('file-roles'),
-    });
+    const files = rankFiles(
+      shaped,
+      request.query,
+      (path) => this.definitionNames(path),
+      stages.on('file-roles'),
+    );
     mark('shape', started);
     started = performance.now();
     // The budget takes spans in their own rank order across files: taken file by file, one file's
@@ -646,32 +625,4 @@ function mergeLists(first: readonly Hit[], second: readonly Hit[]): Hit[] {
     }
   }
   return out;
-}
-
-/**
- * The question with the words that exactly name a definition in the index added to its
- * identifiers: a one-word question (`Flask`), a capitalised class name (`Session`) or an
- * acronym-led one (`URL`, `APIRouter`) is looked up as a definition whatever its shape.
- */
-export function withIndexNames(
-  parsed: ParsedQuery,
-  graph: Pick<SearchIndex['graph'], 'definitionsNamed'>,
-): ParsedQuery {
-  const words = [...parsed.naturalLanguage.matchAll(/[\p{L}_$][\p{L}\p{N}_$]*/gu)].map(
-    (match) => match[0],
-  );
-  const known = new Set(parsed.extractedIdentifiers);
-  const named = [
-    ...new Set(
-      words.filter(
-        (word) =>
-          !known.has(word) &&
-          (words.length === 1 || /^\p{Lu}/u.test(word)) &&
-          graph.definitionsNamed(word).some((fact) => fact.name === word && fact.kind !== 'module'),
-      ),
-    ),
-  ];
-  if (!named.length) return parsed;
-  log.info('index_names_found', { names: named });
-  return { ...parsed, extractedIdentifiers: [...parsed.extractedIdentifiers, ...named] };
 }

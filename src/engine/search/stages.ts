@@ -16,11 +16,6 @@ export const STAGES = [
     what: "the semantic list's weight follows how far the model was measured to find this code",
   },
   {
-    name: 'index-names',
-    kind: 'retrieval',
-    what: 'a question word that exactly names a definition in the index goes to the definition lookup',
-  },
-  {
     name: 'thesaurus',
     kind: 'retrieval',
     what: 'hand-written related words of the question words join the lexical query at low weight',
@@ -46,11 +41,6 @@ export const STAGES = [
     what: "a chunk gains a share of its file's decayed fused scores",
   },
   {
-    name: 'leaders',
-    kind: 'rescoring',
-    what: "the lexical list's two best hits keep a place near the top",
-  },
-  {
     name: 'neighbours',
     kind: 'rescoring',
     what: 'calls-graph neighbours of the best hits are woven in after them',
@@ -59,11 +49,6 @@ export const STAGES = [
     name: 'file-roles',
     kind: 'rescoring',
     what: 'tests, examples, docs, stubs, generated, vendored and compat files rank below source',
-  },
-  {
-    name: 'file-aggregation',
-    kind: 'rescoring',
-    what: "a file's score adds a decayed share of its further chunks to its best one",
   },
 ] as const;
 

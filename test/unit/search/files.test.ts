@@ -12,7 +12,6 @@ const span = (path: string, chunkId: string, score: number, startLine = 1): Span
   chunkId,
 });
 const noNames = () => [];
-const everything = { aggregate: true, rolePriors: true };
 
 describe('search results as files with spans', () => {
   it('lists each file once, with its spans best first and one chunk’s spans together', () => {
@@ -25,7 +24,7 @@ describe('search results as files with spans', () => {
       ],
       'how does it work',
       noNames,
-      everything,
+      true,
     );
     assert.deepEqual(
       files.map((file) => file.path),
@@ -41,22 +40,25 @@ describe('search results as files with spans', () => {
     );
   });
 
-  it('scores a file by its best chunk plus a decayed share of its others', () => {
+  it('ranks a file by its best chunk, not by how many chunks it has', () => {
     const spans = [
       span('one.py', 'x', 0.5),
       span('many.py', 'y1', 0.45),
       span('many.py', 'y2', 0.4),
     ];
-    const aggregated = rankFiles(spans, 'q', noNames, everything);
-    assert.equal(aggregated[0]!.path, 'many.py');
-    assert.ok(Math.abs(aggregated[0]!.score - (0.45 + 0.4 * 0.5)) < 1e-9);
-    const bestOnly = rankFiles(spans, 'q', noNames, { aggregate: false, rolePriors: true });
-    assert.equal(bestOnly[0]!.path, 'one.py');
+    const ranked = rankFiles(spans, 'q', noNames, true);
+    assert.deepEqual(
+      ranked.map((file) => [file.path, file.score]),
+      [
+        ['one.py', 0.5],
+        ['many.py', 0.45],
+      ],
+    );
   });
 
   it('ranks tests, stubs and examples below source unless the question asks about them', () => {
     const spans = [span('tests/test_client.py', 't', 1), span('src/client.py', 's', 0.7)];
-    const ranked = rankFiles(spans, 'how is the client configured', noNames, everything);
+    const ranked = rankFiles(spans, 'how is the client configured', noNames, true);
     assert.deepEqual(
       ranked.map((file) => [file.path, file.role]),
       [
@@ -64,12 +66,9 @@ describe('search results as files with spans', () => {
         ['tests/test_client.py', 'test'],
       ],
     );
-    const asked = rankFiles(spans, 'which tests cover the client', noNames, everything);
+    const asked = rankFiles(spans, 'which tests cover the client', noNames, true);
     assert.equal(asked[0]!.path, 'tests/test_client.py');
-    const off = rankFiles(spans, 'how is the client configured', noNames, {
-      aggregate: true,
-      rolePriors: false,
-    });
+    const off = rankFiles(spans, 'how is the client configured', noNames, false);
     assert.equal(off[0]!.path, 'tests/test_client.py');
   });
 

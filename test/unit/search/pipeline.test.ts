@@ -188,23 +188,6 @@ describe('search pipeline', () => {
     assert.notDeepEqual([...second], [...traces]);
   });
 
-  it("keeps the lexical list's best hits near the top, whatever the other lists agree on", async () => {
-    for (const query of [
-      'Trace what happens when a request hits handle_login',
-      'how are connections cached and reset?',
-      'which functions write log events?',
-    ]) {
-      const result = await search(query);
-      const lexical = result.trace.retrievers
-        .find((list) => list.source === 'lexical')!
-        .top.slice(0, 2)
-        .map((hit) => hit.chunkId);
-      const firstChunks = [...new Set(result.spans.map((span) => span.chunkId))].slice(0, 5);
-      for (const id of lexical)
-        assert.ok(firstChunks.includes(id), `${query}: ${id} among ${firstChunks.join(', ')}`);
-    }
-  });
-
   it('escalates silently to thinking mode when fast mode finds nothing, with a warning event', async () => {
     const lexicalOnly = await openEngine(scratch, scratch.fixture('shop-py'));
     try {

@@ -24,27 +24,11 @@ describe('search stages', () => {
     query: string,
     ablate: Parameters<Engine['search']>[0]['ablate'] = [],
   ): Promise<SearchResult> => unwrap(await engine.search({ query, ablate }));
-  const symbols = (result: SearchResult) =>
-    result.trace.retrievers
-      .find((list) => list.source === 'symbol')!
-      .top.map((hit) => hit.evidence);
-
   it('lists every stage once, by a name eval --ablate accepts', () => {
     const names = STAGES.map((stage) => stage.name);
     assert.equal(new Set(names).size, names.length);
     assert.ok(names.every(isStageName));
     assert.equal(isStageName('no-such-stage'), false);
-  });
-
-  it('looks up a one-word question that names a definition, whatever its shape', async () => {
-    assert.deepEqual(symbols(await search('Database')), ['defines Database']);
-    assert.deepEqual(symbols(await search('Database', ['index-names'])), []);
-  });
-
-  it('looks up capitalised words of a sentence that name definitions, not other words', async () => {
-    const found = symbols(await search('Why does OrderService refuse an empty order'));
-    assert.deepEqual(found, ['defines OrderService']);
-    assert.deepEqual(symbols(await search('Where does connect happen')), []);
   });
 
   it('answers with files, each listed once with its spans', async () => {
