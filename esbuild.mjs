@@ -43,8 +43,6 @@ const entries = [
 ];
 
 function copyAssets() {
-  mkdirSync(path.join(dist, 'data'), { recursive: true });
-  copyFileSync(path.resolve('data', 'query-bank.json'), path.join(dist, 'data', 'query-bank.json'));
   mkdirSync(path.join(dist, 'grammars'), { recursive: true });
   copyFileSync(
     require.resolve('web-tree-sitter/web-tree-sitter.wasm'),

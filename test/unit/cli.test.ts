@@ -111,10 +111,7 @@ describe('code-oracle CLI', () => {
     const root = scratch.fixture('shop-py');
     const plain = run('search', root, "why do I get 'attempt to write a readonly database'?");
     assert.equal(plain.code, 0, plain.stderr);
-    assert.match(
-      plain.stdout,
-      /^diagnostic question · levels .* · (relevant|partial|irrelevant) \([\d.]+\)/m,
-    );
+    assert.match(plain.stdout, /^diagnostic question · (relevant|partial|irrelevant) \([\d.]+\)/m);
     assert.match(
       plain.stdout,
       /^ 1\. shop\/db\.py:20-26, [\d, -]+\n {6}20-26 {2}function Database\.connect: .*holds the message "attempt to write a readonly database"/m,
@@ -146,7 +143,6 @@ describe('code-oracle CLI', () => {
     for (const section of [
       'preprocessor',
       'technicality',
-      'level routing',
       'mode routing',
       'retriever: lexical',
       'retriever: symbol',
@@ -157,7 +153,7 @@ describe('code-oracle CLI', () => {
     ]) {
       assert.ok(debug.stdout.includes(`== ${section}`), section);
     }
-    assert.match(debug.stderr, /layer1_result/, 'every routing layer is logged as it runs');
+    assert.match(debug.stderr, /mode_classified/, 'every step is logged as it runs');
     const empty = run('search', root, '  ');
     assert.equal(empty.code, 1);
     assert.match(empty.stderr, /^error: The question is empty\.\n$/);

@@ -75,7 +75,7 @@ function printSpans(result: SearchResult): void {
   }
   const { metadata } = result;
   out(
-    `${metadata.queryMode} question · levels ${metadata.levels.join(', ')} · ${metadata.crag.decision.toLowerCase()} (${metadata.crag.score.toFixed(2)})${metadata.escalated ? ' · escalated to thinking' : ''}`,
+    `${metadata.queryMode} question · ${metadata.crag.decision.toLowerCase()} (${metadata.crag.score.toFixed(2)})${metadata.escalated ? ' · escalated to thinking' : ''}`,
   );
   // One entry per file, its ranges best first; each range says why it was chosen.
   result.files.forEach((file, index) => {
@@ -96,7 +96,6 @@ function printTrace(result: SearchResult): void {
     out(`\n== ${title}\n${typeof body === 'string' ? body : JSON.stringify(body, null, 2)}`);
   section('preprocessor', trace.parsed);
   section('technicality', metadata.technicality);
-  section('level routing', trace.route);
   section('mode routing', trace.modeDecision);
   for (const retriever of trace.retrievers)
     section(

@@ -1,4 +1,4 @@
-import { CHUNK_LEVELS, type ChunkLevel } from '../model';
+import { CHUNK_LEVELS } from '../model';
 import type { LlmClient } from '../llm/client';
 import { elapsedMs, getLogger } from '../log/logger';
 import { withTrace } from '../log/trace';
@@ -13,7 +13,6 @@ import {
   type WebResult,
 } from './crag';
 import { boostByGroup, computeTopK, weaveIn, weightedRrf, type RankedList } from './fusion';
-import { LevelRouter, type DecidingLayer, type LevelRoute, type SearchMode } from './level-router';
 import { classifyMode, type ModeDecision, type QueryMode } from './mode-router';
 import {
   MAX_QUERY_CHARACTERS,
@@ -51,8 +50,11 @@ import { scoreTechnicality, type Technicality } from './technicality';
 import { VectorScan } from './vectors';
 import { relatedWords, stemsOf } from './vocabulary';
 
+/** Fast mode asks no language model; thinking mode lets one classify the question. */
+export type SearchMode = 'fast' | 'thinking';
+
 /**
- * The retrieval pipeline: preprocess → technicality → level and mode routing → lexical,
+ * The retrieval pipeline: preprocess → technicality → mode routing → lexical,
  * semantic, symbol, error-anchor and path retrieval fused by weighted RRF → the mode's graph
  * strategy → correction (CRAG) → spans shaped to the evidence → a budgeted context. The result's
  * spans are exactly what the answering step shows a model.
@@ -70,15 +72,13 @@ export interface SearchRequest {
   readonly ablate?: readonly StageName[];
 }
 
-export type CorrectionStrategy = 'none' | 'query_expansion' | 'all_levels' | 'web_search';
+export type CorrectionStrategy = 'none' | 'query_expansion' | 'web_search';
 
 export interface SearchMetadata {
   readonly mode: SearchMode;
   readonly queryMode: QueryMode;
   readonly modeDecidedBy: ModeDecision['decidedBy'];
   readonly scope: string | null;
-  readonly levels: readonly ChunkLevel[];
-  readonly decidedBy: DecidingLayer;
   readonly technicality: Technicality;
   readonly crag: CragEvaluation & {
     readonly strategy: CorrectionStrategy;
@@ -97,7 +97,6 @@ export interface SearchMetadata {
 
 export interface SearchTrace {
   readonly parsed: ParsedQuery;
-  readonly route: LevelRoute;
   readonly modeDecision: ModeDecision;
   readonly retrievers: readonly {
     source: string;
@@ -135,7 +134,6 @@ const RETRIEVAL_SOURCES: ReadonlySet<RankedHits['source']> = new Set([
 const log = getLogger('search.pipeline');
 
 export class Searcher {
-  private readonly router: LevelRouter;
   private readonly index: SearchIndex;
   readonly texts: ChunkTexts;
   /** How far the semantic list is trusted on this codebase (1: the default weights, unscaled). */
@@ -145,7 +143,6 @@ export class Searcher {
 
   constructor(index: Omit<SearchIndex, 'vectors'>) {
     this.index = { ...index, vectors: new VectorScan(index.tables, index.catalog) };
-    this.router = new LevelRouter(index.embedder);
     this.texts = new ChunkTexts(index.tables);
   }
 
@@ -203,11 +200,7 @@ export class Searcher {
     mark('preprocess', started);
     started = performance.now();
     const llm = mode === 'thinking' ? (request.llm ?? null) : null;
-    // with a model (thinking mode) both ask it: at the same time, not one after the other
-    const [route, modeDecision] = await Promise.all([
-      this.router.route(parsed, mode, llm, request.signal),
-      classifyMode(parsed, this.folders(), llm, request.signal),
-    ]);
+    const modeDecision = await classifyMode(parsed, this.folders(), llm, request.signal);
     mark('route', started);
 
     started = performance.now();
@@ -219,7 +212,6 @@ export class Searcher {
       ]),
     ];
     const semanticText = [parsed.naturalLanguage, parsed.pastedCode ?? ''].join('\n').trim();
-    const levels = stages.on('level-routing') ? searchLevels(route.levels) : CHUNK_LEVELS;
     const synonyms = stages.on('thesaurus')
       ? [...new Set(terms.flatMap((term) => relatedWords(term)))].filter(
           (word) => !terms.includes(word),
@@ -236,8 +228,8 @@ export class Searcher {
       ...stems.map((stem) => [stem, STEM_WEIGHT] as const),
     ]);
     const lists: RankedHits[] = [
-      lexicalHits(this.index, [...terms, ...synonyms, ...stems], levels, limit, queryWeights),
-      await semanticHits(this.index, semanticText, levels, limit),
+      lexicalHits(this.index, [...terms, ...synonyms, ...stems], CHUNK_LEVELS, limit, queryWeights),
+      await semanticHits(this.index, semanticText, CHUNK_LEVELS, limit),
       symbolHits(this.index, parsed),
       await assignmentHits(this.index, parsed, this.texts),
       await messageHits(this.index, parsed, this.texts),
@@ -250,8 +242,6 @@ export class Searcher {
     if (!fused.length && mode === 'fast') {
       log.warn('silent_escalation', {
         reason: 'zero_results_fast_mode',
-        original_levels: route.levels,
-        escalated_levels: CHUNK_LEVELS,
       });
       return this.run(request, 'thinking', true);
     }
@@ -279,7 +269,6 @@ export class Searcher {
       request,
       parsed,
       terms,
-      route.levels,
       lists,
       fused.slice(0, computeTopK(this.index.catalog.size)).map((hit) => hit.id),
     );
@@ -337,8 +326,6 @@ export class Searcher {
       queryMode: modeDecision.mode,
       modeDecidedBy: modeDecision.decidedBy,
       scope: modeDecision.scope,
-      levels: route.levels,
-      decidedBy: route.decidedBy,
       technicality,
       crag: correction.evaluation,
       escalated,
@@ -352,7 +339,6 @@ export class Searcher {
     log.info('search_completed', {
       mode,
       query_mode: modeDecision.mode,
-      levels: route.levels,
       spans: context.spans.length,
       crag: correction.evaluation.decision,
       total_duration_ms: timings.total,
@@ -366,7 +352,6 @@ export class Searcher {
       metadata,
       trace: {
         parsed,
-        route,
         modeDecision,
         retrievers: [...lists, ...correction.added, neighbours].map((list) => ({
           source: list.source,
@@ -511,7 +496,6 @@ export class Searcher {
     request: SearchRequest,
     parsed: ParsedQuery,
     terms: readonly string[],
-    levels: readonly ChunkLevel[],
     lists: readonly RankedHits[],
     top: readonly string[],
   ) {
@@ -535,20 +519,19 @@ export class Searcher {
     const limit = Math.max(computeTopK(this.index.catalog.size) * 2, 20);
     const corrects = stages.on('crag');
     if (corrects && (evaluation.decision === 'PARTIAL' || evaluation.decision === 'IRRELEVANT')) {
-      expansion = expandQuery(terms, this.index.lexical, levels);
+      expansion = expandQuery(terms, this.index.lexical, CHUNK_LEVELS);
       const expandedTerms = [...terms, ...expansion.synonyms, ...expansion.coOccurring];
-      const searchLevels = evaluation.decision === 'IRRELEVANT' ? CHUNK_LEVELS : levels;
       const [lexicalList, semanticList] = await Promise.all([
-        Promise.resolve(lexicalHits(this.index, expandedTerms, searchLevels, limit)),
+        Promise.resolve(lexicalHits(this.index, expandedTerms, CHUNK_LEVELS, limit)),
         semanticHits(
           this.index,
           `${parsed.naturalLanguage} ${expansion.synonyms.join(' ')}`,
-          searchLevels,
+          CHUNK_LEVELS,
           limit,
         ),
       ]);
       added.push({ source: 'expansion', hits: mergeLists(lexicalList.hits, semanticList.hits) });
-      strategy = evaluation.decision === 'PARTIAL' ? 'query_expansion' : 'all_levels';
+      strategy = 'query_expansion';
     }
     if (corrects && evaluation.decision === 'IRRELEVANT' && request.webSearchUrl) {
       const found = await searchWeb(request.webSearchUrl, parsed.naturalLanguage, request.signal);
@@ -598,14 +581,6 @@ function noticesFor(query: string, parsed: ParsedQuery): string[] {
   return [
     `The question is ${query.length.toLocaleString('en')} characters long; its first ${head} and last ${QUERY_TAIL_CHARACTERS.toLocaleString('en')} characters were searched.`,
   ];
-}
-
-/**
- * The routed levels, always with functions: a question routed to classes or files is still often
- * answered by the code of a function, and a wrong restriction would lose it without a trace.
- */
-function searchLevels(routed: readonly ChunkLevel[]): readonly ChunkLevel[] {
-  return routed.includes('function') ? routed : [...routed, 'function'];
 }
 
 function reasonKind(evidence: string): string {

@@ -6,11 +6,6 @@
  */
 export const STAGES = [
   {
-    name: 'level-routing',
-    kind: 'routing',
-    what: 'the question is searched at the chunk levels it is routed to (else at every level)',
-  },
-  {
     name: 'calibration',
     kind: 'routing',
     what: "the semantic list's weight follows how far the model was measured to find this code",

@@ -44,7 +44,6 @@ export interface AnswerDetails {
   readonly mode: ChatMode;
   readonly model: string | null;
   readonly questionKind: string | null;
-  readonly levels: readonly string[];
   readonly crag: {
     readonly decision: string;
     readonly score: number;

@@ -374,7 +374,6 @@ async function toChatAnswer(answer: Answer, folder: FolderIndex): Promise<ChatAn
       mode: answer.mode,
       model: metadata.model ? `${metadata.model.backend} ${metadata.model.name}` : null,
       questionKind: search?.queryMode ?? null,
-      levels: [...(search?.levels ?? [])],
       crag: search
         ? {
             decision: search.crag.decision,

@@ -11,7 +11,6 @@ export function detailsSection(answer: ChatAnswer): HTMLDetailsElement {
     ['Mode', MODE_NAMES[details.mode]],
     ['Model', details.model ?? 'none (evidence only)'],
     ['Question kind', details.questionKind ?? '—'],
-    ['Levels', details.levels.join(', ') || '—'],
     [
       'CRAG',
       details.crag
