@@ -5,7 +5,6 @@ import type { LexicalIndex } from '../store/lexical';
 import { describeError, fail, ok, type Result } from '../util/result';
 import { coOccurringTerms } from './expansion';
 import { STOP_WORDS } from './preprocess';
-import { relatedWords } from './vocabulary';
 
 /**
  * Corrective retrieval (CRAG). An LLM-free evaluator scores the retrieved set on
@@ -115,22 +114,18 @@ export function evaluateRetrieval(
 const CO_OCCURRING_TERMS = 6;
 
 /**
- * Extra terms for a second retrieval: synonyms of the question's words, then the codebase's own
- * vocabulary that co-occurs with them (rare terms frequent in the chunks the question already
- * reaches best — pseudo-relevance feedback).
+ * Extra terms for a second retrieval: the codebase's own vocabulary that co-occurs with the
+ * question's words (rare terms frequent in the chunks the question already reaches best —
+ * pseudo-relevance feedback).
  */
 export function expandQuery(
   terms: readonly string[],
   lexical: LexicalIndex,
   levels: readonly ChunkLevel[],
-): { synonyms: string[]; coOccurring: string[] } {
-  const given = new Set(terms);
-  const synonyms = [...new Set(terms.flatMap((term) => relatedWords(term)))].filter(
-    (term) => !given.has(term),
-  );
+): { coOccurring: string[] } {
   const coOccurring = coOccurringTerms(terms, lexical, levels, CO_OCCURRING_TERMS);
-  log.info('query_expanded', { terms, synonyms, co_occurring: coOccurring });
-  return { synonyms, coOccurring };
+  log.info('query_expanded', { terms, co_occurring: coOccurring });
+  return { coOccurring };
 }
 
 export interface WebResult {

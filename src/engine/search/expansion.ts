@@ -1,4 +1,6 @@
 import type { ChunkLevel } from '../model';
+import { l2Normalize, type Embedder } from '../embed/embedder';
+import { elapsedMs, getLogger } from '../log/logger';
 import type { LexicalIndex } from '../store/lexical';
 import { bm25Search } from './bm25';
 import { LANGUAGE_KEYWORDS, STOP_WORDS } from './preprocess';
@@ -14,6 +16,8 @@ const SOURCE_CHUNKS = 5;
 /** Words in more than this share of a level's chunks (self, none, return) say nothing. */
 const COMMON_SHARE = 0.1;
 const MIN_LENGTH = 4;
+
+const log = getLogger('search.expansion');
 
 export function coOccurringTerms(
   terms: readonly string[],
@@ -51,4 +55,113 @@ export function coOccurringTerms(
     .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
     .slice(0, count)
     .map(([term]) => term);
+}
+
+/**
+ * The index words nearest each question word in the embedding model's space: the codebase's own
+ * words for what the question names otherwise (`redirects` → `allowredirects`, `stored` →
+ * `storage`), with their similarity. The index's words are embedded once, as they first appear,
+ * and kept: a word that left the index is skipped when it would be chosen.
+ */
+export class NearestWords {
+  private words: string[] = [];
+  private vectors = new Float32Array(0);
+  /** How many of the lexical index's terms (in their order of arrival) were looked at. */
+  private seen = 0;
+
+  constructor(
+    private readonly lexical: LexicalIndex,
+    private readonly embedder: Embedder,
+  ) {}
+
+  /** The `count` nearest index words of each term, with the best similarity any term gave them. */
+  async nearest(terms: readonly string[], count: number): Promise<Map<string, number>> {
+    await this.catchUp();
+    const given = new Set(terms);
+    const dimensions = this.embedder.dimensions;
+    const found = new Map<string, number>();
+    for (const vector of await this.embedder.embed(terms)) {
+      const query = l2Normalize(vector);
+      const best: { word: string; similarity: number }[] = [];
+      for (let w = 0; w < this.words.length; w++) {
+        let similarity = 0;
+        for (let d = 0, at = w * dimensions; d < dimensions; d++, at++)
+          similarity += query[d]! * this.vectors[at]!;
+        if (best.length === count && similarity <= best[count - 1]!.similarity) continue;
+        const word = this.words[w]!;
+        if (given.has(word) || !this.lexical.hasTerm(word)) continue;
+        best.splice(insertionPoint(best, similarity), 0, { word, similarity });
+        if (best.length > count) best.pop();
+      }
+      for (const { word, similarity } of best)
+        found.set(word, Math.max(found.get(word) ?? 0, similarity));
+    }
+    return found;
+  }
+
+  /** Embeds the words the index gained since the last call. */
+  private async catchUp(): Promise<void> {
+    const { terms, next } = this.lexical.termsSince(this.seen);
+    this.seen = next;
+    const added = terms.filter(isWord);
+    if (!added.length) return;
+    const started = performance.now();
+    const dimensions = this.embedder.dimensions;
+    const vectors = new Float32Array((this.words.length + added.length) * dimensions);
+    vectors.set(this.vectors);
+    (await this.embedder.embed(added)).forEach((vector, i) =>
+      vectors.set(l2Normalize(vector), (this.words.length + i) * dimensions),
+    );
+    this.words.push(...added);
+    this.vectors = vectors;
+    log.info('nearest_words_embedded', {
+      words: added.length,
+      total: this.words.length,
+      duration_ms: elapsedMs(started),
+    });
+  }
+}
+
+/** Where a similarity goes in a list sorted best first (after equal ones: the first seen wins). */
+function insertionPoint(best: readonly { similarity: number }[], similarity: number): number {
+  let at = best.length;
+  while (at > 0 && best[at - 1]!.similarity < similarity) at--;
+  return at;
+}
+
+/** A word of text, not a number, a keyword or a word too short or common to say anything. */
+function isWord(term: string): boolean {
+  return (
+    term.length >= MIN_LENGTH &&
+    /^\p{L}+$/u.test(term) &&
+    !STOP_WORDS.has(term) &&
+    !LANGUAGE_KEYWORDS.has(term)
+  );
+}
+
+/**
+ * The stems a plural, past, gerund or adverb ending leaves (`skipped` → skipp, skip, skipe …),
+ * the word itself left out: "skipped" in a question finds `skip` in code once the index is asked
+ * which of them it knows.
+ */
+export function inflectionStems(word: string): string[] {
+  const lower = word.toLowerCase();
+  const out: string[] = [];
+  const add = (stem: string) =>
+    stem.length >= 3 && stem !== lower && !out.includes(stem) && out.push(stem);
+  if (lower.endsWith('ies')) add(`${lower.slice(0, -3)}y`);
+  if (lower.endsWith('es')) add(lower.slice(0, -2));
+  if (lower.endsWith('s') && !lower.endsWith('ss')) add(lower.slice(0, -1));
+  if (lower.endsWith('ed')) {
+    add(lower.slice(0, -2));
+    add(lower.slice(0, -1));
+    if (/(.)\1ed$/.test(lower)) add(lower.slice(0, -3));
+  }
+  if (lower.endsWith('ing')) {
+    add(lower.slice(0, -3));
+    add(`${lower.slice(0, -3)}e`);
+    if (/(.)\1ing$/.test(lower)) add(lower.slice(0, -4));
+  }
+  if (lower.endsWith('ly')) add(lower.slice(0, -2));
+  return out;
 }

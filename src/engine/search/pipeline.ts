@@ -35,6 +35,7 @@ import {
   type RankedHits,
   type SearchIndex,
 } from './retrievers';
+import { inflectionStems, NearestWords } from './expansion';
 import { rankFiles, type FileResult } from './files';
 import { shapeSpans, type RankedChunk } from './shaping';
 import { StageSwitches, type StageName } from './stages';
@@ -48,7 +49,6 @@ import {
 } from './strategies';
 import { scoreTechnicality, type Technicality } from './technicality';
 import { VectorScan } from './vectors';
-import { relatedWords, stemsOf } from './vocabulary';
 
 /** Fast mode asks no language model; thinking mode lets one classify the question. */
 export type SearchMode = 'fast' | 'thinking';
@@ -82,7 +82,7 @@ export interface SearchMetadata {
   readonly technicality: Technicality;
   readonly crag: CragEvaluation & {
     readonly strategy: CorrectionStrategy;
-    readonly expansion: { synonyms: string[]; coOccurring: string[] } | null;
+    readonly expansion: { coOccurring: string[] } | null;
   };
   /** True when fast mode found nothing and the search was rerun in thinking mode. */
   readonly escalated: boolean;
@@ -121,8 +121,10 @@ const EXPANSION_WEIGHT = 0.5;
 /** The first hits that keep their places before graph neighbours are woven in, one after every few hits. */
 const NEIGHBOURS_AFTER = 5;
 const NEIGHBOUR_EVERY = 3;
-/** A related word the question did not use counts this much of one it did. */
-const SYNONYM_WEIGHT = 0.35;
+/** A related word the question did not use counts this much of one it did, times its similarity. */
+const RELATED_WEIGHT = 0.35;
+/** The model's nearest index words taken for each question word. */
+const NEAREST_WORDS = 3;
 const STEM_WEIGHT = 0.7;
 /** Lists that rank the whole index; the others hold only the chunks some evidence points at. */
 const RETRIEVAL_SOURCES: ReadonlySet<RankedHits['source']> = new Set([
@@ -140,10 +142,12 @@ export class Searcher {
   private semanticTrust = 1;
   private readonly structure = new StructureCache();
   private knownFolders: Set<string> | null = null;
+  private readonly nearestWords: NearestWords | null;
 
   constructor(index: Omit<SearchIndex, 'vectors'>) {
     this.index = { ...index, vectors: new VectorScan(index.tables, index.catalog) };
     this.texts = new ChunkTexts(index.tables);
+    this.nearestWords = index.embedder ? new NearestWords(index.lexical, index.embedder) : null;
   }
 
   /** Applies a measured calibration of the retrievers (see calibration.ts); null restores the default weights. */
@@ -212,23 +216,29 @@ export class Searcher {
       ]),
     ];
     const semanticText = [parsed.naturalLanguage, parsed.pastedCode ?? ''].join('\n').trim();
-    const synonyms = stages.on('thesaurus')
-      ? [...new Set(terms.flatMap((term) => relatedWords(term)))].filter(
-          (word) => !terms.includes(word),
-        )
-      : [];
+    // The codebase's own words for what the question names: the model's nearest index words.
+    const related =
+      stages.on('nearest-words') && this.nearestWords
+        ? await this.nearestWords.nearest(terms, NEAREST_WORDS)
+        : new Map<string, number>();
     // "skipped" in a question finds `skip` in code: stems the index knows count nearly in full.
     const stems = stages.on('stems')
-      ? [...new Set(terms.flatMap((term) => stemsOf(term)))].filter(
+      ? [...new Set(terms.flatMap((term) => inflectionStems(term)))].filter(
           (stem) => !terms.includes(stem) && this.index.lexical.hasTerm(stem),
         )
       : [];
     const queryWeights = new Map([
-      ...synonyms.map((word) => [word, SYNONYM_WEIGHT] as const),
+      ...[...related].map(([word, similarity]) => [word, RELATED_WEIGHT * similarity] as const),
       ...stems.map((stem) => [stem, STEM_WEIGHT] as const),
     ]);
     const lists: RankedHits[] = [
-      lexicalHits(this.index, [...terms, ...synonyms, ...stems], CHUNK_LEVELS, limit, queryWeights),
+      lexicalHits(
+        this.index,
+        [...terms, ...related.keys(), ...stems],
+        CHUNK_LEVELS,
+        limit,
+        queryWeights,
+      ),
       await semanticHits(this.index, semanticText, CHUNK_LEVELS, limit),
       symbolHits(this.index, parsed),
       await assignmentHits(this.index, parsed, this.texts),
@@ -295,10 +305,7 @@ export class Searcher {
       SHAPED_CHUNKS,
     );
     const bodies = await this.texts.get(ranked.map((chunk) => chunk.chunkId));
-    const weights = this.termWeights([
-      ...terms,
-      ...(correction.evaluation.expansion?.synonyms ?? []),
-    ]);
+    const weights = this.termWeights(terms);
     const shaped = shapeSpans(ranked, this.index.catalog, bodies, weights, (chunkId) =>
       this.definitionLine(chunkId),
     );
@@ -515,20 +522,15 @@ export class Searcher {
     const added: RankedHits[] = [];
     let web: WebResult[] = [];
     let strategy: CorrectionStrategy = 'none';
-    let expansion: { synonyms: string[]; coOccurring: string[] } | null = null;
+    let expansion: { coOccurring: string[] } | null = null;
     const limit = Math.max(computeTopK(this.index.catalog.size) * 2, 20);
     const corrects = stages.on('crag');
     if (corrects && (evaluation.decision === 'PARTIAL' || evaluation.decision === 'IRRELEVANT')) {
       expansion = expandQuery(terms, this.index.lexical, CHUNK_LEVELS);
-      const expandedTerms = [...terms, ...expansion.synonyms, ...expansion.coOccurring];
+      const expandedTerms = [...terms, ...expansion.coOccurring];
       const [lexicalList, semanticList] = await Promise.all([
         Promise.resolve(lexicalHits(this.index, expandedTerms, CHUNK_LEVELS, limit)),
-        semanticHits(
-          this.index,
-          `${parsed.naturalLanguage} ${expansion.synonyms.join(' ')}`,
-          CHUNK_LEVELS,
-          limit,
-        ),
+        semanticHits(this.index, parsed.naturalLanguage, CHUNK_LEVELS, limit),
       ]);
       added.push({ source: 'expansion', hits: mergeLists(lexicalList.hits, semanticList.hits) });
       strategy = 'query_expansion';

@@ -11,9 +11,9 @@ export const STAGES = [
     what: "the semantic list's weight follows how far the model was measured to find this code",
   },
   {
-    name: 'thesaurus',
+    name: 'nearest-words',
     kind: 'retrieval',
-    what: 'hand-written related words of the question words join the lexical query at low weight',
+    what: "the embedding model's nearest index words of the question words join the lexical query at low weight",
   },
   {
     name: 'stems',

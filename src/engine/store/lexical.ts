@@ -317,6 +317,14 @@ export class LexicalIndex {
     return new Set(this.terms.filter((_, id) => this.termDocuments.get(id) > 0));
   }
 
+  /**
+   * The terms first seen after the first `start` (terms keep their order of arrival, so a reader
+   * can follow the vocabulary as it grows); some may no longer be in a live chunk.
+   */
+  termsSince(start: number): { terms: string[]; next: number } {
+    return { terms: this.terms.slice(start), next: this.terms.length };
+  }
+
   hasTerm(term: string): boolean {
     const id = this.termIds.get(term);
     return id !== undefined && this.termDocuments.get(id) > 0;

@@ -24,6 +24,7 @@ describe('search stages', () => {
     query: string,
     ablate: Parameters<Engine['search']>[0]['ablate'] = [],
   ): Promise<SearchResult> => unwrap(await engine.search({ query, ablate }));
+
   it('lists every stage once, by a name eval --ablate accepts', () => {
     const names = STAGES.map((stage) => stage.name);
     assert.equal(new Set(names).size, names.length);
@@ -43,6 +44,10 @@ describe('search stages', () => {
       scores.every((score, i) => i === 0 || score <= scores[i - 1]!),
       'the context takes spans best first across files, not file by file',
     );
+  });
+
+  it('spends the budget on spans best first across files, not file by file', async () => {
+    const result = await search('how are connections cached and reset?');
     const order = result.spans.map((span) => span.path);
     assert.ok(
       order.some(
@@ -50,6 +55,10 @@ describe('search stages', () => {
       ),
       `a better span of another file comes before the first file's later spans: ${order.join(' ')}`,
     );
+    const scores = result.spans.map((span) => span.score);
+    assert.ok(scores.every((score, i) => i === 0 || score <= scores[i - 1]!));
+    const ranked = result.files.map((file) => file.path);
+    assert.equal(new Set(ranked).size, ranked.length, 'the files list still shows each file once');
   });
 });
 

@@ -1,0 +1,77 @@
+import { strict as assert } from 'node:assert';
+import type { Embedder } from '../../../src/engine/embed/embedder';
+import { inflectionStems, NearestWords } from '../../../src/engine/search/expansion';
+import { LexicalIndex } from '../../../src/engine/store/lexical';
+
+/** Three ideas as directions: words of one idea point the same way, so they are each other's nearest. */
+const DIRECTIONS: Record<string, number[]> = {
+  redirect: [1, 0, 0],
+  allowredirects: [0.9, 0.1, 0],
+  location: [0.8, 0.3, 0],
+  render: [0, 1, 0],
+  template: [0.1, 0.9, 0.05],
+  password: [0, 0, 1],
+  hashing: [0, 0.1, 0.9],
+};
+
+function embedder(asked: string[][]): Embedder {
+  return {
+    id: 'directions',
+    dimensions: 3,
+    kind: 'static',
+    embed: async (texts) => {
+      asked.push([...texts]);
+      return texts.map((text) => Float32Array.from(DIRECTIONS[text] ?? [0.3, 0.3, 0.3]));
+    },
+    dispose: () => undefined,
+  };
+}
+
+const document = (chunkId: string, words: string) => ({
+  chunkId,
+  path: `${chunkId}.py`,
+  level: 'function' as const,
+  terms: new Map(words.split(' ').map((word) => [word, 1])),
+  nameTerms: [],
+});
+
+describe('expansion from the embedding model: nearest index words', () => {
+  it('finds the index words nearest each question word, with their similarity, never a given word', async () => {
+    const lexical = new LexicalIndex();
+    lexical.add([
+      document('follow', 'redirect allowredirects location self'),
+      document('page', 'render template'),
+    ]);
+    const nearest = new NearestWords(lexical, embedder([]));
+    const found = await nearest.nearest(['redirect'], 2);
+    assert.deepEqual([...found.keys()], ['allowredirects', 'location']);
+    assert.ok(found.get('allowredirects')! > found.get('location')!);
+    assert.ok(found.get('allowredirects')! < 1);
+    assert.ok(!found.has('self'), 'a stop word is never an expansion');
+  });
+
+  it('embeds words as they enter the index, once, and skips words that left it', async () => {
+    const lexical = new LexicalIndex();
+    lexical.add([document('login', 'password'), document('page', 'render template')]);
+    const asked: string[][] = [];
+    const nearest = new NearestWords(lexical, embedder(asked));
+    assert.deepEqual([...(await nearest.nearest(['password'], 1)).keys()], ['template']);
+    lexical.add([document('hash', 'hashing')]);
+    assert.deepEqual([...(await nearest.nearest(['password'], 1)).keys()], ['hashing']);
+    const embeddedWords = asked.flat().filter((word) => word !== 'password');
+    assert.deepEqual(embeddedWords.sort(), ['hashing', 'render', 'template']);
+    lexical.removePaths(['hash.py']);
+    assert.deepEqual([...(await nearest.nearest(['password'], 1)).keys()], ['template']);
+  });
+});
+
+describe('inflection stems', () => {
+  it('drops plural, past, gerund and adverb endings, never returning the word itself', () => {
+    assert.ok(inflectionStems('skipped').includes('skip'));
+    assert.ok(inflectionStems('retries').includes('retry'));
+    assert.ok(inflectionStems('caching').includes('cache'));
+    assert.ok(inflectionStems('Headers').includes('header'));
+    assert.deepEqual(inflectionStems('class'), []);
+    assert.ok(!inflectionStems('redirects').includes('redirects'));
+  });
+});
