@@ -1,9 +1,6 @@
 import { z } from 'zod';
-import type { ChunkLevel } from '../model';
 import { elapsedMs, getLogger } from '../log/logger';
-import type { LexicalIndex } from '../store/lexical';
 import { describeError, fail, ok, type Result } from '../util/result';
-import { coOccurringTerms } from './expansion';
 import { STOP_WORDS } from './preprocess';
 
 /**
@@ -109,23 +106,6 @@ export function evaluateRetrieval(
     artifacts: artifacts.length,
   });
   return evaluation;
-}
-
-const CO_OCCURRING_TERMS = 6;
-
-/**
- * Extra terms for a second retrieval: the codebase's own vocabulary that co-occurs with the
- * question's words (rare terms frequent in the chunks the question already reaches best —
- * pseudo-relevance feedback).
- */
-export function expandQuery(
-  terms: readonly string[],
-  lexical: LexicalIndex,
-  levels: readonly ChunkLevel[],
-): { coOccurring: string[] } {
-  const coOccurring = coOccurringTerms(terms, lexical, levels, CO_OCCURRING_TERMS);
-  log.info('query_expanded', { terms, co_occurring: coOccurring });
-  return { coOccurring };
 }
 
 export interface WebResult {

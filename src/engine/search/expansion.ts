@@ -1,67 +1,18 @@
-import type { ChunkLevel } from '../model';
 import { l2Normalize, type Embedder } from '../embed/embedder';
 import { elapsedMs, getLogger } from '../log/logger';
 import type { LexicalIndex } from '../store/lexical';
-import { bm25Search } from './bm25';
 import { LANGUAGE_KEYWORDS, STOP_WORDS } from './preprocess';
 
-/**
- * Query expansion the index derives from the codebase itself, with no word list: the words that
- * co-occur with the question's words in the chunks they reach best (pseudo-relevance feedback).
- * Rare words frequent in those chunks are the codebase's own names for what is asked about.
- */
-
-/** How many of the best chunks lend their words. */
-const SOURCE_CHUNKS = 5;
-/** Words in more than this share of a level's chunks (self, none, return) say nothing. */
-const COMMON_SHARE = 0.1;
+/** Words shorter than this carry no idea of their own (ids, abbreviations). */
 const MIN_LENGTH = 4;
 
 const log = getLogger('search.expansion');
 
-export function coOccurringTerms(
-  terms: readonly string[],
-  lexical: LexicalIndex,
-  levels: readonly ChunkLevel[],
-  count: number,
-): string[] {
-  const given = new Set(terms);
-  const weights = new Map<string, number>();
-  for (const level of levels) {
-    const { documents } = lexical.levelStats(level);
-    if (!documents) continue;
-    for (const hit of bm25Search(lexical, level, terms, SOURCE_CHUNKS)) {
-      const document = lexical.document(hit.docId);
-      if (!document) continue;
-      for (const candidate of lexical.termsOf(hit.docId)) {
-        if (
-          given.has(candidate) ||
-          candidate.length < MIN_LENGTH ||
-          STOP_WORDS.has(candidate) ||
-          LANGUAGE_KEYWORDS.has(candidate)
-        )
-          continue;
-        const frequency = lexical.documentFrequencyOf(level, candidate);
-        if (frequency > documents * COMMON_SHARE) continue;
-        const idf = Math.log(1 + documents / (1 + frequency));
-        weights.set(
-          candidate,
-          (weights.get(candidate) ?? 0) + document.termFrequency(candidate) * idf,
-        );
-      }
-    }
-  }
-  return [...weights]
-    .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
-    .slice(0, count)
-    .map(([term]) => term);
-}
-
 /**
  * The index words nearest each question word in the embedding model's space: the codebase's own
  * words for what the question names otherwise (`redirects` → `allowredirects`, `stored` →
- * `storage`), with their similarity. The index's words are embedded once, as they first appear,
- * and kept: a word that left the index is skipped when it would be chosen.
+ * `storage`). The index's words are embedded once, as they first appear, and kept: a word that
+ * left the index is skipped when it would be chosen.
  */
 export class NearestWords {
   private words: string[] = [];
@@ -74,12 +25,12 @@ export class NearestWords {
     private readonly embedder: Embedder,
   ) {}
 
-  /** The `count` nearest index words of each term, with the best similarity any term gave them. */
-  async nearest(terms: readonly string[], count: number): Promise<Map<string, number>> {
+  /** The `count` nearest index words of each term, nearest first, each word once. */
+  async nearest(terms: readonly string[], count: number): Promise<string[]> {
     await this.catchUp();
     const given = new Set(terms);
     const dimensions = this.embedder.dimensions;
-    const found = new Map<string, number>();
+    const found = new Set<string>();
     for (const vector of await this.embedder.embed(terms)) {
       const query = l2Normalize(vector);
       const best: { word: string; similarity: number }[] = [];
@@ -93,10 +44,9 @@ export class NearestWords {
         best.splice(insertionPoint(best, similarity), 0, { word, similarity });
         if (best.length > count) best.pop();
       }
-      for (const { word, similarity } of best)
-        found.set(word, Math.max(found.get(word) ?? 0, similarity));
+      for (const { word } of best) found.add(word);
     }
-    return found;
+    return [...found];
   }
 
   /** Embeds the words the index gained since the last call. */

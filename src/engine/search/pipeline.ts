@@ -5,13 +5,7 @@ import { withTrace } from '../log/trace';
 import type { RetrieverCalibration } from './calibration';
 import { ChunkTexts } from './chunk-texts';
 import { buildContext, MODE_BUDGETS, type BudgetedContext } from './context';
-import {
-  evaluateRetrieval,
-  expandQuery,
-  searchWeb,
-  type CragEvaluation,
-  type WebResult,
-} from './crag';
+import { evaluateRetrieval, searchWeb, type CragEvaluation, type WebResult } from './crag';
 import { boostByGroup, computeTopK, weaveIn, weightedRrf, type RankedList } from './fusion';
 import { classifyMode, type ModeDecision, type QueryMode } from './mode-router';
 import {
@@ -30,7 +24,6 @@ import {
   raiseHits,
   semanticHits,
   symbolHits,
-  type Hit,
   type QuotedMessage,
   type RankedHits,
   type SearchIndex,
@@ -72,7 +65,7 @@ export interface SearchRequest {
   readonly ablate?: readonly StageName[];
 }
 
-export type CorrectionStrategy = 'none' | 'query_expansion' | 'web_search';
+export type CorrectionStrategy = 'none' | 'web_search';
 
 export interface SearchMetadata {
   readonly mode: SearchMode;
@@ -82,7 +75,6 @@ export interface SearchMetadata {
   readonly technicality: Technicality;
   readonly crag: CragEvaluation & {
     readonly strategy: CorrectionStrategy;
-    readonly expansion: { coOccurring: string[] } | null;
   };
   /** True when fast mode found nothing and the search was rerun in thinking mode. */
   readonly escalated: boolean;
@@ -117,21 +109,16 @@ export interface SearchResult {
 
 /** Chunks shaped into spans: enough for the budget and for 50 results. */
 const SHAPED_CHUNKS = 45;
-const EXPANSION_WEIGHT = 0.5;
 /** The first hits that keep their places before graph neighbours are woven in, one after every few hits. */
 const NEIGHBOURS_AFTER = 5;
 const NEIGHBOUR_EVERY = 3;
-/** A related word the question did not use counts this much of one it did, times its similarity. */
+/** A related word the question did not use counts this much of one it did. */
 const RELATED_WEIGHT = 0.35;
 /** The model's nearest index words taken for each question word. */
-const NEAREST_WORDS = 3;
+const NEAREST_WORDS = 4;
 const STEM_WEIGHT = 0.7;
 /** Lists that rank the whole index; the others hold only the chunks some evidence points at. */
-const RETRIEVAL_SOURCES: ReadonlySet<RankedHits['source']> = new Set([
-  'lexical',
-  'semantic',
-  'expansion',
-]);
+const RETRIEVAL_SOURCES: ReadonlySet<RankedHits['source']> = new Set(['lexical', 'semantic']);
 
 const log = getLogger('search.pipeline');
 
@@ -220,7 +207,7 @@ export class Searcher {
     const related =
       stages.on('nearest-words') && this.nearestWords
         ? await this.nearestWords.nearest(terms, NEAREST_WORDS)
-        : new Map<string, number>();
+        : [];
     // "skipped" in a question finds `skip` in code: stems the index knows count nearly in full.
     const stems = stages.on('stems')
       ? [...new Set(terms.flatMap((term) => inflectionStems(term)))].filter(
@@ -228,17 +215,11 @@ export class Searcher {
         )
       : [];
     const queryWeights = new Map([
-      ...[...related].map(([word, similarity]) => [word, RELATED_WEIGHT * similarity] as const),
+      ...related.map((word) => [word, RELATED_WEIGHT] as const),
       ...stems.map((stem) => [stem, STEM_WEIGHT] as const),
     ]);
     const lists: RankedHits[] = [
-      lexicalHits(
-        this.index,
-        [...terms, ...related.keys(), ...stems],
-        CHUNK_LEVELS,
-        limit,
-        queryWeights,
-      ),
+      lexicalHits(this.index, [...terms, ...related, ...stems], CHUNK_LEVELS, limit, queryWeights),
       await semanticHits(this.index, semanticText, CHUNK_LEVELS, limit),
       symbolHits(this.index, parsed),
       await assignmentHits(this.index, parsed, this.texts),
@@ -275,15 +256,11 @@ export class Searcher {
 
     started = performance.now();
     const correction = await this.correct(
-      stages,
       request,
       parsed,
-      terms,
       lists,
       fused.slice(0, computeTopK(this.index.catalog.size)).map((hit) => hit.id),
     );
-    if (correction.added.length)
-      fused = this.fuse([...lists, ...correction.added], technicality, modeDecision.mode, stages);
     mark('correct', started);
 
     started = performance.now();
@@ -300,10 +277,7 @@ export class Searcher {
       NEIGHBOURS_AFTER,
       NEIGHBOUR_EVERY,
     );
-    const ranked = this.rank(order, [...lists, ...correction.added, neighbours]).slice(
-      0,
-      SHAPED_CHUNKS,
-    );
+    const ranked = this.rank(order, [...lists, neighbours]).slice(0, SHAPED_CHUNKS);
     const bodies = await this.texts.get(ranked.map((chunk) => chunk.chunkId));
     const weights = this.termWeights(terms);
     const shaped = shapeSpans(ranked, this.index.catalog, bodies, weights, (chunkId) =>
@@ -360,7 +334,7 @@ export class Searcher {
       trace: {
         parsed,
         modeDecision,
-        retrievers: [...lists, ...correction.added, neighbours].map((list) => ({
+        retrievers: [...lists, neighbours].map((list) => ({
           source: list.source,
           top: list.hits
             .slice(0, 8)
@@ -427,7 +401,6 @@ export class Searcher {
             : mode === 'diagnostic'
               ? 0.9
               : 1.2,
-      expansion: EXPANSION_WEIGHT,
       // woven in after fusion (see run): fused, a neighbour of the first hit would displace the second
       neighbours: 0,
     };
@@ -495,14 +468,14 @@ export class Searcher {
   }
 
   /**
-   * CRAG: evaluate the top chunks; expand the query when they are only partly relevant, widen to
-   * every level (and the web, if configured) when they are not.
+   * CRAG's evaluation of the top chunks: how far they answer the question (shown with the answer
+   * as its confidence). When they do not answer it at all, the web is asked, if the user
+   * configured a search server. Re-searching with co-occurring words was measured and removed:
+   * it lowered the peer suite.
    */
   private async correct(
-    stages: StageSwitches,
     request: SearchRequest,
     parsed: ParsedQuery,
-    terms: readonly string[],
     lists: readonly RankedHits[],
     top: readonly string[],
   ) {
@@ -519,23 +492,9 @@ export class Searcher {
       relevance: semantic.get(id) ?? lexicalScore.get(id) ?? 0,
     }));
     const evaluation = evaluateRetrieval(parsed.naturalLanguage, artifacts);
-    const added: RankedHits[] = [];
     let web: WebResult[] = [];
     let strategy: CorrectionStrategy = 'none';
-    let expansion: { coOccurring: string[] } | null = null;
-    const limit = Math.max(computeTopK(this.index.catalog.size) * 2, 20);
-    const corrects = stages.on('crag');
-    if (corrects && (evaluation.decision === 'PARTIAL' || evaluation.decision === 'IRRELEVANT')) {
-      expansion = expandQuery(terms, this.index.lexical, CHUNK_LEVELS);
-      const expandedTerms = [...terms, ...expansion.coOccurring];
-      const [lexicalList, semanticList] = await Promise.all([
-        Promise.resolve(lexicalHits(this.index, expandedTerms, CHUNK_LEVELS, limit)),
-        semanticHits(this.index, parsed.naturalLanguage, CHUNK_LEVELS, limit),
-      ]);
-      added.push({ source: 'expansion', hits: mergeLists(lexicalList.hits, semanticList.hits) });
-      strategy = 'query_expansion';
-    }
-    if (corrects && evaluation.decision === 'IRRELEVANT' && request.webSearchUrl) {
+    if (evaluation.decision === 'IRRELEVANT' && request.webSearchUrl) {
       const found = await searchWeb(request.webSearchUrl, parsed.naturalLanguage, request.signal);
       if (found.ok) {
         web = found.value;
@@ -545,10 +504,9 @@ export class Searcher {
     log.info('crag_corrected', {
       decision: evaluation.decision,
       strategy,
-      added: added.reduce((sum, list) => sum + list.hits.length, 0),
       web_results: web.length,
     });
-    return { evaluation: { ...evaluation, strategy, expansion }, added, web };
+    return { evaluation: { ...evaluation, strategy }, web };
   }
 
   /** How much each query term says at the function level (its idf), for choosing lines. */
@@ -587,19 +545,4 @@ function noticesFor(query: string, parsed: ParsedQuery): string[] {
 
 function reasonKind(evidence: string): string {
   return /^(matches|similar in meaning)\b/.exec(evidence)?.[1] ?? evidence;
-}
-
-/** Interleaves two ranked lists, dropping repeats. */
-function mergeLists(first: readonly Hit[], second: readonly Hit[]): Hit[] {
-  const out: Hit[] = [];
-  const seen = new Set<string>();
-  for (let i = 0; i < Math.max(first.length, second.length); i++) {
-    for (const hit of [first[i], second[i]]) {
-      if (hit && !seen.has(hit.chunkId)) {
-        seen.add(hit.chunkId);
-        out.push(hit);
-      }
-    }
-  }
-  return out;
 }

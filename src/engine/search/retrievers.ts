@@ -34,15 +34,7 @@ export interface QuotedMessage {
 
 export interface RankedHits {
   readonly source:
-    | 'lexical'
-    | 'semantic'
-    | 'symbol'
-    | 'message'
-    | 'raises'
-    | 'path'
-    | 'graph'
-    | 'neighbours'
-    | 'expansion';
+    'lexical' | 'semantic' | 'symbol' | 'message' | 'raises' | 'path' | 'graph' | 'neighbours';
   readonly hits: readonly Hit[];
 }
 

@@ -26,11 +26,6 @@ export const STAGES = [
     what: "the question mode's facts-graph strategy (callers, mutators, raisers, flows) adds its list",
   },
   {
-    name: 'crag',
-    kind: 'retrieval',
-    what: 'weak results are corrected by an expanded query (co-occurring words, all levels)',
-  },
-  {
     name: 'group-boost',
     kind: 'rescoring',
     what: "a chunk gains a share of its file's decayed fused scores",

@@ -1,8 +1,5 @@
 import { strict as assert } from 'node:assert';
-import type { Engine } from '../../../src/engine/engine';
-import { evaluateRetrieval, expandQuery } from '../../../src/engine/search/crag';
-import { unwrap } from '../../../src/engine/util/result';
-import { openEngine, Scratch } from '../../helpers/workspace';
+import { evaluateRetrieval } from '../../../src/engine/search/crag';
 
 describe('corrective retrieval (CRAG)', () => {
   it('judges a set that answers the question relevant', () => {
@@ -29,32 +26,5 @@ describe('corrective retrieval (CRAG)', () => {
     ]);
     assert.equal(evaluation.decision, 'IRRELEVANT');
     assert.equal(evaluateRetrieval('anything at all', []).decision, 'IRRELEVANT');
-  });
-
-  describe('query expansion on an index', () => {
-    const scratch = new Scratch();
-    let engine: Engine;
-    before(async () => {
-      engine = await openEngine(scratch, scratch.fixture('shop-py'));
-      unwrap(await engine.index());
-    });
-    after(() => {
-      engine.dispose();
-      scratch.cleanup();
-    });
-
-    it("adds the codebase's own co-occurring words, not its common ones", () => {
-      const lexical = (
-        engine as unknown as { searcher: { index: { lexical: Parameters<typeof expandQuery>[1] } } }
-      ).searcher.index.lexical;
-      const expansion = expandQuery(['error', 'readonly'], lexical, ['function']);
-      assert.ok(
-        expansion.coOccurring.includes('refusing') || expansion.coOccurring.includes('writing'),
-        expansion.coOccurring.join(', '),
-      );
-      assert.ok(
-        !expansion.coOccurring.includes('self') && !expansion.coOccurring.includes('return'),
-      );
-    });
   });
 });

@@ -36,7 +36,7 @@ const document = (chunkId: string, words: string) => ({
 });
 
 describe('expansion from the embedding model: nearest index words', () => {
-  it('finds the index words nearest each question word, with their similarity, never a given word', async () => {
+  it('finds the index words nearest each question word, nearest first, never a given word', async () => {
     const lexical = new LexicalIndex();
     lexical.add([
       document('follow', 'redirect allowredirects location self'),
@@ -44,10 +44,8 @@ describe('expansion from the embedding model: nearest index words', () => {
     ]);
     const nearest = new NearestWords(lexical, embedder([]));
     const found = await nearest.nearest(['redirect'], 2);
-    assert.deepEqual([...found.keys()], ['allowredirects', 'location']);
-    assert.ok(found.get('allowredirects')! > found.get('location')!);
-    assert.ok(found.get('allowredirects')! < 1);
-    assert.ok(!found.has('self'), 'a stop word is never an expansion');
+    assert.deepEqual(found, ['allowredirects', 'location']);
+    assert.ok(!(await nearest.nearest(['redirect'], 5)).includes('self'), 'nor a stop word');
   });
 
   it('embeds words as they enter the index, once, and skips words that left it', async () => {
@@ -55,13 +53,13 @@ describe('expansion from the embedding model: nearest index words', () => {
     lexical.add([document('login', 'password'), document('page', 'render template')]);
     const asked: string[][] = [];
     const nearest = new NearestWords(lexical, embedder(asked));
-    assert.deepEqual([...(await nearest.nearest(['password'], 1)).keys()], ['template']);
+    assert.deepEqual(await nearest.nearest(['password'], 1), ['template']);
     lexical.add([document('hash', 'hashing')]);
-    assert.deepEqual([...(await nearest.nearest(['password'], 1)).keys()], ['hashing']);
+    assert.deepEqual(await nearest.nearest(['password'], 1), ['hashing']);
     const embeddedWords = asked.flat().filter((word) => word !== 'password');
     assert.deepEqual(embeddedWords.sort(), ['hashing', 'render', 'template']);
     lexical.removePaths(['hash.py']);
-    assert.deepEqual([...(await nearest.nearest(['password'], 1)).keys()], ['template']);
+    assert.deepEqual(await nearest.nearest(['password'], 1), ['template']);
   });
 });
 

