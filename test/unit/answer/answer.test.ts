@@ -12,7 +12,11 @@ import { checkCitations } from '../../../src/engine/answer/citations';
 import { Session } from '../../../src/engine/answer/sessions';
 import { WorkspaceFiles } from '../../../src/engine/answer/workspace-files';
 import type { Engine } from '../../../src/engine/engine';
-import type { ConversationRequest, ToolCall } from '../../../src/engine/llm/client';
+import type {
+  ConversationRequest,
+  StructuredRequest,
+  ToolCall,
+} from '../../../src/engine/llm/client';
 import { unwrap } from '../../../src/engine/util/result';
 import { answerCiting, FakeLlm } from '../../helpers/fake-llm';
 import { captureLogs, eventsNamed } from '../../helpers/logs';
@@ -325,8 +329,13 @@ describe('answers', () => {
     });
 
     it('reuses a session for a follow-up question', async () => {
+      // only the answering passes are scripted: the first names a gap, the others none
+      let gapPasses = 0;
       const llm = new FakeLlm({
-        complete: [gapAnswer(['authenticate in shop/api.py']), gapAnswer([]), gapAnswer([])],
+        complete: (request: StructuredRequest<unknown>) =>
+          request.schemaName === 'AnswerWithGaps'
+            ? gapAnswer(gapPasses++ ? [] : ['authenticate in shop/api.py'])
+            : { code: 'model_unavailable', message: 'the classifiers fall back to heuristics' },
       });
       const first = unwrap(
         await engine.ask({ question: READONLY_QUESTION, llm, mode: 'thinking' }),
@@ -343,8 +352,11 @@ describe('answers', () => {
       );
       assert.equal(second.metadata.cgrag!.sessionId, sessionId);
       assert.equal(second.metadata.cgrag!.contextFromCache, true);
+      const followUp = llm.completions
+        .filter((call) => call.schemaName === 'AnswerWithGaps')
+        .at(-1)!;
       assert.match(
-        llm.completions[2]!.prompt,
+        followUp.prompt,
         /shop\/api\.py:6-11 \(function authenticate\)/,
         'the code found for the first question is in the follow-up context',
       );
