@@ -4,7 +4,7 @@ import { mkdirSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } f
 import { hostname } from 'node:os';
 import * as path from 'node:path';
 import { defaultStoreDir, Engine } from '../../src/engine/engine';
-import { readCalibration } from '../../src/engine/search/calibration';
+import { CALIBRATION_VERSION, readCalibration } from '../../src/engine/search/calibration';
 import { acquireWriteLock, lockHolder } from '../../src/engine/store/lock';
 import { osThreadId } from '../../src/engine/util/thread-priority';
 import { unwrap } from '../../src/engine/util/result';
@@ -170,7 +170,7 @@ describe('store safety', () => {
   it('measures the retrievers again when a stored calibration is out of range', async () => {
     const storeDir = scratch.folder();
     const stored = {
-      version: 2,
+      version: CALIBRATION_VERSION,
       modelId: 'm',
       functions: 10,
       questions: 40,
