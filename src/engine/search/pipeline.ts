@@ -181,7 +181,10 @@ export class Searcher {
     log.info('search_started', { query_length: request.query.length, mode, escalated });
 
     const stages = new StageSwitches(request.ablate);
-    const parsed = preprocessQuery(request.query, request.attachment);
+    const preprocessed = preprocessQuery(request.query, request.attachment);
+    const parsed = stages.on('index-name')
+      ? withIndexName(preprocessed, this.index.graph)
+      : preprocessed;
     const notices = noticesFor(request.query, parsed);
     const technicality = scoreTechnicality(
       parsed,
@@ -545,4 +548,27 @@ function noticesFor(query: string, parsed: ParsedQuery): string[] {
 
 function reasonKind(evidence: string): string {
   return /^(matches|similar in meaning)\b/.exec(evidence)?.[1] ?? evidence;
+}
+
+/**
+ * A one-word question that exactly names a definition in the index (`Flask`, `Session`, `URL`)
+ * asks for that definition, whatever its shape: it goes to the definition lookup. (Capitalised
+ * words inside a sentence were looked up too; that lowered the line set and was dropped.)
+ */
+export function withIndexName(
+  parsed: ParsedQuery,
+  graph: Pick<SearchIndex['graph'], 'definitionsNamed'>,
+): ParsedQuery {
+  const words = [...parsed.naturalLanguage.matchAll(/[\p{L}_$][\p{L}\p{N}_$]*/gu)].map(
+    (match) => match[0],
+  );
+  const [word] = words;
+  if (
+    words.length !== 1 ||
+    parsed.extractedIdentifiers.includes(word!) ||
+    !graph.definitionsNamed(word!).some((fact) => fact.name === word && fact.kind !== 'module')
+  )
+    return parsed;
+  log.info('index_name_found', { name: word });
+  return { ...parsed, extractedIdentifiers: [...parsed.extractedIdentifiers, word!] };
 }

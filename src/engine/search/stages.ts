@@ -11,6 +11,11 @@ export const STAGES = [
     what: "the semantic list's weight follows how far the model was measured to find this code",
   },
   {
+    name: 'index-name',
+    kind: 'retrieval',
+    what: 'a one-word question that exactly names a definition in the index goes to the definition lookup',
+  },
+  {
     name: 'nearest-words',
     kind: 'retrieval',
     what: "the embedding model's nearest index words of the question words join the lexical query at low weight",

@@ -30,6 +30,18 @@ describe('search stages', () => {
     assert.equal(isStageName('no-such-stage'), false);
   });
 
+  it('looks up a one-word question that names a definition, whatever its shape', async () => {
+    const symbols = (result: SearchResult) =>
+      result.trace.retrievers
+        .find((list) => list.source === 'symbol')!
+        .top.map((hit) => hit.evidence);
+    assert.deepEqual(symbols(await search('Database')), ['defines Database']);
+    assert.deepEqual(symbols(await search('Database', ['index-name'])), []);
+    assert.deepEqual(symbols(await search('Database?')), ['defines Database']);
+    assert.deepEqual(symbols(await search('connect')), ['defines Database.connect']);
+    assert.deepEqual(symbols(await search('Nowhere')), []);
+  });
+
   it('answers with files, each listed once with its spans', async () => {
     const result = await search('how is an order created and validated');
     const paths = result.files.map((file) => file.path);
