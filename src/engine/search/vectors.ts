@@ -104,31 +104,48 @@ export class VectorScan {
       (meta.level === 'directory'
         ? folders.has(meta.directoryPath)
         : meta.filePath !== null && changed.has(meta.filePath));
-    const kept = loaded.ids.flatMap((id, row) => (stale(this.catalog.get(id)) ? [] : [row]));
-    // chunks missing from memory for any reason (a run that failed half-way) are read as well
-    const held = new Set(kept.map((row) => loaded.ids[row]!));
-    const fresh = [...this.catalog.keys()].filter((id) => !held.has(id));
+    // one pass over the rows and one over the catalog, with no object per row: a save in a large
+    // index keeps almost every row, and allocating per row would cost more than reading the file
+    const keep = new Uint8Array(loaded.ids.length);
+    let keptCount = 0;
+    for (let row = 0; row < loaded.ids.length; row++)
+      if (!stale(this.catalog.get(loaded.ids[row]!))) {
+        keep[row] = 1;
+        keptCount++;
+      }
+    const fresh: string[] = [];
+    for (const meta of this.catalog.values()) if (stale(meta)) fresh.push(meta.id);
+    // a chunk neither kept nor re-read (a run that failed half-way): read the whole table again
+    if (keptCount + fresh.length !== this.catalog.size) return this.load();
     const added = await this.read(dimensions, this.tables.vectors(fresh), fresh.length);
-    const codes = new Int8Array((kept.length + added.ids.length) * dimensions);
-    kept.forEach((row, at) =>
-      codes.set(loaded.codes.subarray(row * dimensions, (row + 1) * dimensions), at * dimensions),
-    );
-    codes.set(added.codes, kept.length * dimensions);
+    const total = keptCount + added.ids.length;
+    const codes = new Int8Array(total * dimensions);
+    const levels = new Uint8Array(total);
+    const ids: string[] = new Array<string>(total);
+    let at = 0;
+    for (let row = 0; row < loaded.ids.length;) {
+      if (!keep[row]) {
+        row++;
+        continue;
+      }
+      // copy each run of kept rows at once
+      let end = row + 1;
+      while (end < loaded.ids.length && keep[end]) end++;
+      codes.set(loaded.codes.subarray(row * dimensions, end * dimensions), at * dimensions);
+      levels.set(loaded.levels.subarray(row, end), at);
+      for (let r = row; r < end; r++) ids[at++] = loaded.ids[r]!;
+      row = end;
+    }
+    codes.set(added.codes, keptCount * dimensions);
+    levels.set(added.levels, keptCount);
+    added.ids.forEach((id, i) => (ids[keptCount + i] = id));
     log.info('vectors_refreshed', {
       files: changed.size,
-      kept: kept.length,
+      kept: keptCount,
       read: added.ids.length,
       duration_ms: Math.round(performance.now() - started),
     });
-    const levels = new Uint8Array(kept.length + added.ids.length);
-    kept.forEach((row, at) => (levels[at] = loaded.levels[row]!));
-    levels.set(added.levels, kept.length);
-    return {
-      ids: [...kept.map((row) => loaded.ids[row]!), ...added.ids],
-      levels,
-      codes,
-      dimensions,
-    };
+    return { ids, levels, codes, dimensions };
   }
 
   /** Quantises the rows of `vectors` into one block of codes. */
