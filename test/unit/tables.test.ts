@@ -63,4 +63,27 @@ describe('LanceDB tables', () => {
       tables.close();
     }
   });
+
+  it('keeps the committed versions when a clean-up runs after newer ones were written', async () => {
+    const tables = await Tables.open(path.join(scratch.folder(), 'lance'), null, true);
+    try {
+      for (let i = 0; i < 4; i++) await tables.addChunks([chunk(i)], null);
+      // versions are dated to the millisecond: the committed one comes clearly later
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      await tables.addChunks([chunk(4)], null);
+      const committed = await tables.versions();
+      // versions written after the commit, as LanceDB's own optimize may write
+      await tables.addChunks([chunk(5)], null);
+      await tables.deleteFiles(['f0.py']);
+      const before = await tables.versionCount();
+      await tables.cleanup(committed);
+      assert.ok((await tables.versionCount()) < before, 'older versions are gone');
+      await tables.checkout(committed);
+      assert.equal((await tables.counts()).chunks, 5, 'the committed version is still readable');
+      assert.equal(await tables.restore(committed), true);
+      assert.equal((await tables.counts()).chunks, 5);
+    } finally {
+      tables.close();
+    }
+  });
 });

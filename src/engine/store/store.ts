@@ -506,9 +506,12 @@ export class IndexStore {
       tableVersions: await this.tables.versions(),
       dataHashes: await hashDataFiles(this.directory, this.manifestState.dataHashes),
     });
-    await this.tables.cleanup(new Date());
+    await this.tables.cleanup(this.manifestState.tableVersions!);
+    // the optimize behind the cleanup may have added versions (same rows): they are committed
     await this.writeCommit({
       ...this.manifestState,
+      generation: this.manifestState.generation + 1,
+      tableVersions: await this.tables.versions(),
       dataHashes: await hashDataFiles(this.directory, this.manifestState.dataHashes),
     });
     log.info('table_versions_cleaned', {

@@ -382,12 +382,21 @@ export class Tables {
   }
 
   /**
-   * Removes versions older than `olderThan`, and files no version names (those a killed write
-   * left behind: only the lock holder calls this, so no other write is in progress).
+   * Removes the versions older than the committed ones, and files no version names (those a
+   * killed write left behind: only the lock holder calls this, so no other write is in progress).
+   * The cut-off is each committed version's own time, not the present: LanceDB's optimize may add
+   * versions of its own (compaction, index updates) before pruning, and a cut-off of now would
+   * then remove the version the manifest names, leaving the store unreadable.
    */
-  async cleanup(olderThan: Date): Promise<void> {
-    for (const table of [this.chunks, this.facts])
-      await table.optimize({ cleanupOlderThan: olderThan, deleteUnverified: true });
+  async cleanup(committed: TableVersions): Promise<void> {
+    for (const [table, version] of [
+      [this.chunks, committed.chunks],
+      [this.facts, committed.facts],
+    ] as const) {
+      const listed = (await table.listVersions()).find((entry) => entry.version === version);
+      if (!listed) throw new Error(`version ${version} of a table is gone before its cleanup`);
+      await table.optimize({ cleanupOlderThan: listed.timestamp, deleteUnverified: true });
+    }
   }
 
   /** How many versions each table keeps on disk: they grow with every write until cleaned up. */
