@@ -173,10 +173,14 @@ class Run {
   private pendingChunks: Chunk[] = [];
   private pendingVectors = new Map<string, Float32Array>();
   private pendingLexical: LexicalDocument[] = [];
+  private pendingFacts: CodeFact[] = [];
   /** Writes of full batches, one after another, while parsing goes on. */
   private flushes: Promise<void> = Promise.resolve();
-  /** Directory unit of each file as planned before parsing, stamped on file chunks as they are written. */
-  private plannedUnitOf = new Map<string, string>();
+  /**
+   * Directory unit of each file as planned before parsing, stamped on file chunks written while
+   * parsing goes on; planned at the first such write (a small run writes only once, at the end).
+   */
+  private plannedUnitOf: Map<string, string> | null = null;
   private chunksWritten = 0;
   private parseErrors = 0;
   private flagged = 0;
@@ -189,7 +193,6 @@ class Run {
 
   async execute(): Promise<Result<Omit<IndexSummary, 'durationMs'>>> {
     const { store, graph } = this.indexer.parts;
-    this.plannedUnitOf = unitOfFiles(this.expectedFiles());
     const parsed = await this.timed('parse', () => this.parseAll());
     if (!parsed.ok) return parsed;
 
@@ -202,10 +205,11 @@ class Run {
       .filter((outcome) => outcome.kind === 'skipped' || outcome.kind === 'failed')
       .map((outcome) => outcome.path);
     const removedPaths = [...this.plan.removed, ...this.plan.skipped.keys(), ...noLongerChunked];
+    // the last, partial batch waits for the directory chunks, to be written with them at once
     await this.timed('write_chunks', async () => {
       await store.removeFiles(removedPaths);
       removedPaths.forEach((file) => this.rewrittenPaths.add(file));
-      await this.flush();
+      await this.flushes;
     });
 
     this.indexer.report({ stage: 'facts', done: 0, total: 1 });
@@ -222,13 +226,12 @@ class Run {
 
     this.indexer.report({ stage: 'write', done: 0, total: 1 });
     await this.timed('write_facts', async () => {
-      await store.replaceDirectoryChunks(
-        directories.removedIds,
-        directories.chunks,
-        embedded.value,
-        directories.lexical,
-      );
-      await store.addFacts(this.newFacts);
+      await this.write(this.takePending(), directories.unitOf, {
+        removedIds: directories.removedIds,
+        chunks: directories.chunks,
+        vectors: embedded.value,
+        lexical: directories.lexical,
+      });
     });
     const large = this.snapshotDue();
     await this.timed('write_lexical', () =>
@@ -345,7 +348,10 @@ class Run {
         );
         this.rewrittenPaths.add(outcome.path);
         // one at a time: a generated file can hold more definitions than a call takes arguments
-        for (const fact of outcome.facts) this.newFacts.push(fact);
+        for (const fact of outcome.facts) {
+          this.newFacts.push(fact);
+          this.pendingFacts.push(fact);
+        }
         for (const chunk of outcome.chunks) this.pendingChunks.push(chunk);
         outcome.chunks.forEach((chunk, i) => {
           const vector = outcome.vectors?.[i];
@@ -371,35 +377,49 @@ class Run {
     }
   }
 
-  /** Queues the buffered chunks for writing; the buffers are handed over at once, never shared. */
+  /** Queues the buffered chunks for writing. */
   private flush(): Promise<void> {
+    const batch = this.takePending();
+    this.plannedUnitOf ??= unitOfFiles(this.expectedFiles());
+    const unitOf = this.plannedUnitOf;
+    this.flushes = this.flushes.then(() => this.write(batch, unitOf));
+    return this.flushes;
+  }
+
+  /** The buffered chunks, facts and vectors, handed over at once and never shared. */
+  private takePending(): PendingBatch {
     const batch = {
       chunks: this.pendingChunks,
       vectors: this.pendingVectors,
       lexical: this.pendingLexical,
+      facts: this.pendingFacts,
     };
     this.pendingChunks = [];
     this.pendingVectors = new Map();
     this.pendingLexical = [];
-    this.flushes = this.flushes.then(() => this.write(batch));
-    return this.flushes;
+    this.pendingFacts = [];
+    return batch;
   }
 
-  /** Writes one batch: the files' old rows go first, so rewriting a file is idempotent. */
-  private async write(batch: {
-    chunks: Chunk[];
-    vectors: Map<string, Float32Array>;
-    lexical: LexicalDocument[];
-  }): Promise<void> {
+  /**
+   * Writes one batch, with the directory chunks when it is the last: the files' old rows go
+   * first, so rewriting a file is idempotent. File chunks point at the directory unit `unitOf`
+   * names.
+   */
+  private async write(
+    batch: PendingBatch,
+    unitOf: ReadonlyMap<string, string>,
+    directories?: DirectoryWrite,
+  ): Promise<void> {
     const { store, embedder } = this.indexer.parts;
-    if (!batch.chunks.length) return;
+    if (!batch.chunks.length && !directories) return;
     const { chunks, vectors: summaryVectors, lexical } = await this.summarize(batch);
     const paths = [...new Set(chunks.map((chunk) => chunk.filePath!))];
     let vectors: Map<string, Float32Array> | null = summaryVectors;
-    if (embedder && embedder.kind === 'transformer') {
+    if (embedder?.kind === 'transformer' && chunks.length) {
       vectors = await this.embed(chunks);
       this.embeddingBatches += Math.ceil(chunks.length / EMBED_BATCH);
-    } else if (embedder) {
+    } else if (embedder && chunks.length) {
       this.embeddingBatches++;
       log.info('embedding_batch', {
         batch_number: this.embeddingBatches,
@@ -410,11 +430,23 @@ class Run {
     }
     const linked = chunks.map((chunk) =>
       chunk.level === 'file'
-        ? { ...chunk, parentDirectoryId: this.plannedUnitOf.get(chunk.filePath!) ?? null }
+        ? { ...chunk, parentDirectoryId: unitOf.get(chunk.filePath!) ?? null }
         : chunk,
     );
-    await store.removeFiles(paths);
-    await store.addChunks(linked, embedder ? vectors : null, lexical);
+    if (directories && embedder) {
+      vectors ??= new Map();
+      for (const [id, vector] of directories.vectors ?? []) vectors.set(id, vector);
+    }
+    await store.apply({
+      files: paths,
+      chunkIds: directories
+        ? [...directories.removedIds, ...directories.chunks.map((chunk) => chunk.id)]
+        : [],
+      chunks: directories ? [...linked, ...directories.chunks] : linked,
+      vectors: embedder ? vectors : null,
+      lexical: directories ? [...lexical, ...directories.lexical] : lexical,
+      facts: batch.facts,
+    });
     if (this.snapshotDue()) this.writtenLexical = null;
     else if (this.writtenLexical)
       for (const document of lexical) this.writtenLexical.push(document);
@@ -430,11 +462,7 @@ class Run {
    * Long functions summarised (when a model is configured): their vectors embed the summary, and
    * their lexical terms hold the summary's words as well as the code's.
    */
-  private async summarize(batch: {
-    chunks: Chunk[];
-    vectors: Map<string, Float32Array>;
-    lexical: LexicalDocument[];
-  }) {
+  private async summarize(batch: PendingBatch) {
     const { summarizer } = this.indexer.parts.options;
     const { embedder } = this.indexer.parts;
     if (
@@ -489,6 +517,7 @@ class Run {
     removedIds: string[];
     lexical: LexicalDocument[];
     lexicalRemoved: string[];
+    unitOf: Map<string, string>;
   }> {
     const { store, graph } = this.indexer.parts;
     const units = planDirectoryUnits(graph.files());
@@ -515,21 +544,27 @@ class Run {
         terms.nameTerms,
       );
     });
-    await this.relinkFileChunks(unitMap(units));
+    const unitOf = unitMap(units);
+    await this.relinkFileChunks(unitOf);
     return {
       chunks,
       removedIds,
       lexical,
       lexicalRemoved: [...removedIds, ...chunks.map((chunk) => chunk.id)].map(directoryLexicalKey),
+      unitOf,
     };
   }
 
-  /** File chunks whose directory unit differs from the one they carry are pointed at the right one. */
+  /**
+   * File chunks whose directory unit differs from the one they carry are pointed at the right
+   * one (those of files still waiting in the last batch are written with the right one).
+   */
   private async relinkFileChunks(unitOf: ReadonlyMap<string, string>): Promise<void> {
     const { store } = this.indexer.parts;
+    const waiting = new Set(this.pendingChunks.map((chunk) => chunk.filePath));
     const moves = new Map<string | null, string[]>();
     for (const meta of store.catalog.values()) {
-      if (meta.level !== 'file' || !meta.filePath) continue;
+      if (meta.level !== 'file' || !meta.filePath || waiting.has(meta.filePath)) continue;
       const wanted = unitOf.get(meta.filePath) ?? null;
       if (meta.parentDirectoryId === wanted) continue;
       const ids = moves.get(wanted) ?? [];
@@ -650,6 +685,21 @@ class Run {
       flaggedForSummary: this.flagged,
     };
   }
+}
+
+interface PendingBatch {
+  readonly chunks: Chunk[];
+  readonly vectors: Map<string, Float32Array>;
+  readonly lexical: LexicalDocument[];
+  readonly facts: CodeFact[];
+}
+
+/** The directory chunks a run rebuilt (and those it dropped), written with its last batch. */
+interface DirectoryWrite {
+  readonly removedIds: readonly string[];
+  readonly chunks: readonly Chunk[];
+  readonly vectors: ReadonlyMap<string, Float32Array> | null;
+  readonly lexical: readonly LexicalDocument[];
 }
 
 function lexicalDocument(

@@ -40,6 +40,20 @@ export interface StoreEmbedding {
   readonly dimensions: number;
 }
 
+/**
+ * One write of a run: every row of `files` and the chunks `chunkIds` go, then the new chunks
+ * (with their vectors and lexical documents) and facts come in. Rows the store does not hold are
+ * not deleted, so a first index writes no deletions and each write adds one version per table.
+ */
+export interface StoreChange {
+  readonly files: readonly string[];
+  readonly chunkIds: readonly string[];
+  readonly chunks: readonly Chunk[];
+  readonly vectors: ReadonlyMap<string, Float32Array> | null;
+  readonly lexical: readonly LexicalDocument[];
+  readonly facts: readonly CodeFact[];
+}
+
 export interface StoreOpenOptions {
   readonly root: string;
   readonly embedding: StoreEmbedding | null;
@@ -49,8 +63,12 @@ export interface StoreOpenOptions {
 /** A writer may repair and rebuild; a reader only loads what is committed. */
 type Role = 'writer' | 'reader';
 
-/** Past this many versions of a table, old ones are cleaned up and fragments compacted. */
-const MAX_TABLE_VERSIONS = 40;
+/**
+ * Past this many versions of a table, old ones are cleaned up and fragments compacted. A save
+ * writes two versions per table and a first index one per batch, so this comes with about as many
+ * saves as the small fragments that also trigger it (see Tables.needsOptimize).
+ */
+const MAX_TABLE_VERSIONS = 120;
 /** The delta log is folded into a new snapshot when it outgrows this share of the snapshot … */
 const DELTA_SHARE = 0.5;
 /** … but a small index keeps appending until the log reaches this size. */
@@ -76,6 +94,8 @@ interface Loaded {
 
 export class IndexStore {
   readonly catalog = new Map<string, ChunkMeta>();
+  /** The catalog's chunk ids by file, so a write touches only the files it changes. */
+  private readonly chunksOfFile = new Map<string, Set<string>>();
   private readonly reloadHandlers: (() => Promise<void>)[] = [];
   /** Set by `beginWrite`, cleared by `commit`: the memory holds changes the disk does not. */
   private dirty = false;
@@ -95,6 +115,7 @@ export class IndexStore {
     stamp: string | null,
   ) {
     for (const [id, meta] of catalog) this.catalog.set(id, meta);
+    this.indexCatalog();
     this.deltaBytes = manifestState.lexicalDeltaBytes;
     this.manifestStamp = stamp;
   }
@@ -300,6 +321,18 @@ export class IndexStore {
    */
   async prepareWrite(): Promise<string[]> {
     const stamp = await fileStamp(manifestPath(this.directory));
+    // the manifest this store loaded or wrote last is still there: no need to read it again
+    if (
+      !this.dirty &&
+      stamp !== null &&
+      stamp === this.manifestStamp &&
+      this.manifestState.tableVersions &&
+      this.tables.location !== IN_MEMORY
+    ) {
+      const notices: string[] = [];
+      await rollBack(this.directory, this.manifestState, this.tables, notices);
+      return notices;
+    }
     const read = await readManifest(manifestPath(this.directory));
     const current =
       !this.dirty &&
@@ -349,13 +382,14 @@ export class IndexStore {
 
   /** Drops every chunk, fact and lexical entry of these files (directory chunks are by id). */
   async removeFiles(paths: readonly string[]): Promise<void> {
-    if (!paths.length) return;
-    this.dirty = true;
-    await this.tables.deleteFiles(paths);
-    this.lexical.removePaths(paths);
-    const gone = new Set(paths);
-    for (const [id, meta] of this.catalog)
-      if (meta.filePath && gone.has(meta.filePath)) this.catalog.delete(id);
+    await this.apply({
+      files: paths,
+      chunkIds: [],
+      chunks: [],
+      vectors: null,
+      lexical: [],
+      facts: [],
+    });
   }
 
   async addChunks(
@@ -363,10 +397,34 @@ export class IndexStore {
     vectors: ReadonlyMap<string, Float32Array> | null,
     lexical: readonly LexicalDocument[],
   ): Promise<void> {
+    await this.apply({ files: [], chunkIds: [], chunks, vectors, lexical, facts: [] });
+  }
+
+  /** Applies one change to the tables and the memory (see StoreChange). */
+  async apply(change: StoreChange): Promise<void> {
+    if (
+      !change.files.length &&
+      !change.chunkIds.length &&
+      !change.chunks.length &&
+      !change.facts.length
+    )
+      return;
     this.dirty = true;
-    await this.tables.addChunks(chunks, vectors);
-    this.lexical.add(lexical);
-    for (const chunk of chunks) this.catalog.set(chunk.id, metaOf(chunk));
+    await this.tables.replace({
+      files: change.files.filter((file) => this.chunksOfFile.has(file)),
+      chunkIds: change.chunkIds.filter((id) => this.catalog.has(id)),
+      chunks: change.chunks,
+      vectors: change.vectors,
+      facts: change.facts,
+    });
+    this.lexical.removePaths([...change.files, ...change.chunkIds.map(directoryLexicalKey)]);
+    for (const file of change.files) {
+      for (const id of this.chunksOfFile.get(file) ?? []) this.catalog.delete(id);
+      this.chunksOfFile.delete(file);
+    }
+    for (const id of change.chunkIds) this.untrack(id);
+    this.lexical.add(change.lexical);
+    for (const chunk of change.chunks) this.track(metaOf(chunk));
   }
 
   async replaceDirectoryChunks(
@@ -375,18 +433,39 @@ export class IndexStore {
     vectors: ReadonlyMap<string, Float32Array> | null,
     lexical: readonly LexicalDocument[],
   ): Promise<void> {
-    this.dirty = true;
-    await this.tables.deleteChunks([...removedIds, ...chunks.map((chunk) => chunk.id)]);
-    this.lexical.removePaths(
-      [...removedIds, ...chunks.map((chunk) => chunk.id)].map(directoryLexicalKey),
-    );
-    for (const id of removedIds) this.catalog.delete(id);
-    await this.addChunks(chunks, vectors, lexical);
+    await this.apply({
+      files: [],
+      chunkIds: [...removedIds, ...chunks.map((chunk) => chunk.id)],
+      chunks,
+      vectors,
+      lexical,
+      facts: [],
+    });
   }
 
   async addFacts(facts: readonly CodeFact[]): Promise<void> {
-    this.dirty = true;
-    await this.tables.addFacts(facts);
+    await this.apply({ files: [], chunkIds: [], chunks: [], vectors: null, lexical: [], facts });
+  }
+
+  private indexCatalog(): void {
+    this.chunksOfFile.clear();
+    for (const meta of this.catalog.values()) this.track(meta);
+  }
+
+  private track(meta: ChunkMeta): void {
+    this.catalog.set(meta.id, meta);
+    if (!meta.filePath) return;
+    const ids = this.chunksOfFile.get(meta.filePath);
+    if (ids) ids.add(meta.id);
+    else this.chunksOfFile.set(meta.filePath, new Set([meta.id]));
+  }
+
+  private untrack(id: string): void {
+    const file = this.catalog.get(id)?.filePath;
+    this.catalog.delete(id);
+    const ids = file ? this.chunksOfFile.get(file) : undefined;
+    ids?.delete(id);
+    if (ids && !ids.size) this.chunksOfFile.delete(file!);
   }
 
   /**
@@ -539,6 +618,7 @@ export class IndexStore {
     this.lexicalState = loaded.lexical;
     this.catalog.clear();
     for (const [id, meta] of loaded.catalog) this.catalog.set(id, meta);
+    this.indexCatalog();
     this.loadedFacts = loaded.facts;
     this.deltaBytes = loaded.manifest.lexicalDeltaBytes;
     this.pendingGeneration = null;

@@ -193,6 +193,32 @@ export class Tables {
     return restored;
   }
 
+  /**
+   * One write of a run: the rows of `files` and the chunks `chunkIds` go, in one deletion per
+   * table (per few hundred names), then the new rows come in: a version or two per table.
+   */
+  async replace(change: {
+    files: readonly string[];
+    chunkIds: readonly string[];
+    chunks: readonly Chunk[];
+    vectors: ReadonlyMap<string, Float32Array> | null;
+    facts: readonly CodeFact[];
+  }): Promise<void> {
+    const { files, chunkIds } = change;
+    for (let i = 0; i < Math.max(files.length, chunkIds.length); i += DELETE_BATCH) {
+      const byFile = files.slice(i, i + DELETE_BATCH);
+      const byId = chunkIds.slice(i, i + DELETE_BATCH);
+      const where = [
+        ...(byFile.length ? [`filePath IN (${sqlList(byFile)})`] : []),
+        ...(byId.length ? [`id IN (${sqlList(byId)})`] : []),
+      ].join(' OR ');
+      await this.chunks.delete(where);
+      if (byFile.length) await this.facts.delete(`path IN (${sqlList(byFile)})`);
+    }
+    if (change.chunks.length) await this.addChunks(change.chunks, change.vectors);
+    if (change.facts.length) await this.addFacts(change.facts);
+  }
+
   async deleteFiles(paths: readonly string[]): Promise<void> {
     for (let i = 0; i < paths.length; i += DELETE_BATCH) {
       const list = sqlList(paths.slice(i, i + DELETE_BATCH));
