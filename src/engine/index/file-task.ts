@@ -24,9 +24,16 @@ export interface FileTask {
   readonly previousHash: string | null;
 }
 
+/**
+ * A chunk's terms, packed to cross from a worker thread cheaply: one string and one typed array
+ * per chunk instead of an array per distinct term.
+ */
 export interface LexicalTerms {
   readonly chunkId: string;
-  readonly terms: [string, number][];
+  /** The distinct terms of the chunk's text, in order of first use, joined by spaces … */
+  readonly terms: string;
+  /** … and how often each occurs. */
+  readonly counts: Uint32Array;
   readonly nameTerms: string[];
 }
 
@@ -127,9 +134,19 @@ export function lexicalTerms(chunk: Chunk): LexicalTerms {
   ]
     .filter(Boolean)
     .join(' ');
+  const counts = countTerms(indexTerms(chunk.content));
   return {
     chunkId: chunk.id,
-    terms: [...countTerms(indexTerms(chunk.content))],
+    terms: [...counts.keys()].join(' '),
+    counts: Uint32Array.from(counts.values()),
     nameTerms: [...new Set(indexTerms(names))],
   };
+}
+
+/** The term counts a packed LexicalTerms holds, in their first-use order. */
+export function unpackTerms(packed: LexicalTerms): Map<string, number> {
+  const counts = new Map<string, number>();
+  if (!packed.terms) return counts;
+  packed.terms.split(' ').forEach((term, i) => counts.set(term, packed.counts[i]!));
+  return counts;
 }

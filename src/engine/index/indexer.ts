@@ -13,7 +13,13 @@ import {
   planDirectoryUnits,
   type DirectoryUnit,
 } from './directories';
-import { lexicalTerms, type FileOutcome, type FileTask } from './file-task';
+import {
+  lexicalTerms,
+  unpackTerms,
+  type FileOutcome,
+  type FileTask,
+  type LexicalTerms,
+} from './file-task';
 import type { Chunk, ChunkLevel, CodeFact, IndexStage, LanguageId } from '../model';
 import type { ParsePool } from './parse-pool';
 import type { Summarizer } from './summaries';
@@ -364,8 +370,7 @@ class Run {
               terms.chunkId,
               outcome.path,
               outcome.chunks[i]?.level ?? 'function',
-              terms.terms,
-              terms.nameTerms,
+              terms,
             ),
           ),
         );
@@ -488,10 +493,7 @@ class Run {
     const replaced = new Map(
       summarized.map((chunk) => {
         const terms = lexicalTerms({ ...chunk, content: `${chunk.content}\n${chunk.fullContent}` });
-        return [
-          chunk.id,
-          lexicalDocument(chunk.id, chunk.filePath!, 'function', terms.terms, terms.nameTerms),
-        ] as const;
+        return [chunk.id, lexicalDocument(chunk.id, chunk.filePath!, 'function', terms)] as const;
       }),
     );
     const lexical = batch.lexical.map((document) => replaced.get(document.chunkId) ?? document);
@@ -536,13 +538,7 @@ class Run {
     );
     const lexical = chunks.map((chunk) => {
       const terms = lexicalTerms(chunk);
-      return lexicalDocument(
-        chunk.id,
-        directoryLexicalKey(chunk.id),
-        'directory',
-        terms.terms,
-        terms.nameTerms,
-      );
+      return lexicalDocument(chunk.id, directoryLexicalKey(chunk.id), 'directory', terms);
     });
     const unitOf = unitMap(units);
     await this.relinkFileChunks(unitOf);
@@ -706,10 +702,9 @@ function lexicalDocument(
   chunkId: string,
   key: string,
   level: ChunkLevel,
-  terms: [string, number][],
-  nameTerms: string[],
+  terms: LexicalTerms,
 ): LexicalDocument {
-  return { chunkId, path: key, level, terms: new Map(terms), nameTerms };
+  return { chunkId, path: key, level, terms: unpackTerms(terms), nameTerms: terms.nameTerms };
 }
 
 function unitOfFiles(files: Iterable<string>): Map<string, string> {

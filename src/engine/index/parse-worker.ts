@@ -47,8 +47,11 @@ async function handle({ id, task }: TaskMessage): Promise<void> {
     };
   }
   const transfer =
-    outcome.kind === 'indexed' && outcome.vectors
-      ? outcome.vectors.map((vector) => vector.buffer as ArrayBuffer)
+    outcome.kind === 'indexed'
+      ? [
+          ...(outcome.vectors ?? []).map((vector) => vector.buffer as ArrayBuffer),
+          ...outcome.lexical.map((terms) => terms.counts.buffer as ArrayBuffer),
+        ]
       : [];
   port!.postMessage({ type: 'outcome', id, outcome }, transfer);
 }
