@@ -1,4 +1,5 @@
 import { strict as assert } from 'node:assert';
+import fc from 'fast-check';
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -45,6 +46,31 @@ describe('embeddings', () => {
       assert.ok(Math.abs(unrelated + 0.132) < 0.01, `unrelated ${unrelated}`);
       const [vector] = await model.embed([QUERY]);
       assert.ok(Math.abs(Math.hypot(...vector!) - 1) < 1e-5, 'vectors are L2-normalised');
+    });
+
+    it('tokenizes ASCII words and mixed texts exactly as the tokenizer does', () => {
+      const word = fc.stringMatching(/^[A-Za-z0-9]{1,130}$/);
+      fc.assert(
+        fc.property(word, (text) => {
+          assert.deepEqual(model.tokenIds(text), model.referenceTokenIds(text));
+        }),
+        { numRuns: 2000 },
+      );
+      const piece = fc.oneof(
+        word,
+        fc.constantFrom(' ', '_', '.', '(', '\n', 'é', '日本', '\u00a0', '##', '[', ']'),
+        fc.string({ maxLength: 8 }),
+      );
+      fc.assert(
+        // a special token written out ("[CLS]") is one id to the whole-text tokenizer and three
+        // pieces to the scanner, with or without the ASCII path: such texts are left out
+        fc.property(fc.array(piece, { maxLength: 30 }), (pieces) => {
+          const text = pieces.join('');
+          fc.pre(!/\[(PAD|UNK|CLS|SEP|MASK)\]/.test(text));
+          assert.deepEqual(model.tokenIds(text), model.referenceTokenIds(text));
+        }),
+        { numRuns: 1000 },
+      );
     });
 
     it('tokenizes exactly as the tokenizer does on whole texts, only faster', () => {

@@ -65,20 +65,92 @@ interface WordPieceTokenizer {
   token_to_id(token: string): number | undefined;
 }
 
+/**
+ * WordPiece as a BERT tokenizer applies it to a word of ASCII letters and digits: lowercased,
+ * then the longest vocabulary entry from the left, again and again with the `##` prefix. Such
+ * words are most of what code holds, and no normaliser, pre-tokeniser or added token changes
+ * them, so this gives the tokenizer's ids without its per-call machinery.
+ */
+class AsciiWordPiece {
+  private constructor(
+    private readonly vocabulary: ReadonlyMap<string, number>,
+    private readonly prefix: string,
+    private readonly maxCharacters: number,
+    private readonly unknownId: number,
+  ) {}
+
+  /** Null unless the tokenizer is BERT-style (the only kind this reproduces exactly). */
+  static from(tokenizerJson: unknown): AsciiWordPiece | null {
+    const json = tokenizerJson as {
+      normalizer?: { type?: string; lowercase?: boolean } | null;
+      pre_tokenizer?: { type?: string } | null;
+      added_tokens?: { content: string }[];
+      model?: {
+        type?: string;
+        vocab?: Record<string, number>;
+        unk_token?: string;
+        continuing_subword_prefix?: string;
+        max_input_chars_per_word?: number;
+      };
+    };
+    const model = json.model;
+    const bert =
+      json.normalizer?.type === 'BertNormalizer' &&
+      json.normalizer.lowercase === true &&
+      json.pre_tokenizer?.type === 'BertPreTokenizer' &&
+      model?.type === 'WordPiece' &&
+      model.vocab &&
+      model.unk_token !== undefined &&
+      model.vocab[model.unk_token] !== undefined &&
+      // an added token that is a plain word would be split out before WordPiece runs
+      (json.added_tokens ?? []).every((token) => !/^[A-Za-z0-9]+$/.test(token.content));
+    if (!bert) return null;
+    return new AsciiWordPiece(
+      new Map(Object.entries(model.vocab!)),
+      model.continuing_subword_prefix ?? '##',
+      model.max_input_chars_per_word ?? 100,
+      model.vocab![model.unk_token!]!,
+    );
+  }
+
+  /** Ids of a word of ASCII letters and digits (not checked here). */
+  encode(word: string): number[] {
+    if (word.length > this.maxCharacters) return [this.unknownId];
+    const lower = word.toLowerCase();
+    const ids: number[] = [];
+    for (let start = 0; start < lower.length;) {
+      let end = lower.length;
+      let id: number | undefined;
+      for (; end > start; end--) {
+        const piece = lower.slice(start, end);
+        id = this.vocabulary.get(start > 0 ? this.prefix + piece : piece);
+        if (id !== undefined) break;
+      }
+      if (id === undefined) return [this.unknownId];
+      ids.push(id);
+      start = end;
+    }
+    return ids;
+  }
+}
+
 export class StaticModel implements Embedder {
   readonly kind = 'static' as const;
   readonly dimensions: number;
   readonly id: string;
   private readonly wordCache = new Map<string, readonly number[]>();
   private readonly unknownId: number | undefined;
+  private readonly asciiWords: AsciiWordPiece | null;
 
   private constructor(
     private readonly payload: StaticModelPayload,
     private readonly tokenizer: WordPieceTokenizer,
+    tokenizerJson: unknown,
   ) {
     this.id = payload.id;
     this.dimensions = payload.dimensions;
     this.unknownId = tokenizer.token_to_id('[UNK]');
+    this.asciiWords = AsciiWordPiece.from(tokenizerJson);
   }
 
   static async loadPayload(directory: string, id: string): Promise<StaticModelPayload> {
@@ -108,12 +180,11 @@ export class StaticModel implements Embedder {
 
   static async fromPayload(payload: StaticModelPayload): Promise<StaticModel> {
     const { Tokenizer } = await import('@huggingface/tokenizers');
+    const json: unknown = JSON.parse(payload.tokenizerJson);
     return new StaticModel(
       payload,
-      new Tokenizer(
-        JSON.parse(payload.tokenizerJson),
-        payload.tokenizerConfig,
-      ) as unknown as WordPieceTokenizer,
+      new Tokenizer(json as object, payload.tokenizerConfig) as unknown as WordPieceTokenizer,
+      json,
     );
   }
 
@@ -175,7 +246,10 @@ export class StaticModel implements Embedder {
   private pieceIds(piece: string): readonly number[] {
     let ids = this.wordCache.get(piece);
     if (!ids) {
-      ids = this.tokenizer.encode(piece, { add_special_tokens: false }).ids;
+      ids =
+        this.asciiWords && isAsciiWord(piece)
+          ? this.asciiWords.encode(piece)
+          : this.tokenizer.encode(piece, { add_special_tokens: false }).ids;
       if (this.wordCache.size >= WORD_CACHE_LIMIT) this.wordCache.clear();
       this.wordCache.set(piece, ids);
     }
@@ -193,6 +267,12 @@ export class StaticModel implements Embedder {
   dispose(): void {
     this.wordCache.clear();
   }
+}
+
+/** A piece of the scanner made of ASCII characters only: letters and digits (see charClass). */
+function isAsciiWord(piece: string): boolean {
+  for (let i = 0; i < piece.length; i++) if (piece.charCodeAt(i) >= 128) return false;
+  return true;
 }
 
 /** Copies a table into shared memory so worker threads read it without their own copy. */
