@@ -69,6 +69,8 @@ type Role = 'writer' | 'reader';
  * saves as the small fragments that also trigger it (see Tables.needsOptimize).
  */
 const MAX_TABLE_VERSIONS = 120;
+/** Deleted chunk rows, as a share of the live ones, past which the tables are compacted. */
+const DELETED_SHARE = 0.25;
 /** The delta log is folded into a new snapshot when it outgrows this share of the snapshot … */
 const DELTA_SHARE = 0.5;
 /** … but a small index keeps appending until the log reaches this size. */
@@ -96,6 +98,8 @@ export class IndexStore {
   readonly catalog = new Map<string, ChunkMeta>();
   /** The catalog's chunk ids by file, so a write touches only the files it changes. */
   private readonly chunksOfFile = new Map<string, Set<string>>();
+  /** Chunk rows deleted since this store last compacted its tables (their bytes are still on disk). */
+  private deletedRows = 0;
   private readonly reloadHandlers: (() => Promise<void>)[] = [];
   /** Set by `beginWrite`, cleared by `commit`: the memory holds changes the disk does not. */
   private dirty = false;
@@ -418,11 +422,13 @@ export class IndexStore {
       facts: change.facts,
     });
     this.lexical.removePaths([...change.files, ...change.chunkIds.map(directoryLexicalKey)]);
+    const before = this.catalog.size;
     for (const file of change.files) {
       for (const id of this.chunksOfFile.get(file) ?? []) this.catalog.delete(id);
       this.chunksOfFile.delete(file);
     }
     for (const id of change.chunkIds) this.untrack(id);
+    this.deletedRows += before - this.catalog.size;
     this.lexical.add(change.lexical);
     for (const chunk of change.chunks) this.track(metaOf(chunk));
   }
@@ -576,9 +582,14 @@ export class IndexStore {
     if (await this.tables.ensureIndexes())
       log.info('table_indexes_created', { directory: this.directory });
     const versions = await this.tables.versionCount();
-    if (versions <= MAX_TABLE_VERSIONS && !(await this.tables.needsOptimize())) return;
+    // a large change (a branch switch) left much deleted data behind: compacting now costs in
+    // proportion to that change; a first index deleted nothing and is not rewritten
+    const deletedMuch = this.deletedRows > this.catalog.size * DELETED_SHARE;
+    if (versions <= MAX_TABLE_VERSIONS && !deletedMuch && !(await this.tables.needsOptimize()))
+      return;
     const started = performance.now();
     await this.tables.compact();
+    this.deletedRows = 0;
     await this.writeCommit({
       ...this.manifestState,
       generation: this.manifestState.generation + 1,
@@ -619,6 +630,7 @@ export class IndexStore {
     this.catalog.clear();
     for (const [id, meta] of loaded.catalog) this.catalog.set(id, meta);
     this.indexCatalog();
+    this.deletedRows = 0;
     this.loadedFacts = loaded.facts;
     this.deltaBytes = loaded.manifest.lexicalDeltaBytes;
     this.pendingGeneration = null;
