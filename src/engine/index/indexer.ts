@@ -20,7 +20,15 @@ import {
   type FileTask,
   type LexicalTerms,
 } from './file-task';
-import type { Chunk, ChunkLevel, CodeFact, IndexStage, LanguageId } from '../model';
+import {
+  CHUNK_LEVELS,
+  type Chunk,
+  type ChunkLevel,
+  type CodeFact,
+  type IndexStage,
+  type LanguageId,
+} from '../model';
+import { chunkId } from './chunks';
 import type { ParsePool } from './parse-pool';
 import type { Summarizer } from './summaries';
 import type { SkipReason } from './walk';
@@ -524,10 +532,7 @@ class Run {
     const { store, graph } = this.indexer.parts;
     const units = planDirectoryUnits(graph.files());
     const unitIds = new Set(units.map((unit) => directoryChunkId(unit.directory)));
-    const existing = [...store.catalog.values()]
-      .filter((meta) => meta.level === 'directory')
-      .map((meta) => meta.id);
-    const removedIds = existing.filter((id) => !unitIds.has(id));
+    const removedIds = [...store.directoryChunkIds()].filter((id) => !unitIds.has(id));
     const touchedFolders = new Set([...this.rewrittenPaths].flatMap(ancestors));
     const stale = units.filter(
       (unit) =>
@@ -559,9 +564,10 @@ class Run {
     const { store } = this.indexer.parts;
     const waiting = new Set(this.pendingChunks.map((chunk) => chunk.filePath));
     const moves = new Map<string | null, string[]>();
-    for (const meta of store.catalog.values()) {
-      if (meta.level !== 'file' || !meta.filePath || waiting.has(meta.filePath)) continue;
-      const wanted = unitOf.get(meta.filePath) ?? null;
+    for (const file of store.filesWithChunks()) {
+      const meta = store.catalog.get(chunkId(file, null, null, 'file'));
+      if (!meta || waiting.has(file)) continue;
+      const wanted = unitOf.get(file) ?? null;
       if (meta.parentDirectoryId === wanted) continue;
       const ids = moves.get(wanted) ?? [];
       ids.push(meta.id);
@@ -663,8 +669,10 @@ class Run {
     for (const reason of this.plan.skipped.values()) skipped[reason] = (skipped[reason] ?? 0) + 1;
     for (const outcome of this.outcomes)
       if (outcome.kind === 'skipped') skipped[outcome.reason] = (skipped[outcome.reason] ?? 0) + 1;
-    const chunks: Record<ChunkLevel, number> = { directory: 0, file: 0, class: 0, function: 0 };
-    for (const meta of store.catalog.values()) chunks[meta.level]++;
+    // the lexical segment holds one document per chunk, counted per level as it changes
+    const chunks = Object.fromEntries(
+      CHUNK_LEVELS.map((level) => [level, store.lexical.levelStats(level).documents]),
+    ) as Record<ChunkLevel, number>;
     const count = (kind: OutcomeRecord['kind']) =>
       this.outcomes.filter((outcome) => outcome.kind === kind).length;
     return {

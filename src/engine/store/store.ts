@@ -98,6 +98,7 @@ export class IndexStore {
   readonly catalog = new Map<string, ChunkMeta>();
   /** The catalog's chunk ids by file, so a write touches only the files it changes. */
   private readonly chunksOfFile = new Map<string, Set<string>>();
+  private readonly directoryChunks = new Set<string>();
   /** Chunk rows deleted since this store last compacted its tables (their bytes are still on disk). */
   private deletedRows = 0;
   private readonly reloadHandlers: (() => Promise<void>)[] = [];
@@ -453,14 +454,28 @@ export class IndexStore {
     await this.apply({ files: [], chunkIds: [], chunks: [], vectors: null, lexical: [], facts });
   }
 
+  /** The files the store holds chunks of. */
+  filesWithChunks(): IterableIterator<string> {
+    return this.chunksOfFile.keys();
+  }
+
+  /** The ids of the directory chunks (those of no file). */
+  directoryChunkIds(): IterableIterator<string> {
+    return this.directoryChunks.values();
+  }
+
   private indexCatalog(): void {
     this.chunksOfFile.clear();
+    this.directoryChunks.clear();
     for (const meta of this.catalog.values()) this.track(meta);
   }
 
   private track(meta: ChunkMeta): void {
     this.catalog.set(meta.id, meta);
-    if (!meta.filePath) return;
+    if (!meta.filePath) {
+      this.directoryChunks.add(meta.id);
+      return;
+    }
     const ids = this.chunksOfFile.get(meta.filePath);
     if (ids) ids.add(meta.id);
     else this.chunksOfFile.set(meta.filePath, new Set([meta.id]));
@@ -469,6 +484,7 @@ export class IndexStore {
   private untrack(id: string): void {
     const file = this.catalog.get(id)?.filePath;
     this.catalog.delete(id);
+    this.directoryChunks.delete(id);
     const ids = file ? this.chunksOfFile.get(file) : undefined;
     ids?.delete(id);
     if (ids && !ids.size) this.chunksOfFile.delete(file!);
