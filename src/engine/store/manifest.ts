@@ -61,6 +61,12 @@ const ManifestSchema = z.object({
   }),
   files: z.record(z.string(), FileEntry),
   build: BuildRecord.optional(),
+  /**
+   * Bytes of the tables' folder when they were last compacted (or first written): the store
+   * compacts again once writes have grown it by a share of that, so compaction costs stay in
+   * proportion to what was written since.
+   */
+  compactedBytes: z.number().int().nonnegative().optional(),
 });
 export type Manifest = z.infer<typeof ManifestSchema>;
 

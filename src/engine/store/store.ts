@@ -69,6 +69,8 @@ type Role = 'writer' | 'reader';
  * saves as the small fragments that also trigger it (see Tables.needsOptimize).
  */
 const MAX_TABLE_VERSIONS = 120;
+/** Growth of the tables' folder since the last compaction, as a share, past which they are compacted. */
+const GROWTH_SHARE = 0.25;
 /** Deleted chunk rows, as a share of the live ones, past which the tables are compacted. */
 const DELETED_SHARE = 0.25;
 /** The delta log is folded into a new snapshot when it outgrows this share of the snapshot … */
@@ -598,11 +600,24 @@ export class IndexStore {
     if (await this.tables.ensureIndexes())
       log.info('table_indexes_created', { directory: this.directory });
     const versions = await this.tables.versionCount();
-    // a large change (a branch switch) left much deleted data behind: compacting now costs in
-    // proportion to that change; a first index deleted nothing and is not rewritten
+    const bytes = await folderBytes(path.join(this.directory, 'lance'));
+    const baseline = this.manifestState.compactedBytes;
+    // Writes since the last compaction (superseded rows, versions, small fragments) have grown
+    // the tables by a share of their size, or a large change deleted much: compacting now
+    // costs in proportion to what was written since. A first index deleted nothing.
+    const grown = baseline !== undefined && bytes > baseline * (1 + GROWTH_SHARE);
     const deletedMuch = this.deletedRows > this.catalog.size * DELETED_SHARE;
-    if (versions <= MAX_TABLE_VERSIONS && !deletedMuch && !(await this.tables.needsOptimize()))
+    if (
+      versions <= MAX_TABLE_VERSIONS &&
+      !grown &&
+      !deletedMuch &&
+      !(await this.tables.needsOptimize())
+    ) {
+      // a first index (or a store from before this was recorded): its size is the baseline
+      if (baseline === undefined)
+        await this.writeCommit({ ...this.manifestState, compactedBytes: bytes });
       return;
+    }
     const started = performance.now();
     await this.tables.compact();
     this.deletedRows = 0;
@@ -619,6 +634,7 @@ export class IndexStore {
       generation: this.manifestState.generation + 1,
       tableVersions: await this.tables.versions(),
       dataHashes: await hashDataFiles(this.directory, this.manifestState.dataHashes),
+      compactedBytes: await folderBytes(path.join(this.directory, 'lance')),
     });
     log.info('table_versions_cleaned', {
       directory: this.directory,
@@ -905,6 +921,16 @@ async function fileStamp(file: string): Promise<string | null> {
     if ((cause as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw cause;
   }
+}
+
+/** Bytes of every file under `folder`. */
+async function folderBytes(folder: string): Promise<number> {
+  let total = 0;
+  for (const entry of await fs.readdir(folder, { withFileTypes: true }).catch(() => [])) {
+    const full = path.join(folder, entry.name);
+    total += entry.isDirectory() ? await folderBytes(full) : await fileSize(full);
+  }
+  return total;
 }
 
 async function fileSize(file: string): Promise<number> {
