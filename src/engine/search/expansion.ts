@@ -62,7 +62,8 @@ export class NearestWords {
     (await this.embedder.embed(added)).forEach((vector, i) =>
       vectors.set(l2Normalize(vector), (this.words.length + i) * dimensions),
     );
-    this.words.push(...added);
+    // one at a time: a large index adds more words than a call takes arguments
+    for (const word of added) this.words.push(word);
     this.vectors = vectors;
     log.info('nearest_words_embedded', {
       words: added.length,
