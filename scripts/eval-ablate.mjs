@@ -10,7 +10,13 @@ import { EVAL_DIR, ensureCorpora } from './corpora.mjs';
 import { lineScores, peerScore } from './eval-suites.mjs';
 
 const stageSource = readFileSync(path.resolve('src', 'engine', 'search', 'stages.ts'), 'utf8');
-const allStages = [...stageSource.matchAll(/name: '([\w-]+)'/g)].map((match) => match[1]);
+const stageKinds = new Map(
+  [...stageSource.matchAll(/name: '([\w-]+)',\s*kind: '([\w-]+)'/g)].map((match) => [
+    match[1],
+    match[2],
+  ]),
+);
+const allStages = [...stageKinds.keys()];
 const option = (name) => {
   const at = process.argv.indexOf(name);
   return at >= 0 ? process.argv[at + 1] : undefined;
@@ -51,11 +57,17 @@ for (const stage of stages) {
   const effect = full.map((value, i) => Math.round((value - without[i]) * 1000) / 1000);
   const helps = effect.filter((value) => value > 0).length;
   const hurts = effect.filter((value) => value < 0).length;
-  // Keep: helps the line set and the peer set, and hurts neither, with and without a model.
+  // Keep: helps the line set and the peer set, and hurts neither, with and without a model. A
+  // stage that only orders the files list cannot move the line scorer: it must help the peer set
+  // in both columns, and the line set must not move.
   const lineHelps = effect.some((value, i) => i % 3 !== 2 && value > 0);
   const peerHelps = effect.some((value, i) => i % 3 === 2 && value > 0);
-  const verdict =
-    !hurts && lineHelps && peerHelps ? 'keep' : `remove (helps ${helps}, hurts ${hurts})`;
+  const peerHelpsBoth = effect.every((value, i) => i % 3 !== 2 || value > 0);
+  const keep =
+    stageKinds.get(stage) === 'file-order'
+      ? !hurts && !lineHelps && peerHelpsBoth
+      : !hurts && lineHelps && peerHelps;
+  const verdict = keep ? 'keep' : `remove (helps ${helps}, hurts ${hurts})`;
   rows.push({ stage, without, effect, verdict });
   console.log(
     `${stage.padEnd(18)}${effect.map((value) => fmt(value, true).padStart(13)).join('')}  ${verdict}`,

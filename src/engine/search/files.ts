@@ -3,7 +3,9 @@ import type { Span } from './spans';
 /**
  * The result as a reader sees it: files, best first, each with its spans best first. A file
  * stands where its best chunk ranks (adding a decayed share of its further chunks was measured
- * and did not earn its place), and one file never takes more than one place in the list.
+ * and did not earn its place), raised by evidence about the whole file (the question's words
+ * over all its chunks, in its path: see file-evidence.ts), and one file never takes more than
+ * one place in the list.
  */
 export interface FileResult {
   readonly path: string;
@@ -60,26 +62,41 @@ export function rolesAsked(question: string): Set<FileRole> {
 }
 
 /**
+ * What the file that leads on one kind of whole-file evidence gains: the standing of the second
+ * chunk in the ranking (a file's own standing is 1 / rank of its best chunk); the other files
+ * gain in proportion to their evidence.
+ */
+const FILE_EVIDENCE_SHARE = 0.5;
+
+/**
  * Groups ranked spans (best first; `score` gives each span's chunk score) into files ranked by
- * their best chunk. Files of a role the question does not ask about count ROLE_PRIOR of their
- * score when `rolePriors` is on. Within a file, spans keep their order, and the spans of one
- * chunk stay together.
+ * their best chunk, fused with any whole-file `evidence`. Files of a role the question does not
+ * ask about count ROLE_PRIOR of their score when `rolePriors` is on. Within a file, spans keep
+ * their order, and the spans of one chunk stay together.
  */
 export function rankFiles(
   spans: readonly Span[],
   question: string,
   definitionNames: (path: string) => readonly string[],
   rolePriors: boolean,
+  evidence: readonly ReadonlyMap<string, number>[] = [],
 ): FileResult[] {
   const byPath = new Map<string, Span[]>();
   for (const span of spans) byPath.set(span.path, [...(byPath.get(span.path) ?? []), span]);
   const asked = rolesAsked(question);
+  const standing = fusedStanding(
+    [...byPath].map(([path, fileSpans]) => [
+      path,
+      Math.max(...fileSpans.map((span) => span.score)),
+    ]),
+    evidence,
+  );
   const files = [...byPath].map(([path, fileSpans], order) => {
     const role = fileRole(path, definitionNames(path));
     const prior = rolePriors && role && !asked.has(role) ? ROLE_PRIOR : 1;
     return {
       path,
-      score: prior * Math.max(...fileSpans.map((span) => span.score)),
+      score: prior * standing.get(path)!,
       role: prior < 1 ? role : null,
       spans: byChunk(fileSpans),
       order,
@@ -88,6 +105,28 @@ export function rankFiles(
   return files
     .sort((a, b) => b.score - a.score || a.order - b.order)
     .map(({ order: _order, ...file }) => file);
+}
+
+/**
+ * Each file's standing: its best chunk's score, plus, for each kind of whole-file evidence,
+ * FILE_EVIDENCE_SHARE times its score there over the best file's score there.
+ */
+function fusedStanding(
+  best: readonly (readonly [string, number])[],
+  evidence: readonly ReadonlyMap<string, number>[],
+): Map<string, number> {
+  const standing = new Map(best);
+  for (const scores of evidence) {
+    const top = Math.max(
+      0,
+      ...[...scores].filter(([path]) => standing.has(path)).map(([, score]) => score),
+    );
+    if (top <= 0) continue;
+    for (const [path, score] of scores)
+      if (standing.has(path))
+        standing.set(path, standing.get(path)! + (FILE_EVIDENCE_SHARE * score) / top);
+  }
+  return standing;
 }
 
 /** The spans of one chunk next to each other, chunks in the order they first appear. */

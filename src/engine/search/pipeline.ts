@@ -29,6 +29,7 @@ import {
   type SearchIndex,
 } from './retrievers';
 import { inflectionStems, NearestWords } from './expansion';
+import { coverageScores, pathScores, PathVocabulary, wholeFileScores } from './file-evidence';
 import { rankFiles, type FileResult } from './files';
 import { shapeSpans, type RankedChunk } from './shaping';
 import { StageSwitches, type StageName } from './stages';
@@ -129,6 +130,7 @@ export class Searcher {
   private semanticTrust = 1;
   private readonly structure = new StructureCache();
   private knownFolders: Set<string> | null = null;
+  private pathVocabulary: PathVocabulary | null = null;
   private readonly nearestWords: NearestWords | null;
 
   constructor(index: Omit<SearchIndex, 'vectors'>) {
@@ -158,9 +160,14 @@ export class Searcher {
     if (changed) {
       this.texts.forget(changed);
       this.index.vectors.refresh(changed);
+      this.pathVocabulary?.refresh(
+        changed,
+        (path) => this.index.graph.factsInFile(path).length > 0,
+      );
     } else {
       this.texts.clear();
       this.index.vectors.clear();
+      this.pathVocabulary = null;
     }
     this.structure.clear();
     this.knownFolders = null;
@@ -291,6 +298,12 @@ export class Searcher {
       request.query,
       (path) => this.definitionNames(path),
       stages.on('file-roles'),
+      this.fileEvidence(
+        stages,
+        [...new Set(shaped.map((span) => span.path))],
+        [...terms, ...related, ...stems],
+        queryWeights,
+      ),
     );
     mark('shape', started);
     started = performance.now();
@@ -370,6 +383,24 @@ export class Searcher {
   ): StrategyResult {
     if (stages.on('graph-strategy')) return runStrategy(input);
     return { hits: { source: 'graph', hits: [] }, flow: null, diagram: null, findings: [] };
+  }
+
+  /** Whole-file evidence about the candidate files, from the stages switched on. */
+  private fileEvidence(
+    stages: StageSwitches,
+    paths: readonly string[],
+    terms: readonly string[],
+    weights: ReadonlyMap<string, number>,
+  ): ReadonlyMap<string, number>[] {
+    const { lexical } = this.index;
+    const evidence: ReadonlyMap<string, number>[] = [];
+    if (stages.on('file-words')) evidence.push(wholeFileScores(lexical, paths, terms, weights));
+    if (stages.on('file-coverage')) evidence.push(coverageScores(lexical, paths, terms, weights));
+    if (stages.on('file-paths')) {
+      this.pathVocabulary ??= new PathVocabulary(this.index.graph.files());
+      evidence.push(pathScores(this.pathVocabulary, paths, terms, weights));
+    }
+    return evidence;
   }
 
   /** The names the definitions of a file carry (its content's say in its role). */

@@ -2,7 +2,9 @@
  * Every switchable part of the ranking stack, in the order a search runs them, in one place.
  * `code-oracle eval --ablate NAME[,NAME]` switches parts off; `npm run eval:ablate` measures each
  * one's effect on the line questions and the peer suite, with and without an embedding model.
- * A part stays only while that table shows it helps on both suites and hurts neither.
+ * A part stays only while that table shows it helps on both suites and hurts neither. A
+ * `file-order` part only orders the files list, which the line scorer does not read: it stays
+ * while it helps the peer suite with and without a model and the line set does not move.
  */
 export const STAGES = [
   {
@@ -41,8 +43,23 @@ export const STAGES = [
     what: 'calls-graph neighbours of the best hits are woven in after them',
   },
   {
+    name: 'file-words',
+    kind: 'file-order',
+    what: "files that hold more of the question's words, over all their chunks (BM25 over whole files), rise in the files list",
+  },
+  {
+    name: 'file-coverage',
+    kind: 'file-order',
+    what: "files that hold a larger share of the question's words (each weighted by its rarity) rise in the files list",
+  },
+  {
+    name: 'file-paths',
+    kind: 'file-order',
+    what: "files whose folder or file names hold the question's words, weighted by rarity among the index's paths, rise in the files list",
+  },
+  {
     name: 'file-roles',
-    kind: 'rescoring',
+    kind: 'file-order',
     what: 'tests, examples, docs, stubs, generated, vendored and compat files rank below source',
   },
 ] as const;

@@ -296,6 +296,13 @@ export class LexicalIndex {
     };
   }
 
+  /** The live chunks indexed under `path`: a file's chunks at every level, for scoring whole files. */
+  documentsAt(path: string): DocumentStats[] {
+    return (this.byPath.get(path) ?? [])
+      .filter((docId) => this.isLive(docId))
+      .map((docId) => this.document(docId)!);
+  }
+
   /** The distinct terms of a chunk's text. */
   termsOf(docId: number): string[] {
     const record = this.docs.get(docId);

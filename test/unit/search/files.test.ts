@@ -56,6 +56,32 @@ describe('search results as files with spans', () => {
     );
   });
 
+  it('lifts a file that leads on whole-file evidence by the standing of the second chunk', () => {
+    const spans = [
+      span('best-chunk.py', 'x', 1),
+      span('more-words.py', 'y', 1 / 3),
+      span('third.py', 'z', 1 / 4),
+    ];
+    const words = new Map([
+      ['more-words.py', 8],
+      ['third.py', 4],
+      // a file the spans do not hold is not ranked, and does not set the scale
+      ['elsewhere.py', 80],
+    ]);
+    const paths = new Map([['more-words.py', 2]]);
+    const ranked = rankFiles(spans, 'q', noNames, true, [words, paths]);
+    assert.deepEqual(
+      ranked.map((file) => [file.path, Math.round(file.score * 1000) / 1000]),
+      [
+        ['more-words.py', 1.333],
+        ['best-chunk.py', 1],
+        ['third.py', 0.5],
+      ],
+    );
+    const without = rankFiles(spans, 'q', noNames, true, []);
+    assert.equal(without[0]!.path, 'best-chunk.py');
+  });
+
   it('ranks tests, stubs and examples below source unless the question asks about them', () => {
     const spans = [span('tests/test_client.py', 't', 1), span('src/client.py', 's', 0.7)];
     const ranked = rankFiles(spans, 'how is the client configured', noNames, true);

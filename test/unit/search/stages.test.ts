@@ -56,6 +56,28 @@ describe('search stages', () => {
     );
   });
 
+  it('adds whole-file evidence to a file’s standing unless its stages are off', async () => {
+    const query = 'how does the service create and validate an order';
+    const standing = (result: SearchResult) =>
+      result.files.map((file) => file.score - Math.max(...file.spans.map((span) => span.score)));
+    const fileStages = ['file-words', 'file-coverage', 'file-paths'] as const;
+    const off = await search(query, [...fileStages]);
+    assert.ok(
+      standing(off).every((gain) => gain <= 0),
+      'off: a file stands by its best chunk',
+    );
+    for (const stage of fileStages) {
+      const only = await search(
+        query,
+        fileStages.filter((other) => other !== stage),
+      );
+      assert.ok(
+        standing(only).some((gain) => gain > 0),
+        `${stage} lifts the file that leads on its evidence`,
+      );
+    }
+  });
+
   it('spends the budget on spans best first across files, not file by file', async () => {
     const result = await search('how are the saved handles to the storage file thrown away?');
     const order = result.spans.map((span) => span.path);

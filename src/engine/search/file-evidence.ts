@@ -1,0 +1,159 @@
+import type { ChunkLevel } from '../model';
+import type { LexicalIndex } from '../store/lexical';
+import { indexTerms } from '../text/tokenize';
+import { bm25Idf, bm25TermScore } from './bm25';
+
+/**
+ * Evidence about whole files, beside the evidence about their chunks: a file that holds more of
+ * the question's words than another (summed over all its chunks) or names them in its path is
+ * more likely what the question is about, even when a single chunk of the other file matches
+ * better. Each function scores the candidate files only, from statistics the index already has.
+ */
+
+/** The levels a file's own text is spread over (folder summaries are not part of it). */
+const FILE_LEVELS: readonly ChunkLevel[] = ['file', 'class', 'function'];
+
+/**
+ * BM25 over whole files: a file's term frequencies and length are the sums over its chunks; a
+ * term's rarity is taken over all chunks of those levels, and the mean file length from the
+ * index's own totals. `weights` lowers terms the question did not use (related words, stems).
+ */
+export function wholeFileScores(
+  lexical: LexicalIndex,
+  paths: readonly string[],
+  terms: readonly string[],
+  weights: ReadonlyMap<string, number> = new Map(),
+): Map<string, number> {
+  const { idf, averageLength } = fileStatistics(lexical, terms, weights);
+  const scores = new Map<string, number>();
+  for (const path of paths) {
+    const { length, frequency } = fileTerms(lexical, path, idf.keys());
+    let score = 0;
+    for (const [term, weight] of idf)
+      score += bm25TermScore(weight, frequency.get(term)!, length, averageLength);
+    if (score > 0) scores.set(path, score);
+  }
+  return scores;
+}
+
+/** The share of the question's words (each weighted by its rarity) a file holds anywhere. */
+export function coverageScores(
+  lexical: LexicalIndex,
+  paths: readonly string[],
+  terms: readonly string[],
+  weights: ReadonlyMap<string, number> = new Map(),
+): Map<string, number> {
+  const { idf } = fileStatistics(lexical, terms, weights);
+  const total = [...idf.values()].reduce((sum, weight) => sum + weight, 0);
+  const scores = new Map<string, number>();
+  for (const path of paths) {
+    const { frequency } = fileTerms(lexical, path, idf.keys());
+    let held = 0;
+    for (const [term, weight] of idf) if (frequency.get(term)) held += weight;
+    if (held > 0) scores.set(path, held / total);
+  }
+  return scores;
+}
+
+/** Each present term's weight (query weight × rarity over chunks) and the mean file length. */
+function fileStatistics(
+  lexical: LexicalIndex,
+  terms: readonly string[],
+  weights: ReadonlyMap<string, number>,
+): { idf: Map<string, number>; averageLength: number } {
+  const stats = FILE_LEVELS.map((level) => lexical.levelStats(level));
+  const chunks = stats.reduce((sum, level) => sum + level.documents, 0);
+  const files = stats[0]!.documents;
+  const totalLength = stats.reduce((sum, level) => sum + level.documents * level.averageLength, 0);
+  const idf = new Map<string, number>();
+  for (const term of new Set(terms)) {
+    const frequency = FILE_LEVELS.reduce(
+      (sum, level) => sum + lexical.documentFrequencyOf(level, term),
+      0,
+    );
+    if (frequency) idf.set(term, (weights.get(term) ?? 1) * bm25Idf(chunks, frequency));
+  }
+  return { idf, averageLength: files ? totalLength / files : 0 };
+}
+
+/** A file's length and term frequencies: the sums over its chunks. */
+function fileTerms(
+  lexical: LexicalIndex,
+  path: string,
+  terms: Iterable<string>,
+): { length: number; frequency: Map<string, number> } {
+  const documents = lexical.documentsAt(path).filter((doc) => FILE_LEVELS.includes(doc.level));
+  const frequency = new Map<string, number>();
+  for (const term of terms)
+    frequency.set(
+      term,
+      documents.reduce((sum, doc) => sum + doc.termFrequency(term), 0),
+    );
+  return { length: documents.reduce((sum, doc) => sum + doc.length, 0), frequency };
+}
+
+/** The words of a path's folders and file name (extension dropped), split like identifiers. */
+export function pathWords(path: string): Set<string> {
+  return new Set(indexTerms(path.replace(/\.[^./]+$/, '').replace(/\//g, ' ')));
+}
+
+/**
+ * How many of the index's files hold each word in their folder or file names: the rarity of a
+ * path word. Built once, then kept up to date file by file as the index changes.
+ */
+export class PathVocabulary {
+  private readonly frequency = new Map<string, number>();
+  private readonly counted = new Set<string>();
+
+  constructor(paths: Iterable<string>) {
+    for (const path of paths) this.count(path, 1);
+  }
+
+  get size(): number {
+    return this.counted.size;
+  }
+
+  /** Follows the `changed` files: each is counted while `indexed` says the index holds it. */
+  refresh(changed: Iterable<string>, indexed: (path: string) => boolean): void {
+    for (const path of changed) {
+      const held = indexed(path);
+      if (held !== this.counted.has(path)) this.count(path, held ? 1 : -1);
+    }
+  }
+
+  idf(word: string): number {
+    const frequency = this.frequency.get(word) ?? 0;
+    return frequency ? bm25Idf(this.size, frequency) : 0;
+  }
+
+  private count(path: string, delta: 1 | -1): void {
+    if (delta > 0) this.counted.add(path);
+    else this.counted.delete(path);
+    for (const word of pathWords(path)) {
+      const frequency = (this.frequency.get(word) ?? 0) + delta;
+      if (frequency > 0) this.frequency.set(word, frequency);
+      else this.frequency.delete(word);
+    }
+  }
+}
+
+/**
+ * Question words found among a file's folder and file names, each counted by its rarity among
+ * the index's paths (a word every path holds says nothing).
+ */
+export function pathScores(
+  vocabulary: PathVocabulary,
+  paths: readonly string[],
+  terms: readonly string[],
+  weights: ReadonlyMap<string, number> = new Map(),
+): Map<string, number> {
+  const scores = new Map<string, number>();
+  for (const path of paths) {
+    const words = pathWords(path);
+    let score = 0;
+    for (const term of new Set(terms))
+      if (words.has(term)) score += (weights.get(term) ?? 1) * vocabulary.idf(term);
+    if (score > 0) scores.set(path, score);
+  }
+  return scores;
+}

@@ -1,0 +1,122 @@
+import * as assert from 'node:assert/strict';
+import type { ChunkLevel } from '../../../src/engine/model';
+import {
+  coverageScores,
+  pathScores,
+  PathVocabulary,
+  pathWords,
+  wholeFileScores,
+} from '../../../src/engine/search/file-evidence';
+import { LexicalIndex } from '../../../src/engine/store/lexical';
+
+/** A chunk of `path` at `level` holding `terms` (word → count). */
+const chunk = (path: string, id: string, level: ChunkLevel, terms: Record<string, number>) => ({
+  chunkId: `${path}::${id}`,
+  path,
+  level,
+  terms: new Map(Object.entries(terms)),
+  nameTerms: [],
+});
+
+/**
+ * `spread.py` names retry in three small functions; `single.py` has one function that names it
+ * twice and a long unrelated one; `other.py` never names it. Filler files make the words rare.
+ */
+function fixture(): LexicalIndex {
+  const lexical = new LexicalIndex();
+  lexical.add([
+    chunk('spread.py', 'file', 'file', { import: 1 }),
+    chunk('spread.py', 'a', 'function', { retry: 1, request: 1 }),
+    chunk('spread.py', 'b', 'function', { retry: 1, backoff: 1 }),
+    chunk('spread.py', 'c', 'function', { retry: 1, request: 1 }),
+    chunk('single.py', 'file', 'file', { import: 1 }),
+    chunk('single.py', 'a', 'function', { retry: 2, loop: 3 }),
+    chunk('single.py', 'b', 'function', { parse: 6, token: 6 }),
+    chunk('other.py', 'file', 'file', { import: 1 }),
+    chunk('other.py', 'a', 'function', { parse: 2, request: 1 }),
+    ...Array.from({ length: 8 }, (_, i) =>
+      chunk(`filler${i}.py`, 'a', 'function', { loop: 1, value: 2, request: 1 }),
+    ),
+    // a folder summary is not part of any file's text
+    chunk('.', 'dir', 'directory', { retry: 9, backoff: 9 }),
+  ]);
+  return lexical;
+}
+
+describe('whole-file evidence', () => {
+  it('scores a file by the question words all its chunks hold, not its best chunk', () => {
+    const scores = wholeFileScores(
+      fixture(),
+      ['single.py', 'spread.py', 'other.py'],
+      ['retry', 'backoff'],
+    );
+    assert.ok(scores.get('spread.py')! > scores.get('single.py')!, JSON.stringify([...scores]));
+    assert.equal(scores.has('other.py'), false, 'a file holding no question word has no score');
+  });
+
+  it('counts a related word at its lower weight', () => {
+    const lexical = fixture();
+    const full = wholeFileScores(lexical, ['spread.py'], ['backoff']).get('spread.py')!;
+    const related = wholeFileScores(
+      lexical,
+      ['spread.py'],
+      ['backoff'],
+      new Map([['backoff', 0.5]]),
+    );
+    assert.ok(Math.abs(related.get('spread.py')! - full / 2) < 1e-9);
+  });
+
+  it('gives the share of the question words a file holds, each by its rarity', () => {
+    const scores = coverageScores(
+      fixture(),
+      ['single.py', 'spread.py', 'other.py'],
+      ['retry', 'backoff', 'request'],
+    );
+    assert.equal(scores.get('spread.py'), 1);
+    assert.ok(scores.get('single.py')! > 0 && scores.get('single.py')! < 1);
+    assert.ok(scores.get('other.py')! < scores.get('single.py')!, 'request is commoner than retry');
+  });
+});
+
+describe('path evidence', () => {
+  const paths = [
+    'src/http/retry.py',
+    'src/http/client.py',
+    'src/http/session_pool.py',
+    'src/cli/main.py',
+  ];
+
+  it('splits folders and the file name like identifiers, without the extension', () => {
+    assert.deepEqual(
+      [...pathWords('src/httpClient/session_pool.py')].sort(),
+      ['client', 'http', 'httpclient', 'pool', 'session', 'sessionpool', 'src'].sort(),
+    );
+  });
+
+  it('weights a question word in a path by its rarity among the paths', () => {
+    const vocabulary = new PathVocabulary(paths);
+    const scores = pathScores(vocabulary, paths, ['retry', 'http', 'src']);
+    const [retry, client, main] = [
+      'src/http/retry.py',
+      'src/http/client.py',
+      'src/cli/main.py',
+    ].map((path) => scores.get(path)!);
+    assert.ok(retry > client && client > main, JSON.stringify([...scores]));
+    assert.ok(main < retry / 10, 'src is in every path: it says next to nothing');
+  });
+
+  it('follows files added and removed without rebuilding', () => {
+    const held = new Set(paths);
+    const vocabulary = new PathVocabulary(held);
+    const before = vocabulary.idf('http');
+    held.add('src/http/auth.py');
+    held.delete('src/cli/main.py');
+    vocabulary.refresh(['src/http/auth.py', 'src/cli/main.py', 'src/http/retry.py'], (path) =>
+      held.has(path),
+    );
+    assert.equal(vocabulary.size, 4);
+    assert.ok(vocabulary.idf('http') < before, 'http is now in every path');
+    assert.equal(vocabulary.idf('cli'), 0);
+    assert.deepEqual(vocabulary.idf('auth'), new PathVocabulary(held).idf('auth'));
+  });
+});
