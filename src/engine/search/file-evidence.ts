@@ -139,7 +139,9 @@ export class PathVocabulary {
 
 /**
  * Question words found among a file's folder and file names, each counted by its rarity among
- * the index's paths (a word every path holds says nothing).
+ * the index's paths (a word every path holds says next to nothing). A question word and a path
+ * word match when they are equal or one begins with the other and is at least half as long
+ * (`client` and `clients`, `valid` and `validators`).
  */
 export function pathScores(
   vocabulary: PathVocabulary,
@@ -149,11 +151,23 @@ export function pathScores(
 ): Map<string, number> {
   const scores = new Map<string, number>();
   for (const path of paths) {
-    const words = pathWords(path);
+    const words = [...pathWords(path)];
     let score = 0;
-    for (const term of new Set(terms))
-      if (words.has(term)) score += (weights.get(term) ?? 1) * vocabulary.idf(term);
+    for (const term of new Set(terms)) {
+      const matched = words.includes(term)
+        ? [term]
+        : words.filter((word) => prefixMatch(term, word));
+      if (matched.length)
+        score +=
+          (weights.get(term) ?? 1) * Math.max(...matched.map((word) => vocabulary.idf(word)));
+    }
     if (score > 0) scores.set(path, score);
   }
   return scores;
+}
+
+/** One word begins with the other, which is at least half its length. */
+function prefixMatch(a: string, b: string): boolean {
+  const [short, long] = a.length <= b.length ? [a, b] : [b, a];
+  return short.length > 1 && short.length * 2 >= long.length && long.startsWith(short);
 }

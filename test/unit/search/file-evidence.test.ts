@@ -105,6 +105,16 @@ describe('path evidence', () => {
     assert.ok(main < retry / 10, 'src is in every path: it says next to nothing');
   });
 
+  it('matches a word that begins another at least half as long (plurals, short forms)', () => {
+    const held = ['src/clients.py', 'src/validators/base.py', 'src/settings.py', 'src/app.py'];
+    const vocabulary = new PathVocabulary(held);
+    const scores = pathScores(vocabulary, held, ['client', 'valid', 'set']);
+    assert.ok(scores.get('src/clients.py')! > 0);
+    assert.ok(scores.get('src/validators/base.py')! > 0);
+    assert.equal(scores.has('src/settings.py'), false, 'set is less than half of settings');
+    assert.equal(scores.has('src/app.py'), false);
+  });
+
   it('follows files added and removed without rebuilding', () => {
     const held = new Set(paths);
     const vocabulary = new PathVocabulary(held);
