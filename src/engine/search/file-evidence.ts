@@ -36,25 +36,6 @@ export function wholeFileScores(
   return scores;
 }
 
-/** The share of the question's words (each weighted by its rarity) a file holds anywhere. */
-export function coverageScores(
-  lexical: LexicalIndex,
-  paths: readonly string[],
-  terms: readonly string[],
-  weights: ReadonlyMap<string, number> = new Map(),
-): Map<string, number> {
-  const { idf } = fileStatistics(lexical, terms, weights);
-  const total = [...idf.values()].reduce((sum, weight) => sum + weight, 0);
-  const scores = new Map<string, number>();
-  for (const path of paths) {
-    const { frequency } = fileTerms(lexical, path, idf.keys());
-    let held = 0;
-    for (const [term, weight] of idf) if (frequency.get(term)) held += weight;
-    if (held > 0) scores.set(path, held / total);
-  }
-  return scores;
-}
-
 /** Each present term's weight (query weight × rarity over chunks) and the mean file length. */
 function fileStatistics(
   lexical: LexicalIndex,

@@ -29,7 +29,7 @@ import {
   type SearchIndex,
 } from './retrievers';
 import { inflectionStems, NearestWords } from './expansion';
-import { coverageScores, pathScores, PathVocabulary, wholeFileScores } from './file-evidence';
+import { pathScores, PathVocabulary, wholeFileScores } from './file-evidence';
 import { rankFiles, type FileResult } from './files';
 import { shapeSpans, type RankedChunk } from './shaping';
 import { StageSwitches, type StageName } from './stages';
@@ -395,7 +395,6 @@ export class Searcher {
     const { lexical } = this.index;
     const evidence: ReadonlyMap<string, number>[] = [];
     if (stages.on('file-words')) evidence.push(wholeFileScores(lexical, paths, terms, weights));
-    if (stages.on('file-coverage')) evidence.push(coverageScores(lexical, paths, terms, weights));
     if (stages.on('file-paths')) {
       this.pathVocabulary ??= new PathVocabulary(this.index.graph.files());
       evidence.push(pathScores(this.pathVocabulary, paths, terms, weights));

@@ -48,11 +48,6 @@ export const STAGES = [
     what: "files that hold more of the question's words, over all their chunks (BM25 over whole files), rise in the files list",
   },
   {
-    name: 'file-coverage',
-    kind: 'file-order',
-    what: "files that hold a larger share of the question's words (each weighted by its rarity) rise in the files list",
-  },
-  {
     name: 'file-paths',
     kind: 'file-order',
     what: "files whose folder or file names hold the question's words, weighted by rarity among the index's paths, rise in the files list",

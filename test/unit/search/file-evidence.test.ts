@@ -1,7 +1,6 @@
 import * as assert from 'node:assert/strict';
 import type { ChunkLevel } from '../../../src/engine/model';
 import {
-  coverageScores,
   pathScores,
   PathVocabulary,
   pathWords,
@@ -64,17 +63,6 @@ describe('whole-file evidence', () => {
       new Map([['backoff', 0.5]]),
     );
     assert.ok(Math.abs(related.get('spread.py')! - full / 2) < 1e-9);
-  });
-
-  it('gives the share of the question words a file holds, each by its rarity', () => {
-    const scores = coverageScores(
-      fixture(),
-      ['single.py', 'spread.py', 'other.py'],
-      ['retry', 'backoff', 'request'],
-    );
-    assert.equal(scores.get('spread.py'), 1);
-    assert.ok(scores.get('single.py')! > 0 && scores.get('single.py')! < 1);
-    assert.ok(scores.get('other.py')! < scores.get('single.py')!, 'request is commoner than retry');
   });
 });
 

@@ -60,7 +60,7 @@ describe('search stages', () => {
     const query = 'how does the service create and validate an order';
     const standing = (result: SearchResult) =>
       result.files.map((file) => file.score - Math.max(...file.spans.map((span) => span.score)));
-    const fileStages = ['file-words', 'file-coverage', 'file-paths'] as const;
+    const fileStages = ['file-words', 'file-paths'] as const;
     const off = await search(query, [...fileStages]);
     assert.ok(
       standing(off).every((gain) => gain <= 0),
