@@ -19,6 +19,7 @@ import { MemorySink } from '../src/engine/log/sinks';
 import { languageById } from '../src/engine/lang/registry';
 import { unwrap } from '../src/engine/util/result';
 import { scalePlot } from './plot';
+import { benchOpenSearch, serveOpenSearchChild } from './scale-open';
 import { benchScaleRow, scaleRows, serveScaleChild, type ScaleRow } from './scale';
 import { packageRoot, readCorpora } from './scale-corpus';
 
@@ -295,6 +296,14 @@ function round(value: number, digits: number): number {
 }
 
 if (process.argv.includes('--scale-child')) serveScaleChild();
+else if (process.argv.includes('--open-search-child')) serveOpenSearchChild();
+else if (process.argv[2] === '--open-search')
+  benchOpenSearch(process.argv[3] ?? 'scale-10k', MODEL, CACHE, process.argv.slice(4)).catch(
+    (cause: unknown) => {
+      process.stderr.write(`bench: ${cause instanceof Error ? cause.message : String(cause)}\n`);
+      process.exitCode = 1;
+    },
+  );
 else
   main().catch((cause: unknown) => {
     process.stderr.write(

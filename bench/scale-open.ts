@@ -1,0 +1,192 @@
+/**
+ * `node dist/bench.js --open-search scale-10k [--fts5] [--cpu-prof] [--heap-prof]`: the query
+ * side of a scale row alone, for working on search speed and memory without paying a cold index
+ * each time. The row's store is built once (cold, in a child) into .cache/bench-stores/<row>-kept
+ * and kept; every run then opens it in a fresh child and times opening, the first question and the
+ * rest of the row's questions, and reports the child's RSS after searching and its peak RSS. The
+ * store is only rebuilt when it is missing or the engine refuses it (e.g. after a format change).
+ * With --fts5, SQLite FTS5 over the same files is timed in the same run; --cpu-prof and
+ * --heap-prof write the child's profiles into .cache/bench-profiles.
+ */
+import { fork } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { Engine } from '../src/engine/engine';
+import { walkWorkspace } from '../src/engine/index/walk';
+import { unwrap } from '../src/engine/util/result';
+import { available, fts5Times, summarise } from './scale-baselines';
+import { readCorpora, rowRoot } from './scale-corpus';
+import { sampleQueries, type BenchQuery } from './scale-queries';
+
+interface OpenSearchRequest {
+  readonly phase: 'build' | 'search';
+  readonly root: string;
+  readonly storeDir: string;
+  readonly model: string;
+  readonly queries: readonly BenchQuery[];
+}
+
+interface OpenSearchReport {
+  readonly openSeconds: number;
+  readonly firstQueryMs: number;
+  readonly searchTimes: number[];
+  readonly rssMb: number;
+  readonly peakRssMb: number;
+  readonly heapUsedMb: number;
+  /** Each pipeline stage's time per question (search metadata timings), for the stage table. */
+  readonly stageTimes: Record<string, number[]>;
+}
+
+const QUESTIONS_PER_KIND = 40;
+
+export async function benchOpenSearch(
+  rowId: string,
+  model: string,
+  cache: string,
+  flags: readonly string[],
+): Promise<void> {
+  const row = readCorpora().rows.find((candidate) => candidate.id === rowId);
+  if (!row) throw new Error(`bench/corpora.json has no row ${rowId}`);
+  const root = rowRoot(row);
+  const walked = unwrap(await walkWorkspace({ root, maxFileBytes: 1024 * 1024 }));
+  const files = walked.candidates.map((candidate) => ({
+    ...candidate,
+    source: readFileSync(path.join(root, candidate.path), 'utf8'),
+  }));
+  const queries = sampleQueries(files, QUESTIONS_PER_KIND);
+  const storeDir = path.join(cache, 'bench-stores', `${row.id}-kept`);
+  const request = { root, storeDir, model, queries };
+  if (!existsSync(path.join(storeDir, 'built'))) {
+    process.stderr.write(`bench: ${row.id}: building the kept store in ${storeDir}\n`);
+    rmSync(storeDir, { recursive: true, force: true });
+    await runChild({ phase: 'build', ...request }, []);
+  }
+  const profiles = path.join(cache, 'bench-profiles');
+  mkdirSync(profiles, { recursive: true });
+  const profiling = [
+    ...(flags.includes('--cpu-prof') ? ['--cpu-prof', `--cpu-prof-dir=${profiles}`] : []),
+    ...(flags.includes('--heap-prof') ? ['--heap-prof', `--heap-prof-dir=${profiles}`] : []),
+  ];
+  const report = await runChild<OpenSearchReport>({ phase: 'search', ...request }, profiling);
+  const search = summarise(report.searchTimes);
+  const fts5 =
+    flags.includes('--fts5') && available('sqlite3')
+      ? fts5Times(files, queries, path.join(cache, 'bench-fts5', `${row.id}-open`))
+      : null;
+  console.table([
+    {
+      row: row.id,
+      files: files.length,
+      openSeconds: report.openSeconds,
+      firstQueryMs: report.firstQueryMs,
+      queries: report.searchTimes.length,
+      searchP50Ms: search.p50Ms,
+      searchP95Ms: search.p95Ms,
+      searchMaxMs: Math.round(Math.max(...report.searchTimes)),
+      fts5P50Ms: fts5?.p50Ms ?? null,
+      fts5P95Ms: fts5?.p95Ms ?? null,
+      rssMb: report.rssMb,
+      peakRssMb: report.peakRssMb,
+      heapUsedMb: report.heapUsedMb,
+    },
+  ]);
+  console.table(
+    Object.entries(report.stageTimes).map(([stage, times]) => ({ stage, ...summarise(times) })),
+  );
+  if (profiling.length) process.stderr.write(`bench: profiles in ${profiles}\n`);
+}
+
+function runChild<T>(request: OpenSearchRequest, execArgv: readonly string[]): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const child = fork(process.argv[1]!, ['--open-search-child'], {
+      execArgv: ['--max-old-space-size=16384', ...execArgv],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    let report: T | undefined;
+    child.on('message', (message: { report?: T; error?: string }) => {
+      if (message.error) reject(new Error(message.error));
+      else report = message.report;
+    });
+    child.on('exit', (code) =>
+      report ? resolve(report) : reject(new Error(`the ${request.phase} run exited with ${code}`)),
+    );
+    child.send(request);
+  });
+}
+
+/** The child's side: builds the kept store, or opens it and searches. */
+export function serveOpenSearchChild(): void {
+  process.once('message', (request: OpenSearchRequest) => {
+    const run = request.phase === 'build' ? buildStore(request) : openAndSearch(request);
+    run.then(
+      (report) => process.send!({ report }, () => process.exit(0)),
+      (cause: unknown) =>
+        process.send!({ error: cause instanceof Error ? cause.message : String(cause) }, () =>
+          process.exit(1),
+        ),
+    );
+  });
+}
+
+async function openEngine(request: OpenSearchRequest): Promise<Engine> {
+  return unwrap(
+    await Engine.open({
+      root: request.root,
+      storeDir: request.storeDir,
+      model: { kind: 'directory', path: request.model },
+    }),
+  );
+}
+
+async function buildStore(request: OpenSearchRequest): Promise<{ built: true }> {
+  const engine = await openEngine(request);
+  try {
+    unwrap(await engine.index());
+  } finally {
+    engine.dispose();
+  }
+  // written last: a build that failed half-way is redone on the next run
+  writeFileSync(path.join(request.storeDir, 'built'), new Date().toISOString());
+  return { built: true };
+}
+
+async function openAndSearch(request: OpenSearchRequest): Promise<OpenSearchReport> {
+  const opened = performance.now();
+  const engine = await openEngine(request);
+  const openSeconds = round((performance.now() - opened) / 1000, 2);
+  try {
+    const [first, ...rest] = request.queries;
+    const firstQueryMs = round(await timeSearch(engine, first!.text), 1);
+    const searchTimes: number[] = [];
+    const stageTimes: Record<string, number[]> = {};
+    for (const query of rest) {
+      const started = performance.now();
+      const result = unwrap(await engine.search({ query: query.text }));
+      searchTimes.push(performance.now() - started);
+      for (const [stage, ms] of Object.entries(result.metadata.timings))
+        (stageTimes[stage] ??= []).push(ms);
+    }
+    const memory = process.memoryUsage();
+    return {
+      openSeconds,
+      firstQueryMs,
+      searchTimes,
+      rssMb: Math.round(memory.rss / 2 ** 20),
+      peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024),
+      heapUsedMb: Math.round(memory.heapUsed / 2 ** 20),
+      stageTimes,
+    };
+  } finally {
+    engine.dispose();
+  }
+}
+
+async function timeSearch(engine: Engine, query: string): Promise<number> {
+  const started = performance.now();
+  unwrap(await engine.search({ query }));
+  return performance.now() - started;
+}
+
+function round(value: number, digits: number): number {
+  return Math.round(value * 10 ** digits) / 10 ** digits;
+}
