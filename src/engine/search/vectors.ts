@@ -2,6 +2,7 @@ import { CHUNK_LEVELS, type ChunkLevel } from '../model';
 import { getLogger } from '../log/logger';
 import type { ChunkMeta, Tables } from '../store/tables';
 import { ancestors } from '../util/paths';
+import { int8Matrix, type Int8Matrix } from './int8-dots';
 
 /**
  * Nearest chunks by cosine similarity, scanned in memory: the vectors are read from the table once
@@ -28,7 +29,8 @@ interface Loaded {
   readonly ids: string[];
   /** Each row's level as its position in CHUNK_LEVELS: a byte per row, tested against a mask. */
   readonly levels: Uint8Array;
-  readonly codes: Int8Array;
+  /** Row `i` holds the quantised vector of `ids[i]`. */
+  readonly codes: Int8Matrix;
   readonly dimensions: number;
 }
 
@@ -86,7 +88,7 @@ export class VectorScan {
     log.info('vectors_loaded', {
       chunks: loaded.ids.length,
       dimensions,
-      bytes: loaded.codes.length,
+      bytes: loaded.ids.length * dimensions,
       duration_ms: Math.round(performance.now() - started),
     });
     return loaded;
@@ -119,24 +121,18 @@ export class VectorScan {
     if (keptCount + fresh.length !== this.catalog.size) return this.load();
     const added = await this.read(dimensions, this.tables.vectors(fresh), fresh.length);
     const total = keptCount + added.ids.length;
-    const codes = new Int8Array(total * dimensions);
+    const codes = int8Matrix(total, dimensions);
     const levels = new Uint8Array(total);
     const ids: string[] = new Array<string>(total);
     let at = 0;
-    for (let row = 0; row < loaded.ids.length;) {
-      if (!keep[row]) {
-        row++;
-        continue;
-      }
-      // copy each run of kept rows at once
-      let end = row + 1;
-      while (end < loaded.ids.length && keep[end]) end++;
-      codes.set(loaded.codes.subarray(row * dimensions, end * dimensions), at * dimensions);
-      levels.set(loaded.levels.subarray(row, end), at);
-      for (let r = row; r < end; r++) ids[at++] = loaded.ids[r]!;
-      row = end;
+    for (let row = 0; row < loaded.ids.length; row++) {
+      if (!keep[row]) continue;
+      codes.setRow(at, loaded.codes.row(row));
+      levels[at] = loaded.levels[row]!;
+      ids[at++] = loaded.ids[row]!;
     }
-    codes.set(added.codes, keptCount * dimensions);
+    for (let row = 0; row < added.ids.length; row++)
+      codes.setRow(keptCount + row, added.codes.row(row));
     levels.set(added.levels, keptCount);
     added.ids.forEach((id, i) => (ids[keptCount + i] = id));
     log.info('vectors_refreshed', {
@@ -170,12 +166,10 @@ export class VectorScan {
       levels[ids.length] = LEVEL_CODE.get(row.level)!;
       ids.push(row.id);
     }
-    return {
-      ids,
-      levels: levels.slice(0, ids.length),
-      codes: codes.subarray(0, ids.length * dimensions),
-      dimensions,
-    };
+    const matrix = int8Matrix(ids.length, dimensions);
+    for (let row = 0; row < ids.length; row++)
+      matrix.setRow(row, codes.subarray(row * dimensions, (row + 1) * dimensions));
+    return { ids, levels: levels.slice(0, ids.length), codes: matrix, dimensions };
   }
 }
 
@@ -187,17 +181,16 @@ function quantise(vector: Float32Array, codes: Int8Array, offset: number): void 
   for (let i = 0; i < vector.length; i++) codes[offset + i] = Math.round(vector[i]! * factor);
 }
 
-/** One pass over the codes; `mask` has bit `i` set when level `CHUNK_LEVELS[i]` is wanted. */
+/** One pass over the dot products; `mask` has bit `i` set when level `CHUNK_LEVELS[i]` is wanted. */
 function scan(loaded: Loaded, vector: Float32Array, limit: number, mask: number): Neighbour[] {
   const { codes, dimensions, ids, levels } = loaded;
   const query = new Int8Array(dimensions);
   quantise(vector, query, 0);
+  const dots = codes.dots(query);
   const best: { index: number; score: number }[] = [];
   for (let row = 0; row < ids.length; row++) {
     if (!((mask >> levels[row]!) & 1)) continue;
-    let dot = 0;
-    const offset = row * dimensions;
-    for (let i = 0; i < dimensions; i++) dot += codes[offset + i]! * query[i]!;
+    const dot = dots[row]!;
     if (best.length < limit) {
       best.push({ index: row, score: dot });
       if (best.length === limit) best.sort((a, b) => b.score - a.score);

@@ -1,0 +1,50 @@
+import * as assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { int8DotsBackend, int8Matrix, PlainMatrix } from '../../../src/engine/search/int8-dots';
+
+const byte = fc.integer({ min: -127, max: 127 });
+
+const matrixArbitrary = fc.integer({ min: 1, max: 70 }).chain((dimensions) =>
+  fc.record({
+    dimensions: fc.constant(dimensions),
+    rows: fc.array(fc.array(byte, { minLength: dimensions, maxLength: dimensions }), {
+      maxLength: 40,
+    }),
+    query: fc.array(byte, { minLength: dimensions, maxLength: dimensions }),
+  }),
+);
+
+describe('int8 dot products', () => {
+  it('runs in WebAssembly SIMD on this Node', () => {
+    assert.equal(int8DotsBackend(), 'simd');
+  });
+
+  it('gives the same sums as the plain loop for any rows, query and width', () => {
+    fc.assert(
+      fc.property(matrixArbitrary, ({ dimensions, rows, query }) => {
+        const fast = int8Matrix(rows.length, dimensions);
+        const plain = new PlainMatrix(rows.length, dimensions);
+        rows.forEach((row, at) => {
+          fast.setRow(at, Int8Array.from(row));
+          plain.setRow(at, Int8Array.from(row));
+        });
+        const expected = rows.map((row) =>
+          row.reduce((sum, value, i) => sum + value * query[i]!, 0),
+        );
+        assert.deepEqual([...plain.dots(Int8Array.from(query))], expected);
+        assert.deepEqual([...fast.dots(Int8Array.from(query))], expected);
+        rows.forEach((row, at) => assert.deepEqual([...fast.row(at)], row));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('sums the extremes of every lane without overflow', () => {
+    const dimensions = 256;
+    const matrix = int8Matrix(3, dimensions);
+    matrix.setRow(0, new Int8Array(dimensions).fill(127));
+    matrix.setRow(1, new Int8Array(dimensions).fill(-127));
+    const query = new Int8Array(dimensions).fill(-127);
+    assert.deepEqual([...matrix.dots(query)], [-127 * 127 * 256, 127 * 127 * 256, 0]);
+  });
+});
