@@ -1,6 +1,7 @@
 import { strict as assert } from 'node:assert';
 import * as path from 'node:path';
-import type { Chunk } from '../../src/engine/model';
+import fc from 'fast-check';
+import type { CallSite, Chunk, CodeFact } from '../../src/engine/model';
 import { Tables } from '../../src/engine/store/tables';
 import { Scratch } from '../helpers/workspace';
 
@@ -85,5 +86,111 @@ describe('LanceDB tables', () => {
     } finally {
       tables.close();
     }
+  });
+
+  it('reads back every chunk and fact it was given, column by column, across batches', async () => {
+    // a few names, so paths, kinds and call names repeat as they do in a real index
+    const word = fc.constantFrom('a', 'run', 'Ünïcode', 'x.y', "it's", '', 'émoji 🎉', 'path/to');
+    const maybe = <T>(value: fc.Arbitrary<T>) => fc.option(value, { nil: null });
+    const call: fc.Arbitrary<CallSite> = fc
+      .record(
+        {
+          name: word,
+          receiver: maybe(word),
+          line: fc.nat(5000),
+          receiverType: word,
+          kind: fc.constant('reference' as const),
+        },
+        { requiredKeys: ['name', 'receiver', 'line'] },
+      )
+      .map((drawn) => ({ ...drawn }));
+    const fact = fc.record({
+      path: word,
+      language: fc.constantFrom('python', 'go', 'typescript'),
+      qualifiedName: word,
+      name: word,
+      kind: fc.constantFrom('function', 'method', 'class', 'module'),
+      className: maybe(word),
+      parent: maybe(word),
+      startLine: fc.nat(9000),
+      endLine: fc.nat(9000),
+      signature: fc.string(),
+      docstring: maybe(fc.string()),
+      chunkId: maybe(word),
+      calls: fc.array(call, { maxLength: 4 }),
+      raises: fc.array(word, { maxLength: 3 }),
+      errorStrings: fc.array(fc.string(), { maxLength: 2 }),
+      mutates: fc.array(word, { maxLength: 2 }),
+      imports: fc.array(
+        fc.record({
+          local: word,
+          module: word,
+          imported: maybe(word),
+          kind: fc.constantFrom('module', 'named'),
+          line: fc.nat(100),
+        }),
+        { maxLength: 2 },
+      ),
+      bases: fc.array(word, { maxLength: 2 }),
+    });
+    const chunkFields = fc.record({
+      filePath: maybe(word),
+      directoryPath: word,
+      language: maybe(fc.constantFrom('python', 'go')),
+      className: maybe(word),
+      functionName: maybe(word),
+      startLine: fc.nat(9000),
+      endLine: fc.nat(9000),
+      parentDirectoryId: maybe(word),
+      parentFileId: maybe(word),
+      parentClassId: maybe(word),
+      isSummarized: fc.boolean(),
+      originalLineCount: maybe(fc.nat(9000)),
+      segments: maybe(fc.array(fc.tuple(fc.nat(99), fc.nat(99)), { maxLength: 3 })),
+    });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fact, { maxLength: 30 }),
+        fc.array(chunkFields, { maxLength: 30 }),
+        // a second, larger batch of one repeated row makes LanceDB return several record batches
+        fc.nat(3000),
+        async (drawnFacts, drawnChunks, repeats) => {
+          // fast-check draws records without a prototype; what is read back has one
+          const facts = structuredClone(drawnFacts).map(
+            (drawn, i) => ({ ...drawn, id: `fact${i}` }) as CodeFact,
+          );
+          for (let i = 0; i < (facts.length ? repeats : 0); i++)
+            facts.push({ ...facts[0]!, id: `copy${i}` });
+          const chunks: Chunk[] = structuredClone(drawnChunks).map((drawn, i) => ({
+            ...drawn,
+            id: `chunk${i}`,
+            level: 'function',
+            language: drawn.language as Chunk['language'],
+            content: `text ${i}`,
+            fullContent: null,
+          }));
+          const tables = await Tables.open(path.join(scratch.folder(), 'lance'), null, true);
+          try {
+            await tables.addFacts(facts);
+            await tables.addChunks(chunks, null);
+            const byId = <T extends { id: string }>(rows: readonly T[]) =>
+              [...rows].sort((a, b) => (a.id < b.id ? -1 : 1));
+            assert.deepEqual(byId(await tables.allFacts()), byId(facts));
+            assert.deepEqual(
+              byId(await tables.chunkMetadata()),
+              byId(
+                chunks.map(({ content: _content, fullContent: _full, ...meta }) => ({
+                  ...meta,
+                  segments: meta.segments?.map((segment) => [...segment]) ?? null,
+                })),
+              ),
+            );
+          } finally {
+            tables.close();
+          }
+        },
+      ),
+      { numRuns: 25 },
+    );
   });
 });

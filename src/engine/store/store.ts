@@ -7,6 +7,7 @@ import { PARSER_VERSION, type Chunk, type CodeFact } from '../model';
 import { writeFileAtomic } from '../util/atomic-file';
 import type { Disposable } from '../util/event';
 import { describeError, fail, ok, type Result } from '../util/result';
+import { Strings } from './columns';
 import { LexicalIndex, type LexicalDocument } from './lexical';
 import { acquireWriteLock, lockHolder } from './lock';
 import {
@@ -715,11 +716,13 @@ async function loadCommitted(
     else await tables.checkout(committed);
     await verifyDataFiles(directory, manifest.dataHashes);
     const lexical = await readLexical(directory, manifest);
+    // chunk ids, paths and names repeat across the catalog and the facts: one copy of each
+    const strings = new Strings();
     const catalog = new Map<string, ChunkMeta>();
-    for (const meta of await tables.chunkMetadata()) catalog.set(meta.id, meta);
+    for (const meta of await tables.chunkMetadata(strings)) catalog.set(meta.id, meta);
     const counts = await tables.counts();
     // reading every fact proves the facts table readable, and the graph needs them anyway
-    const facts = await tables.allFacts();
+    const facts = await tables.allFacts(strings);
     checkCounts(manifest, { ...counts, facts: facts.length }, catalog, lexical);
     if (role === 'writer') await removeStrayFiles(directory, manifest);
     log.info('index_store_opened', {

@@ -16,7 +16,16 @@ import {
   vectorFromArray,
   type DataType,
 } from 'apache-arrow';
-import type { Chunk, ChunkLevel, CodeFact, LanguageId, SymbolKind } from '../model';
+import type {
+  CallSite,
+  Chunk,
+  ChunkLevel,
+  CodeFact,
+  ImportBinding,
+  LanguageId,
+  SymbolKind,
+} from '../model';
+import { boolColumn, intColumn, stringColumn, stringListColumn, Strings } from './columns';
 
 /**
  * The LanceDB side of the store: a `chunks` table (metadata, text and, when a model is loaded,
@@ -89,6 +98,12 @@ const factSchema = new Schema([
   text('imports'),
   strings('bases'),
 ]);
+
+/** A chunk's text; for a summarised function, the summary and the raw body. */
+export interface ChunkText {
+  readonly content: string;
+  readonly fullContent: string | null;
+}
 
 /** Chunk metadata kept in memory for search: everything but text and vector. */
 export type ChunkMeta = Omit<Chunk, 'content' | 'fullContent'>;
@@ -275,46 +290,123 @@ export class Tables {
       );
   }
 
-  async chunkMetadata(): Promise<ChunkMeta[]> {
-    const rows = await this.chunks.query().select(CHUNK_META_COLUMNS).toArray();
-    return rows.map((row) => ({
-      id: row.id,
-      level: row.level as ChunkLevel,
-      filePath: row.filePath ?? null,
-      directoryPath: row.directoryPath,
-      language: (row.language ?? null) as LanguageId | null,
-      className: row.className ?? null,
-      functionName: row.functionName ?? null,
-      startLine: row.startLine,
-      endLine: row.endLine,
-      parentDirectoryId: row.parentDirectoryId ?? null,
-      parentFileId: row.parentFileId ?? null,
-      parentClassId: row.parentClassId ?? null,
-      isSummarized: row.isSummarized,
-      originalLineCount: row.originalLineCount ?? null,
-      segments: row.segments ? (JSON.parse(row.segments) as [number, number][]) : null,
-    }));
-  }
-
-  async chunkTexts(
-    ids: readonly string[],
-  ): Promise<Map<string, { content: string; fullContent: string | null }>> {
-    const out = new Map<string, { content: string; fullContent: string | null }>();
-    for (let i = 0; i < ids.length; i += DELETE_BATCH) {
-      const rows = await this.chunks
-        .query()
-        .where(`id IN (${sqlList(ids.slice(i, i + DELETE_BATCH))})`)
-        .select(['id', 'content', 'fullContent'])
-        .toArray();
-      for (const row of rows)
-        out.set(row.id, { content: row.content, fullContent: row.fullContent ?? null });
+  /** Every chunk's metadata, read column by column; `strings` shares repeated values (paths, ids). */
+  async chunkMetadata(strings = new Strings()): Promise<ChunkMeta[]> {
+    const out: ChunkMeta[] = [];
+    for await (const batch of this.chunks.query().select(CHUNK_META_COLUMNS)) {
+      const id = stringColumn(batch, 'id', strings);
+      const level = stringColumn(batch, 'level', strings);
+      const filePath = stringColumn(batch, 'filePath', strings);
+      const directoryPath = stringColumn(batch, 'directoryPath', strings);
+      const language = stringColumn(batch, 'language', strings);
+      const className = stringColumn(batch, 'className', strings);
+      const functionName = stringColumn(batch, 'functionName', strings);
+      const startLine = intColumn(batch, 'startLine');
+      const endLine = intColumn(batch, 'endLine');
+      const parentDirectoryId = stringColumn(batch, 'parentDirectoryId', strings);
+      const parentFileId = stringColumn(batch, 'parentFileId', strings);
+      const parentClassId = stringColumn(batch, 'parentClassId', strings);
+      const isSummarized = boolColumn(batch, 'isSummarized');
+      const originalLineCount = intColumn(batch, 'originalLineCount');
+      const segments = stringColumn(batch, 'segments');
+      for (let row = 0; row < batch.numRows; row++)
+        out.push({
+          id: id[row]!,
+          level: level[row] as ChunkLevel,
+          filePath: filePath[row]!,
+          directoryPath: directoryPath[row]!,
+          language: language[row] as LanguageId | null,
+          className: className[row]!,
+          functionName: functionName[row]!,
+          startLine: startLine[row]!,
+          endLine: endLine[row]!,
+          parentDirectoryId: parentDirectoryId[row]!,
+          parentFileId: parentFileId[row]!,
+          parentClassId: parentClassId[row]!,
+          isSummarized: isSummarized[row]!,
+          originalLineCount: originalLineCount[row]!,
+          segments: segments[row] ? (JSON.parse(segments[row]!) as [number, number][]) : null,
+        });
     }
     return out;
   }
 
-  async allFacts(): Promise<CodeFact[]> {
-    const rows = await this.facts.query().toArray();
-    return rows.map(factFromRow);
+  async chunkTexts(ids: readonly string[]): Promise<Map<string, ChunkText>> {
+    const out = new Map<string, ChunkText>();
+    for (let i = 0; i < ids.length; i += DELETE_BATCH) {
+      const query = this.chunks
+        .query()
+        .where(`id IN (${sqlList(ids.slice(i, i + DELETE_BATCH))})`)
+        .select(['id', 'content', 'fullContent']);
+      for await (const batch of query) readTexts(batch, out);
+    }
+    return out;
+  }
+
+  /**
+   * The texts of the rows at `rowIds` (from `chunkRowIds`), by chunk id: a direct read of those
+   * rows, several times faster than finding them by id. Only valid for the version the row ids
+   * were read at; rows that are gone are left out.
+   */
+  async chunkTextsAt(rowIds: readonly bigint[]): Promise<Map<string, ChunkText>> {
+    const out = new Map<string, ChunkText>();
+    if (!rowIds.length) return out;
+    const table = await this.chunks
+      .takeRowIds(rowIds)
+      .select(['id', 'content', 'fullContent'])
+      .toArrow();
+    for (const batch of table.batches) readTexts(batch, out);
+    return out;
+  }
+
+  /** The version of the chunks table this handle reads: it changes with every write. */
+  chunksVersion(): Promise<number> {
+    return this.chunks.version();
+  }
+
+  /**
+   * Every chunk's row id at the current version (null when a write changed the table while they
+   * were read). A row id names a row of one version: any write may move rows.
+   */
+  async chunkRowIds(): Promise<{ version: number; rowIds: Map<string, bigint> } | null> {
+    const version = await this.chunks.version();
+    const rowIds = new Map<string, bigint>();
+    for await (const batch of this.chunks.query().select(['id']).withRowId()) {
+      const ids = stringColumn(batch, 'id');
+      const rows = batch.getChild('_rowid')!.toArray() as BigUint64Array;
+      for (let row = 0; row < batch.numRows; row++) rowIds.set(ids[row]!, rows[row]!);
+    }
+    return (await this.chunks.version()) === version ? { version, rowIds } : null;
+  }
+
+  /** Every fact, read column by column; `strings` shares repeated values (paths, names, kinds). */
+  async allFacts(strings = new Strings()): Promise<CodeFact[]> {
+    const out: CodeFact[] = [];
+    for await (const batch of this.facts.query()) {
+      const columns = {
+        id: stringColumn(batch, 'id'),
+        path: stringColumn(batch, 'path', strings),
+        language: stringColumn(batch, 'language', strings),
+        qualifiedName: stringColumn(batch, 'qualifiedName', strings),
+        name: stringColumn(batch, 'name', strings),
+        kind: stringColumn(batch, 'kind', strings),
+        className: stringColumn(batch, 'className', strings),
+        parent: stringColumn(batch, 'parent', strings),
+        startLine: intColumn(batch, 'startLine'),
+        endLine: intColumn(batch, 'endLine'),
+        signature: stringColumn(batch, 'signature'),
+        docstring: stringColumn(batch, 'docstring'),
+        chunkId: stringColumn(batch, 'chunkId', strings),
+        calls: stringColumn(batch, 'calls'),
+        raises: stringListColumn(batch, 'raises', strings),
+        errorStrings: stringListColumn(batch, 'errorStrings'),
+        mutates: stringListColumn(batch, 'mutates', strings),
+        imports: stringColumn(batch, 'imports'),
+        bases: stringListColumn(batch, 'bases', strings),
+      };
+      for (let row = 0; row < batch.numRows; row++) out.push(factAt(columns, row, strings));
+    }
+    return out;
   }
 
   /** Nearest chunks to `vector` by cosine distance, optionally restricted to some levels. */
@@ -538,29 +630,65 @@ function factRow(fact: CodeFact): Record<string, unknown> {
   };
 }
 
-function factFromRow(row: Record<string, unknown>): CodeFact {
-  const list = (value: unknown): string[] => (value ? Array.from(value as Iterable<string>) : []);
+/** The facts table's columns of one batch, as read by `allFacts`. */
+type FactColumns = { readonly [K in 'startLine' | 'endLine']: (number | null)[] } & {
+  readonly [K in 'raises' | 'errorStrings' | 'mutates' | 'bases']: string[][];
+} & { readonly [K in FactTextColumn]: (string | null)[] };
+
+type FactTextColumn =
+  | 'id'
+  | 'path'
+  | 'language'
+  | 'qualifiedName'
+  | 'name'
+  | 'kind'
+  | 'className'
+  | 'parent'
+  | 'signature'
+  | 'docstring'
+  | 'chunkId'
+  | 'calls'
+  | 'imports';
+
+function factAt(columns: FactColumns, row: number, strings: Strings): CodeFact {
   return {
-    id: row.id as string,
-    path: row.path as string,
-    language: row.language as LanguageId,
-    qualifiedName: row.qualifiedName as string,
-    name: row.name as string,
-    kind: row.kind as SymbolKind,
-    className: (row.className as string | null) ?? null,
-    parent: (row.parent as string | null) ?? null,
-    startLine: row.startLine as number,
-    endLine: row.endLine as number,
-    signature: row.signature as string,
-    docstring: (row.docstring as string | null) ?? null,
-    chunkId: (row.chunkId as string | null) ?? null,
-    calls: JSON.parse(row.calls as string),
-    raises: list(row.raises),
-    errorStrings: list(row.errorStrings),
-    mutates: list(row.mutates),
-    imports: JSON.parse(row.imports as string),
-    bases: list(row.bases),
+    id: columns.id[row]!,
+    path: columns.path[row]!,
+    language: columns.language[row] as LanguageId,
+    qualifiedName: columns.qualifiedName[row]!,
+    name: columns.name[row]!,
+    kind: columns.kind[row] as SymbolKind,
+    className: columns.className[row] ?? null,
+    parent: columns.parent[row] ?? null,
+    startLine: columns.startLine[row]!,
+    endLine: columns.endLine[row]!,
+    signature: columns.signature[row]!,
+    docstring: columns.docstring[row] ?? null,
+    chunkId: columns.chunkId[row] ?? null,
+    calls: (JSON.parse(columns.calls[row]!) as CallSite[]).map((call) => sharedCall(call, strings)),
+    raises: columns.raises[row]!,
+    errorStrings: columns.errorStrings[row]!,
+    mutates: columns.mutates[row]!,
+    imports: JSON.parse(columns.imports[row]!) as ImportBinding[],
+    bases: columns.bases[row]!,
   };
+}
+
+/** A call site with its names shared: a million of them repeat a few thousand names. */
+function sharedCall(call: CallSite, strings: Strings): CallSite {
+  const shared = { ...call, name: strings.intern(call.name) };
+  if (typeof call.receiver === 'string') shared.receiver = strings.intern(call.receiver);
+  if (typeof call.receiverType === 'string')
+    shared.receiverType = strings.intern(call.receiverType);
+  return shared;
+}
+
+function readTexts(batch: RecordBatch, out: Map<string, ChunkText>): void {
+  const ids = stringColumn(batch, 'id');
+  const contents = stringColumn(batch, 'content');
+  const fullContents = stringColumn(batch, 'fullContent');
+  for (let row = 0; row < batch.numRows; row++)
+    out.set(ids[row]!, { content: contents[row]!, fullContent: fullContents[row] ?? null });
 }
 
 function sqlList(values: readonly string[]): string {
