@@ -69,7 +69,8 @@ export class ChunkTexts {
   private async read(ids: readonly string[]): Promise<Map<string, ChunkText>> {
     const version = await this.tables.chunksVersion();
     const known = this.rowIds?.version === version ? this.rowIds.rowIds : null;
-    if (!known) this.loadRowIds();
+    // not awaited: this read goes by chunk id, the next ones by row
+    if (!known) void this.loadRowIds();
     const rows = known
       ? ids.flatMap((id) => {
           const row = known.get(id);
@@ -88,8 +89,13 @@ export class ChunkTexts {
     return found;
   }
 
-  private loadRowIds(): void {
-    if (this.loadingRowIds) return;
+  /** Reads the row ids now (the first read otherwise starts it, without waiting for it). */
+  readRowIds(): Promise<void> {
+    return this.loadRowIds();
+  }
+
+  private loadRowIds(): Promise<void> {
+    if (this.loadingRowIds) return this.loadingRowIds;
     const started = performance.now();
     this.loadingRowIds = this.tables
       .chunkRowIds()
@@ -103,5 +109,6 @@ export class ChunkTexts {
       })
       .catch((cause: unknown) => log.warn('chunk_row_ids_unread', { error: describeError(cause) }))
       .finally(() => (this.loadingRowIds = null));
+    return this.loadingRowIds;
   }
 }
