@@ -53,7 +53,7 @@ export function bm25Search(
   if (!query || limit <= 0) return [];
   const found = query.terms.some((term) => term.weight < 0)
     ? exhaustive(query, limit)
-    : maxScore(query, limit);
+    : accumulated(query, limit);
   return found.map((entry) => ({
     docId: entry.docId,
     chunkId: index.document(entry.docId)!.chunkId,
@@ -62,13 +62,11 @@ export function bm25Search(
   }));
 }
 
-/** One query term with its posting list, its weight (query weight × idf) and its bound. */
+/** One query term with its posting list and its weight (query weight × idf). */
 interface ScoredTerm {
   readonly term: string;
   readonly weight: number;
   readonly list: PostingList;
-  /** No chunk gets more than this from the term. */
-  readonly bound: number;
 }
 
 interface ScoredQuery {
@@ -105,15 +103,9 @@ function scoredTerms(
     if (frequency > documents * MAX_DOCUMENT_SHARE && present.length > 1) continue;
     const list = index.postingList(level, term);
     if (!list) continue;
-    kept.push({ term, weight, list, bound: termBound(weight, list, averageLength) });
+    kept.push({ term, weight, list });
   }
   return { index, terms: kept, averageLength };
-}
-
-/** The most a term of weight `weight` adds to any chunk of its list (saturation bounds tf's share). */
-function termBound(weight: number, list: PostingList, averageLength: number): number {
-  const text = list.maxTf ? bm25TermScore(weight, list.maxTf, list.minLength, averageLength) : 0;
-  return text + (list.hasNames ? weight * NAME_BOOST : 0);
 }
 
 /** What term `t` adds to the chunk at position `at` of its list. */
@@ -126,83 +118,60 @@ function contribution(query: ScoredQuery, t: ScoredTerm, at: number): number {
   return score;
 }
 
+/** Reusable per-document sums, cleared after each search (searches run one at a time). */
+let scratch: { scores: Float64Array; seen: Uint8Array } | null = null;
+
 /**
- * Top-k by MaxScore: terms are ordered by their bound; once `limit` chunks are held, terms whose
- * bounds together cannot lift a chunk past the weakest held one stop proposing candidates and are
- * only looked up (by galloping search) for chunks the others propose. Scores are summed in query
- * order, as the exhaustive scorer does, so both give the same numbers; equal scores rank by
- * ascending chunk id.
+ * Top-k by summing term after term into one array indexed by doc id: each posting is one add,
+ * with no per-chunk bookkeeping, then only the chunks touched are ranked. Sums are made in query
+ * order, as the exhaustive scorer makes them, so both give the same numbers.
  */
-function maxScore(query: ScoredQuery, limit: number): Scored[] {
+function accumulated(query: ScoredQuery, limit: number): Scored[] {
   const { index } = query;
-  const order = query.terms
-    .map((term, position) => ({ term, position }))
-    .sort((a, b) => a.term.bound - b.term.bound);
-  const count = order.length;
-  /** `prefix[i]`: the bounds of the `i` weakest terms added up. */
-  const prefix = new Float64Array(count + 1);
-  for (let i = 0; i < count; i++) prefix[i + 1] = prefix[i]! + order[i]!.term.bound;
-  const cursor = new Int32Array(count);
-  const parts = new Float64Array(query.terms.length);
-  const hit = new Uint8Array(query.terms.length);
-  const heap = new TopK(limit, rankIn(index));
-  // allow for rounding: a bound within this of the threshold is not used to skip anything
-  const slack = 1e-9 * (1 + prefix[count]!);
-  let firstEssential = 0;
-  for (;;) {
-    let candidate = Number.MAX_SAFE_INTEGER;
-    for (let i = firstEssential; i < count; i++) {
-      const { list } = order[i]!.term;
-      let at = cursor[i]!;
-      while (at < list.size && !index.isLive(list.docs[at]!)) at++;
-      cursor[i] = at;
-      if (at < list.size && list.docs[at]! < candidate) candidate = list.docs[at]!;
-    }
-    if (candidate === Number.MAX_SAFE_INTEGER) break;
-    parts.fill(0);
-    hit.fill(0);
-    let partial = 0;
-    for (let i = firstEssential; i < count; i++) {
-      const { term, position } = order[i]!;
-      const at = cursor[i]!;
-      if (at < term.list.size && term.list.docs[at] === candidate) {
-        const score = contribution(query, term, at);
-        parts[position] = score;
-        hit[position] = 1;
-        partial += score;
-        cursor[i] = at + 1;
+  if (!scratch || scratch.scores.length < index.docIdLimit)
+    scratch = {
+      scores: new Float64Array(index.docIdLimit * 2),
+      seen: new Uint8Array(index.docIdLimit * 2),
+    };
+  const { scores, seen } = scratch;
+  const touched: number[] = [];
+  for (const term of query.terms) {
+    const { docs, payload, size } = term.list;
+    const nameScore = term.weight * NAME_BOOST;
+    for (let at = 0; at < size; at++) {
+      const docId = docs[at]!;
+      if (!index.isLive(docId)) continue;
+      if (!seen[docId]) {
+        seen[docId] = 1;
+        touched.push(docId);
       }
-    }
-    let reachable = true;
-    for (let i = firstEssential - 1; i >= 0; i--) {
-      if (heap.full && partial + prefix[i + 1]! + slack <= heap.threshold) {
-        reachable = false;
-        break;
-      }
-      const { term, position } = order[i]!;
-      const at = seek(term.list, cursor[i]!, candidate);
-      cursor[i] = at;
-      if (at < term.list.size && term.list.docs[at] === candidate) {
-        const score = contribution(query, term, at);
-        parts[position] = score;
-        hit[position] = 1;
-        partial += score;
-      }
-    }
-    if (!reachable) continue;
-    let score = 0;
-    const matched: string[] = [];
-    for (let t = 0; t < query.terms.length; t++) {
-      if (!hit[t]) continue;
-      score += parts[t]!;
-      matched.push(query.terms[t]!.term);
-    }
-    if (heap.offer({ docId: candidate, score, matched })) {
-      while (firstEssential < count && prefix[firstEssential + 1]! + slack <= heap.threshold)
-        firstEssential++;
+      const packed = payload[at]!;
+      let score = bm25TermScore(
+        term.weight,
+        packed >>> 1,
+        index.lengthOf(docId),
+        query.averageLength,
+      );
+      if (packed & 1) score += nameScore;
+      scores[docId] += score;
     }
   }
-  return heap.sorted();
+  const heap = new TopK(limit, rankIn(index));
+  for (const docId of touched) {
+    const score = scores[docId]!;
+    scores[docId] = 0;
+    seen[docId] = 0;
+    if (!heap.full || score >= heap.threshold) heap.offer({ docId, score, matched: [] });
+  }
+  return heap.sorted().map((entry) => ({
+    ...entry,
+    matched: query.terms.filter((term) => holds(term.list, entry.docId)).map((term) => term.term),
+  }));
+}
+
+function holds(list: PostingList, docId: number): boolean {
+  const at = seek(list, 0, docId);
+  return at < list.size && list.docs[at] === docId;
 }
 
 /** The first position at or after `from` whose chunk id is at least `docId` (galloping, then bisection). */

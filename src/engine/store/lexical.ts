@@ -50,16 +50,11 @@ interface DocRecord {
 /**
  * The chunks of one level holding one term, ascending by chunk id. `payload` packs the term's
  * frequency in the chunk's text with a low bit set when one of the chunk's names holds it.
- * `maxTf` and `minLength` bound what the term can add to any chunk's score; removals leave
- * them as they were, which keeps them bounds.
  */
 export interface PostingList {
   readonly docs: Int32Array;
   readonly payload: Int32Array;
   readonly size: number;
-  readonly maxTf: number;
-  readonly minLength: number;
-  readonly hasNames: boolean;
 }
 
 /**
@@ -77,9 +72,6 @@ class LevelPostings {
   private start = new Int32Array(1024);
   private size = new Int32Array(1024);
   private room = new Int32Array(1024);
-  private maxTf = new Int32Array(1024);
-  private minLength = new Int32Array(1024).fill(-1);
-  private named = new Uint8Array(1024);
 
   list(termId: number): PostingList | undefined {
     if (termId >= this.size.length || !this.size[termId]) return undefined;
@@ -89,13 +81,10 @@ class LevelPostings {
       docs: this.docs.subarray(from, from + size),
       payload: this.payload.subarray(from, from + size),
       size,
-      maxTf: this.maxTf[termId]!,
-      minLength: this.minLength[termId]!,
-      hasNames: this.named[termId] === 1,
     };
   }
 
-  append(termId: number, docId: number, tf: number, named: boolean, length: number): void {
+  append(termId: number, docId: number, tf: number, named: boolean): void {
     this.growTerms(termId);
     if (this.size[termId] === this.room[termId])
       this.relocate(termId, Math.max(2, this.room[termId]! * 2));
@@ -109,10 +98,6 @@ class LevelPostings {
     this.docs[at] = docId;
     this.payload[at] = (tf << 1) | (named ? 1 : 0);
     this.size[termId]!++;
-    if (tf > this.maxTf[termId]!) this.maxTf[termId] = tf;
-    if (this.minLength[termId]! < 0 || length < this.minLength[termId]!)
-      this.minLength[termId] = length;
-    if (named) this.named[termId] = 1;
   }
 
   /** Packs the lists end to end with no spare room: after a bulk load, or once much room is left behind. */
@@ -161,18 +146,14 @@ class LevelPostings {
   private growTerms(termId: number): void {
     if (termId < this.size.length) return;
     const length = Math.max(termId + 1, this.size.length * 2);
-    const grown = <T extends Int32Array | Uint8Array>(column: T, fill = 0): T => {
-      const next = new (column.constructor as new (length: number) => T)(length);
-      if (fill) next.fill(fill);
+    const grown = (column: Int32Array): Int32Array<ArrayBuffer> => {
+      const next = new Int32Array(length);
       next.set(column);
       return next;
     };
     this.start = grown(this.start);
     this.size = grown(this.size);
     this.room = grown(this.room);
-    this.maxTf = grown(this.maxTf);
-    this.minLength = grown(this.minLength, -1);
-    this.named = grown(this.named);
   }
 }
 
@@ -223,6 +204,11 @@ export class LexicalIndex {
       this.totalLength.set(level, 0);
       this.liveCount.set(level, 0);
     }
+  }
+
+  /** Every doc id, live or not, is below this. */
+  get docIdLimit(): number {
+    return this.nextDocId;
   }
 
   get size(): number {
@@ -611,11 +597,9 @@ export class LexicalIndex {
   private post(docId: number, record: DocRecord): void {
     const lists = this.postingLists.get(record.level)!;
     const named = (id: number) => record.nameTermIds.includes(id);
-    record.termIds.forEach((id, i) =>
-      lists.append(id, docId, record.counts[i]!, named(id), record.length),
-    );
+    record.termIds.forEach((id, i) => lists.append(id, docId, record.counts[i]!, named(id)));
     for (const id of record.nameTermIds)
-      if (bisect(record.termIds, id) < 0) lists.append(id, docId, 0, true, record.length);
+      if (bisect(record.termIds, id) < 0) lists.append(id, docId, 0, true);
   }
 
   private grow(docId: number): void {
