@@ -1,5 +1,5 @@
 import { getLogger } from '../log/logger';
-import type { ChunkText, Tables } from '../store/tables';
+import type { ChunkMeta, ChunkText, Tables } from '../store/tables';
 import { ancestors } from '../util/paths';
 import { describeError } from '../util/result';
 
@@ -25,44 +25,86 @@ interface RowIds {
 
 export class ChunkTexts {
   private readonly cache = new Map<string, string>();
+  /** Counts changes to the index: a read started before one does not fill the cache. */
+  private epoch = 0;
+  /** Texts being read, by chunk id. */
+  private readonly pending = new Map<string, Promise<string | undefined>>();
   private rowIds: RowIds | null = null;
   private loadingRowIds: Promise<void> | null = null;
 
   constructor(private readonly tables: Tables) {}
 
+  /** The texts of `ids` that exist, in the order asked (whatever was cached or read first). */
   async get(ids: Iterable<string>): Promise<Map<string, string>> {
+    const wanted = [...new Set(ids)];
+    const missing = wanted.filter((id) => !this.cache.has(id) && !this.pending.has(id));
+    if (missing.length) this.start(missing);
     const out = new Map<string, string>();
-    const missing: string[] = [];
-    for (const id of new Set(ids)) {
-      const text = this.cache.get(id);
-      if (text === undefined) missing.push(id);
-      else {
+    for (const id of wanted) {
+      const cached = this.cache.get(id);
+      if (cached !== undefined) {
+        // most recently used last: the cache drops from the front
         this.cache.delete(id);
-        this.cache.set(id, text);
-        out.set(id, text);
+        this.cache.set(id, cached);
       }
-    }
-    if (missing.length) {
-      for (const [id, row] of await this.read(missing)) {
-        const text = row.fullContent ?? row.content;
-        out.set(id, text);
-        this.cache.set(id, text);
-      }
-      while (this.cache.size > CAPACITY) this.cache.delete(this.cache.keys().next().value!);
+      const text = cached ?? (await this.pending.get(id));
+      if (text !== undefined) out.set(id, text);
     }
     return out;
   }
 
+  /**
+   * Starts reading texts a later step will ask for, without waiting: the read runs beside the
+   * search's own work, and `get` waits for it instead of reading again.
+   */
+  prefetch(ids: Iterable<string>): void {
+    const missing = [...new Set(ids)].filter((id) => !this.cache.has(id) && !this.pending.has(id));
+    if (missing.length) this.start(missing);
+  }
+
+  /** One read for `ids`, each id's text promised in `pending` until it is in the cache. */
+  private start(ids: readonly string[]): void {
+    const epoch = this.epoch;
+    const read = this.read(ids).then((rows) => {
+      // what was read before the index changed is not kept (it may be the old text)
+      if (epoch === this.epoch) {
+        for (const [id, row] of rows) this.cache.set(id, row.fullContent ?? row.content);
+        while (this.cache.size > CAPACITY) this.cache.delete(this.cache.keys().next().value!);
+      }
+      return rows;
+    });
+    read.catch((cause: unknown) =>
+      log.warn('chunk_texts_read_failed', { chunks: ids.length, error: describeError(cause) }),
+    );
+    for (const id of ids) {
+      const text = read.then((rows) => {
+        const row = rows.get(id);
+        return row && (row.fullContent ?? row.content);
+      });
+      this.pending.set(id, text);
+      // settled either way, the id is no longer pending; a failed read fails the get awaiting it
+      const settled = () => {
+        if (this.pending.get(id) === text) this.pending.delete(id);
+      };
+      void text.then(settled, settled);
+    }
+  }
+
   clear(): void {
+    this.epoch++;
     this.cache.clear();
+    this.pending.clear();
   }
 
   /** Forgets the texts of the chunks of `paths` and of the folders above them, which a save rebuilds. */
   forget(paths: readonly string[]): void {
     const gone = new Set([...paths, ...paths.flatMap(ancestors)]);
+    this.epoch++;
     // a chunk id starts with its file's path, or its folder's for a folder summary (chunkId in index/chunks.ts)
     for (const id of [...this.cache.keys()])
       if (gone.has(id.slice(0, id.indexOf('::')))) this.cache.delete(id);
+    for (const id of [...this.pending.keys()])
+      if (gone.has(id.slice(0, id.indexOf('::')))) this.pending.delete(id);
   }
 
   /** By row id those whose row is known at the table's version, by chunk id the rest. */
@@ -111,4 +153,24 @@ export class ChunkTexts {
       .finally(() => (this.loadingRowIds = null));
     return this.loadingRowIds;
   }
+}
+
+/**
+ * The chunks the later steps of a search read, given its best hits so far: the hits, and the
+ * class, file and folder each sits in (shown as its surroundings).
+ */
+export function withParents(
+  ids: readonly string[],
+  catalog: ReadonlyMap<string, ChunkMeta>,
+): string[] {
+  const out = new Set(ids);
+  for (const id of ids) {
+    const meta = catalog.get(id);
+    if (meta?.parentClassId) out.add(meta.parentClassId);
+    const file =
+      meta?.level === 'file' ? meta : meta?.parentFileId && catalog.get(meta.parentFileId);
+    if (file) out.add(file.id);
+    if (file && file.parentDirectoryId) out.add(file.parentDirectoryId);
+  }
+  return [...out];
 }

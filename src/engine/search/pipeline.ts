@@ -3,7 +3,7 @@ import type { LlmClient } from '../llm/client';
 import { elapsedMs, getLogger } from '../log/logger';
 import { withTrace } from '../log/trace';
 import type { RetrieverCalibration } from './calibration';
-import { ChunkTexts } from './chunk-texts';
+import { ChunkTexts, withParents } from './chunk-texts';
 import { buildContext, MODE_BUDGETS, type BudgetedContext } from './context';
 import { evaluateRetrieval, searchWeb, type CragEvaluation, type WebResult } from './crag';
 import { boostByGroup, computeTopK, weaveIn, weightedRrf, type RankedList } from './fusion';
@@ -240,6 +240,13 @@ export class Searcher {
     mark('retrieve', started);
     started = performance.now();
     let fused = this.fuse(lists, technicality, modeDecision.mode, stages);
+    // what correction, neighbours, spans and context will read starts loading beside their work
+    this.texts.prefetch(
+      withParents(
+        fused.slice(0, SHAPED_CHUNKS).map((hit) => hit.id),
+        this.index.catalog,
+      ),
+    );
     if (!fused.length && mode === 'fast') {
       log.warn('silent_escalation', {
         reason: 'zero_results_fast_mode',
