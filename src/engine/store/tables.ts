@@ -133,6 +133,8 @@ export interface TableVersions {
 
 export class Tables {
   private readonly chunkSchema: Schema;
+  /** Reads search started and may not wait for (texts read ahead): closing waits for them. */
+  private readonly reading = new Set<Promise<unknown>>();
 
   private constructor(
     private readonly db: lancedb.Connection,
@@ -331,7 +333,11 @@ export class Tables {
     return out;
   }
 
-  async chunkTexts(ids: readonly string[]): Promise<Map<string, ChunkText>> {
+  chunkTexts(ids: readonly string[]): Promise<Map<string, ChunkText>> {
+    return this.tracked(this.readChunkTexts(ids));
+  }
+
+  private async readChunkTexts(ids: readonly string[]): Promise<Map<string, ChunkText>> {
     const out = new Map<string, ChunkText>();
     for (let i = 0; i < ids.length; i += DELETE_BATCH) {
       const query = this.chunks
@@ -348,27 +354,35 @@ export class Tables {
    * rows, several times faster than finding them by id. Only valid for the version the row ids
    * were read at; rows that are gone are left out.
    */
-  async chunkTextsAt(rowIds: readonly bigint[]): Promise<Map<string, ChunkText>> {
+  chunkTextsAt(rowIds: readonly bigint[]): Promise<Map<string, ChunkText>> {
     const out = new Map<string, ChunkText>();
-    if (!rowIds.length) return out;
-    const table = await this.chunks
-      .takeRowIds(rowIds)
-      .select(['id', 'content', 'fullContent'])
-      .toArrow();
-    for (const batch of table.batches) readTexts(batch, out);
-    return out;
+    if (!rowIds.length) return Promise.resolve(out);
+    const read = this.chunks.takeRowIds(rowIds).select(['id', 'content', 'fullContent']).toArrow();
+    return this.tracked(
+      read.then((table) => {
+        for (const batch of table.batches) readTexts(batch, out);
+        return out;
+      }),
+    );
   }
 
   /** The version of the chunks table this handle reads: it changes with every write. */
   chunksVersion(): Promise<number> {
-    return this.chunks.version();
+    return this.tracked(this.chunks.version());
   }
 
   /**
    * Every chunk's row id at the current version (null when a write changed the table while they
    * were read). A row id names a row of one version: any write may move rows.
    */
-  async chunkRowIds(): Promise<{ version: number; rowIds: Map<string, bigint> } | null> {
+  chunkRowIds(): Promise<{ version: number; rowIds: Map<string, bigint> } | null> {
+    return this.tracked(this.readChunkRowIds());
+  }
+
+  private async readChunkRowIds(): Promise<{
+    version: number;
+    rowIds: Map<string, bigint>;
+  } | null> {
     const version = await this.chunks.version();
     const rowIds = new Map<string, bigint>();
     for await (const batch of this.chunks.query().select(['id']).withRowId()) {
@@ -526,10 +540,25 @@ export class Tables {
     return Math.max(chunks.length, facts.length);
   }
 
+  /**
+   * Closes the tables once the reads in flight are done: LanceDB refuses to close a table a read
+   * still holds, and a search may have started reading texts it then did not need.
+   */
   close(): void {
-    this.chunks.close();
-    this.facts.close();
-    this.db.close();
+    const closeNow = () => {
+      this.chunks.close();
+      this.facts.close();
+      this.db.close();
+    };
+    if (!this.reading.size) return closeNow();
+    void Promise.allSettled([...this.reading]).then(closeNow);
+  }
+
+  private tracked<T>(read: Promise<T>): Promise<T> {
+    this.reading.add(read);
+    const done = () => this.reading.delete(read);
+    read.then(done, done);
+    return read;
   }
 }
 
