@@ -107,4 +107,52 @@ describe('chunk texts', () => {
       tables.close();
     }
   });
+
+  it('reads texts asked for ahead once, returns them in the order asked and closes after the read', async () => {
+    const tables = await Tables.open(path.join(scratch.folder(), 'lance'), null, true);
+    const chunks = [0, 1, 2, 3].map((i) => chunk(i, i, `text ${i}`, null));
+    await tables.addChunks(chunks, null);
+    // rows read, by chunk id or by row id (whichever the texts use at the time)
+    let rowsRead = 0;
+    const byId = tables.chunkTexts.bind(tables);
+    const byRow = tables.chunkTextsAt.bind(tables);
+    tables.chunkTexts = (ids) => {
+      rowsRead += ids.length;
+      return byId(ids);
+    };
+    tables.chunkTextsAt = (rows) => {
+      rowsRead += rows.length;
+      return byRow(rows);
+    };
+    const texts = new ChunkTexts(tables);
+    texts.prefetch([chunks[2]!.id, chunks[0]!.id]);
+    const asked = [chunks[3]!.id, chunks[0]!.id, chunks[2]!.id];
+    const read = await texts.get(asked);
+    assert.deepEqual([...read.keys()], asked);
+    assert.deepEqual([...read.values()], ['text 3', 'text 0', 'text 2']);
+    // the prefetched pair in one read, the third in another: nothing read twice
+    assert.equal(rowsRead, 3);
+    // a read still in flight when the tables close: they close after it, and it completes
+    texts.clear();
+    texts.prefetch([chunks[1]!.id]);
+    tables.close();
+    assert.deepEqual([...(await texts.get([chunks[1]!.id])).values()], ['text 1']);
+  });
+
+  it('does not keep a text read before the index changed', async () => {
+    const tables = await Tables.open(path.join(scratch.folder(), 'lance'), null, true);
+    try {
+      const old = chunk(0, 0, 'old', null);
+      await tables.addChunks([old], null);
+      const texts = new ChunkTexts(tables);
+      texts.prefetch([old.id]);
+      // a save lands while the read is in flight
+      await tables.deleteFiles(['f0.py']);
+      await tables.addChunks([chunk(0, 0, 'new', null)], null);
+      texts.forget(['f0.py']);
+      assert.deepEqual([...(await texts.get([old.id])).values()], ['new']);
+    } finally {
+      tables.close();
+    }
+  });
 });
