@@ -323,6 +323,9 @@ function shorten(text: string): string {
 /** Chunks of the files the question names, and of the frames of a pasted stack trace. */
 export function pathHits(index: SearchIndex, query: ParsedQuery): RankedHits {
   const hits: Hit[] = [];
+  // most questions name no file: the index's file list is not gathered for them
+  if (!query.extractedFilePaths.length && !query.errorAnchors.frames.length)
+    return { source: 'path', hits };
   const files = new Set(index.graph.files());
   for (const mentioned of query.extractedFilePaths) {
     for (const file of files) {
