@@ -223,6 +223,8 @@ export class CodeGraph {
   /** By name without case or separators: `getuserbyid` for `get_user_by_id` and `getUserById`. */
   private readonly byLooseName = new Map<string, Set<string>>();
   private readonly callersByName = new Map<string, Set<string>>();
+  /** Definitions by the exception types they raise (as written, without a module). */
+  private readonly raisersByType = new Map<string, Set<string>>();
   private readonly outgoing = new Map<string, ResolvedCall[]>();
   /** Calls into each definition, grouped by calling definition so one caller's calls go at once. */
   private readonly incoming = new Map<string, Map<string, ResolvedCall[]>>();
@@ -311,6 +313,11 @@ export class CodeGraph {
   /** Definitions with a call naming `name` (`f()`, `obj.f()`, `new f()`), resolved or not. */
   factsCalling(name: string): CodeFact[] {
     return [...(this.callersByName.get(name) ?? [])].map((id) => this.facts.get(id)!);
+  }
+
+  /** Definitions raising exception type `type` (as the code names it), in the order they were added. */
+  factsRaising(type: string): CodeFact[] {
+    return [...(this.raisersByType.get(type) ?? [])].map((id) => this.facts.get(id)!);
   }
 
   /** Definitions with this simple name (`ensure_sync`) or qualified name (`Flask.ensure_sync`). */
@@ -440,6 +447,7 @@ export class CodeGraph {
       addTo(this.byLooseName, normalizeIdentifier(fact.name), fact.id);
     }
     for (const call of fact.calls) addTo(this.callersByName, call.name, fact.id);
+    for (const type of fact.raises) addTo(this.raisersByType, type, fact.id);
   }
 
   private removeFact(fact: CodeFact): void {
@@ -449,6 +457,7 @@ export class CodeGraph {
     removeFrom(this.byName, fact.name, fact.id);
     removeFrom(this.byLooseName, normalizeIdentifier(fact.name), fact.id);
     for (const call of fact.calls) removeFrom(this.callersByName, call.name, fact.id);
+    for (const type of fact.raises) removeFrom(this.raisersByType, type, fact.id);
   }
 
   private unresolveOutgoing(callerId: string, tracker: IncomingTracker): void {

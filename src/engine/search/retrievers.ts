@@ -295,9 +295,8 @@ export function raiseHits(index: SearchIndex, query: ParsedQuery): RankedHits {
   const hits: Hit[] = [];
   for (const type of query.errorAnchors.exceptionTypes) {
     const name = type.slice(type.lastIndexOf('.') + 1);
-    for (const fact of index.graph.allFacts()) {
-      if (!fact.raises.includes(name) || !fact.chunkId || !index.catalog.has(fact.chunkId))
-        continue;
+    for (const fact of index.graph.factsRaising(name)) {
+      if (!fact.chunkId || !index.catalog.has(fact.chunkId)) continue;
       hits.push({
         chunkId: fact.chunkId,
         score: 1,
