@@ -705,7 +705,9 @@ function factAt(columns: FactColumns, row: number, strings: Strings): CodeFact {
 
 /** A call site with its names shared: a million of them repeat a few thousand names. */
 function sharedCall(call: CallSite, strings: Strings): CallSite {
-  const shared = { ...call, name: strings.intern(call.name) };
+  // the object is fresh from JSON.parse: its names are swapped for the shared copies in place
+  const shared = call as { -readonly [K in keyof CallSite]: CallSite[K] };
+  shared.name = strings.intern(call.name);
   if (typeof call.receiver === 'string') shared.receiver = strings.intern(call.receiver);
   if (typeof call.receiverType === 'string')
     shared.receiverType = strings.intern(call.receiverType);
