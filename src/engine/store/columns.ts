@@ -7,7 +7,8 @@ import type { Data, RecordBatch } from 'apache-arrow';
  * at 200k rows made opening a store take seconds of CPU and hundreds of MB of garbage.
  *
  * Strings that repeat across rows (a file's path on each of its chunks and facts, a language, a
- * kind) go through a `Strings` table, so the rows kept in memory share one copy.
+ * kind, a called name) go through a `Strings` table, so the rows kept in memory share one copy;
+ * values unique to a row (ids, qualified names) are not looked up there.
  */
 export class Strings {
   private readonly seen = new Map<string, string>();

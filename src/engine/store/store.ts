@@ -716,7 +716,7 @@ async function loadCommitted(
     else await tables.checkout(committed);
     await verifyDataFiles(directory, manifest.dataHashes);
     const lexical = await readLexical(directory, manifest);
-    // chunk ids, paths and names repeat across the catalog and the facts: one copy of each
+    // paths and names repeat across the catalog and the facts: one copy of each
     const strings = new Strings();
     const catalog = new Map<string, ChunkMeta>();
     for (const meta of await tables.chunkMetadata(strings)) catalog.set(meta.id, meta);

@@ -292,17 +292,17 @@ export class Tables {
       );
   }
 
-  /** Every chunk's metadata, read column by column; `strings` shares repeated values (paths, ids). */
+  /** Every chunk's metadata, read column by column; `strings` shares repeated values (paths, parents). */
   async chunkMetadata(strings = new Strings()): Promise<ChunkMeta[]> {
     const out: ChunkMeta[] = [];
     for await (const batch of this.chunks.query().select(CHUNK_META_COLUMNS)) {
-      const id = stringColumn(batch, 'id', strings);
+      const id = stringColumn(batch, 'id');
       const level = stringColumn(batch, 'level', strings);
       const filePath = stringColumn(batch, 'filePath', strings);
       const directoryPath = stringColumn(batch, 'directoryPath', strings);
       const language = stringColumn(batch, 'language', strings);
       const className = stringColumn(batch, 'className', strings);
-      const functionName = stringColumn(batch, 'functionName', strings);
+      const functionName = stringColumn(batch, 'functionName');
       const startLine = intColumn(batch, 'startLine');
       const endLine = intColumn(batch, 'endLine');
       const parentDirectoryId = stringColumn(batch, 'parentDirectoryId', strings);
@@ -401,7 +401,7 @@ export class Tables {
         id: stringColumn(batch, 'id'),
         path: stringColumn(batch, 'path', strings),
         language: stringColumn(batch, 'language', strings),
-        qualifiedName: stringColumn(batch, 'qualifiedName', strings),
+        qualifiedName: stringColumn(batch, 'qualifiedName'),
         name: stringColumn(batch, 'name', strings),
         kind: stringColumn(batch, 'kind', strings),
         className: stringColumn(batch, 'className', strings),
@@ -410,7 +410,7 @@ export class Tables {
         endLine: intColumn(batch, 'endLine'),
         signature: stringColumn(batch, 'signature'),
         docstring: stringColumn(batch, 'docstring'),
-        chunkId: stringColumn(batch, 'chunkId', strings),
+        chunkId: stringColumn(batch, 'chunkId'),
         calls: stringColumn(batch, 'calls'),
         raises: stringListColumn(batch, 'raises', strings),
         errorStrings: stringListColumn(batch, 'errorStrings'),
