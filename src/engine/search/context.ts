@@ -1,4 +1,3 @@
-import type { Tiktoken } from 'js-tiktoken/lite';
 import type { ChunkLevel } from '../model';
 import { getLogger } from '../log/logger';
 import type { ChunkMeta } from '../store/tables';
@@ -6,6 +5,7 @@ import type { ChunkTexts } from './chunk-texts';
 import { codeLines, type CodeLine } from './evidence';
 import type { QueryMode } from './mode-router';
 import type { Span } from './spans';
+import { TokenCounter } from './token-count';
 
 /**
  * What a model is shown: the spans in rank order, each preceded (once) by its parent chain —
@@ -46,44 +46,31 @@ const PARENT_LINES = 10;
 
 const log = getLogger('search.context');
 
-interface Counter {
-  readonly tiktoken: Tiktoken;
-  /** The encoding's pre-tokeniser: tokens never cross the pieces it cuts text into. */
-  readonly pieces: RegExp;
-}
-
-let counter: Promise<Counter> | undefined;
+let counter: Promise<TokenCounter> | undefined;
 /** Tokens per piece of text, kept across searches: code is made of the same few pieces. */
 const pieceTokens = new Map<string, number>();
 const PIECE_CACHE = 200_000;
 
 /**
- * Counts tokens with the cl100k encoding (js-tiktoken), loaded once. The encoding first cuts text
+ * Counts tokens with the cl100k encoding, its ranks loaded once. The encoding first cuts text
  * into pieces by its pattern and encodes each piece on its own, so the count of a text is the sum
  * of its pieces' counts: pieces are counted once and kept, and a search only looks them up.
  */
 export async function countTokens(text: string): Promise<number> {
-  counter ??= (async () => {
-    const [{ Tiktoken }, ranks] = await Promise.all([
-      import('js-tiktoken/lite'),
-      import('js-tiktoken/ranks/cl100k_base'),
-    ]);
-    return {
-      tiktoken: new Tiktoken(ranks.default),
-      pieces: new RegExp(ranks.default.pat_str, 'gu'),
-    };
-  })();
-  const { tiktoken, pieces } = await counter;
+  counter ??= import('js-tiktoken/ranks/cl100k_base').then(
+    (ranks) => new TokenCounter(ranks.default),
+  );
+  const tokens = await counter;
   let total = 0;
-  for (const [piece] of text.matchAll(pieces)) {
-    let tokens = pieceTokens.get(piece);
-    if (tokens === undefined) {
+  for (const [piece] of text.matchAll(tokens.pieces)) {
+    let count = pieceTokens.get(piece);
+    if (count === undefined) {
       // special-token names are ordinary text here, as in the whole-text encoding
-      tokens = tiktoken.encode(piece, [], []).length;
+      count = tokens.countPiece(piece);
       if (pieceTokens.size >= PIECE_CACHE) pieceTokens.clear();
-      pieceTokens.set(piece, tokens);
+      pieceTokens.set(piece, count);
     }
-    total += tokens;
+    total += count;
   }
   return total;
 }

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { Tiktoken } from 'js-tiktoken/lite';
 import ranks from 'js-tiktoken/ranks/cl100k_base';
+import fc from 'fast-check';
 import { countTokens } from '../../../src/engine/search/context';
 
 describe('token counting', () => {
@@ -19,5 +20,29 @@ describe('token counting', () => {
         assert.equal(await countTokens(part), tiktoken.encode(part, [], []).length);
       }
     }
+  });
+
+  it('counts any text as js-tiktoken encodes it', async () => {
+    const tiktoken = new Tiktoken(ranks);
+    // code-like characters, letters of several scripts, emoji, whitespace runs and line breaks
+    const alphabet = fc.constantFrom(
+      ...'abcXYZ_019 \t\n\r\'"(){}[]<>|!=.,;:+-*/ëé日本語🎉ßŁ\u00a0\u2028'.split(''),
+      'the',
+      '    ',
+      '\n\n',
+      'function',
+      '<|endoftext|>',
+    );
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(alphabet, { maxLength: 120 }),
+        fc.string(),
+        async (parts, extra) => {
+          const text = parts.join('') + extra;
+          assert.equal(await countTokens(text), tiktoken.encode(text, [], []).length);
+        },
+      ),
+      { numRuns: 400 },
+    );
   });
 });
