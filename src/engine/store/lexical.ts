@@ -100,6 +100,26 @@ class LevelPostings {
     this.size[termId]!++;
   }
 
+  /**
+   * Lays out empty lists with exactly `sizes[term]` places each, end to end, before a bulk load
+   * appends that many postings per term: nothing moves while they are appended.
+   */
+  reserve(sizes: Int32Array): void {
+    if (this.used) throw new Error('postings can only be reserved before any is added');
+    if (sizes.length) this.growTerms(sizes.length - 1);
+    let at = 0;
+    for (let term = 0; term < sizes.length; term++) {
+      this.start[term] = at;
+      this.size[term] = 0;
+      this.room[term] = sizes[term]!;
+      at += sizes[term]!;
+    }
+    this.docs = new Int32Array(Math.max(1024, at));
+    this.payload = new Int32Array(this.docs.length);
+    this.used = at;
+    this.abandoned = 0;
+  }
+
   /** Packs the lists end to end with no spare room: after a bulk load, or once much room is left behind. */
   settle(force = false): void {
     if (!force && this.abandoned < this.used / 2) return;
@@ -431,6 +451,23 @@ export class LexicalIndex {
     });
     // postings of tombstoned chunks are not rebuilt: nothing is left to remove
     header.tombstones.forEach((docId) => index.tombstones.add(docId));
+    // every list gets its exact room first, so no list moves while the chunks are posted
+    const sizes = new Map(
+      CHUNK_LEVELS.map((level) => [level, new Int32Array(header.terms.length)]),
+    );
+    for (let i = 0, at = 0; i < count; i++) {
+      const terms = docs.termCounts[i]!;
+      const names = docs.nameCounts[i]!;
+      const level = CHUNK_LEVELS[docs.levels[i]!];
+      if (!level) throw new Error('the lexical snapshot names an unknown level');
+      const counts = sizes.get(level)!;
+      const termIds = body.subarray(at, at + terms);
+      for (const id of termIds) counts[id]!++;
+      for (const id of body.subarray(at + terms * 2, at + terms * 2 + names))
+        if (bisect(termIds, id) < 0) counts[id]!++;
+      at += terms * 2 + names;
+    }
+    for (const [level, counts] of sizes) index.postingLists.get(level)!.reserve(counts);
     let at = 0;
     for (let i = 0; i < count; i++) {
       const terms = docs.termCounts[i]!;
@@ -448,7 +485,6 @@ export class LexicalIndex {
       });
       at += terms * 2 + names;
     }
-    for (const postings of index.postingLists.values()) postings.settle(true);
     return index;
   }
 

@@ -95,6 +95,50 @@ describe('BM25 top-k search', () => {
     assert.ok(hits[0]!.score > hits[1]!.score);
   });
 
+  it('reads back from a snapshot the posting lists it wrote, and keeps adding to them alike', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'bm25-'));
+    try {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(documentArbitrary, { minLength: 1, maxLength: 80 }),
+          fc.array(fc.integer({ min: 0, max: 30 }), { maxLength: 6 }),
+          fc.array(documentArbitrary, { maxLength: 20 }),
+          async (drawn, removedFiles, later) => {
+            const index = new LexicalIndex();
+            index.add(toDocuments(drawn));
+            index.removePaths(removedFiles.map((file) => `f${file}.py`));
+            const file = path.join(dir, 'lexical.bin');
+            await index.writeSnapshot(file);
+            const read = await LexicalIndex.readSnapshot(file);
+            const more = toDocuments(later).map((document, i) => ({
+              ...document,
+              chunkId: `${document.chunkId}-later${i}`,
+            }));
+            for (const [stage, written] of [
+              ['read back', read],
+              ['then added to', read],
+            ] as const) {
+              if (stage === 'then added to') {
+                index.add(more);
+                written.add(more);
+              }
+              for (const level of ['function', 'class'] as const)
+                for (const term of VOCABULARY)
+                  assert.deepEqual(
+                    written.postings(level, term),
+                    index.postings(level, term),
+                    `${stage}: ${level} ${term}`,
+                  );
+            }
+          },
+        ),
+        { numRuns: 100 },
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('finds the same chunks after a snapshot is written and read back', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'bm25-'));
     try {
