@@ -193,4 +193,33 @@ describe('LanceDB tables', () => {
       { numRuns: 25 },
     );
   });
+
+  it('reads back the vector of every chunk, whole or by id, batch by batch', async () => {
+    const tables = await Tables.open(path.join(scratch.folder(), 'lance'), 4, true);
+    try {
+      // more rows than one batch holds, so several batches come back
+      const chunks = Array.from({ length: 2500 }, (_, i) => chunk(i));
+      const vectors = new Map(chunks.map((c, i) => [c.id, Float32Array.from([i, -i, i / 2, 1])]));
+      await tables.addChunks(chunks, vectors);
+      const read = async (ids?: string[]) => {
+        const out = new Map<string, number[]>();
+        for await (const batch of tables.vectors(ids))
+          batch.ids.forEach((id, row) => {
+            assert.equal(batch.levels[row], 'function');
+            out.set(id, [...batch.values.subarray(row * 4, row * 4 + 4)]);
+          });
+        return out;
+      };
+      const all = await read();
+      assert.equal(all.size, chunks.length);
+      for (const [id, vector] of vectors) assert.deepEqual(all.get(id), [...vector]);
+      const some = [chunks[7]!.id, chunks[2400]!.id];
+      assert.deepEqual(
+        [...(await read(some))].sort(),
+        some.map((id) => [id, [...vectors.get(id)!]]).sort(),
+      );
+    } finally {
+      tables.close();
+    }
+  });
 });

@@ -1,6 +1,6 @@
 import { CHUNK_LEVELS, type ChunkLevel } from '../model';
 import { getLogger } from '../log/logger';
-import type { ChunkMeta, Tables } from '../store/tables';
+import type { ChunkMeta, Tables, VectorBatch } from '../store/tables';
 import { ancestors } from '../util/paths';
 import { int8Matrix, type Int8Matrix } from './int8-dots';
 
@@ -147,24 +147,30 @@ export class VectorScan {
   /** Quantises the rows of `vectors` into one block of codes. */
   private async read(
     dimensions: number,
-    vectors: AsyncIterable<{ id: string; level: ChunkLevel; vector: Float32Array }>,
+    vectors: AsyncIterable<VectorBatch>,
     expected: number,
   ): Promise<Loaded> {
     const ids: string[] = [];
     let levels = new Uint8Array(Math.max(1, expected));
     let codes = new Int8Array(Math.max(1, expected) * dimensions);
-    for await (const row of vectors) {
-      if ((ids.length + 1) * dimensions > codes.length) {
-        const grown = new Int8Array(codes.length * 2);
-        grown.set(codes);
-        codes = grown;
-        const grownLevels = new Uint8Array(levels.length * 2);
-        grownLevels.set(levels);
-        levels = grownLevels;
+    for await (const batch of vectors) {
+      for (let row = 0; row < batch.ids.length; row++) {
+        if ((ids.length + 1) * dimensions > codes.length) {
+          const grown = new Int8Array(codes.length * 2);
+          grown.set(codes);
+          codes = grown;
+          const grownLevels = new Uint8Array(levels.length * 2);
+          grownLevels.set(levels);
+          levels = grownLevels;
+        }
+        quantise(
+          batch.values.subarray(row * dimensions, (row + 1) * dimensions),
+          codes,
+          ids.length * dimensions,
+        );
+        levels[ids.length] = LEVEL_CODE.get(batch.levels[row]!)!;
+        ids.push(batch.ids[row]!);
       }
-      quantise(row.vector, codes, ids.length * dimensions);
-      levels[ids.length] = LEVEL_CODE.get(row.level)!;
-      ids.push(row.id);
     }
     const matrix = int8Matrix(ids.length, dimensions);
     for (let row = 0; row < ids.length; row++)

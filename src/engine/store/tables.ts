@@ -105,6 +105,13 @@ export interface ChunkText {
   readonly fullContent: string | null;
 }
 
+/** Vectors of a batch of chunks: row `i`'s at `values[i × dimensions …]`. */
+export interface VectorBatch {
+  readonly ids: string[];
+  readonly levels: ChunkLevel[];
+  readonly values: Float32Array;
+}
+
 /** Chunk metadata kept in memory for search: everything but text and vector. */
 export type ChunkMeta = Omit<Chunk, 'content' | 'fullContent'>;
 
@@ -440,11 +447,12 @@ export class Tables {
     return rows.map((row) => ({ id: row.id as string, distance: row._distance as number }));
   }
 
-  /** Every chunk's vector with its id and level, streamed batch by batch (for an in-memory scan). */
-  /** Every chunk's vector, or only those of `ids`. */
-  async *vectors(
-    ids?: readonly string[],
-  ): AsyncGenerator<{ id: string; level: ChunkLevel; vector: Float32Array }> {
+  /**
+   * Every chunk's vector (or only those of `ids`) with its id and level, batch by batch, for an
+   * in-memory scan: row `i` of a batch has its vector at `values[i × dimensions …]`, a view on
+   * the batch's own buffer.
+   */
+  async *vectors(ids?: readonly string[]): AsyncGenerator<VectorBatch> {
     if (!this.dimensions) return;
     if (ids) {
       for (let i = 0; i < ids.length; i += DELETE_BATCH)
@@ -452,23 +460,33 @@ export class Tables {
     } else yield* this.vectorsWhere(null);
   }
 
-  private async *vectorsWhere(
-    filter: string | null,
-  ): AsyncGenerator<{ id: string; level: ChunkLevel; vector: Float32Array }> {
+  private async *vectorsWhere(filter: string | null): AsyncGenerator<VectorBatch> {
+    const dimensions = this.dimensions!;
     const query = this.chunks.query().select(['id', 'level', 'vector']);
     for await (const batch of filter ? query.where(filter) : query) {
-      const ids = batch.getChild('id')!;
-      const levels = batch.getChild('level')!;
-      const vectors = batch.getChild('vector')!;
-      for (let row = 0; row < batch.numRows; row++) {
-        const vector = vectors.get(row);
-        if (vector)
-          yield {
-            id: ids.get(row) as string,
-            level: levels.get(row) as ChunkLevel,
-            vector: vector.toArray() as Float32Array,
-          };
+      const ids = stringColumn(batch, 'id');
+      const levels = stringColumn(batch, 'level');
+      const data = batch.getChild('vector')!.data[0]!;
+      const floats = data.children[0]!.values as Float32Array;
+      if (!data.nullCount) {
+        yield {
+          ids: ids as string[],
+          levels: levels as ChunkLevel[],
+          values: floats.subarray(0, batch.numRows * dimensions),
+        };
+        continue;
       }
+      // the column is not nullable; a row without a vector is left out all the same
+      const rows = [...Array(batch.numRows).keys()].filter((row) => data.getValid(row));
+      const values = new Float32Array(rows.length * dimensions);
+      rows.forEach((row, at) =>
+        values.set(floats.subarray(row * dimensions, (row + 1) * dimensions), at * dimensions),
+      );
+      yield {
+        ids: rows.map((row) => ids[row]!),
+        levels: rows.map((row) => levels[row] as ChunkLevel),
+        values,
+      };
     }
   }
 
