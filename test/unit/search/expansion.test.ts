@@ -48,6 +48,17 @@ describe('expansion from the embedding model: nearest index words', () => {
     assert.ok(!(await nearest.nearest(['redirect'], 5)).includes('self'), 'nor a stop word');
   });
 
+  it('takes in an index of a few hundred thousand words at once', async () => {
+    // letters only, as index words are: a 10k-file index has about 180k of them
+    const word = (i: number) =>
+      `w${[...i.toString(26)].map((digit) => String.fromCharCode(97 + parseInt(digit, 26))).join('')}`;
+    const lexical = new LexicalIndex();
+    lexical.add([document('many', Array.from({ length: 300_000 }, (_, i) => word(i)).join(' '))]);
+    lexical.add([document('login', 'password hashing')]);
+    const nearest = new NearestWords(lexical, embedder([]));
+    assert.deepEqual(await nearest.nearest(['password'], 1), ['hashing']);
+  });
+
   it('embeds words as they enter the index, once, and skips words that left it', async () => {
     const lexical = new LexicalIndex();
     lexical.add([document('login', 'password'), document('page', 'render template')]);
