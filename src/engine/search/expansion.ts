@@ -1,6 +1,7 @@
 import { l2Normalize, type Embedder } from '../embed/embedder';
 import { elapsedMs, getLogger } from '../log/logger';
 import type { LexicalIndex } from '../store/lexical';
+import { NearestRows } from './nearest-rows';
 import { LANGUAGE_KEYWORDS, STOP_WORDS } from './preprocess';
 
 /** Words shorter than this carry no idea of their own (ids, abbreviations). */
@@ -16,7 +17,8 @@ const log = getLogger('search.expansion');
  */
 export class NearestWords {
   private words: string[] = [];
-  private vectors = new Float32Array(0);
+  /** Their unit vectors, row `i` for `words[i]`. */
+  private vectors: NearestRows | null = null;
   /** How many of the lexical index's terms (in their order of arrival) were looked at. */
   private seen = 0;
 
@@ -29,23 +31,13 @@ export class NearestWords {
   async nearest(terms: readonly string[], count: number): Promise<string[]> {
     await this.catchUp();
     const given = new Set(terms);
-    const dimensions = this.embedder.dimensions;
     const found = new Set<string>();
-    for (const vector of await this.embedder.embed(terms)) {
-      const query = l2Normalize(vector);
-      const best: { word: string; similarity: number }[] = [];
-      for (let w = 0; w < this.words.length; w++) {
-        let similarity = 0;
-        for (let d = 0, at = w * dimensions; d < dimensions; d++, at++)
-          similarity += query[d]! * this.vectors[at]!;
-        if (best.length === count && similarity <= best[count - 1]!.similarity) continue;
-        const word = this.words[w]!;
-        if (given.has(word) || !this.lexical.hasTerm(word)) continue;
-        best.splice(insertionPoint(best, similarity), 0, { word, similarity });
-        if (best.length > count) best.pop();
-      }
-      for (const { word } of best) found.add(word);
-    }
+    if (!this.vectors) return [];
+    const wanted = (row: number) =>
+      !given.has(this.words[row]!) && this.lexical.hasTerm(this.words[row]!);
+    for (const vector of await this.embedder.embed(terms))
+      for (const row of this.vectors.nearest(l2Normalize(vector), count, wanted))
+        found.add(this.words[row]!);
     return [...found];
   }
 
@@ -58,26 +50,20 @@ export class NearestWords {
     const started = performance.now();
     const dimensions = this.embedder.dimensions;
     const vectors = new Float32Array((this.words.length + added.length) * dimensions);
-    vectors.set(this.vectors);
+    if (this.vectors) vectors.set(this.vectors.values);
     (await this.embedder.embed(added)).forEach((vector, i) =>
       vectors.set(l2Normalize(vector), (this.words.length + i) * dimensions),
     );
     // one at a time: a large index adds more words than a call takes arguments
     for (const word of added) this.words.push(word);
-    this.vectors = vectors;
+    this.vectors ??= new NearestRows(dimensions);
+    this.vectors.reset(vectors);
     log.info('nearest_words_embedded', {
       words: added.length,
       total: this.words.length,
       duration_ms: elapsedMs(started),
     });
   }
-}
-
-/** Where a similarity goes in a list sorted best first (after equal ones: the first seen wins). */
-function insertionPoint(best: readonly { similarity: number }[], similarity: number): number {
-  let at = best.length;
-  while (at > 0 && best[at - 1]!.similarity < similarity) at--;
-  return at;
 }
 
 /** A word of text, not a number, a keyword or a word too short or common to say anything. */
