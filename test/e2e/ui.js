@@ -180,9 +180,14 @@ async function askInChat(page) {
   const why = await answer.locator('[data-testid=place] .why').first().innerText();
   log('first place, why:', why);
   check(/Defines function /.test(why), `the first place's reason reads ${JSON.stringify(why)}`);
-  // db.py:24 raises "attempt to write a readonly database"; the function holding it is cited first
-  const [cited, file, start] = /^(.+):(\d+)-\d+$/.exec(citations[0]) || [];
-  check(cited && file === 'shop/db.py', `first citation is ${citations[0]}, expected shop/db.py`);
+  // db.py:24 raises "attempt to write a readonly database"; the function holding it is cited
+  // beside OrderService.regenerate (the step the question names), one of the first two places
+  const [cited, , start] = /^(.+):(\d+)-\d+$/.exec(citations[0]) || [];
+  check(cited, `the first citation ${citations[0]} is not path:start-end`);
+  check(
+    citations.slice(0, 2).some((citation) => citation.startsWith('shop/db.py:')),
+    `the raise site in shop/db.py is not among the first two citations: ${citations.join(', ')}`,
+  );
   await answer.scrollIntoViewIfNeeded();
   await shot(page, 'chat-answer');
 
