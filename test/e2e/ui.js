@@ -77,6 +77,13 @@ async function expectCursorLine(page, line, what) {
 
 /** Opens a workspace file through Quick Open (Ctrl+P), as a user would. */
 async function quickOpen(page, name) {
+  // a file already open (a citation opened it as a preview) is brought forward by its tab: Quick
+  // Open's Enter leaves such a preview behind another editor
+  const tab = page.locator(`.tabs-container .tab[aria-label^="${name}"]`).first();
+  if (await tab.count()) {
+    await tab.click();
+    return;
+  }
   await page.keyboard.press('Control+P');
   await page.waitForSelector('.quick-input-widget input', { timeout: 15000 });
   await page.keyboard.type(name);
@@ -182,7 +189,7 @@ async function askInChat(page) {
   check(/Defines function /.test(why), `the first place's reason reads ${JSON.stringify(why)}`);
   // db.py:24 raises "attempt to write a readonly database"; the function holding it is cited
   // beside OrderService.regenerate (the step the question names), one of the first two places
-  const [cited, , start] = /^(.+):(\d+)-\d+$/.exec(citations[0]) || [];
+  const [cited, file, start] = /^(.+):(\d+)-\d+$/.exec(citations[0]) || [];
   check(cited, `the first citation ${citations[0]} is not path:start-end`);
   check(
     citations.slice(0, 2).some((citation) => citation.startsWith('shop/db.py:')),
@@ -202,12 +209,12 @@ async function askInChat(page) {
 
   await answer.locator('[data-testid=citation]').first().click();
   await page.waitForFunction(
-    () =>
+    (name) =>
       document
         .querySelector('.tabs-container .tab.active')
         ?.getAttribute('aria-label')
-        ?.startsWith('db.py'),
-    null,
+        ?.startsWith(name),
+    file.split('/').pop(),
     { timeout: 15000 },
   );
   await expectCursorLine(page, +start, `the citation ${citations[0]}`);
