@@ -19,8 +19,8 @@ import { MemorySink } from '../src/engine/log/sinks';
 import { languageById } from '../src/engine/lang/registry';
 import { unwrap } from '../src/engine/util/result';
 import { scalePlot } from './plot';
-import { benchOpenSearch, serveOpenSearchChild } from './scale-open';
-import { benchScaleRow, scaleRows, serveScaleChild, type ScaleRow } from './scale';
+import { benchOpenSearch, OPEN_SEARCH_CHILD, serveOpenSearchChild } from './scale-open';
+import { benchScaleRow, SCALE_CHILD, scaleRows, serveScaleChild, type ScaleRow } from './scale';
 import { packageRoot, readCorpora } from './scale-corpus';
 
 interface SearchResultTimes {
@@ -295,8 +295,8 @@ function round(value: number, digits: number): number {
   return Math.round(value * 10 ** digits) / 10 ** digits;
 }
 
-if (process.argv.includes('--scale-child')) serveScaleChild();
-else if (process.argv.includes('--open-search-child')) serveOpenSearchChild();
+if (process.argv.includes(SCALE_CHILD)) serveScaleChild();
+else if (process.argv.includes(OPEN_SEARCH_CHILD)) serveOpenSearchChild();
 else if (process.argv[2] === '--open-search')
   benchOpenSearch(process.argv[3] ?? 'scale-10k', MODEL, CACHE, process.argv.slice(4)).catch(
     (cause: unknown) => {

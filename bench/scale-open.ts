@@ -8,12 +8,12 @@
  * With --fts5, SQLite FTS5 over the same files is timed in the same run; --cpu-prof and
  * --heap-prof write the child's profiles into .cache/bench-profiles.
  */
-import { fork } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { Engine } from '../src/engine/engine';
 import { walkWorkspace } from '../src/engine/index/walk';
+import type { Engine } from '../src/engine/engine';
 import { unwrap } from '../src/engine/util/result';
+import { openEngine, runChild, serveChild } from './child';
 import { available, fts5Times, summarise } from './scale-baselines';
 import { readCorpora, rowRoot } from './scale-corpus';
 import { sampleQueries, type BenchQuery } from './scale-queries';
@@ -61,7 +61,7 @@ export async function benchOpenSearch(
   if (!existsSync(path.join(storeDir, 'built'))) {
     process.stderr.write(`bench: ${row.id}: building the kept store in ${storeDir}\n`);
     rmSync(storeDir, { recursive: true, force: true });
-    await runChild({ phase: 'build', ...request }, []);
+    await runChild(OPEN_SEARCH_CHILD, { phase: 'build', ...request });
   }
   const profiles = path.join(cache, 'bench-profiles');
   mkdirSync(profiles, { recursive: true });
@@ -69,7 +69,11 @@ export async function benchOpenSearch(
     ...(flags.includes('--cpu-prof') ? ['--cpu-prof', `--cpu-prof-dir=${profiles}`] : []),
     ...(flags.includes('--heap-prof') ? ['--heap-prof', `--heap-prof-dir=${profiles}`] : []),
   ];
-  const report = await runChild<OpenSearchReport>({ phase: 'search', ...request }, profiling);
+  const report = await runChild<OpenSearchReport>(
+    OPEN_SEARCH_CHILD,
+    { phase: 'search', ...request },
+    profiling,
+  );
   const search = summarise(report.searchTimes);
   const fts5 =
     flags.includes('--fts5') && available('sqlite3')
@@ -99,45 +103,13 @@ export async function benchOpenSearch(
   if (profiling.length) process.stderr.write(`bench: profiles in ${profiles}\n`);
 }
 
-function runChild<T>(request: OpenSearchRequest, execArgv: readonly string[]): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const child = fork(process.argv[1]!, ['--open-search-child'], {
-      execArgv: ['--max-old-space-size=16384', ...execArgv],
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    });
-    let report: T | undefined;
-    child.on('message', (message: { report?: T; error?: string }) => {
-      if (message.error) reject(new Error(message.error));
-      else report = message.report;
-    });
-    child.on('exit', (code) =>
-      report ? resolve(report) : reject(new Error(`the ${request.phase} run exited with ${code}`)),
-    );
-    child.send(request);
-  });
-}
+/** The flag that makes the bench script an open-and-search child. */
+export const OPEN_SEARCH_CHILD = '--open-search-child';
 
 /** The child's side: builds the kept store, or opens it and searches. */
 export function serveOpenSearchChild(): void {
-  process.once('message', (request: OpenSearchRequest) => {
-    const run = request.phase === 'build' ? buildStore(request) : openAndSearch(request);
-    run.then(
-      (report) => process.send!({ report }, () => process.exit(0)),
-      (cause: unknown) =>
-        process.send!({ error: cause instanceof Error ? cause.message : String(cause) }, () =>
-          process.exit(1),
-        ),
-    );
-  });
-}
-
-async function openEngine(request: OpenSearchRequest): Promise<Engine> {
-  return unwrap(
-    await Engine.open({
-      root: request.root,
-      storeDir: request.storeDir,
-      model: { kind: 'directory', path: request.model },
-    }),
+  serveChild((request: OpenSearchRequest) =>
+    request.phase === 'build' ? buildStore(request) : openAndSearch(request),
   );
 }
 

@@ -6,7 +6,6 @@
  * and times search, a save, a 5,000-file change. While the cold index runs, the parent (an
  * ordinary process like the editor) records its own event-loop lag.
  */
-import { fork } from 'node:child_process';
 import {
   appendFileSync,
   readdirSync,
@@ -17,7 +16,7 @@ import {
 } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import * as path from 'node:path';
-import { Engine } from '../src/engine/engine';
+import type { Engine } from '../src/engine/engine';
 import { countLines } from '../src/engine/index/extract';
 import { walkWorkspace } from '../src/engine/index/walk';
 import { loadGrammar } from '../src/engine/lang/grammars';
@@ -25,6 +24,7 @@ import { languageById } from '../src/engine/lang/registry';
 import { logHub } from '../src/engine/log/logger';
 import { MemorySink } from '../src/engine/log/sinks';
 import { unwrap } from '../src/engine/util/result';
+import { openEngine, runChild, serveChild } from './child';
 import { available, fts5Times, percentile, ripgrepTimes, summarise } from './scale-baselines';
 import { readCorpora, rowRoot, type RowSpec } from './scale-corpus';
 import { sampleQueries, type BenchQuery } from './scale-queries';
@@ -131,10 +131,10 @@ export async function benchScaleRow(row: RowSpec, model: string, cache: string):
   let warm: WarmReport;
   try {
     lag.enable();
-    cold = await runChild<ColdReport>({ phase: 'cold', ...request });
+    cold = await runChild<ColdReport>(SCALE_CHILD, { phase: 'cold', ...request });
     lag.disable();
     process.stderr.write(`bench: ${row.id}: cold ${cold.coldIndexSeconds} s; searching\n`);
-    warm = await runChild<WarmReport>({ phase: 'warm', ...request });
+    warm = await runChild<WarmReport>(SCALE_CHILD, { phase: 'warm', ...request });
   } finally {
     // the edits are undone whatever happened in the child
     const edited = new Set([saved.path, ...changed]);
@@ -202,45 +202,13 @@ async function bareParseSeconds(
   return (performance.now() - started) / 1000;
 }
 
-function runChild<T>(request: ChildRequest): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const child = fork(process.argv[1]!, ['--scale-child'], {
-      execArgv: ['--max-old-space-size=16384'],
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    });
-    let report: T | undefined;
-    child.on('message', (message: { report?: T; error?: string }) => {
-      if (message.error) reject(new Error(message.error));
-      else report = message.report;
-    });
-    child.on('exit', (code) =>
-      report ? resolve(report) : reject(new Error(`the ${request.phase} run exited with ${code}`)),
-    );
-    child.send(request);
-  });
-}
+/** The flag that makes the bench script a scale row's child. */
+export const SCALE_CHILD = '--scale-child';
 
 /** The child's side: one phase, reported to the parent over IPC. */
 export function serveScaleChild(): void {
-  process.once('message', (request: ChildRequest) => {
-    const run = request.phase === 'cold' ? coldPhase(request) : warmPhase(request);
-    run.then(
-      (report) => process.send!({ report }, () => process.exit(0)),
-      (cause: unknown) =>
-        process.send!({ error: cause instanceof Error ? cause.message : String(cause) }, () =>
-          process.exit(1),
-        ),
-    );
-  });
-}
-
-async function openEngine(request: ChildRequest): Promise<Engine> {
-  return unwrap(
-    await Engine.open({
-      root: request.root,
-      storeDir: request.storeDir,
-      model: { kind: 'directory', path: request.model },
-    }),
+  serveChild((request: ChildRequest) =>
+    request.phase === 'cold' ? coldPhase(request) : warmPhase(request),
   );
 }
 

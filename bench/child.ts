@@ -1,0 +1,61 @@
+/**
+ * The bench runs the engine in child processes so that each one's peak RSS is the engine's
+ * alone. A request goes to the child over IPC; the child answers with one report or one error.
+ */
+import { fork } from 'node:child_process';
+import { Engine } from '../src/engine/engine';
+import { unwrap } from '../src/engine/util/result';
+
+/** What every child needs to open the engine on a row's tree and store. */
+export interface EngineRequest {
+  readonly phase: string;
+  readonly root: string;
+  readonly storeDir: string;
+  readonly model: string;
+}
+
+/** Forks this script with `flag`, sends `request` and settles with the child's report. */
+export function runChild<T>(
+  flag: string,
+  request: EngineRequest,
+  execArgv: readonly string[] = [],
+): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const child = fork(process.argv[1]!, [flag], {
+      execArgv: ['--max-old-space-size=16384', ...execArgv],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    let report: T | undefined;
+    child.on('message', (message: { report?: T; error?: string }) => {
+      if (message.error) reject(new Error(message.error));
+      else report = message.report;
+    });
+    child.on('exit', (code) =>
+      report ? resolve(report) : reject(new Error(`the ${request.phase} run exited with ${code}`)),
+    );
+    child.send(request);
+  });
+}
+
+/** The child's side: answers the one request it is sent, then exits. */
+export function serveChild<R>(handle: (request: R) => Promise<unknown>): void {
+  process.once('message', (request: R) => {
+    handle(request).then(
+      (report) => process.send!({ report }, () => process.exit(0)),
+      (cause: unknown) =>
+        process.send!({ error: cause instanceof Error ? cause.message : String(cause) }, () =>
+          process.exit(1),
+        ),
+    );
+  });
+}
+
+export async function openEngine(request: EngineRequest): Promise<Engine> {
+  return unwrap(
+    await Engine.open({
+      root: request.root,
+      storeDir: request.storeDir,
+      model: { kind: 'directory', path: request.model },
+    }),
+  );
+}
