@@ -540,6 +540,7 @@ export class Engine implements Disposable {
         this.changedSinceCalibration += result.value.indexed + result.value.removed;
         await this.recalibrate(result.value.chunks.function, result.value.files);
         await this.rememberChangedFiles();
+        await this.searcher.prepare();
       }
       return result;
     } catch (cause) {

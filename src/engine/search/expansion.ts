@@ -41,8 +41,11 @@ export class NearestWords {
     return [...found];
   }
 
-  /** Embeds the words the index gained since the last call. */
-  private async catchUp(): Promise<void> {
+  /**
+   * Embeds the words the index gained since the last call. Each lookup does it first; an index run
+   * does it as it ends, so the first question after indexing does not wait for the whole vocabulary.
+   */
+  async catchUp(): Promise<void> {
     const { terms, next } = this.lexical.termsSince(this.seen);
     this.seen = next;
     const added = terms.filter(isWord);

@@ -139,6 +139,11 @@ export class Searcher {
     this.nearestWords = index.embedder ? new NearestWords(index.lexical, index.embedder) : null;
   }
 
+  /** Readies what questions will need from the index as it now is (the nearest words' vectors). */
+  async prepare(): Promise<void> {
+    await this.nearestWords?.catchUp();
+  }
+
   /** Applies a measured calibration of the retrievers (see calibration.ts); null restores the default weights. */
   calibrate(calibration: RetrieverCalibration | null): void {
     this.semanticTrust = calibration?.semanticTrust ?? 1;

@@ -34,6 +34,26 @@ describe('search pipeline', () => {
       (span) => span.path === path && span.startLine <= line && line <= span.endLine,
     );
 
+  it("embeds the index's vocabulary while indexing, so a question after it embeds no index word", async () => {
+    const fresh = await openEngine(scratch, scratch.fixture('shop-py'), {
+      model: { kind: 'directory', path: POTION_MODEL },
+    });
+    try {
+      const indexing = await captureLogs(() => fresh.index());
+      unwrap(indexing.result);
+      const [embedded] = eventsNamed(indexing.events, 'nearest_words_embedded');
+      assert.ok(embedded, 'the index run did not embed its words');
+      assert.ok((embedded.total as number) > 20, JSON.stringify(embedded));
+      const asking = await captureLogs(() =>
+        fresh.search({ query: 'why is the database readonly?' }),
+      );
+      unwrap(asking.result);
+      assert.deepEqual(eventsNamed(asking.events, 'nearest_words_embedded'), []);
+    } finally {
+      fresh.dispose();
+    }
+  });
+
   describe('mode strategies', () => {
     it('diagnostic: finds the raise site of a quoted message first, then the caller that mutates the cache', async () => {
       const result = await search(
