@@ -59,3 +59,10 @@ export async function openEngine(request: EngineRequest): Promise<Engine> {
     }),
   );
 }
+
+/** How long one search takes, in milliseconds. */
+export async function timeSearch(engine: Engine, query: string): Promise<number> {
+  const started = performance.now();
+  unwrap(await engine.search({ query }));
+  return performance.now() - started;
+}

@@ -11,9 +11,8 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { walkWorkspace } from '../src/engine/index/walk';
-import type { Engine } from '../src/engine/engine';
 import { unwrap } from '../src/engine/util/result';
-import { openEngine, runChild, serveChild } from './child';
+import { openEngine, runChild, serveChild, timeSearch } from './child';
 import { available, fts5Times, summarise } from './scale-baselines';
 import { readCorpora, rowRoot } from './scale-corpus';
 import { sampleQueries, type BenchQuery } from './scale-queries';
@@ -157,12 +156,6 @@ async function openAndSearch(request: OpenSearchRequest): Promise<OpenSearchRepo
   } finally {
     engine.dispose();
   }
-}
-
-async function timeSearch(engine: Engine, query: string): Promise<number> {
-  const started = performance.now();
-  unwrap(await engine.search({ query }));
-  return performance.now() - started;
 }
 
 function round(value: number, digits: number): number {

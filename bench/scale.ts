@@ -24,7 +24,7 @@ import { languageById } from '../src/engine/lang/registry';
 import { logHub } from '../src/engine/log/logger';
 import { MemorySink } from '../src/engine/log/sinks';
 import { unwrap } from '../src/engine/util/result';
-import { openEngine, runChild, serveChild } from './child';
+import { openEngine, runChild, serveChild, timeSearch } from './child';
 import { available, fts5Times, percentile, ripgrepTimes, summarise } from './scale-baselines';
 import { readCorpora, rowRoot, type RowSpec } from './scale-corpus';
 import { sampleQueries, type BenchQuery } from './scale-queries';
@@ -256,12 +256,6 @@ async function warmPhase(request: ChildRequest): Promise<WarmReport> {
   } finally {
     engine.dispose();
   }
-}
-
-async function timeSearch(engine: Engine, query: string): Promise<number> {
-  const started = performance.now();
-  unwrap(await engine.search({ query }));
-  return performance.now() - started;
 }
 
 /**
