@@ -79,8 +79,20 @@ const ENTRY_POINTS = 3;
 const HOT_SPOT_FAN_IN = 20;
 const GOD_FUNCTION_FAN_OUT = 15;
 
-const STRUCTURE_CUE =
-  /\b(architecture|structure|design|coupl|cohesion|dependenc|hot ?spots?|god (function|class)|cycles?|circular|flaws?|smells?|complex|fan[- ]?(in|out)|refactor)/i;
+/**
+ * Questions that ask for the repository-wide report itself. Words about design in general
+ * ("dependency injection", "architecture") do not: hot spots would stand in for an answer.
+ */
+const FINDINGS_CUE =
+  /\b(hot ?spots?|god (functions?|class(es)?|objects?)|cycles?|circular|fan[- ]?(in|out)|most called)\b/i;
+
+/**
+ * Words that ask to follow the calls step by step. "flow", "pipeline" or "lifecycle" route a
+ * question to the exploratory mode as well, but they name a topic as often as a walk ("flow
+ * control"); then the walk has no entry point the question chose.
+ */
+const FOLLOW_CUE =
+  /\b(trac(e|es|ing)|walk (me )?through|step by step|call (path|chain)|what happens (when|inside|after|before|if|at|on|during|once)|ends? up)\b/i;
 
 const HIERARCHY_CUE =
   /\b(subclass(es|ed)?|overrid(e|es|den|ing)|inherit(s|ed|ing)?|extends|derived|descendants?)\b/i;
@@ -98,7 +110,7 @@ export function runStrategy(input: StrategyInput): StrategyResult {
     case 'diagnostic':
       return { ...empty, hits: { source: 'graph', hits: diagnostic(input) } };
     case 'exploratory':
-      return exploratory(input);
+      return asksToFollow(input) ? exploratory(input) : empty;
     case 'analytical':
       return analytical(input);
     case 'conceptual':
@@ -371,6 +383,24 @@ function diagnostic(input: StrategyInput): Hit[] {
 }
 
 /**
+ * The walk forward answers a question that asks to follow the calls, or that names a definition
+ * of the index (`res.json()`, `Blueprint`) whose calls it can follow.
+ */
+function asksToFollow(input: StrategyInput): boolean {
+  if (FOLLOW_CUE.test(input.query.naturalLanguage)) return true;
+  return namesDefinition(input.index.graph, input.query);
+}
+
+/** Whether a code-shaped name of the question names a definition in the index. */
+function namesDefinition(graph: CodeGraph, query: ParsedQuery): boolean {
+  return query.extractedIdentifiers.some((identifier) =>
+    graph
+      .definitionsNamed(identifier.slice(identifier.lastIndexOf('.') + 1))
+      .some((fact) => fact.kind !== 'module'),
+  );
+}
+
+/**
  * From entry points, callees walked forward. Callees that share words with the question or lead
  * to other strong candidates are followed first; each step is a hit on the caller at the call
  * site's line and on the callee itself.
@@ -484,8 +514,8 @@ function analytical(input: StrategyInput): StrategyResult {
   }
   if (HIERARCHY_CUE.test(input.query.naturalLanguage)) hits.push(...overrides(graph, targets));
   const { findings, diagram } = input.structure.get(graph, input.scope);
-  // Hot spots and cycles answer questions about structure, not "which functions call X".
-  if (!hits.length || STRUCTURE_CUE.test(input.query.naturalLanguage)) hits.push(...findings.hits);
+  // Hot spots and cycles answer questions that ask for them, not "which functions call X".
+  if (FINDINGS_CUE.test(input.query.naturalLanguage)) hits.push(...findings.hits);
   log.info('strategy_applied', {
     mode: 'analytical',
     targets: [...targets],

@@ -122,6 +122,30 @@ describe('search pipeline', () => {
       );
     });
 
+    it('adds no graph list to a question that names a topic the graph does not answer', async () => {
+      const graphList = (result: SearchResult) =>
+        result.trace.retrievers.find((list) => list.source === 'graph');
+      // "flow" and "dependencies" route these to the exploratory and analytical modes, but neither
+      // asks to follow calls from a definition nor asks for hot spots
+      const flow = await search('how does the order flow control work');
+      assert.equal(flow.metadata.queryMode, 'exploratory');
+      assert.equal(graphList(flow), undefined, JSON.stringify(graphList(flow)));
+      const design = await search('how are the database dependencies set up');
+      assert.equal(design.metadata.queryMode, 'analytical');
+      assert.equal(graphList(design), undefined, JSON.stringify(graphList(design)));
+      // naming a definition is enough to walk its calls, asking for hot spots to get them
+      const named = await search('the order flow from OrderService.create_order');
+      assert.equal(named.metadata.queryMode, 'exploratory');
+      assert.ok(graphList(named)?.top.length, 'the walk starts from the named method');
+      const hotSpots = await search(
+        'What are the hot spots and circular dependencies in this code?',
+      );
+      assert.ok(
+        graphList(hotSpots)?.top.some((hit) => /fan-in|call cycle/.test(hit.evidence)),
+        JSON.stringify(graphList(hotSpots)),
+      );
+    });
+
     it('analytical: structural findings follow the index as it changes', async () => {
       const question = 'What are the hot spots and circular dependencies in this code?';
       const before = await search(question);
