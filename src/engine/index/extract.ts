@@ -98,6 +98,8 @@ interface MutationTarget {
   readonly declares: boolean;
   /** The attribute written on `name` (`ctx.params[…] = …`, `res.statusCode = …`), if any. */
   readonly attribute?: string;
+  /** True when `name` itself is assigned (`x = …`), not the object it holds. */
+  readonly rebinds?: boolean;
 }
 
 const PRIMARY_CAPTURES = new Set([
@@ -194,7 +196,7 @@ export function extractDefinitions(
           break;
         }
         case 'mutation': {
-          const target = mutationTarget(captures, language);
+          const target = mutationTarget(node, captures, language);
           if (target) scoped.push({ at: node.startIndex, type: 'mutation', target });
           break;
         }
@@ -441,8 +443,9 @@ function apply(scope: ScopeFacts, item: ScopedItem): void {
  * What a scope mutates: attributes of the current object, module-level names it assigns,
  * subscripts or changes through a mutating method, unless a local of that name shadows them
  * (in Python a plain assignment declares a local unless the name is declared `global`), and
- * attributes of objects it was handed (`ctx.params[…] = …` on a parameter: a name neither module-
- * level nor assigned in the scope), which change state its callers see.
+ * objects it was handed and their attributes (`headers[k] = …`, `ctx.params[…] = …`,
+ * `setattr(ctx, "x", …)`, `Object.assign(options, …)` on a parameter: a name neither module-level
+ * nor assigned in the scope), which change state its callers see.
  */
 function mutatesOf(scope: ScopeFacts, moduleNames: Set<string>): string[] {
   const result = new Set<string>();
@@ -454,35 +457,39 @@ function mutatesOf(scope: ScopeFacts, moduleNames: Set<string>): string[] {
     const name = target.name;
     if (!name) continue;
     if (!moduleNames.has(name)) {
-      if (target.attribute && !scope.declared.has(name)) result.add(`${name}.${target.attribute}`);
+      // an object handed in (a parameter): written through `.attr`, a subscript or a setter
+      if (!scope.declared.has(name) && !target.rebinds)
+        result.add(target.attribute ? `${name}.${target.attribute}` : name);
       continue;
     }
     if (scope.declared.has(name) && !scope.globals.has(name)) continue;
     result.add(name);
+    // `os.environ[…] = …`: the module's object that changes, named as the code names it
+    if (target.attribute) result.add(`${name}.${target.attribute}`);
   }
   return [...result];
 }
 
-function mutationTarget(captures: Map<string, Node>, spec: LanguageSpec): MutationTarget | null {
+function mutationTarget(
+  node: Node,
+  captures: Map<string, Node>,
+  spec: LanguageSpec,
+): MutationTarget | null {
   const method = captures.get('mutation.method');
   if (method && !spec.mutatingMethods.has(method.text)) return null;
   const object = captures.get('mutation.object');
   const attribute = captures.get('mutation.attribute');
   if (object && attribute) {
+    // `setattr(obj, "name", …)` names the attribute in a string
+    const attributeName = cleanName(
+      attribute.type === 'string' ? (spec.stringValue(attribute) ?? '') : attribute.text,
+    );
+    if (!attributeName) return null;
     if (spec.selfNames.includes(object.text)) {
-      return {
-        selfAttribute: `${object.text}.${cleanName(attribute.text)}`,
-        name: null,
-        declares: false,
-      };
+      return { selfAttribute: `${object.text}.${attributeName}`, name: null, declares: false };
     }
     return object.type === 'identifier'
-      ? {
-          selfAttribute: null,
-          name: object.text,
-          declares: false,
-          attribute: cleanName(attribute.text),
-        }
+      ? { selfAttribute: null, name: object.text, declares: false, attribute: attributeName }
       : null;
   }
   // An instance variable written as is (`@count += 1` in Ruby) is an attribute of the current object.
@@ -491,7 +498,10 @@ function mutationTarget(captures: Map<string, Node>, spec: LanguageSpec): Mutati
   const declared = captures.get('mutation.declares');
   if (declared) return { selfAttribute: null, name: declared.text, declares: true };
   const name = captures.get('mutation.name');
-  return name ? { selfAttribute: null, name: name.text, declares: false } : null;
+  if (!name) return null;
+  // `x = …` rebinds the name itself (`x[k] = …`, `x.push(…)` change its object)
+  const rebinds = name.parent?.startIndex === node.startIndex && name.parent.type === node.type;
+  return { selfAttribute: null, name: name.text, declares: false, ...(rebinds ? { rebinds } : {}) };
 }
 
 /** Where a definition's chunk starts: wrappers (decorators, export), attached comments, overload signatures. */

@@ -65,7 +65,9 @@ const COMMON_QUERY = `
 (assignment_expression left: (subscript_expression object: (identifier) @mutation.name)) @mutation
 (assignment_expression left: (subscript_expression object: (member_expression object: (this) @mutation.object property: (_) @mutation.attribute))) @mutation
 (call_expression function: (member_expression object: (identifier) @mutation.name property: (property_identifier) @mutation.method)) @mutation
-(call_expression function: (member_expression object: (member_expression object: (this) @mutation.object property: (_) @mutation.attribute) property: (property_identifier) @mutation.method)) @mutation
+(call_expression function: (member_expression object: (member_expression object: [(this) (identifier)] @mutation.object property: (_) @mutation.attribute) property: (property_identifier) @mutation.method)) @mutation
+(assignment_expression left: (subscript_expression object: (member_expression object: (identifier) @mutation.object property: (_) @mutation.attribute))) @mutation
+(call_expression function: (member_expression object: (identifier) @mutation.setter property: (property_identifier) @mutation.setterMethod) arguments: (arguments . [(identifier) @mutation.name (member_expression object: [(this) (identifier)] @mutation.object property: (_) @mutation.attribute)]) (#eq? @mutation.setter "Object") (#eq? @mutation.setterMethod "assign")) @mutation
 
 (variable_declarator value: [(call_expression) (new_expression) (identifier) (this) (await_expression)]) @typed
 (assignment_expression right: [(call_expression) (new_expression) (identifier) (this) (await_expression)]) @typed

@@ -37,6 +37,7 @@ const QUERY = `
 (delete_statement (attribute object: (identifier) @mutation.object attribute: (identifier) @mutation.attribute)) @mutation
 (call function: (attribute object: (identifier) @mutation.name attribute: (identifier) @mutation.method)) @mutation
 (call function: (attribute object: (attribute object: (identifier) @mutation.object attribute: (identifier) @mutation.attribute) attribute: (identifier) @mutation.method)) @mutation
+(call function: (identifier) @mutation.setter arguments: (argument_list . (identifier) @mutation.object . (string) @mutation.attribute) (#eq? @mutation.setter "setattr")) @mutation
 
 (global_statement (identifier) @global.name) @global
 

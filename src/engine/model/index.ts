@@ -162,7 +162,7 @@ export const MAX_DIRECTORY_FILES = 20;
 export const MODULE_QUALIFIED_NAME = '<module>';
 
 /** Version string stored in the manifest: a change of grammar or extractor invalidates parsed files. */
-export const PARSER_VERSION = 'web-tree-sitter@0.27.1;tree-sitter-wasm@0.3.1;extract@6';
+export const PARSER_VERSION = 'web-tree-sitter@0.27.1;tree-sitter-wasm@0.3.1;extract@7';
 
 /** The stages of one indexing run, in order. */
 export const INDEX_STAGES = ['walk', 'parse', 'summarize', 'facts', 'embed', 'write'] as const;
