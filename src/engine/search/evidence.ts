@@ -61,38 +61,6 @@ export function messageFragments(message: string): string[] {
   return [...new Set([message, ...parts])];
 }
 
-/**
- * Format placeholders: printf (`%s`, `%(name)s`, `%-5d`), `str.format` and f-strings (`{}`,
- * `{name!r}`), template literals (`${…}`).
- */
-export const PLACEHOLDER = /%(?:\([^)]*\))?[-#0 +]*\d*(?:\.\d+)?[a-z]|\$\{[^}]*\}|\{[^{}]*\}/gi;
-
-const normalized = (text: string) => text.toLowerCase().replace(/\s+/g, ' ').trim();
-const wordCount = (text: string) => (text.match(/[\p{L}]+/gu) ?? []).length;
-
-/**
- * Whether a quoted message is what an error-making template (a string literal of a raise, throw or
- * error-logging call) says: its placeholders stand for any text, and the message holds the whole
- * template (with the user's values and a prefix such as `RuntimeError:`) or one of the message's
- * fragments sits inside the template's fixed text (a message quoted in part). Fewer than three
- * fixed words say too little to place a message.
- */
-export function templateMatches(template: string, message: string): boolean {
-  const pieces = normalized(template)
-    .split(PLACEHOLDER)
-    .map((piece) => piece.trim())
-    .filter(Boolean);
-  if (wordCount(pieces.join(' ')) < 3) return false;
-  const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  const whole = new RegExp(pieces.map(escape).join('[\\s\\S]*?'));
-  if (whole.test(normalized(message))) return true;
-  return messageFragments(message)
-    .map(normalized)
-    .some(
-      (fragment) => wordCount(fragment) >= 3 && pieces.some((piece) => piece.includes(fragment)),
-    );
-}
-
 /** Lowercased word trigrams (single words for texts shorter than three words). */
 export function trigrams(text: string): Set<string> {
   const words = text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];

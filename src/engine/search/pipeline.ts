@@ -18,14 +18,12 @@ import {
 } from './preprocess';
 import {
   assignmentHits,
-  describedMessageHits,
   lexicalHits,
   messageHits,
   pathHits,
   raiseHits,
   semanticHits,
   symbolHits,
-  type Hit,
   type QuotedMessage,
   type RankedHits,
   type SearchIndex,
@@ -240,10 +238,7 @@ export class Searcher {
       await semanticHits(this.index, semanticText, CHUNK_LEVELS, limit),
       symbolHits(this.index, parsed),
       await assignmentHits(this.index, parsed, this.texts),
-      raiseSitesFirst(await messageHits(this.index, parsed, this.texts), stages),
-      ...(modeDecision.mode === 'diagnostic' && stages.on('raise-messages')
-        ? [await describedMessageHits(this.index, parsed, this.texts)]
-        : []),
+      await messageHits(this.index, parsed, this.texts),
       raiseHits(this.index, parsed),
       pathHits(this.index, parsed),
     ];
@@ -279,8 +274,6 @@ export class Searcher {
       lists.push(strategy.hits);
       fused = this.fuse(lists, technicality, modeDecision.mode, stages);
     }
-    // a question reporting an error it got is answered first by where that error is made
-    if (modeDecision.mode === 'diagnostic') fused = raiseSitesLead(fused, lists);
     mark('strategy', started);
 
     started = performance.now();
@@ -583,33 +576,6 @@ export class Searcher {
     }
     return this.knownFolders;
   }
-}
-
-/**
- * A quoted message found in the string of a raise, throw or error-logging call places the error
- * where it is made; code that only holds the message's words comes after it.
- */
-function raiseSitesFirst(list: RankedHits, stages: StageSwitches): RankedHits {
-  if (!stages.on('raise-messages')) return { ...list, hits: list.hits.map(withoutRaiseMark) };
-  const raised = list.hits.filter((hit) => hit.raisesMessage);
-  return { ...list, hits: [...raised, ...list.hits.filter((hit) => !hit.raisesMessage)] };
-}
-
-function withoutRaiseMark({ raisesMessage: _raised, ...hit }: Hit): Hit {
-  return hit;
-}
-
-/** The places where a quoted message is made lead the fused list, in the message list's order. */
-function raiseSitesLead<T extends { id: string }>(fused: T[], lists: readonly RankedHits[]): T[] {
-  const raised = lists
-    .filter((list) => list.source === 'message')
-    .flatMap((list) => list.hits.filter((hit) => hit.raisesMessage).map((hit) => hit.chunkId));
-  if (!raised.length) return fused;
-  const lead = new Set(raised);
-  return [
-    ...raised.flatMap((id) => fused.filter((hit) => hit.id === id)),
-    ...fused.filter((hit) => !lead.has(hit.id)),
-  ];
 }
 
 /** What the user should know about how the question was taken. */

@@ -7,16 +7,8 @@ import type { ChunkMeta, Tables } from '../store/tables';
 import { indexTerms, normalizeIdentifier } from '../text/tokenize';
 import { bm25Search } from './bm25';
 import type { ChunkTexts } from './chunk-texts';
-import {
-  assignmentLine,
-  codeLines,
-  matchMessage,
-  messageFragments,
-  PLACEHOLDER,
-  templateMatches,
-  trigrams,
-} from './evidence';
-import { queryTerms, STOP_WORDS, type ParsedQuery } from './preprocess';
+import { assignmentLine, codeLines, matchMessage, messageFragments, trigrams } from './evidence';
+import { queryTerms, type ParsedQuery } from './preprocess';
 import type { VectorScan } from './vectors';
 
 /**
@@ -33,8 +25,6 @@ export interface Hit {
   readonly lines?: readonly number[];
   /** For code holding a message the question quotes: the message and the line it is on. */
   readonly message?: QuotedMessage;
-  /** True when that message is the string of a raise, throw or error-logging call of the chunk. */
-  readonly raisesMessage?: boolean;
 }
 
 export interface QuotedMessage {
@@ -285,99 +275,16 @@ export async function messageHits(
         .reduce((best, next) => (next.coverage > best.coverage ? next : best));
       if (match.coverage < MESSAGE_COVERAGE) continue;
       const quoted = shorten(message);
-      const raised = errorStringsOf(index.graph, meta).some((template) =>
-        templateMatches(template, message),
-      );
       hits.push({
         chunkId,
         score: match.coverage,
-        evidence: `holds the message "${quoted}"${raised ? ' where the error is made' : ''}`,
-        ...(raised ? { raisesMessage: true } : {}),
+        evidence: `holds the message "${quoted}"`,
         lines: match.lines.slice(0, 3),
         ...(match.lines.length ? { message: { text: quoted, line: match.lines[0]! } } : {}),
       });
     }
   }
   return { source: 'message', hits: sortByScore(dedupe(hits)) };
-}
-
-/**
- * Where an error the question describes without quoting it is made: a run of the question's
- * words (two or more) that makes up at least half of the fixed words of a raise, throw or
- * error-logging string ("why do I get readonly database …" and `raise DatabaseError("attempt to
- * write a readonly database")`). Candidates are the chunks the question's words find.
- */
-export async function describedMessageHits(
-  index: SearchIndex,
-  query: ParsedQuery,
-  texts: ChunkTexts,
-): Promise<RankedHits> {
-  const hits: Hit[] = [];
-  const asked = contentWords(query.naturalLanguage);
-  const terms = queryTerms(query.naturalLanguage);
-  if (query.errorAnchors.messages.length || asked.length < 2 || !terms.length)
-    return { source: 'message', hits };
-  const candidates = new Set<string>();
-  for (const level of ['function', 'class', 'file'] as const)
-    for (const hit of bm25Search(index.lexical, level, terms, ANCHOR_CANDIDATES))
-      candidates.add(hit.chunkId);
-  const found: { chunkId: string; template: string; share: number }[] = [];
-  for (const chunkId of candidates) {
-    const meta = index.catalog.get(chunkId);
-    if (!meta) continue;
-    for (const template of errorStringsOf(index.graph, meta)) {
-      const fixed = contentWords(template.replace(PLACEHOLDER, ' '));
-      const run = longestSharedRun(asked, fixed);
-      if (run >= 2 && run >= fixed.length / 2)
-        found.push({ chunkId, template, share: run / fixed.length });
-    }
-  }
-  const bodies = await texts.get(found.map((entry) => entry.chunkId));
-  for (const { chunkId, template, share } of found) {
-    const meta = index.catalog.get(chunkId)!;
-    const text = bodies.get(chunkId);
-    const match = text ? matchMessage(trigrams(template), codeLines(meta, text)) : null;
-    const quoted = shorten(template);
-    hits.push({
-      chunkId,
-      score: share,
-      evidence: `holds the message "${quoted}" where the error is made`,
-      raisesMessage: true,
-      ...(match?.lines.length
-        ? { lines: match.lines.slice(0, 3), message: { text: quoted, line: match.lines[0]! } }
-        : {}),
-    });
-  }
-  return { source: 'message', hits: sortByScore(dedupe(hits)) };
-}
-
-/** Lowercased words of a text, stop words left out, in order. */
-function contentWords(text: string): string[] {
-  return (text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).filter(
-    (word) => !STOP_WORDS.has(word),
-  );
-}
-
-/** The length of the longest run of consecutive words `a` and `b` share. */
-function longestSharedRun(a: readonly string[], b: readonly string[]): number {
-  let best = 0;
-  for (let i = 0; i < a.length; i++)
-    for (let j = 0; j < b.length; j++) {
-      let length = 0;
-      while (i + length < a.length && j + length < b.length && a[i + length] === b[j + length])
-        length++;
-      best = Math.max(best, length);
-    }
-  return best;
-}
-
-/** The strings of a chunk's raise, throw and error-logging calls, from its definitions' facts. */
-function errorStringsOf(graph: CodeGraph, meta: ChunkMeta): string[] {
-  if (!meta.filePath) return [];
-  return graph
-    .factsInFile(meta.filePath)
-    .filter((fact) => fact.chunkId === meta.id)
-    .flatMap((fact) => fact.errorStrings);
 }
 
 /**

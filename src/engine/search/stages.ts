@@ -33,11 +33,6 @@ export const STAGES = [
     what: "the question mode's facts-graph strategy (callers, mutators, raisers, flows) adds its list",
   },
   {
-    name: 'raise-messages',
-    kind: 'rescoring',
-    what: 'code where a quoted message is raised, thrown or logged (its string, placeholders as wildcards) leads the list',
-  },
-  {
     name: 'group-boost',
     kind: 'rescoring',
     what: "a chunk gains a share of its file's decayed fused scores",
