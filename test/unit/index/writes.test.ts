@@ -1,5 +1,7 @@
 import { strict as assert } from 'node:assert';
+import { unwrap } from '../../../src/engine/util/result';
 import { chunkSource } from '../../helpers/extract';
+import { openEngine, Scratch } from '../../helpers/workspace';
 
 /** Writes through subscripts, setters and `setattr`/`Object.assign` count as changes. */
 describe('writes recorded as changes', () => {
@@ -89,5 +91,43 @@ describe('writes recorded as changes', () => {
     assert.deepEqual(mutates.get('merge'), ['target']);
     assert.deepEqual(mutates.get('defaults'), []);
     assert.deepEqual(mutates.get('Client.reset'), ['this.state']);
+  });
+
+  it('"which functions change X" finds the writes through a subscript and a setter', async () => {
+    const scratch = new Scratch();
+    const engine = await openEngine(
+      scratch,
+      scratch.tree({
+        'net/redirects.py': [
+          'def strip_credentials(headers):',
+          '    del headers["Authorization"]',
+          '',
+          '',
+          'def describe(response):',
+          '    return f"{response.status} with {len(response.headers)} headers"',
+          '',
+        ].join('\n'),
+        'net/proxy.py': [
+          'def forward(request, target):',
+          '    request.headers.update({"Host": target})',
+          '    return request',
+          '',
+        ].join('\n'),
+      }),
+    );
+    try {
+      unwrap(await engine.index());
+      const result = unwrap(await engine.search({ query: 'Which functions change headers?' }));
+      const graph = result.trace.retrievers.find((list) => list.source === 'graph');
+      const changes = (graph?.top ?? []).filter((hit) => /^changes /.test(hit.evidence));
+      assert.deepEqual(
+        changes.map((hit) => hit.chunkId.split('::')[2]).sort(),
+        ['forward', 'strip_credentials'],
+        JSON.stringify(graph),
+      );
+    } finally {
+      engine.dispose();
+      scratch.cleanup();
+    }
   });
 });
