@@ -81,15 +81,15 @@ const GOD_FUNCTION_FAN_OUT = 15;
 
 /**
  * Questions that ask for the repository-wide report itself. Words about design in general
- * ("dependency injection", "architecture") do not: hot spots would stand in for an answer.
+ * ("architecture", "design") do not: hot spots would stand in for an answer.
  */
 const FINDINGS_CUE =
   /\b(hot ?spots?|god (functions?|class(es)?|objects?)|cycles?|circular|fan[- ]?(in|out)|most called)\b/i;
 
 /**
  * Words that ask to follow the calls step by step. "flow", "pipeline" or "lifecycle" route a
- * question to the exploratory mode as well, but they name a topic as often as a walk ("flow
- * control"); then the walk has no entry point the question chose.
+ * question to the exploratory mode as well, but they name a topic as often as a walk; then the
+ * walk has no entry point the question chose.
  */
 const FOLLOW_CUE =
   /\b(trac(e|es|ing)|walk (me )?through|step by step|call (path|chain)|what happens (when|inside|after|before|if|at|on|during|once)|ends? up)\b/i;
@@ -384,7 +384,7 @@ function diagnostic(input: StrategyInput): Hit[] {
 
 /**
  * The walk forward answers a question that asks to follow the calls, or that names a definition
- * of the index (`res.json()`, `Blueprint`) whose calls it can follow.
+ * of the index (`client.send()`, `Parser`) whose calls it can follow.
  */
 function asksToFollow(input: StrategyInput): boolean {
   if (FOLLOW_CUE.test(input.query.naturalLanguage)) return true;
