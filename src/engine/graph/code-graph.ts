@@ -13,6 +13,21 @@ import { normalizeIdentifier } from '../text/tokenize';
 export type Resolution =
   'scope' | 'file' | 'import' | 'package' | 'class' | 'type' | 'module' | 'unique';
 
+/** Every resolution, by the number a resolved call is stored with. */
+const RESOLUTIONS: readonly Resolution[] = [
+  'scope',
+  'file',
+  'import',
+  'package',
+  'class',
+  'type',
+  'module',
+  'unique',
+];
+const RESOLUTION_NUMBER = new Map(RESOLUTIONS.map((how, number) => [how, number]));
+/** A stored call is `site index × RESOLUTION_SPAN + resolution number`. */
+const RESOLUTION_SPAN = 8;
+
 export interface ResolvedCall {
   readonly callerId: string;
   readonly targetId: string;
@@ -215,7 +230,17 @@ interface FileFacts {
 }
 
 export class CodeGraph {
-  private readonly facts = new Map<string, CodeFact>();
+  /**
+   * Every fact by slot, and each fact's slot by id (in the order facts were added, which is the
+   * order `allFacts` keeps). Resolved calls name their callers and targets by slot, so they are
+   * two numbers each instead of an object, a map entry and an array per call.
+   */
+  private readonly slots: (CodeFact | undefined)[] = [];
+  private readonly slotById = new Map<string, number>();
+  /** Slots no resolved call names any more, free for new facts. */
+  private readonly freeSlots: number[] = [];
+  /** Slots of facts removed by the update under way: freed when it ends, once no call names them. */
+  private releasing: number[] = [];
   private readonly byFile = new Map<string, FileFacts>();
   /** Top-level definitions of every folder by name: a Go package sees all of them. */
   private readonly folderTopLevel = new Map<string, Map<string, CodeFact>>();
@@ -225,9 +250,13 @@ export class CodeGraph {
   private readonly callersByName = new Map<string, Set<string>>();
   /** Definitions by the exception types they raise (as written, without a module). */
   private readonly raisersByType = new Map<string, Set<string>>();
-  private readonly outgoing = new Map<string, ResolvedCall[]>();
-  /** Calls into each definition, grouped by calling definition so one caller's calls go at once. */
-  private readonly incoming = new Map<string, Map<string, ResolvedCall[]>>();
+  /** Each caller's resolved calls by its slot: pairs of target slot and stored call. */
+  private readonly outgoing: (number[] | undefined)[] = [];
+  /**
+   * The calls into each definition by its slot: pairs of caller slot and stored call, one
+   * caller's calls together, callers in the order they were (last) resolved.
+   */
+  private readonly incoming: (number[] | undefined)[] = [];
   private readonly modules: ModuleMap;
 
   constructor(rootPackage: string) {
@@ -235,11 +264,12 @@ export class CodeGraph {
   }
 
   get size(): number {
-    return this.facts.size;
+    return this.slotById.size;
   }
 
   fact(id: string): CodeFact | undefined {
-    return this.facts.get(id);
+    const slot = this.slotById.get(id);
+    return slot === undefined ? undefined : this.slots[slot];
   }
 
   factsInFile(path: string): readonly CodeFact[] {
@@ -263,8 +293,8 @@ export class CodeGraph {
     return this.byFile.keys();
   }
 
-  allFacts(): IterableIterator<CodeFact> {
-    return this.facts.values();
+  *allFacts(): IterableIterator<CodeFact> {
+    for (const slot of this.slotById.values()) yield this.slots[slot]!;
   }
 
   /** Resolved calls of `id` (a function named as a value is a reference, not a call). */
@@ -283,48 +313,74 @@ export class CodeGraph {
    * elsewhere (another definition, a library, a built-in type) are not possible callers.
    */
   possibleCallers(id: string): PossibleCall[] {
-    const target = this.facts.get(id);
+    const target = this.fact(id);
     if (!target || target.kind === 'module') return [];
     const out: PossibleCall[] = [];
     for (const callerId of this.callersByName.get(target.name) ?? []) {
-      const caller = this.facts.get(callerId)!;
-      const resolved = new Set(this.outgoing.get(callerId)?.map((call) => call.site));
+      const slot = this.slotById.get(callerId)!;
+      const caller = this.slots[slot]!;
+      const resolved = new Set<number>();
+      const calls = this.outgoing[slot] ?? [];
+      for (let at = 1; at < calls.length; at += 2)
+        resolved.add(Math.floor(calls[at]! / RESOLUTION_SPAN));
       let context: CallContext | undefined;
-      for (const site of caller.calls) {
-        if (site.name !== target.name || site.kind === 'reference' || resolved.has(site)) continue;
+      caller.calls.forEach((site, index) => {
+        if (site.name !== target.name || site.kind === 'reference' || resolved.has(index)) return;
         context ??= new CallContext(this, caller);
         const reason = context.unresolvedReason(site, target);
         if (reason) out.push({ callerId, site, reason });
-      }
+      });
     }
     return out;
   }
 
   private incomingOf(id: string): ResolvedCall[] {
-    const byCaller = this.incoming.get(id);
-    return byCaller ? [...byCaller.values()].flat() : [];
+    const slot = this.slotById.get(id);
+    const calls = slot === undefined ? undefined : this.incoming[slot];
+    const out: ResolvedCall[] = [];
+    for (let at = 0; calls && at < calls.length; at += 2)
+      out.push(this.resolvedCall(calls[at]!, slot!, calls[at + 1]!));
+    return out;
   }
 
   /** What `id` calls (functions it names as values are references, not calls). */
   callees(id: string): readonly ResolvedCall[] {
-    return (this.outgoing.get(id) ?? []).filter((call) => call.site.kind !== 'reference');
+    const slot = this.slotById.get(id);
+    const calls = slot === undefined ? undefined : this.outgoing[slot];
+    const out: ResolvedCall[] = [];
+    for (let at = 0; calls && at < calls.length; at += 2) {
+      const call = this.resolvedCall(slot!, calls[at]!, calls[at + 1]!);
+      if (call.site.kind !== 'reference') out.push(call);
+    }
+    return out;
+  }
+
+  /** A stored call as the object callers, callees and references hand out. */
+  private resolvedCall(callerSlot: number, targetSlot: number, stored: number): ResolvedCall {
+    const caller = this.slots[callerSlot]!;
+    return {
+      callerId: caller.id,
+      targetId: this.slots[targetSlot]!.id,
+      site: caller.calls[Math.floor(stored / RESOLUTION_SPAN)]!,
+      how: RESOLUTIONS[stored % RESOLUTION_SPAN]!,
+    };
   }
 
   /** Definitions with a call naming `name` (`f()`, `obj.f()`, `new f()`), resolved or not. */
   factsCalling(name: string): CodeFact[] {
-    return [...(this.callersByName.get(name) ?? [])].map((id) => this.facts.get(id)!);
+    return [...(this.callersByName.get(name) ?? [])].map((id) => this.fact(id)!);
   }
 
   /** Definitions raising exception type `type` (as the code names it), in the order they were added. */
   factsRaising(type: string): CodeFact[] {
-    return [...(this.raisersByType.get(type) ?? [])].map((id) => this.facts.get(id)!);
+    return [...(this.raisersByType.get(type) ?? [])].map((id) => this.fact(id)!);
   }
 
   /** Definitions with this simple name (`ensure_sync`) or qualified name (`Flask.ensure_sync`). */
   definitionsNamed(name: string): CodeFact[] {
     const simple = name.slice(name.lastIndexOf('.') + 1);
     const ids = this.byName.get(simple) ?? new Set<string>();
-    const matches = [...ids].map((id) => this.facts.get(id)!);
+    const matches = [...ids].map((id) => this.fact(id)!);
     if (simple === name) return matches;
     return matches.filter(
       (fact) => fact.qualifiedName === name || fact.qualifiedName.endsWith(`.${name}`),
@@ -352,7 +408,7 @@ export class CodeGraph {
 
   /** Definitions whose name, without case or separators, is `normalized`. */
   definitionsLooselyNamed(normalized: string): CodeFact[] {
-    return [...(this.byLooseName.get(normalized) ?? [])].map((id) => this.facts.get(id)!);
+    return [...(this.byLooseName.get(normalized) ?? [])].map((id) => this.fact(id)!);
   }
 
   /**
@@ -363,52 +419,78 @@ export class CodeGraph {
    */
   update(removedPaths: Iterable<string>, added: readonly CodeFact[]): GraphChange {
     const addedById = new Map(added.map((fact) => [fact.id, fact]));
-    const stable = new Set<string>();
+    /** Definitions coming back unchanged in shape keep their slot, and with it their callers. */
+    const keptSlots = new Map<string, number>();
     const touchedNames = new Set<string>();
     const affectedCallers = new Set<string>();
     const tracker = new IncomingTracker();
+    const unresolved = new Map<number, Set<number>>();
+    const replacedModules = new Set<string>();
+    const importedByNewFiles = new Set<string>();
 
     for (const path of removedPaths) {
       const file = this.byFile.get(path);
       for (const fact of file?.facts ?? []) {
+        const slot = this.slotById.get(fact.id);
+        if (slot === undefined) continue;
         const replacement = addedById.get(fact.id);
-        if (replacement && sameShape(fact, replacement)) stable.add(fact.id);
+        if (replacement && sameShape(fact, replacement)) keptSlots.set(fact.id, slot);
         else {
           touchedNames.add(fact.name);
           // Its callers resolve again below; unresolving them records what they took away.
-          for (const callerId of this.incoming.get(fact.id)?.keys() ?? [])
-            affectedCallers.add(callerId);
-          this.incoming.delete(fact.id);
+          // (callers already let go of their calls in this update no longer count as its callers)
+          const calls = this.incoming[slot] ?? [];
+          for (let at = 0; at < calls.length; at += 2)
+            if (this.outgoing[calls[at]!]) affectedCallers.add(this.slots[calls[at]!]!.id);
+          this.incoming[slot] = undefined;
         }
         if (fact.qualifiedName === MODULE_QUALIFIED_NAME) {
           const next = replacement?.imports ?? [];
           for (const name of changedImportNames(fact.imports, next)) touchedNames.add(name);
+          replacedModules.add(fact.id);
         }
-        this.unresolveOutgoing(fact.id, tracker);
-        this.removeFact(fact);
+        this.unresolveOutgoing(slot, tracker, unresolved);
+        this.removeFact(fact, slot, keptSlots.has(fact.id));
       }
       this.byFile.delete(path);
       this.modules.remove(path);
     }
     for (const fact of added) {
-      this.addFact(fact);
-      if (!stable.has(fact.id)) touchedNames.add(fact.name);
+      this.addFact(fact, keptSlots.get(fact.id));
+      if (!keptSlots.has(fact.id)) touchedNames.add(fact.name);
+      // A new file's imports can complete a chain of re-exports other files' calls go through.
+      if (fact.qualifiedName === MODULE_QUALIFIED_NAME && !replacedModules.has(fact.id))
+        for (const name of changedImportNames([], fact.imports)) importedByNewFiles.add(name);
     }
     for (const name of touchedNames)
       for (const callerId of this.callersByName.get(name) ?? []) affectedCallers.add(callerId);
     for (const fact of added) affectedCallers.add(fact.id);
+    // after the rest, so the order callers resolve in (and are listed in) is the same as before
+    for (const name of importedByNewFiles)
+      for (const callerId of this.callersByName.get(name) ?? []) affectedCallers.add(callerId);
 
+    // Every affected caller lets go of its calls before any resolves again, so each target's
+    // callers are filtered once, however many of them changed.
+    const callers: number[] = [];
     for (const callerId of affectedCallers) {
-      const caller = this.facts.get(callerId);
-      if (!caller) continue;
-      this.unresolveOutgoing(callerId, tracker);
-      this.resolveOutgoing(caller, tracker);
+      const slot = this.slotById.get(callerId);
+      if (slot === undefined) continue;
+      this.unresolveOutgoing(slot, tracker, unresolved);
+      callers.push(slot);
     }
+    this.dropIncoming(unresolved);
+    for (const slot of callers) this.resolveOutgoing(slot, tracker);
+    for (const slot of this.releasing) this.slots[slot] = undefined;
+    this.freeSlots.push(...this.releasing);
+    this.releasing = [];
     return { changedTargets: tracker.changed() };
   }
 
-  private addFact(fact: CodeFact): void {
-    this.facts.set(fact.id, fact);
+  private addFact(fact: CodeFact, keptSlot: number | undefined): void {
+    const slot =
+      this.slotById.get(fact.id) ?? keptSlot ?? this.freeSlots.pop() ?? this.slots.length;
+    this.slots[slot] = fact;
+    this.slotById.set(fact.id, slot);
     let file = this.byFile.get(fact.path);
     if (!file) {
       file = {
@@ -450,8 +532,14 @@ export class CodeGraph {
     for (const type of fact.raises) addTo(this.raisersByType, type, fact.id);
   }
 
-  private removeFact(fact: CodeFact): void {
-    this.facts.delete(fact.id);
+  /**
+   * Takes a removed fact out of every index. Its slot stays taken until the update ends (its
+   * callers' calls still name it until they resolve again), for good when `keepSlot` says the
+   * same definition comes back in it.
+   */
+  private removeFact(fact: CodeFact, slot: number, keepSlot: boolean): void {
+    this.slotById.delete(fact.id);
+    if (!keepSlot) this.releasing.push(slot);
     const names = this.folderTopLevel.get(folderOf(fact.path));
     if (names?.get(fact.name) === fact) names.delete(fact.name);
     removeFrom(this.byName, fact.name, fact.id);
@@ -460,38 +548,61 @@ export class CodeGraph {
     for (const type of fact.raises) removeFrom(this.raisersByType, type, fact.id);
   }
 
-  private unresolveOutgoing(callerId: string, tracker: IncomingTracker): void {
-    for (const call of this.outgoing.get(callerId) ?? []) {
-      const byCaller = this.incoming.get(call.targetId);
-      if (!byCaller?.delete(callerId)) continue;
-      if (!byCaller.size) this.incoming.delete(call.targetId);
+  /**
+   * Forgets the calls of the caller in `slot`; which targets lose which callers is gathered in
+   * `unresolved`, for `dropIncoming` to apply to each target once.
+   */
+  private unresolveOutgoing(
+    slot: number,
+    tracker: IncomingTracker,
+    unresolved: Map<number, Set<number>>,
+  ): void {
+    const calls = this.outgoing[slot];
+    if (!calls) return;
+    this.outgoing[slot] = undefined;
+    const caller = this.slots[slot]!;
+    for (let at = 0; at < calls.length; at += 2) {
+      const target = calls[at]!;
+      let callers = unresolved.get(target);
+      if (!callers) unresolved.set(target, (callers = new Set()));
+      callers.add(slot);
+      tracker.removed(
+        caller.id,
+        this.slots[target]!.id,
+        caller.calls[Math.floor(calls[at + 1]! / RESOLUTION_SPAN)]!.line,
+      );
     }
-    for (const call of this.outgoing.get(callerId) ?? []) tracker.removed(call);
-    this.outgoing.delete(callerId);
   }
 
-  private resolveOutgoing(caller: CodeFact, tracker: IncomingTracker): void {
-    const resolved: ResolvedCall[] = [];
+  /** Removes the calls of the given callers from each target's incoming calls. */
+  private dropIncoming(unresolved: Map<number, Set<number>>): void {
+    for (const [target, callers] of unresolved) {
+      const calls = this.incoming[target];
+      if (!calls) continue;
+      const kept: number[] = [];
+      for (let at = 0; at < calls.length; at += 2)
+        if (!callers.has(calls[at]!)) kept.push(calls[at]!, calls[at + 1]!);
+      this.incoming[target] = kept.length ? kept : undefined;
+    }
+  }
+
+  private resolveOutgoing(slot: number, tracker: IncomingTracker): void {
+    const caller = this.slots[slot]!;
+    const resolved: number[] = [];
     const context = new CallContext(this, caller);
-    for (const site of caller.calls) {
+    caller.calls.forEach((site, index) => {
       const target = context.resolve(site);
       // A name passed as a value is a reference only where scope, imports or the class say so.
-      if (!target || (site.kind === 'reference' && target.how === 'unique')) continue;
-      const call: ResolvedCall = {
-        callerId: caller.id,
-        targetId: target.fact.id,
-        site,
-        how: target.how,
-      };
-      resolved.push(call);
-      tracker.added(call);
-      let byCaller = this.incoming.get(call.targetId);
-      if (!byCaller) this.incoming.set(call.targetId, (byCaller = new Map()));
-      const calls = byCaller.get(caller.id);
-      if (calls) calls.push(call);
-      else byCaller.set(caller.id, [call]);
-    }
-    if (resolved.length) this.outgoing.set(caller.id, resolved);
+      if (!target || (site.kind === 'reference' && target.how === 'unique')) return;
+      const targetSlot = this.slotById.get(target.fact.id)!;
+      const stored = index * RESOLUTION_SPAN + RESOLUTION_NUMBER.get(target.how)!;
+      resolved.push(targetSlot, stored);
+      tracker.added(caller.id, target.fact.id, site.line);
+      const incoming = this.incoming[targetSlot];
+      if (incoming) incoming.push(slot, stored);
+      else this.incoming[targetSlot] = [slot, stored];
+    });
+    if (resolved.length) this.outgoing[slot] = resolved;
   }
 
   /** Files an import binding's module refers to. */
@@ -527,7 +638,7 @@ export class CodeGraph {
   uniqueDefinition(name: string, accept: (fact: CodeFact) => boolean): CodeFact | undefined {
     let found: CodeFact | undefined;
     for (const id of this.byName.get(name) ?? []) {
-      const fact = this.facts.get(id)!;
+      const fact = this.fact(id)!;
       if (!accept(fact)) continue;
       if (found) return undefined;
       found = fact;
@@ -1100,12 +1211,12 @@ class CallContext {
 class IncomingTracker {
   private readonly balance = new Map<string, Map<string, number>>();
 
-  removed(call: ResolvedCall): void {
-    this.count(call, -1);
+  removed(callerId: string, targetId: string, line: number): void {
+    this.count(callerId, targetId, line, -1);
   }
 
-  added(call: ResolvedCall): void {
-    this.count(call, 1);
+  added(callerId: string, targetId: string, line: number): void {
+    this.count(callerId, targetId, line, 1);
   }
 
   changed(): Set<string> {
@@ -1121,10 +1232,10 @@ class IncomingTracker {
     return out;
   }
 
-  private count(call: ResolvedCall, delta: number): void {
-    let entries = this.balance.get(call.targetId);
-    if (!entries) this.balance.set(call.targetId, (entries = new Map()));
-    const key = `${call.callerId}@${call.site.line}`;
+  private count(callerId: string, targetId: string, line: number, delta: number): void {
+    let entries = this.balance.get(targetId);
+    if (!entries) this.balance.set(targetId, (entries = new Map()));
+    const key = `${callerId}@${line}`;
     entries.set(key, (entries.get(key) ?? 0) + delta);
   }
 }

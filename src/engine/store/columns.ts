@@ -39,9 +39,19 @@ export function stringColumn(
   return out;
 }
 
-/** A list-of-UTF-8 column's values (an empty list where the row has none). */
-export function stringListColumn(batch: RecordBatch, name: string, strings?: Strings): string[][] {
-  const out: string[][] = [];
+/**
+ * The one empty list every row without values shares: most definitions raise, mutate and extend
+ * nothing, and 200k facts × four fresh empty arrays held about 30 MB.
+ */
+export const NO_VALUES: readonly never[] = Object.freeze([]);
+
+/** A list-of-UTF-8 column's values (the shared empty list where the row has none). */
+export function stringListColumn(
+  batch: RecordBatch,
+  name: string,
+  strings?: Strings,
+): (readonly string[])[] {
+  const out: (readonly string[])[] = [];
   for (const data of column(batch, name)) {
     const child = data.children[0] as Data | undefined;
     const text = child ? utf8Reader(child) : () => null;
@@ -54,7 +64,7 @@ export function stringListColumn(batch: RecordBatch, name: string, strings?: Str
           if (value !== null) list.push(strings ? strings.intern(value) : value);
         }
       }
-      out.push(list);
+      out.push(list.length ? list : NO_VALUES);
     }
   }
   return out;

@@ -25,7 +25,14 @@ import type {
   LanguageId,
   SymbolKind,
 } from '../model';
-import { boolColumn, intColumn, stringColumn, stringListColumn, Strings } from './columns';
+import {
+  boolColumn,
+  intColumn,
+  NO_VALUES,
+  stringColumn,
+  stringListColumn,
+  Strings,
+} from './columns';
 
 /**
  * The LanceDB side of the store: a `chunks` table (metadata, text and, when a model is loaded,
@@ -303,7 +310,8 @@ export class Tables {
   async chunkMetadata(strings = new Strings()): Promise<ChunkMeta[]> {
     const out: ChunkMeta[] = [];
     for await (const batch of this.chunks.query().select(CHUNK_META_COLUMNS)) {
-      const id = stringColumn(batch, 'id');
+      // interned so that the facts' chunk ids, read next, share these copies
+      const id = stringColumn(batch, 'id', strings);
       const level = stringColumn(batch, 'level', strings);
       const filePath = stringColumn(batch, 'filePath', strings);
       const directoryPath = stringColumn(batch, 'directoryPath', strings);
@@ -417,7 +425,7 @@ export class Tables {
         endLine: intColumn(batch, 'endLine'),
         signature: stringColumn(batch, 'signature'),
         docstring: stringColumn(batch, 'docstring'),
-        chunkId: stringColumn(batch, 'chunkId'),
+        chunkId: stringColumn(batch, 'chunkId', strings),
         calls: stringColumn(batch, 'calls'),
         raises: stringListColumn(batch, 'raises', strings),
         errorStrings: stringListColumn(batch, 'errorStrings'),
@@ -679,7 +687,7 @@ function factRow(fact: CodeFact): Record<string, unknown> {
 
 /** The facts table's columns of one batch, as read by `allFacts`. */
 type FactColumns = { readonly [K in 'startLine' | 'endLine']: (number | null)[] } & {
-  readonly [K in 'raises' | 'errorStrings' | 'mutates' | 'bases']: string[][];
+  readonly [K in 'raises' | 'errorStrings' | 'mutates' | 'bases']: (readonly string[])[];
 } & { readonly [K in FactTextColumn]: (string | null)[] };
 
 type FactTextColumn =
@@ -712,24 +720,33 @@ function factAt(columns: FactColumns, row: number, strings: Strings): CodeFact {
     signature: columns.signature[row]!,
     docstring: columns.docstring[row] ?? null,
     chunkId: columns.chunkId[row] ?? null,
-    calls: (JSON.parse(columns.calls[row]!) as CallSite[]).map((call) => sharedCall(call, strings)),
+    calls: sharedCalls(parseList<CallSite>(columns.calls[row]!), strings),
     raises: columns.raises[row]!,
     errorStrings: columns.errorStrings[row]!,
     mutates: columns.mutates[row]!,
-    imports: JSON.parse(columns.imports[row]!) as ImportBinding[],
+    imports: parseList<ImportBinding>(columns.imports[row]!),
     bases: columns.bases[row]!,
   };
 }
 
-/** A call site with its names shared: a million of them repeat a few thousand names. */
-function sharedCall(call: CallSite, strings: Strings): CallSite {
+/** A JSON list column's value; an empty one is the shared empty list. */
+function parseList<T>(json: string): readonly T[] {
+  return json === '[]' ? NO_VALUES : (JSON.parse(json) as T[]);
+}
+
+/** Call sites with their names shared: a million of them repeat a few thousand names. */
+function sharedCalls(calls: readonly CallSite[], strings: Strings): readonly CallSite[] {
+  for (const call of calls) sharedCall(call, strings);
+  return calls;
+}
+
+function sharedCall(call: CallSite, strings: Strings): void {
   // the object is fresh from JSON.parse: its names are swapped for the shared copies in place
   const shared = call as { -readonly [K in keyof CallSite]: CallSite[K] };
   shared.name = strings.intern(call.name);
   if (typeof call.receiver === 'string') shared.receiver = strings.intern(call.receiver);
   if (typeof call.receiverType === 'string')
     shared.receiverType = strings.intern(call.receiverType);
-  return shared;
 }
 
 function readTexts(batch: RecordBatch, out: Map<string, ChunkText>): void {

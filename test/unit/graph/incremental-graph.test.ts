@@ -1,0 +1,256 @@
+import * as assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { CodeGraph, type ResolvedCall } from '../../../src/engine/graph/code-graph';
+import {
+  MODULE_QUALIFIED_NAME,
+  type CallSite,
+  type CodeFact,
+  type ImportBinding,
+} from '../../../src/engine/model';
+
+/**
+ * The graph keeps resolved calls by fact slot, reuses the slots of removed facts and keeps the
+ * slot (and the callers) of a definition that comes back unchanged in shape. Whatever sequence
+ * of saves, removals and renames it goes through, it must answer what a graph built at once
+ * from the final facts answers.
+ */
+
+const PATHS = ['a.py', 'b.py', 'c.py', 'pkg/d.py'];
+const NAMES = ['f', 'g', 'h', 'run_job'];
+const METHODS = ['save', 'load'];
+
+interface DrawnFunction {
+  readonly name: string;
+  readonly inClass: boolean;
+  readonly calls: readonly DrawnCall[];
+  readonly raises: readonly string[];
+}
+
+interface DrawnCall {
+  readonly name: string;
+  readonly receiver: 'none' | 'self' | 'Model' | 'obj';
+  readonly reference: boolean;
+}
+
+interface DrawnFile {
+  readonly path: string;
+  readonly imports: readonly { readonly from: string; readonly name: string }[];
+  readonly functions: readonly DrawnFunction[];
+  readonly moduleCalls: readonly DrawnCall[];
+}
+
+const callArbitrary: fc.Arbitrary<DrawnCall> = fc.record({
+  name: fc.constantFrom(...NAMES, ...METHODS),
+  receiver: fc.constantFrom('none', 'self', 'Model', 'obj'),
+  reference: fc.boolean(),
+});
+
+const fileArbitrary: fc.Arbitrary<DrawnFile> = fc.record({
+  path: fc.constantFrom(...PATHS),
+  imports: fc.array(
+    fc.record({
+      from: fc.constantFrom('.a', '.b', '.c', 'pkg.d', 'os'),
+      name: fc.constantFrom(...NAMES),
+    }),
+    { maxLength: 3 },
+  ),
+  functions: fc.array(
+    fc.record({
+      name: fc.constantFrom(...NAMES, ...METHODS),
+      inClass: fc.boolean(),
+      calls: fc.array(callArbitrary, { maxLength: 5 }),
+      raises: fc.uniqueArray(fc.constantFrom('ValueError', 'KeyError'), { maxLength: 2 }),
+    }),
+    { maxLength: 5 },
+  ),
+  moduleCalls: fc.array(callArbitrary, { maxLength: 3 }),
+});
+
+function sites(calls: readonly DrawnCall[]): CallSite[] {
+  return calls.map((call, index) => ({
+    name: call.name,
+    receiver: call.receiver === 'none' ? null : call.receiver,
+    line: index + 2,
+    ...(call.reference && call.receiver === 'none' ? { kind: 'reference' as const } : {}),
+  }));
+}
+
+function baseFact(path: string, qualifiedName: string, name: string): CodeFact {
+  return {
+    id: `${path}::${qualifiedName}`,
+    path,
+    language: 'python',
+    qualifiedName,
+    name,
+    kind: 'function',
+    className: null,
+    parent: null,
+    startLine: 1,
+    endLine: 10,
+    signature: `def ${name}()`,
+    docstring: null,
+    chunkId: null,
+    calls: [],
+    raises: [],
+    errorStrings: [],
+    mutates: [],
+    imports: [],
+    bases: [],
+  };
+}
+
+/** A drawn file as the facts extraction would give: a module fact, a class, its methods, functions. */
+function factsOf(file: DrawnFile): CodeFact[] {
+  const imports: ImportBinding[] = file.imports.map((binding, index) => ({
+    local: binding.name,
+    module: binding.from,
+    imported: binding.name,
+    kind: 'named',
+    line: index + 1,
+  }));
+  const module: CodeFact = {
+    ...baseFact(file.path, MODULE_QUALIFIED_NAME, file.path),
+    kind: 'module',
+    calls: sites(file.moduleCalls),
+    imports,
+  };
+  const facts = new Map<string, CodeFact>([[module.id, module]]);
+  if (file.functions.some((drawn) => drawn.inClass)) {
+    const model = { ...baseFact(file.path, 'Model', 'Model'), kind: 'class' as const };
+    facts.set(model.id, model);
+  }
+  for (const drawn of file.functions) {
+    const qualifiedName = drawn.inClass ? `Model.${drawn.name}` : drawn.name;
+    const fact: CodeFact = {
+      ...baseFact(file.path, qualifiedName, drawn.name),
+      kind: drawn.inClass ? 'method' : 'function',
+      className: drawn.inClass ? 'Model' : null,
+      calls: sites(drawn.calls),
+      raises: drawn.raises,
+    };
+    // one definition per id, as extraction numbers repeated ones
+    if (!facts.has(fact.id)) facts.set(fact.id, fact);
+  }
+  return [...facts.values()];
+}
+
+type Step =
+  | { readonly kind: 'save'; readonly file: DrawnFile }
+  | { readonly kind: 'remove'; readonly path: string }
+  | { readonly kind: 'rename'; readonly from: string; readonly to: string };
+
+const stepArbitrary: fc.Arbitrary<Step> = fc.oneof(
+  { weight: 4, arbitrary: fileArbitrary.map((file) => ({ kind: 'save' as const, file })) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(...PATHS).map((path) => ({ kind: 'remove' as const, path })),
+  },
+  {
+    weight: 1,
+    arbitrary: fc
+      .tuple(fc.constantFrom(...PATHS), fc.constantFrom(...PATHS))
+      .map(([from, to]) => ({ kind: 'rename' as const, from, to })),
+  },
+);
+
+/** Applies a step to the graph and to the record of each file's current facts. */
+function apply(graph: CodeGraph, files: Map<string, CodeFact[]>, step: Step): void {
+  if (step.kind === 'save') {
+    const facts = factsOf(step.file);
+    graph.update([step.file.path], facts);
+    files.set(step.file.path, facts);
+  } else if (step.kind === 'remove') {
+    graph.update([step.path], []);
+    files.delete(step.path);
+  } else {
+    const moved = (files.get(step.from) ?? []).map((fact) => ({
+      ...fact,
+      path: step.to,
+      id: `${step.to}::${fact.qualifiedName}`,
+    }));
+    graph.update([step.from, step.to], moved);
+    files.delete(step.from);
+    files.delete(step.to);
+    if (moved.length) files.set(step.to, moved);
+  }
+}
+
+function described(calls: readonly ResolvedCall[]): string[] {
+  return calls
+    .map(
+      (call) => `${call.callerId}>${call.targetId}@${call.site.line}:${call.site.name}:${call.how}`,
+    )
+    .sort();
+}
+
+/** Every question the graph answers about its facts, in a comparable form. */
+function answers(graph: CodeGraph): Record<string, unknown> {
+  const ids = [...graph.allFacts()].map((fact) => fact.id).sort();
+  const out: Record<string, unknown> = { ids, size: graph.size };
+  for (const id of ids) {
+    out[`callers ${id}`] = described(graph.callers(id));
+    out[`references ${id}`] = described(graph.references(id));
+    // a caller's calls come in the order of its call sites, however it was reached
+    out[`callees ${id}`] = graph.callees(id).map((call) => `${call.targetId}@${call.site.line}`);
+    out[`possible ${id}`] = graph
+      .possibleCallers(id)
+      .map((call) => `${call.callerId}@${call.site.line}:${call.reason}`)
+      .sort();
+    const fact = graph.fact(id)!;
+    out[`fact ${id}`] = fact.startLine;
+    out[`named ${id}`] = graph
+      .definitionsNamed(fact.name)
+      .map((named) => named.id)
+      .sort();
+  }
+  for (const name of [...NAMES, ...METHODS]) {
+    out[`calling ${name}`] = graph
+      .factsCalling(name)
+      .map((fact) => fact.id)
+      .sort();
+  }
+  for (const type of ['ValueError', 'KeyError'])
+    out[`raising ${type}`] = graph
+      .factsRaising(type)
+      .map((fact) => fact.id)
+      .sort();
+  for (const path of PATHS)
+    out[`file ${path}`] = graph
+      .factsInFile(path)
+      .map((fact) => fact.id)
+      .sort();
+  return out;
+}
+
+describe('code graph: incremental updates', () => {
+  it('answers after any saves, removals and renames what a graph built from the final facts answers', () => {
+    fc.assert(
+      fc.property(fc.array(stepArbitrary, { minLength: 1, maxLength: 14 }), (steps) => {
+        const graph = new CodeGraph('root');
+        const files = new Map<string, CodeFact[]>();
+        for (const step of steps) {
+          apply(graph, files, step);
+          const fresh = new CodeGraph('root');
+          fresh.update([], [...files.values()].flat());
+          assert.deepEqual(answers(graph), answers(fresh));
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('keeps the callers of a definition whose file is saved unchanged in shape', () => {
+    const graph = new CodeGraph('root');
+    const callee = baseFact('a.py', 'target', 'target');
+    const caller = {
+      ...baseFact('b.py', 'caller', 'caller'),
+      calls: [{ name: 'target', receiver: null, line: 3 }],
+    };
+    graph.update([], [callee, caller]);
+    graph.update(['a.py'], [{ ...callee, endLine: 40 }]);
+    assert.deepEqual(described(graph.callers(callee.id)), [
+      'b.py::caller>a.py::target@3:target:unique',
+    ]);
+    assert.equal(graph.fact(callee.id)!.endLine, 40);
+  });
+});
