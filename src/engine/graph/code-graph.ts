@@ -1,6 +1,7 @@
 import { MODULE_QUALIFIED_NAME, type CallSite, type CodeFact, type ImportBinding } from '../model';
 import { languageById } from '../lang/registry';
 import type { LanguageSpec } from '../lang/spec';
+import { IdsByKey } from './ids-by-key';
 import { ModuleMap } from './modules';
 import { normalizeIdentifier } from '../text/tokenize';
 
@@ -244,12 +245,12 @@ export class CodeGraph {
   private readonly byFile = new Map<string, FileFacts>();
   /** Top-level definitions of every folder by name: a Go package sees all of them. */
   private readonly folderTopLevel = new Map<string, Map<string, CodeFact>>();
-  private readonly byName = new Map<string, Set<string>>();
+  private readonly byName = new IdsByKey();
   /** By name without case or separators: `getuserbyid` for `get_user_by_id` and `getUserById`. */
-  private readonly byLooseName = new Map<string, Set<string>>();
-  private readonly callersByName = new Map<string, Set<string>>();
+  private readonly byLooseName = new IdsByKey();
+  private readonly callersByName = new IdsByKey();
   /** Definitions by the exception types they raise (as written, without a module). */
-  private readonly raisersByType = new Map<string, Set<string>>();
+  private readonly raisersByType = new IdsByKey();
   /** Each caller's resolved calls by its slot: pairs of target slot and stored call. */
   private readonly outgoing: (number[] | undefined)[] = [];
   /**
@@ -316,7 +317,7 @@ export class CodeGraph {
     const target = this.fact(id);
     if (!target || target.kind === 'module') return [];
     const out: PossibleCall[] = [];
-    for (const callerId of this.callersByName.get(target.name) ?? []) {
+    for (const callerId of this.callersByName.get(target.name)) {
       const slot = this.slotById.get(callerId)!;
       const caller = this.slots[slot]!;
       const resolved = new Set<number>();
@@ -368,18 +369,18 @@ export class CodeGraph {
 
   /** Definitions with a call naming `name` (`f()`, `obj.f()`, `new f()`), resolved or not. */
   factsCalling(name: string): CodeFact[] {
-    return [...(this.callersByName.get(name) ?? [])].map((id) => this.fact(id)!);
+    return [...this.callersByName.get(name)].map((id) => this.fact(id)!);
   }
 
   /** Definitions raising exception type `type` (as the code names it), in the order they were added. */
   factsRaising(type: string): CodeFact[] {
-    return [...(this.raisersByType.get(type) ?? [])].map((id) => this.fact(id)!);
+    return [...this.raisersByType.get(type)].map((id) => this.fact(id)!);
   }
 
   /** Definitions with this simple name (`ensure_sync`) or qualified name (`Flask.ensure_sync`). */
   definitionsNamed(name: string): CodeFact[] {
     const simple = name.slice(name.lastIndexOf('.') + 1);
-    const ids = this.byName.get(simple) ?? new Set<string>();
+    const ids = this.byName.get(simple);
     const matches = [...ids].map((id) => this.fact(id)!);
     if (simple === name) return matches;
     return matches.filter(
@@ -408,7 +409,7 @@ export class CodeGraph {
 
   /** Definitions whose name, without case or separators, is `normalized`. */
   definitionsLooselyNamed(normalized: string): CodeFact[] {
-    return [...(this.byLooseName.get(normalized) ?? [])].map((id) => this.fact(id)!);
+    return [...this.byLooseName.get(normalized)].map((id) => this.fact(id)!);
   }
 
   /**
@@ -463,11 +464,11 @@ export class CodeGraph {
         for (const name of changedImportNames([], fact.imports)) importedByNewFiles.add(name);
     }
     for (const name of touchedNames)
-      for (const callerId of this.callersByName.get(name) ?? []) affectedCallers.add(callerId);
+      for (const callerId of this.callersByName.get(name)) affectedCallers.add(callerId);
     for (const fact of added) affectedCallers.add(fact.id);
     // after the rest, so the order callers resolve in (and are listed in) is the same as before
     for (const name of importedByNewFiles)
-      for (const callerId of this.callersByName.get(name) ?? []) affectedCallers.add(callerId);
+      for (const callerId of this.callersByName.get(name)) affectedCallers.add(callerId);
 
     // Every affected caller lets go of its calls before any resolves again, so each target's
     // callers are filtered once, however many of them changed.
@@ -525,11 +526,11 @@ export class CodeGraph {
       names.set(fact.name, fact);
     } else if (fact.parent !== null) file.nested.set(`${fact.parent}\0${fact.name}`, fact);
     if (fact.qualifiedName !== MODULE_QUALIFIED_NAME) {
-      addTo(this.byName, fact.name, fact.id);
-      addTo(this.byLooseName, normalizeIdentifier(fact.name), fact.id);
+      this.byName.add(fact.name, fact.id);
+      this.byLooseName.add(normalizeIdentifier(fact.name), fact.id);
     }
-    for (const call of fact.calls) addTo(this.callersByName, call.name, fact.id);
-    for (const type of fact.raises) addTo(this.raisersByType, type, fact.id);
+    for (const call of fact.calls) this.callersByName.add(call.name, fact.id);
+    for (const type of fact.raises) this.raisersByType.add(type, fact.id);
   }
 
   /**
@@ -542,10 +543,10 @@ export class CodeGraph {
     if (!keepSlot) this.releasing.push(slot);
     const names = this.folderTopLevel.get(folderOf(fact.path));
     if (names?.get(fact.name) === fact) names.delete(fact.name);
-    removeFrom(this.byName, fact.name, fact.id);
-    removeFrom(this.byLooseName, normalizeIdentifier(fact.name), fact.id);
-    for (const call of fact.calls) removeFrom(this.callersByName, call.name, fact.id);
-    for (const type of fact.raises) removeFrom(this.raisersByType, type, fact.id);
+    this.byName.remove(fact.name, fact.id);
+    this.byLooseName.remove(normalizeIdentifier(fact.name), fact.id);
+    for (const call of fact.calls) this.callersByName.remove(call.name, fact.id);
+    for (const type of fact.raises) this.raisersByType.remove(type, fact.id);
   }
 
   /**
@@ -637,7 +638,7 @@ export class CodeGraph {
 
   uniqueDefinition(name: string, accept: (fact: CodeFact) => boolean): CodeFact | undefined {
     let found: CodeFact | undefined;
-    for (const id of this.byName.get(name) ?? []) {
+    for (const id of this.byName.get(name)) {
       const fact = this.fact(id)!;
       if (!accept(fact)) continue;
       if (found) return undefined;
@@ -706,7 +707,7 @@ export class CodeGraph {
 
   /** How many definitions carry this simple name. */
   countNamed(name: string): number {
-    return this.byName.get(name)?.size ?? 0;
+    return this.byName.count(name);
   }
 }
 
@@ -1282,17 +1283,4 @@ function folderOf(path: string): string {
 /** `from pkg import sub` names the module `pkg.sub`; `from . import sub` names `.sub`. */
 function submodule(module: string, name: string): string {
   return module.endsWith('.') ? `${module}${name}` : `${module}.${name}`;
-}
-
-function addTo(map: Map<string, Set<string>>, key: string, value: string): void {
-  let set = map.get(key);
-  if (!set) map.set(key, (set = new Set()));
-  set.add(value);
-}
-
-function removeFrom(map: Map<string, Set<string>>, key: string, value: string): void {
-  const set = map.get(key);
-  if (!set) return;
-  set.delete(value);
-  if (!set.size) map.delete(key);
 }
