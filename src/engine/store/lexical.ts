@@ -36,17 +36,6 @@ export interface DocumentStats {
   hasNameTerm(term: string): boolean;
 }
 
-interface DocRecord {
-  readonly chunkId: string;
-  readonly path: string;
-  readonly level: ChunkLevel;
-  readonly length: number;
-  /** Sorted term ids with their counts, searched by bisection. */
-  readonly termIds: Uint32Array;
-  readonly counts: Uint32Array;
-  readonly nameTermIds: Uint32Array;
-}
-
 /**
  * The chunks of one level holding one term, ascending by chunk id. `payload` packs the term's
  * frequency in the chunk's text with a low bit set when one of the chunk's names holds it.
@@ -177,6 +166,141 @@ class LevelPostings {
   }
 }
 
+/**
+ * Each chunk's own terms: its term ids (ascending, searched by bisection), their counts and its
+ * name-term ids, end to end in one arena, with per-chunk columns saying where each chunk's run
+ * starts. A snapshot's body has exactly this layout and is read in as the arena. One record
+ * object and three typed-array views per chunk held about 80 MB of heap at 192k chunks. The room
+ * of removed chunks is reclaimed when the arena would otherwise grow.
+ */
+class ChunkTerms {
+  private arena: Uint32Array = new Uint32Array(64);
+  private used = 0;
+  private abandoned = 0;
+  /** Where each chunk's run starts, -1 for a chunk not held. */
+  private start = new Int32Array(1024).fill(-1);
+  private termCount = new Int32Array(1024);
+  private nameCount = new Int32Array(1024);
+
+  /** Takes a snapshot's body as the arena; `adopt` then says where each chunk's run is. */
+  useArena(arena: Uint32Array): void {
+    if (this.used) throw new Error('an arena can only be taken before any chunk is added');
+    this.arena = arena;
+    this.used = arena.length;
+  }
+
+  adopt(docId: number, start: number, terms: number, names: number): void {
+    this.grow(docId);
+    this.start[docId] = start;
+    this.termCount[docId] = terms;
+    this.nameCount[docId] = names;
+  }
+
+  place(
+    docId: number,
+    termIds: readonly number[],
+    counts: readonly number[],
+    nameIds: readonly number[],
+  ): void {
+    const size = termIds.length * 2 + nameIds.length;
+    this.reserve(size);
+    const at = this.used;
+    this.arena.set(termIds, at);
+    this.arena.set(counts, at + termIds.length);
+    this.arena.set(nameIds, at + termIds.length * 2);
+    this.used += size;
+    this.adopt(docId, at, termIds.length, nameIds.length);
+  }
+
+  remove(docId: number): void {
+    if (!this.holds(docId)) return;
+    this.abandoned += this.termCount[docId]! * 2 + this.nameCount[docId]!;
+    this.start[docId] = -1;
+  }
+
+  holds(docId: number): boolean {
+    return docId < this.start.length && this.start[docId]! >= 0;
+  }
+
+  termIds(docId: number): Uint32Array {
+    const from = this.start[docId]!;
+    return this.arena.subarray(from, from + this.termCount[docId]!);
+  }
+
+  counts(docId: number): Uint32Array {
+    const from = this.start[docId]! + this.termCount[docId]!;
+    return this.arena.subarray(from, from + this.termCount[docId]!);
+  }
+
+  nameIds(docId: number): Uint32Array {
+    const from = this.start[docId]! + this.termCount[docId]! * 2;
+    return this.arena.subarray(from, from + this.nameCount[docId]!);
+  }
+
+  /** The count of `termId` in the chunk's text, 0 when absent. */
+  frequency(docId: number, termId: number): number {
+    const from = this.start[docId]!;
+    const terms = this.termCount[docId]!;
+    let low = from;
+    let high = from + terms - 1;
+    while (low <= high) {
+      const middle = (low + high) >>> 1;
+      const current = this.arena[middle]!;
+      if (current === termId) return this.arena[middle + terms]!;
+      if (current < termId) low = middle + 1;
+      else high = middle - 1;
+    }
+    return 0;
+  }
+
+  hasName(docId: number, termId: number): boolean {
+    const from = this.start[docId]! + this.termCount[docId]! * 2;
+    const end = from + this.nameCount[docId]!;
+    for (let at = from; at < end; at++) if (this.arena[at] === termId) return true;
+    return false;
+  }
+
+  private reserve(size: number): void {
+    if (this.used + size <= this.arena.length) return;
+    if (this.abandoned >= this.used / 2) this.pack();
+    if (this.used + size <= this.arena.length) return;
+    const arena = new Uint32Array(Math.max(this.used + size, this.arena.length * 2));
+    arena.set(this.arena.subarray(0, this.used));
+    this.arena = arena;
+  }
+
+  /** Moves the runs of held chunks end to end, leaving out the room of removed ones. */
+  private pack(): void {
+    const arena = new Uint32Array(Math.max(64, this.used - this.abandoned));
+    let at = 0;
+    for (let docId = 0; docId < this.start.length; docId++) {
+      const from = this.start[docId]!;
+      if (from < 0) continue;
+      const size = this.termCount[docId]! * 2 + this.nameCount[docId]!;
+      arena.set(this.arena.subarray(from, from + size), at);
+      this.start[docId] = at;
+      at += size;
+    }
+    this.arena = arena;
+    this.used = at;
+    this.abandoned = 0;
+  }
+
+  private grow(docId: number): void {
+    if (docId < this.start.length) return;
+    const size = Math.max(docId + 1, this.start.length * 2);
+    const start = new Int32Array(size).fill(-1);
+    start.set(this.start);
+    this.start = start;
+    const termCount = new Int32Array(size);
+    termCount.set(this.termCount);
+    this.termCount = termCount;
+    const nameCount = new Int32Array(size);
+    nameCount.set(this.nameCount);
+    this.nameCount = nameCount;
+  }
+}
+
 const SNAPSHOT_VERSION = 2;
 const LEVEL_INDEX = new Map(CHUNK_LEVELS.map((level, index) => [level, index]));
 
@@ -201,10 +325,17 @@ class TermCounts {
 
 export class LexicalIndex {
   private readonly postingLists = new Map<ChunkLevel, LevelPostings>();
-  /** Length of each chunk's text by chunk id, and whether the chunk is live (not a tombstone). */
+  /**
+   * Per doc id: the length of the chunk's text, whether it is live (not a tombstone), its level
+   * (by its place in CHUNK_LEVELS), chunk id and path; its terms are in `chunkTerms`.
+   */
   private lengths = new Int32Array(1024);
   private live = new Uint8Array(1024);
-  private readonly docs = new Map<number, DocRecord>();
+  private levels = new Uint8Array(1024);
+  private readonly chunkIds: (string | undefined)[] = [];
+  private readonly paths: (string | undefined)[] = [];
+  private readonly chunkTerms = new ChunkTerms();
+  private liveDocs = 0;
   private readonly byPath = new Map<string, number[]>();
   private readonly termIds = new Map<string, number>();
   private readonly terms: string[] = [];
@@ -232,7 +363,7 @@ export class LexicalIndex {
   }
 
   get size(): number {
-    return this.docs.size;
+    return this.liveDocs;
   }
 
   get tombstoneCount(): number {
@@ -281,23 +412,21 @@ export class LexicalIndex {
     return this.lengths[docId]!;
   }
 
+  /** A live chunk's statistics, read where they are when asked (use them before the next change). */
   document(docId: number): DocumentStats | undefined {
-    const record = this.docs.get(docId);
-    if (!record) return undefined;
+    if (!this.isLive(docId)) return undefined;
     return {
-      chunkId: record.chunkId,
-      path: record.path,
-      level: record.level,
-      length: record.length,
+      chunkId: this.chunkIds[docId]!,
+      path: this.paths[docId]!,
+      level: CHUNK_LEVELS[this.levels[docId]!]!,
+      length: this.lengths[docId]!,
       termFrequency: (term) => {
         const id = this.termIds.get(term);
-        if (id === undefined) return 0;
-        const at = bisect(record.termIds, id);
-        return at >= 0 ? record.counts[at]! : 0;
+        return id === undefined ? 0 : this.chunkTerms.frequency(docId, id);
       },
       hasNameTerm: (term) => {
         const id = this.termIds.get(term);
-        return id !== undefined && record.nameTermIds.includes(id);
+        return id !== undefined && this.chunkTerms.hasName(docId, id);
       },
     };
   }
@@ -311,8 +440,8 @@ export class LexicalIndex {
 
   /** The distinct terms of a chunk's text. */
   termsOf(docId: number): string[] {
-    const record = this.docs.get(docId);
-    return record ? Array.from(record.termIds, (id) => this.terms[id]!) : [];
+    if (!this.isLive(docId)) return [];
+    return Array.from(this.chunkTerms.termIds(docId), (id) => this.terms[id]!);
   }
 
   documentFrequencyOf(level: ChunkLevel, term: string): number {
@@ -351,14 +480,15 @@ export class LexicalIndex {
     length: number;
     terms: Map<string, number>;
   }> {
-    for (const record of this.docs.values()) {
+    for (const docId of this.liveDocIds()) {
       const terms = new Map<string, number>();
-      record.termIds.forEach((id, i) => terms.set(this.terms[id]!, record.counts[i]!));
+      const counts = this.chunkTerms.counts(docId);
+      this.chunkTerms.termIds(docId).forEach((id, i) => terms.set(this.terms[id]!, counts[i]!));
       yield {
-        chunkId: record.chunkId,
-        path: record.path,
-        level: record.level,
-        length: record.length,
+        chunkId: this.chunkIds[docId]!,
+        path: this.paths[docId]!,
+        level: CHUNK_LEVELS[this.levels[docId]!]!,
+        length: this.lengths[docId]!,
         terms,
       };
     }
@@ -366,43 +496,46 @@ export class LexicalIndex {
 
   /** Rebuilds the posting lists without tombstones, when they outgrow a quarter of the live chunks. */
   compactIfNeeded(): boolean {
-    if (this.tombstones.size === 0 || this.tombstones.size < this.docs.size / 4) return false;
+    if (this.tombstones.size === 0 || this.tombstones.size < this.liveDocs / 4) return false;
     for (const level of CHUNK_LEVELS) this.postingLists.set(level, new LevelPostings());
-    for (const [docId, record] of this.docs) this.post(docId, record);
+    for (const docId of this.liveDocIds()) this.post(docId);
     for (const postings of this.postingLists.values()) postings.settle(true);
     this.tombstones.clear();
     return true;
   }
 
   async writeSnapshot(file: string): Promise<void> {
-    const records = [...this.docs];
+    const ids = [...this.liveDocIds()];
     const header = {
       version: SNAPSHOT_VERSION,
       nextDocId: this.nextDocId,
       terms: this.terms,
       tombstones: [...this.tombstones],
       docs: {
-        ids: records.map(([docId]) => docId),
-        chunkIds: records.map(([, record]) => record.chunkId),
-        paths: records.map(([, record]) => record.path),
-        levels: records.map(([, record]) => LEVEL_INDEX.get(record.level)!),
-        lengths: records.map(([, record]) => record.length),
-        termCounts: records.map(([, record]) => record.termIds.length),
-        nameCounts: records.map(([, record]) => record.nameTermIds.length),
+        ids,
+        chunkIds: ids.map((docId) => this.chunkIds[docId]!),
+        paths: ids.map((docId) => this.paths[docId]!),
+        levels: ids.map((docId) => this.levels[docId]!),
+        lengths: ids.map((docId) => this.lengths[docId]!),
+        termCounts: ids.map((docId) => this.chunkTerms.termIds(docId).length),
+        nameCounts: ids.map((docId) => this.chunkTerms.nameIds(docId).length),
       },
       // the posting lists are rebuilt from the records; the field stays for older readers
       flex: {},
     };
     const headerBytes = Buffer.from(JSON.stringify(header), 'utf8');
-    const totalTerms = records.reduce((sum, [, record]) => sum + record.termIds.length, 0);
-    const totalNames = records.reduce((sum, [, record]) => sum + record.nameTermIds.length, 0);
-    const body = new Uint32Array(totalTerms * 2 + totalNames);
+    const total = header.docs.termCounts.reduce(
+      (sum, terms, i) => sum + terms * 2 + header.docs.nameCounts[i]!,
+      0,
+    );
+    const body = new Uint32Array(total);
     let at = 0;
-    for (const [, record] of records) {
-      body.set(record.termIds, at);
-      body.set(record.counts, at + record.termIds.length);
-      body.set(record.nameTermIds, at + record.termIds.length * 2);
-      at += record.termIds.length * 2 + record.nameTermIds.length;
+    for (const docId of ids) {
+      const termIds = this.chunkTerms.termIds(docId);
+      body.set(termIds, at);
+      body.set(this.chunkTerms.counts(docId), at + termIds.length);
+      body.set(this.chunkTerms.nameIds(docId), at + termIds.length * 2);
+      at += termIds.length * 2 + this.chunkTerms.nameIds(docId).length;
     }
     const length = Buffer.alloc(4);
     length.writeUInt32LE(headerBytes.length);
@@ -468,21 +601,18 @@ export class LexicalIndex {
       at += terms * 2 + names;
     }
     for (const [level, counts] of sizes) index.postingLists.get(level)!.reserve(counts);
+    index.chunkTerms.useArena(body);
+    // one copy of each path, however many chunks its file has
+    const paths = new Map<string, string>();
     let at = 0;
     for (let i = 0; i < count; i++) {
       const terms = docs.termCounts[i]!;
       const names = docs.nameCounts[i]!;
-      const level = CHUNK_LEVELS[docs.levels[i]!];
-      if (!level) throw new Error('the lexical snapshot names an unknown level');
-      index.register(docs.ids[i]!, {
-        chunkId: docs.chunkIds[i]!,
-        path: docs.paths[i]!,
-        level,
-        length: docs.lengths[i]!,
-        termIds: body.subarray(at, at + terms),
-        counts: body.subarray(at + terms, at + terms * 2),
-        nameTermIds: body.subarray(at + terms * 2, at + terms * 2 + names),
-      });
+      const docId = docs.ids[i]!;
+      const path = docs.paths[i]!;
+      if (!paths.has(path)) paths.set(path, path);
+      index.chunkTerms.adopt(docId, at, terms, names);
+      index.register(docId, docs.chunkIds[i]!, paths.get(path)!, docs.levels[i]!, docs.lengths[i]!);
       at += terms * 2 + names;
     }
     return index;
@@ -569,54 +699,72 @@ export class LexicalIndex {
       .sort((a, b) => a[0] - b[0]);
     let length = 0;
     for (const [, count] of entries) length += count;
-    const record: DocRecord = {
-      chunkId: document.chunkId,
-      path: document.path,
-      level: document.level,
-      length,
-      termIds: Uint32Array.from(entries.map(([id]) => id)),
-      counts: Uint32Array.from(entries.map(([, count]) => count)),
-      nameTermIds: Uint32Array.from(new Set(document.nameTerms.map((term) => this.intern(term)))),
-    };
-    this.register(docId, record);
+    this.chunkTerms.place(
+      docId,
+      entries.map(([id]) => id),
+      entries.map(([, count]) => count),
+      [...new Set(document.nameTerms.map((term) => this.intern(term)))],
+    );
+    this.register(docId, document.chunkId, document.path, LEVEL_INDEX.get(document.level)!, length);
   }
 
-  private register(docId: number, record: DocRecord): void {
-    this.docs.set(docId, record);
+  /** Makes a chunk whose terms `chunkTerms` holds live: its columns, postings and counts. */
+  private register(
+    docId: number,
+    chunkId: string,
+    path: string,
+    levelIndex: number,
+    length: number,
+  ): void {
+    const level = CHUNK_LEVELS[levelIndex];
+    if (!level) throw new Error('the lexical snapshot names an unknown level');
     this.grow(docId);
-    this.lengths[docId] = record.length;
+    this.lengths[docId] = length;
     this.live[docId] = 1;
-    this.post(docId, record);
-    const ids = this.byPath.get(record.path);
+    this.levels[docId] = levelIndex;
+    this.chunkIds[docId] = chunkId;
+    this.paths[docId] = path;
+    this.liveDocs++;
+    this.post(docId);
+    const ids = this.byPath.get(path);
     if (ids) ids.push(docId);
-    else this.byPath.set(record.path, [docId]);
-    this.countTerms(record, 1);
-    this.totalLength.set(record.level, this.totalLength.get(record.level)! + record.length);
-    this.liveCount.set(record.level, this.liveCount.get(record.level)! + 1);
+    else this.byPath.set(path, [docId]);
+    this.countTerms(docId, 1);
+    this.totalLength.set(level, this.totalLength.get(level)! + length);
+    this.liveCount.set(level, this.liveCount.get(level)! + 1);
   }
 
   private removeDoc(docId: number): void {
-    const record = this.docs.get(docId);
-    if (!record) return;
-    this.docs.delete(docId);
+    if (!this.isLive(docId)) return;
+    const level = CHUNK_LEVELS[this.levels[docId]!]!;
     this.tombstones.add(docId);
+    this.countTerms(docId, -1);
     this.live[docId] = 0;
-    this.countTerms(record, -1);
-    this.totalLength.set(record.level, this.totalLength.get(record.level)! - record.length);
-    this.liveCount.set(record.level, this.liveCount.get(record.level)! - 1);
+    this.liveDocs--;
+    this.chunkIds[docId] = undefined;
+    this.paths[docId] = undefined;
+    this.chunkTerms.remove(docId);
+    this.totalLength.set(level, this.totalLength.get(level)! - this.lengths[docId]!);
+    this.liveCount.set(level, this.liveCount.get(level)! - 1);
+  }
+
+  /** Live doc ids, ascending: the order chunks were added in. */
+  private *liveDocIds(): IterableIterator<number> {
+    for (let docId = 0; docId < this.nextDocId; docId++) if (this.isLive(docId)) yield docId;
   }
 
   /** Document frequencies count a chunk once per term, whether in its text or its names. */
-  private countTerms(record: DocRecord, delta: 1 | -1): void {
-    const frequencies = this.documentFrequency.get(record.level)!;
+  private countTerms(docId: number, delta: 1 | -1): void {
+    const frequencies = this.documentFrequency.get(CHUNK_LEVELS[this.levels[docId]!]!)!;
     const count = (id: number) => {
       frequencies.add(id, delta);
       const total = this.termDocuments.add(id, delta);
       if (delta > 0 && total === 1) this.liveTerms++;
       if (delta < 0 && total === 0) this.liveTerms--;
     };
-    for (const id of record.termIds) count(id);
-    for (const id of record.nameTermIds) if (bisect(record.termIds, id) < 0) count(id);
+    const termIds = this.chunkTerms.termIds(docId);
+    for (const id of termIds) count(id);
+    for (const id of this.chunkTerms.nameIds(docId)) if (bisect(termIds, id) < 0) count(id);
   }
 
   private intern(term: string): number {
@@ -630,12 +778,13 @@ export class LexicalIndex {
   }
 
   /** Appends the chunk to the posting list of each term of its text and names. */
-  private post(docId: number, record: DocRecord): void {
-    const lists = this.postingLists.get(record.level)!;
-    const named = (id: number) => record.nameTermIds.includes(id);
-    record.termIds.forEach((id, i) => lists.append(id, docId, record.counts[i]!, named(id)));
-    for (const id of record.nameTermIds)
-      if (bisect(record.termIds, id) < 0) lists.append(id, docId, 0, true);
+  private post(docId: number): void {
+    const lists = this.postingLists.get(CHUNK_LEVELS[this.levels[docId]!]!)!;
+    const termIds = this.chunkTerms.termIds(docId);
+    const counts = this.chunkTerms.counts(docId);
+    const nameIds = this.chunkTerms.nameIds(docId);
+    termIds.forEach((id, i) => lists.append(id, docId, counts[i]!, nameIds.includes(id)));
+    for (const id of nameIds) if (bisect(termIds, id) < 0) lists.append(id, docId, 0, true);
   }
 
   private grow(docId: number): void {
@@ -647,6 +796,9 @@ export class LexicalIndex {
     const live = new Uint8Array(size);
     live.set(this.live);
     this.live = live;
+    const levels = new Uint8Array(size);
+    levels.set(this.levels);
+    this.levels = levels;
   }
 }
 

@@ -1,0 +1,178 @@
+import * as assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import fc from 'fast-check';
+import { CHUNK_LEVELS, type ChunkLevel } from '../../src/engine/model';
+import { LexicalIndex, type LexicalDocument } from '../../src/engine/store/lexical';
+
+/**
+ * The lexical index keeps each chunk's terms in one arena addressed by per-chunk columns, reuses
+ * the room of removed chunks, and reads a snapshot's body in as that arena. Whatever it goes
+ * through, it must answer what a plain list of the live documents answers.
+ */
+
+const VOCABULARY = ['alpha', 'beta', 'gamma', 'delta', 'eps', 'zeta', 'eta', 'theta'];
+const PATHS = ['a.py', 'b.py', 'c.py', 'd.py', 'e.py'];
+
+const documentArbitrary = fc.record({
+  path: fc.constantFrom(...PATHS),
+  level: fc.constantFrom<ChunkLevel>(...CHUNK_LEVELS),
+  terms: fc.array(fc.tuple(fc.constantFrom(...VOCABULARY), fc.integer({ min: 1, max: 5 })), {
+    maxLength: 6,
+  }),
+  names: fc.array(fc.constantFrom(...VOCABULARY), { maxLength: 3 }),
+});
+
+type Step =
+  | { readonly kind: 'add'; readonly documents: readonly DrawnDocument[] }
+  | { readonly kind: 'remove'; readonly paths: string[] }
+  | { readonly kind: 'snapshot' }
+  | { readonly kind: 'compact' };
+
+type DrawnDocument = typeof documentArbitrary extends fc.Arbitrary<infer T> ? T : never;
+
+const stepArbitrary: fc.Arbitrary<Step> = fc.oneof(
+  {
+    weight: 4,
+    arbitrary: fc
+      .array(documentArbitrary, { maxLength: 6 })
+      .map((documents) => ({ kind: 'add' as const, documents })),
+  },
+  {
+    weight: 3,
+    arbitrary: fc
+      .uniqueArray(fc.constantFrom(...PATHS), { maxLength: 3 })
+      .map((paths) => ({ kind: 'remove' as const, paths })),
+  },
+  { weight: 1, arbitrary: fc.constant({ kind: 'snapshot' as const }) },
+  { weight: 1, arbitrary: fc.constant({ kind: 'compact' as const }) },
+);
+
+/** What a live document looks like from outside, in the reference's terms. */
+interface Held {
+  readonly chunkId: string;
+  readonly path: string;
+  readonly level: ChunkLevel;
+  readonly terms: Map<string, number>;
+  readonly names: Set<string>;
+}
+
+function answers(index: LexicalIndex): unknown {
+  const out: Record<string, unknown> = { size: index.size };
+  out.documents = [...index.documents()].map((document) => ({
+    ...document,
+    terms: [...document.terms].sort(),
+  }));
+  for (const level of CHUNK_LEVELS) {
+    out[`stats ${level}`] = index.levelStats(level);
+    for (const term of [...VOCABULARY, 'absent']) {
+      const docs = index.postings(level, term).map((docId) => {
+        const stats = index.document(docId)!;
+        return {
+          chunkId: stats.chunkId,
+          length: stats.length,
+          frequency: stats.termFrequency(term),
+          named: stats.hasNameTerm(term),
+          terms: index.termsOf(docId).sort(),
+        };
+      });
+      out[`postings ${level} ${term}`] = docs;
+      out[`frequency ${level} ${term}`] = index.documentFrequencyOf(level, term);
+    }
+  }
+  for (const file of PATHS)
+    out[`at ${file}`] = index.documentsAt(file).map((stats) => [stats.chunkId, stats.level]);
+  out.vocabulary = [...index.vocabulary()].sort();
+  return out;
+}
+
+/** The same answers computed from the live documents alone. */
+function expected(held: readonly Held[]): unknown {
+  const out: Record<string, unknown> = { size: held.length };
+  const length = (document: Held) => [...document.terms.values()].reduce((sum, n) => sum + n, 0);
+  out.documents = held.map((document) => ({
+    chunkId: document.chunkId,
+    path: document.path,
+    level: document.level,
+    length: length(document),
+    terms: [...document.terms].sort(),
+  }));
+  for (const level of CHUNK_LEVELS) {
+    const atLevel = held.filter((document) => document.level === level);
+    out[`stats ${level}`] = {
+      documents: atLevel.length,
+      averageLength: atLevel.length
+        ? atLevel.reduce((sum, document) => sum + length(document), 0) / atLevel.length
+        : 0,
+    };
+    for (const term of [...VOCABULARY, 'absent']) {
+      const holding = atLevel.filter(
+        (document) => document.terms.has(term) || document.names.has(term),
+      );
+      out[`postings ${level} ${term}`] = holding.map((document) => ({
+        chunkId: document.chunkId,
+        length: length(document),
+        frequency: document.terms.get(term) ?? 0,
+        named: document.names.has(term),
+        terms: [...document.terms.keys()].sort(),
+      }));
+      out[`frequency ${level} ${term}`] = holding.length;
+    }
+  }
+  for (const file of PATHS)
+    out[`at ${file}`] = held
+      .filter((document) => document.path === file)
+      .map((document) => [document.chunkId, document.level]);
+  out.vocabulary = [
+    ...new Set(held.flatMap((document) => [...document.terms.keys(), ...document.names])),
+  ].sort();
+  return out;
+}
+
+describe('lexical index: chunk terms in one arena', () => {
+  let directory: string;
+  beforeEach(() => (directory = mkdtempSync(path.join(tmpdir(), 'lexical-'))));
+  afterEach(() => rmSync(directory, { recursive: true, force: true }));
+
+  it('answers what the live documents say through adds, removals, snapshots and compaction', async () => {
+    let snapshots = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.array(stepArbitrary, { minLength: 1, maxLength: 16 }), async (steps) => {
+        let index = new LexicalIndex();
+        let held: Held[] = [];
+        let next = 0;
+        for (const step of steps) {
+          if (step.kind === 'add') {
+            const documents: LexicalDocument[] = step.documents.map((drawn) => ({
+              chunkId: `${drawn.path}::c${next++}`,
+              path: drawn.path,
+              level: drawn.level,
+              terms: new Map(drawn.terms),
+              nameTerms: drawn.names,
+            }));
+            index.add(documents);
+            held.push(
+              ...documents.map((document) => ({
+                chunkId: document.chunkId,
+                path: document.path,
+                level: document.level,
+                terms: new Map(document.terms),
+                names: new Set(document.nameTerms),
+              })),
+            );
+          } else if (step.kind === 'remove') {
+            index.removePaths(step.paths);
+            held = held.filter((document) => !step.paths.includes(document.path));
+          } else if (step.kind === 'snapshot') {
+            const file = path.join(directory, `snapshot-${snapshots++}.bin`);
+            await index.writeSnapshot(file);
+            index = await LexicalIndex.readSnapshot(file);
+          } else index.compactIfNeeded();
+          assert.deepEqual(answers(index), expected(held));
+        }
+      }),
+      { numRuns: 150 },
+    );
+  });
+});
