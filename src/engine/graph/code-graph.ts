@@ -1,6 +1,7 @@
 import { MODULE_QUALIFIED_NAME, type CallSite, type CodeFact, type ImportBinding } from '../model';
 import { languageById } from '../lang/registry';
 import type { LanguageSpec } from '../lang/spec';
+import { CallTable, StoredFact } from './call-table';
 import { IdsByKey } from './ids-by-key';
 import { ModuleMap } from './modules';
 import { normalizeIdentifier } from '../text/tokenize';
@@ -259,6 +260,7 @@ export class CodeGraph {
    */
   private readonly incoming: (number[] | undefined)[] = [];
   private readonly modules: ModuleMap;
+  private readonly callTable = new CallTable();
 
   constructor(rootPackage: string) {
     this.modules = new ModuleMap(rootPackage);
@@ -362,7 +364,7 @@ export class CodeGraph {
     return {
       callerId: caller.id,
       targetId: this.slots[targetSlot]!.id,
-      site: caller.calls[Math.floor(stored / RESOLUTION_SPAN)]!,
+      site: this.callTable.at(callerSlot, Math.floor(stored / RESOLUTION_SPAN)),
       how: RESOLUTIONS[stored % RESOLUTION_SPAN]!,
     };
   }
@@ -481,15 +483,21 @@ export class CodeGraph {
     }
     this.dropIncoming(unresolved);
     for (const slot of callers) this.resolveOutgoing(slot, tracker);
-    for (const slot of this.releasing) this.slots[slot] = undefined;
+    for (const slot of this.releasing) {
+      this.slots[slot] = undefined;
+      this.callTable.remove(slot);
+    }
     this.freeSlots.push(...this.releasing);
     this.releasing = [];
     return { changedTargets: tracker.changed() };
   }
 
-  private addFact(fact: CodeFact, keptSlot: number | undefined): void {
+  private addFact(given: CodeFact, keptSlot: number | undefined): void {
     const slot =
-      this.slotById.get(fact.id) ?? keptSlot ?? this.freeSlots.pop() ?? this.slots.length;
+      this.slotById.get(given.id) ?? keptSlot ?? this.freeSlots.pop() ?? this.slots.length;
+    const calls = given.calls;
+    const fact = new StoredFact(given, this.callTable, slot);
+    this.callTable.set(slot, calls, fact);
     this.slots[slot] = fact;
     this.slotById.set(fact.id, slot);
     let file = this.byFile.get(fact.path);
@@ -529,7 +537,7 @@ export class CodeGraph {
       this.byName.add(fact.name, fact.id);
       this.byLooseName.add(normalizeIdentifier(fact.name), fact.id);
     }
-    for (const call of fact.calls) this.callersByName.add(call.name, fact.id);
+    for (const call of calls) this.callersByName.add(call.name, fact.id);
     for (const type of fact.raises) this.raisersByType.add(type, fact.id);
   }
 
@@ -545,7 +553,8 @@ export class CodeGraph {
     if (names?.get(fact.name) === fact) names.delete(fact.name);
     this.byName.remove(fact.name, fact.id);
     this.byLooseName.remove(normalizeIdentifier(fact.name), fact.id);
-    for (const call of fact.calls) this.callersByName.remove(call.name, fact.id);
+    for (let index = 0; index < this.callTable.size(slot); index++)
+      this.callersByName.remove(this.callTable.nameAt(slot, index), fact.id);
     for (const type of fact.raises) this.raisersByType.remove(type, fact.id);
   }
 
@@ -570,7 +579,7 @@ export class CodeGraph {
       tracker.removed(
         caller.id,
         this.slots[target]!.id,
-        caller.calls[Math.floor(calls[at + 1]! / RESOLUTION_SPAN)]!.line,
+        this.callTable.lineAt(slot, Math.floor(calls[at + 1]! / RESOLUTION_SPAN)),
       );
     }
   }
