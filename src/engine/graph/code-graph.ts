@@ -482,7 +482,10 @@ export class CodeGraph {
       callers.push(slot);
     }
     this.dropIncoming(unresolved);
-    for (const slot of callers) this.resolveOutgoing(slot, tracker);
+    const called = new Set<number>();
+    for (const slot of callers) this.resolveOutgoing(slot, tracker, called);
+    // arrays grown by pushing keep up to half again their length spare: copies are exact
+    for (const target of called) this.incoming[target] = this.incoming[target]!.slice();
     for (const slot of this.releasing) {
       this.slots[slot] = undefined;
       this.callTable.remove(slot);
@@ -596,7 +599,8 @@ export class CodeGraph {
     }
   }
 
-  private resolveOutgoing(slot: number, tracker: IncomingTracker): void {
+  /** Resolves the calls of the caller in `slot`; the targets they reach are added to `called`. */
+  private resolveOutgoing(slot: number, tracker: IncomingTracker, called: Set<number>): void {
     const caller = this.slots[slot]!;
     const resolved: number[] = [];
     const context = new CallContext(this, caller);
@@ -611,8 +615,9 @@ export class CodeGraph {
       const incoming = this.incoming[targetSlot];
       if (incoming) incoming.push(slot, stored);
       else this.incoming[targetSlot] = [slot, stored];
+      called.add(targetSlot);
     });
-    if (resolved.length) this.outgoing[slot] = resolved;
+    if (resolved.length) this.outgoing[slot] = resolved.slice();
   }
 
   /** Files an import binding's module refers to. */
