@@ -1222,16 +1222,21 @@ class CallContext {
 /**
  * Which definitions' callers really changed in an update. Only calls of re-resolved callers can
  * change, so comparing what they took away from each target with what they put back suffices.
+ * An update takes every call away before it puts any back, so a target nothing was taken from
+ * has changed as soon as a call is put back: that needs no bookkeeping per call (opening a store
+ * puts back every call of the workspace).
  */
 class IncomingTracker {
   private readonly balance = new Map<string, Map<string, number>>();
+  private readonly gained = new Set<string>();
 
   removed(callerId: string, targetId: string, line: number): void {
     this.count(callerId, targetId, line, -1);
   }
 
   added(callerId: string, targetId: string, line: number): void {
-    this.count(callerId, targetId, line, 1);
+    if (this.balance.has(targetId)) this.count(callerId, targetId, line, 1);
+    else this.gained.add(targetId);
   }
 
   changed(): Set<string> {
@@ -1244,6 +1249,7 @@ class IncomingTracker {
         }
       }
     }
+    for (const targetId of this.gained) out.add(targetId);
     return out;
   }
 

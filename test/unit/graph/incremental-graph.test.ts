@@ -1,6 +1,10 @@
 import * as assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { CodeGraph, type ResolvedCall } from '../../../src/engine/graph/code-graph';
+import {
+  CodeGraph,
+  type GraphChange,
+  type ResolvedCall,
+} from '../../../src/engine/graph/code-graph';
 import {
   MODULE_QUALIFIED_NAME,
   type CallSite,
@@ -154,25 +158,47 @@ const stepArbitrary: fc.Arbitrary<Step> = fc.oneof(
 );
 
 /** Applies a step to the graph and to the record of each file's current facts. */
-function apply(graph: CodeGraph, files: Map<string, CodeFact[]>, step: Step): void {
+function apply(graph: CodeGraph, files: Map<string, CodeFact[]>, step: Step): GraphChange {
   if (step.kind === 'save') {
     const facts = factsOf(step.file);
-    graph.update([step.file.path], facts);
     files.set(step.file.path, facts);
+    return graph.update([step.file.path], facts);
   } else if (step.kind === 'remove') {
-    graph.update([step.path], []);
     files.delete(step.path);
+    return graph.update([step.path], []);
   } else {
     const moved = (files.get(step.from) ?? []).map((fact) => ({
       ...fact,
       path: step.to,
       id: `${step.to}::${fact.qualifiedName}`,
     }));
-    graph.update([step.from, step.to], moved);
     files.delete(step.from);
     files.delete(step.to);
     if (moved.length) files.set(step.to, moved);
+    return graph.update([step.from, step.to], moved);
   }
+}
+
+/** Each definition's incoming calls and references, as caller and line. */
+function incoming(graph: CodeGraph): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const fact of graph.allFacts()) {
+    const calls = [...graph.callers(fact.id), ...graph.references(fact.id)];
+    out.set(
+      fact.id,
+      calls
+        .map((call) => `${call.callerId}@${call.site.line}`)
+        .sort()
+        .join(),
+    );
+  }
+  return out;
+}
+
+/** The definitions whose incoming calls differ between two states of the graph. */
+function changedBetween(before: Map<string, string>, after: Map<string, string>): string[] {
+  const ids = new Set([...before.keys(), ...after.keys()]);
+  return [...ids].filter((id) => (before.get(id) ?? '') !== (after.get(id) ?? '')).sort();
 }
 
 function described(calls: readonly ResolvedCall[]): string[] {
@@ -223,13 +249,18 @@ function answers(graph: CodeGraph): Record<string, unknown> {
 }
 
 describe('code graph: incremental updates', () => {
-  it('answers after any saves, removals and renames what a graph built from the final facts answers', () => {
+  it('answers after any saves, removals and renames what a graph built from the final facts answers, and says whose callers changed', () => {
     fc.assert(
       fc.property(fc.array(stepArbitrary, { minLength: 1, maxLength: 14 }), (steps) => {
         const graph = new CodeGraph('root');
         const files = new Map<string, CodeFact[]>();
         for (const step of steps) {
-          apply(graph, files, step);
+          const before = incoming(graph);
+          const change = apply(graph, files, step);
+          assert.deepEqual(
+            [...change.changedTargets].sort(),
+            changedBetween(before, incoming(graph)),
+          );
           const fresh = new CodeGraph('root');
           fresh.update([], [...files.values()].flat());
           assert.deepEqual(answers(graph), answers(fresh));
