@@ -79,11 +79,13 @@ class LevelPostings {
       this.relocate(termId, Math.max(2, this.room[termId]! * 2));
     const from = this.start[termId]!;
     // ids only grow, so appending keeps the list sorted; anything else is placed in order
-    let at = from + this.size[termId]!;
-    while (at > from && this.docs[at - 1]! > docId) at--;
     const end = from + this.size[termId]!;
-    this.docs.copyWithin(at + 1, at, end);
-    this.payload.copyWithin(at + 1, at, end);
+    let at = end;
+    while (at > from && this.docs[at - 1]! > docId) at--;
+    if (at < end) {
+      this.docs.copyWithin(at + 1, at, end);
+      this.payload.copyWithin(at + 1, at, end);
+    }
     this.docs[at] = docId;
     this.payload[at] = (tf << 1) | (named ? 1 : 0);
     this.size[termId]!++;
