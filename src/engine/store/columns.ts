@@ -6,9 +6,10 @@ import type { Data, RecordBatch } from 'apache-arrow';
  * Arrow's row objects instead costs a visitor call per field and many short-lived objects, which
  * at 200k rows made opening a store take seconds of CPU and hundreds of MB of garbage.
  *
- * Strings that repeat across rows (a file's path on each of its chunks and facts, a language, a
- * kind, a called name) go through a `Strings` table, so the rows kept in memory share one copy;
- * values unique to a row (ids, qualified names) are not looked up there.
+ * Strings that repeat across rows or tables (a file's path on each of its chunks and facts, a
+ * language, a kind, a called name, a chunk id that facts name, a function's name that is also
+ * its qualified name) go through a `Strings` table, so the rows kept in memory share one copy;
+ * values unique to a row (fact ids, signatures, texts) are not looked up there.
  */
 export class Strings {
   private readonly seen = new Map<string, string>();

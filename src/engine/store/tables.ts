@@ -317,7 +317,7 @@ export class Tables {
       const directoryPath = stringColumn(batch, 'directoryPath', strings);
       const language = stringColumn(batch, 'language', strings);
       const className = stringColumn(batch, 'className', strings);
-      const functionName = stringColumn(batch, 'functionName');
+      const functionName = stringColumn(batch, 'functionName', strings);
       const startLine = intColumn(batch, 'startLine');
       const endLine = intColumn(batch, 'endLine');
       const parentDirectoryId = stringColumn(batch, 'parentDirectoryId', strings);
@@ -416,7 +416,7 @@ export class Tables {
         id: stringColumn(batch, 'id'),
         path: stringColumn(batch, 'path', strings),
         language: stringColumn(batch, 'language', strings),
-        qualifiedName: stringColumn(batch, 'qualifiedName'),
+        qualifiedName: stringColumn(batch, 'qualifiedName', strings),
         name: stringColumn(batch, 'name', strings),
         kind: stringColumn(batch, 'kind', strings),
         className: stringColumn(batch, 'className', strings),
