@@ -198,6 +198,7 @@ export class Engine implements Disposable {
       catalog: this.store.catalog,
       lexical: this.store.lexical,
       tables: this.store.tables,
+      texts: this.store.texts,
       graph: this.graph,
       embedder: this.embedder,
     });

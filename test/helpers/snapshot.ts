@@ -1,4 +1,6 @@
+import { strict as assert } from 'node:assert';
 import type { Engine } from '../../src/engine/engine';
+import { unwrap } from '../../src/engine/util/result';
 
 /**
  * Everything an index holds, in a canonical order: two stores with equal snapshots answer every
@@ -8,6 +10,11 @@ export async function storeSnapshot(engine: Engine): Promise<unknown> {
   const { store, graph } = engine;
   const ids = [...store.catalog.keys()].sort();
   const texts = await store.tables.chunkTexts(ids);
+  for (const id of ids) {
+    const row = texts.get(id);
+    // the search reads texts from the texts file: it must hold what the table does
+    assert.equal(unwrap(store.texts.read(id)), row && (row.fullContent ?? row.content), id);
+  }
   const chunks = ids.map((id) => ({ ...store.catalog.get(id), text: texts.get(id) }));
   const facts = (await store.tables.allFacts()).sort((a, b) => a.id.localeCompare(b.id));
   const graphCallers = facts.map(

@@ -1,6 +1,14 @@
 import { strict as assert } from 'node:assert';
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  truncateSync,
+  writeFileSync,
+} from 'node:fs';
 import { hostname } from 'node:os';
 import * as path from 'node:path';
 import type { Engine } from '../../src/engine/engine';
@@ -32,6 +40,13 @@ describe('index store', () => {
     const engine = await openEngine(scratch, root, { storeDir });
     unwrap(await engine.index());
     return { engine, notices: engine.notices };
+  }
+
+  /** The store's current texts file (the only one a committed store keeps). */
+  function textsFileOf(storeDir: string): string {
+    const names = readdirSync(storeDir).filter((name) => /^texts-\d+\.bin$/.test(name));
+    assert.equal(names.length, 1, names.join(', '));
+    return names[0]!;
   }
 
   function editManifest(
@@ -107,6 +122,24 @@ describe('index store', () => {
       'a damaged lexical log',
       (dir: string) => writeFileSync(path.join(dir, 'lexical-0.delta'), '{"remove": [\n{}\n'),
       /was damaged \(the lexical delta log holds \d+ bytes, \d+ were committed\)/,
+    ],
+    [
+      'a torn texts file',
+      (dir: string) => {
+        const file = path.join(dir, textsFileOf(dir));
+        truncateSync(file, statSync(file).size - 3);
+      },
+      /was damaged \(the texts file holds \d+ bytes, \d+ were committed\)/,
+    ],
+    [
+      'a texts file changed after it was written',
+      (dir: string) => {
+        const file = path.join(dir, textsFileOf(dir));
+        const bytes = readFileSync(file);
+        bytes[bytes.length - 1] ^= 1;
+        writeFileSync(file, bytes);
+      },
+      /was damaged \(the texts file is damaged at byte \d+\)/,
     ],
   ] as const) {
     it(`rebuilds a store with ${label}, saying why`, async () => {
@@ -241,6 +274,33 @@ describe('index store', () => {
       );
     } finally {
       result.engine.dispose();
+    }
+  });
+
+  it('cuts off the texts an interrupted write appended, and reads the committed ones', async () => {
+    const { root, storeDir, snapshot } = await indexedStore();
+    const engine = await openEngine(scratch, root, { storeDir });
+    const committed = statSync(path.join(storeDir, textsFileOf(storeDir))).size;
+    // a crash after the rows and texts of a rewritten file were written, before the commit
+    const [id, meta] = [...engine.store.catalog].find(([, m]) => m.filePath === 'shop/db.py')!;
+    await engine.store.beginWrite(['shop/db.py']);
+    await engine.store.apply({
+      files: ['shop/db.py'],
+      chunkIds: [],
+      chunks: [{ ...meta, content: 'half written', fullContent: null }],
+      vectors: null,
+      lexical: [],
+      facts: [],
+    });
+    assert.equal(unwrap(engine.store.texts.read(id)), 'half written');
+    engine.dispose();
+    assert.ok(statSync(path.join(storeDir, textsFileOf(storeDir))).size > committed);
+    const { engine: reopened } = await reopenAndIndex(root, storeDir);
+    try {
+      assert.equal(statSync(path.join(storeDir, textsFileOf(storeDir))).size, committed);
+      assert.deepEqual(await storeSnapshot(reopened), snapshot);
+    } finally {
+      reopened.dispose();
     }
   });
 

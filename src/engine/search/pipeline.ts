@@ -3,7 +3,7 @@ import type { LlmClient } from '../llm/client';
 import { elapsedMs, getLogger } from '../log/logger';
 import { withTrace } from '../log/trace';
 import type { RetrieverCalibration } from './calibration';
-import { ChunkTexts, withParents } from './chunk-texts';
+import { ChunkTexts } from './chunk-texts';
 import { buildContext, MODE_BUDGETS, type BudgetedContext } from './context';
 import { evaluateRetrieval, searchWeb, type CragEvaluation, type WebResult } from './crag';
 import { boostByGroup, computeTopK, weaveIn, weightedRrf, type RankedList } from './fusion';
@@ -135,7 +135,7 @@ export class Searcher {
 
   constructor(index: Omit<SearchIndex, 'vectors'>) {
     this.index = { ...index, vectors: new VectorScan(index.tables, index.catalog) };
-    this.texts = new ChunkTexts(index.tables);
+    this.texts = new ChunkTexts(index.texts, index.tables);
     this.nearestWords = index.embedder ? new NearestWords(index.lexical, index.embedder) : null;
   }
 
@@ -159,18 +159,16 @@ export class Searcher {
 
   /**
    * Forgets what was read from the tables; called whenever the index changes. When the `changed`
-   * files are known, only their texts are forgotten and the vectors in memory patched for them.
+   * files are known, only the vectors in memory for them are patched.
    */
   invalidate(changed?: readonly string[]): void {
     if (changed) {
-      this.texts.forget(changed);
       this.index.vectors.refresh(changed);
       this.pathVocabulary?.refresh(
         changed,
         (path) => this.index.graph.factsInFile(path).length > 0,
       );
     } else {
-      this.texts.clear();
       this.index.vectors.clear();
       this.pathVocabulary = null;
     }
@@ -245,13 +243,6 @@ export class Searcher {
     mark('retrieve', started);
     started = performance.now();
     let fused = this.fuse(lists, technicality, modeDecision.mode, stages);
-    // what correction, neighbours, spans and context will read starts loading beside their work
-    this.texts.prefetch(
-      withParents(
-        fused.slice(0, SHAPED_CHUNKS).map((hit) => hit.id),
-        this.index.catalog,
-      ),
-    );
     if (!fused.length && mode === 'fast') {
       log.warn('silent_escalation', {
         reason: 'zero_results_fast_mode',

@@ -4,6 +4,7 @@ import type { ChunkLevel, CodeFact } from '../model';
 import { getLogger } from '../log/logger';
 import type { LexicalIndex } from '../store/lexical';
 import type { ChunkMeta, Tables } from '../store/tables';
+import type { TextsFile } from '../store/texts';
 import { indexTerms, normalizeIdentifier } from '../text/tokenize';
 import { bm25Search } from './bm25';
 import type { ChunkTexts } from './chunk-texts';
@@ -42,6 +43,7 @@ export interface SearchIndex {
   readonly catalog: ReadonlyMap<string, ChunkMeta>;
   readonly lexical: LexicalIndex;
   readonly tables: Tables;
+  readonly texts: TextsFile;
   readonly graph: CodeGraph;
   readonly embedder: Embedder | null;
   readonly vectors: VectorScan;

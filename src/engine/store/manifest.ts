@@ -6,8 +6,11 @@ import { writeFileAtomic } from '../util/atomic-file';
  * The manifest is the store's commit point: data for a file counts as indexed only once the
  * manifest records its hash. It is replaced atomically, so a crash leaves the previous version.
  */
-/** 4: facts no longer carry a calledBy column. 5: committed table versions, counts, checksums. */
-export const SCHEMA_VERSION = 5;
+/**
+ * 4: facts no longer carry a calledBy column. 5: committed table versions, counts, checksums.
+ * 6: the chunks' texts in a file of their own, read by offset.
+ */
+export const SCHEMA_VERSION = 6;
 
 const FileEntry = z.object({
   hash: z.string().nullable(),
@@ -48,6 +51,9 @@ const ManifestSchema = z.object({
   lexicalDeltaBytes: z.number().int().nonnegative(),
   /** SHA-1 of the current lexical snapshot (null before the first): checked when it is read. */
   lexicalSnapshotHash: z.string().nullable(),
+  /** Which texts file is current, and how many of its bytes are committed (see TextsFile). */
+  textsGeneration: z.number().int().nonnegative(),
+  textsBytes: z.number().int().nonnegative(),
   /**
    * SHA-1 of each LanceDB data and deletion file (path under lance/): they are immutable once
    * written, so each is hashed once, and checked whenever the store opens.
@@ -122,6 +128,8 @@ export function emptyManifest(root: string, parserVersion: string): Manifest {
     lexicalGeneration: 0,
     lexicalDeltaBytes: 0,
     lexicalSnapshotHash: null,
+    textsGeneration: 0,
+    textsBytes: 0,
     dataHashes: {},
     counts: { chunks: 0, facts: 0, lexical: 0 },
     files: {},

@@ -20,6 +20,7 @@ import {
   type Manifest,
 } from './manifest';
 import { Tables, type ChunkMeta } from './tables';
+import { TextsFile, type StoredText } from './texts';
 
 /**
  * One workspace folder's index on disk, and its in-memory mirrors (chunk catalog, lexical
@@ -27,7 +28,8 @@ import { Tables, type ChunkMeta } from './tables';
  *
  * Layout: manifest.json (the commit point), index.lock, pending.json (the journal of a write in
  * progress), lance/ (chunks and facts tables), lexical-<generation>.bin (an immutable snapshot)
- * and lexical-<generation>.delta (changes since, appended).
+ * and lexical-<generation>.delta (changes since, appended), texts-<generation>.bin (the chunks'
+ * texts, appended, read by offset).
  *
  * Only the holder of the lock changes anything on disk, repairs included. The manifest names
  * what is committed: the LanceDB version of each table, the lexical snapshot generation and how
@@ -80,7 +82,9 @@ const DELTA_SHARE = 0.5;
 const MIN_DELTA_BYTES = 256 * 1024;
 /** Files a store may hold besides its own; anything else means the folder is not a store. */
 const STORE_ENTRY =
-  /^(manifest\.json|pending\.json|index\.lock|lance|lexical-\d+\.(bin|delta)|.*\.tmp-.*)$/;
+  /^(manifest\.json|pending\.json|index\.lock|lance|lexical-\d+\.(bin|delta)|texts-\d+\.bin|.*\.tmp-.*)$/;
+/** The store's files that a newer generation replaces. */
+const GENERATION_FILE = /^(lexical-\d+\.(bin|delta)|texts-\d+\.bin)$/;
 const FOREIGN_OK = new Set(['models', 'calibration.json', 'summaries', 'summaries.json']);
 
 const log = getLogger('store');
@@ -92,6 +96,7 @@ interface Loaded {
   readonly manifest: Manifest;
   readonly tables: Tables;
   readonly lexical: LexicalIndex;
+  readonly texts: TextsFile;
   readonly catalog: Map<string, ChunkMeta>;
   /** Every fact, read while checking the store: the engine's graph is built from them. */
   readonly facts: CodeFact[];
@@ -118,6 +123,7 @@ export class IndexStore {
     private manifestState: Manifest,
     private tablesState: Tables,
     private lexicalState: LexicalIndex,
+    private textsState: TextsFile,
     catalog: Map<string, ChunkMeta>,
     private loadedFacts: CodeFact[],
     stamp: string | null,
@@ -138,6 +144,11 @@ export class IndexStore {
 
   get lexical(): LexicalIndex {
     return this.lexicalState;
+  }
+
+  /** The chunks' texts, read by offset (see TextsFile). */
+  get texts(): TextsFile {
+    return this.textsState;
   }
 
   static async open(
@@ -209,7 +220,7 @@ export class IndexStore {
       log.warn('index_store_rebuilt', { directory, reason });
       await wipe(directory);
     }
-    const loaded = await startEmpty(options, path.join(directory, 'lance'));
+    const loaded = await startEmpty(options, directory);
     return { store: IndexStore.from(directory, options, loaded, null), notices };
   }
 
@@ -247,7 +258,7 @@ export class IndexStore {
       `The index in ${directory} is being updated by another process and ${problem}: answering from an empty index until that process commits.`,
     );
     log.warn('index_store_unreadable', { directory, problem });
-    const loaded = await startEmpty(options, IN_MEMORY);
+    const loaded = await startEmpty(options, null);
     return { store: IndexStore.from(directory, options, loaded, null), notices };
   }
 
@@ -263,6 +274,7 @@ export class IndexStore {
       loaded.manifest,
       loaded.tables,
       loaded.lexical,
+      loaded.texts,
       loaded.catalog,
       loaded.facts,
       stamp,
@@ -368,6 +380,7 @@ export class IndexStore {
         manifest: store.manifestState,
         tables: store.tablesState,
         lexical: store.lexicalState,
+        texts: store.textsState,
         catalog: store.catalog,
         facts: store.takeFacts(),
       },
@@ -418,6 +431,10 @@ export class IndexStore {
     )
       return;
     this.dirty = true;
+    const removedIds = [
+      ...change.files.flatMap((file) => [...(this.chunksOfFile.get(file) ?? [])]),
+      ...change.chunkIds,
+    ];
     await this.tables.replace({
       files: change.files.filter((file) => this.chunksOfFile.has(file)),
       chunkIds: change.chunkIds.filter((id) => this.catalog.has(id)),
@@ -425,6 +442,7 @@ export class IndexStore {
       vectors: change.vectors,
       facts: change.facts,
     });
+    this.textsState.write(removedIds, change.chunks.map(storedText));
     this.lexical.removePaths([...change.files, ...change.chunkIds.map(directoryLexicalKey)]);
     const before = this.catalog.size;
     for (const file of change.files) {
@@ -552,6 +570,7 @@ export class IndexStore {
         `the write left ${counts.chunks} chunk rows, ${this.catalog.size} in memory and ${this.lexical.size} lexical entries`,
       );
     const lexicalGeneration = this.pendingGeneration ?? this.manifestState.lexicalGeneration;
+    const textsGeneration = this.persistTexts();
     await this.writeCommit({
       ...this.manifestState,
       files,
@@ -564,6 +583,8 @@ export class IndexStore {
           : await hashFile(lexicalSnapshotPath(this.directory, lexicalGeneration)),
       dataHashes: await hashDataFiles(this.directory, this.manifestState.dataHashes),
       lexicalDeltaBytes: this.deltaBytes,
+      textsGeneration,
+      textsBytes: this.textsState.bytes,
       counts: { ...counts, lexical: this.lexical.size },
       ...(embedding ? { embedding: embedding.embedding, embeddingReason: embedding.reason } : {}),
     });
@@ -571,6 +592,21 @@ export class IndexStore {
     this.dirty = false;
     await fs.rm(pendingJournalPath(this.directory), { force: true });
     await this.removeStrayLexicalFiles();
+  }
+
+  /**
+   * Readies the texts file for a commit: rewritten into the next generation once superseded
+   * texts pile up, and flushed to disk. Returns the generation the commit names.
+   */
+  private persistTexts(): number {
+    let generation = this.manifestState.textsGeneration;
+    if (this.textsState.wasteful()) {
+      generation++;
+      this.textsState.rewriteTo(textsPath(this.directory, generation));
+      log.info('texts_rewritten', { chunks: this.textsState.size, bytes: this.textsState.bytes });
+    }
+    this.textsState.sync();
+    return generation;
   }
 
   /**
@@ -646,6 +682,7 @@ export class IndexStore {
 
   close(): void {
     this.tables.close();
+    this.textsState.close();
   }
 
   private async writeCommit(manifest: Manifest): Promise<void> {
@@ -657,9 +694,11 @@ export class IndexStore {
   /** Swaps in another loaded state, keeping the catalog map others hold a reference to. */
   private async replace(loaded: Loaded, stamp: string | null): Promise<void> {
     const old = this.tablesState;
+    const oldTexts = this.textsState;
     this.manifestState = loaded.manifest;
     this.tablesState = loaded.tables;
     this.lexicalState = loaded.lexical;
+    this.textsState = loaded.texts;
     this.catalog.clear();
     for (const [id, meta] of loaded.catalog) this.catalog.set(id, meta);
     this.indexCatalog();
@@ -670,6 +709,7 @@ export class IndexStore {
     this.manifestStamp = stamp;
     this.dirty = false;
     if (old !== loaded.tables) old.close();
+    if (oldTexts !== loaded.texts) oldTexts.close();
     for (const handler of this.reloadHandlers) await handler();
   }
 
@@ -678,9 +718,10 @@ export class IndexStore {
     const keep = new Set([
       path.basename(lexicalSnapshotPath(this.directory, generation)),
       path.basename(lexicalDeltaPath(this.directory, generation)),
+      path.basename(textsPath(this.directory, this.manifestState.textsGeneration)),
     ]);
     for (const name of await fs.readdir(this.directory)) {
-      if (/^lexical-\d+\.(bin|delta)$/.test(name) && !keep.has(name))
+      if (GENERATION_FILE.test(name) && !keep.has(name))
         await fs.rm(path.join(this.directory, name), { force: true });
     }
   }
@@ -720,11 +761,22 @@ async function loadCommitted(
     const strings = new Strings();
     const catalog = new Map<string, ChunkMeta>();
     for (const meta of await tables.chunkMetadata(strings)) catalog.set(meta.id, meta);
+    const texts = TextsFile.load(
+      textsPath(directory, manifest.textsGeneration),
+      manifest.textsBytes,
+      catalog,
+      role === 'writer',
+    );
     const counts = await tables.counts();
     // reading every fact proves the facts table readable, and the graph needs them anyway
     const facts = await tables.allFacts(strings);
-    checkCounts(manifest, { ...counts, facts: facts.length }, catalog, lexical);
-    if (role === 'writer') await removeStrayFiles(directory, manifest);
+    try {
+      checkCounts(manifest, { ...counts, facts: facts.length }, catalog, lexical);
+      if (role === 'writer') await removeStrayFiles(directory, manifest);
+    } catch (cause) {
+      texts.close();
+      throw cause;
+    }
     log.info('index_store_opened', {
       directory,
       role,
@@ -732,7 +784,7 @@ async function loadCommitted(
       chunks: catalog.size,
       duration_ms: elapsedMs(started),
     });
-    return { manifest, tables, lexical, catalog, facts };
+    return { manifest, tables, lexical, texts, catalog, facts };
   } catch (cause) {
     tables.close();
     throw cause;
@@ -759,6 +811,9 @@ async function rollBack(
     );
   const truncated = size > manifest.lexicalDeltaBytes;
   if (truncated) await fs.truncate(delta, manifest.lexicalDeltaBytes);
+  // a texts file shorter than committed is left for loading to find damaged
+  const texts = textsPath(directory, manifest.textsGeneration);
+  if ((await fileSize(texts)) > manifest.textsBytes) await fs.truncate(texts, manifest.textsBytes);
   if (restored || truncated || journal) {
     const files = journal === 'damaged' ? null : (journal?.length ?? null);
     log.warn('index_recovered_interrupted_write', {
@@ -816,15 +871,21 @@ function checkCounts(
     throw new Error(`the chunks table holds ${fileChunks} files, the manifest ${indexed}`);
 }
 
-async function startEmpty(options: StoreOpenOptions, tablesAt: string): Promise<Loaded> {
+/** A new store's state; `directory` null for a reader's, which is never written. */
+async function startEmpty(options: StoreOpenOptions, directory: string | null): Promise<Loaded> {
   return {
     manifest: {
       ...emptyManifest(options.root, PARSER_VERSION),
       embedding: options.embedding,
       embeddingReason: options.embeddingReason,
     },
-    tables: await Tables.open(tablesAt, options.embedding?.dimensions ?? null, true),
+    tables: await Tables.open(
+      directory ? path.join(directory, 'lance') : IN_MEMORY,
+      options.embedding?.dimensions ?? null,
+      true,
+    ),
     lexical: new LexicalIndex(),
+    texts: directory ? TextsFile.create(textsPath(directory, 0)) : TextsFile.empty(),
     catalog: new Map(),
     facts: [],
   };
@@ -848,6 +909,11 @@ function incompatibility(manifest: Manifest, options: StoreOpenOptions): string 
     : 'none';
   if (before !== now) return `The embedding model changed (${before} → ${now})`;
   return null;
+}
+
+function storedText(chunk: Chunk): StoredText {
+  // the search reads a summarised function's raw body
+  return { id: chunk.id, text: chunk.fullContent ?? chunk.content };
 }
 
 function metaOf(chunk: Chunk): ChunkMeta {
@@ -897,11 +963,10 @@ async function removeStrayFiles(directory: string, manifest: Manifest): Promise<
   const keep = new Set([
     path.basename(lexicalSnapshotPath(directory, manifest.lexicalGeneration)),
     path.basename(lexicalDeltaPath(directory, manifest.lexicalGeneration)),
+    path.basename(textsPath(directory, manifest.textsGeneration)),
   ]);
   for (const name of await fs.readdir(directory)) {
-    const stray = /^lexical-\d+\.(bin|delta)$/.test(name)
-      ? !keep.has(name)
-      : name.includes('.tmp-');
+    const stray = GENERATION_FILE.test(name) ? !keep.has(name) : name.includes('.tmp-');
     if (stray) await fs.rm(path.join(directory, name), { force: true, recursive: true });
   }
 }
@@ -1018,4 +1083,8 @@ function lexicalSnapshotPath(directory: string, generation: number): string {
 
 function lexicalDeltaPath(directory: string, generation: number): string {
   return path.join(directory, `lexical-${generation}.delta`);
+}
+
+function textsPath(directory: string, generation: number): string {
+  return path.join(directory, `texts-${generation}.bin`);
 }

@@ -364,50 +364,6 @@ export class Tables {
     return out;
   }
 
-  /**
-   * The texts of the rows at `rowIds` (from `chunkRowIds`), by chunk id: a direct read of those
-   * rows, several times faster than finding them by id. Only valid for the version the row ids
-   * were read at; rows that are gone are left out.
-   */
-  chunkTextsAt(rowIds: readonly bigint[]): Promise<Map<string, ChunkText>> {
-    const out = new Map<string, ChunkText>();
-    if (!rowIds.length) return Promise.resolve(out);
-    const read = this.chunks.takeRowIds(rowIds).select(['id', 'content', 'fullContent']).toArrow();
-    return this.tracked(
-      read.then((table) => {
-        for (const batch of table.batches) readTexts(batch, out);
-        return out;
-      }),
-    );
-  }
-
-  /** The version of the chunks table this handle reads: it changes with every write. */
-  chunksVersion(): Promise<number> {
-    return this.tracked(this.chunks.version());
-  }
-
-  /**
-   * Every chunk's row id at the current version (null when a write changed the table while they
-   * were read). A row id names a row of one version: any write may move rows.
-   */
-  chunkRowIds(): Promise<{ version: number; rowIds: Map<string, bigint> } | null> {
-    return this.tracked(this.readChunkRowIds());
-  }
-
-  private async readChunkRowIds(): Promise<{
-    version: number;
-    rowIds: Map<string, bigint>;
-  } | null> {
-    const version = await this.chunks.version();
-    const rowIds = new Map<string, bigint>();
-    for await (const batch of this.chunks.query().select(['id']).withRowId()) {
-      const ids = stringColumn(batch, 'id');
-      const rows = batch.getChild('_rowid')!.toArray() as BigUint64Array;
-      for (let row = 0; row < batch.numRows; row++) rowIds.set(ids[row]!, rows[row]!);
-    }
-    return (await this.chunks.version()) === version ? { version, rowIds } : null;
-  }
-
   /** Every fact, read column by column; `strings` shares repeated values (paths, names, kinds). */
   async allFacts(strings = new Strings()): Promise<CodeFact[]> {
     const out: CodeFact[] = [];

@@ -1,0 +1,321 @@
+import { closeSync, fstatSync, fsyncSync, openSync, readSync, writeSync } from 'node:fs';
+import { crc32 } from 'node:zlib';
+import { fail, ok, type Result } from '../util/result';
+
+/**
+ * Chunk texts on disk, read by offset. A search reads a few dozen texts per question; from a file
+ * kept open each costs microseconds, where a read from the chunks table costs milliseconds.
+ *
+ * Layout: a header (magic, format version), then one record per chunk written: the byte lengths
+ * of its id and its text, a CRC-32 of both, the id and the text (UTF-8). Records are only ever
+ * appended. A chunk written again gets a new record and its old one becomes garbage, which a
+ * rewrite into the next generation's file drops. The manifest commits how many bytes count: a
+ * reader reads no further, and a writer first cuts off what an unfinished write appended. Which
+ * records are live is decided by the catalog: for each chunk it holds, the last record of its id.
+ */
+const MAGIC = 0x58544f43; // 'COTX'
+const FORMAT_VERSION = 1;
+const FILE_HEADER_BYTES = 8;
+const RECORD_HEADER_BYTES = 12;
+/** Opening reads the committed part in blocks of this size. */
+const SCAN_BLOCK_BYTES = 8 * 1024 * 1024;
+/** Garbage is rewritten away once it outgrows this share of the live records … */
+const GARBAGE_SHARE = 0.5;
+/** … and this many bytes, so a small index keeps appending. */
+const MIN_GARBAGE_BYTES = 4 * 1024 * 1024;
+
+/** What a chunk contributes to the file: its id and the text the search reads. */
+export interface StoredText {
+  readonly id: string;
+  readonly text: string;
+}
+
+export class TextsFile {
+  /** Each live chunk's slot in `offsets` / `lengths`. */
+  private readonly slots = new Map<string, number>();
+  private offsets = new Float64Array(1024);
+  private lengths = new Uint32Array(1024);
+  private slotCount = 0;
+  private liveBytes = 0;
+  /** Reused for every read: a question reads dozens of texts. */
+  private buffer = Buffer.allocUnsafe(64 * 1024);
+
+  private constructor(
+    private file: string | null,
+    private fd: number | null,
+    /** Bytes written so far: the committed ones and, in a writer, those of the write under way. */
+    private end: number,
+    private readonly writable: boolean,
+  ) {}
+
+  /** Texts of a store with nothing to read (a reader before any commit): never written. */
+  static empty(): TextsFile {
+    return new TextsFile(null, null, 0, false);
+  }
+
+  /** A writer's new file at `file`, created by the first write (whatever is there is replaced). */
+  static create(file: string): TextsFile {
+    return new TextsFile(file, null, 0, true);
+  }
+
+  /**
+   * The committed texts in `file`: the first `committedBytes`, every record whole and matching its
+   * checksum, one live record for each chunk of `catalog` (whose id strings the index shares).
+   * Anything else is a damaged file, thrown as an error naming what is wrong.
+   */
+  static load(
+    file: string,
+    committedBytes: number,
+    catalog: ReadonlyMap<string, { readonly id: string }>,
+    writable: boolean,
+  ): TextsFile {
+    if (committedBytes === 0) {
+      if (catalog.size) throw new Error(`the texts file holds none of ${catalog.size} chunks`);
+      return writable ? TextsFile.create(file) : TextsFile.empty();
+    }
+    const fd = openSync(file, writable ? 'r+' : 'r');
+    try {
+      const texts = new TextsFile(file, fd, committedBytes, writable);
+      texts.scan(catalog);
+      return texts;
+    } catch (cause) {
+      closeSync(fd);
+      throw cause;
+    }
+  }
+
+  /** How many chunks have a text. */
+  get size(): number {
+    return this.slots.size;
+  }
+
+  /** The bytes a commit vouches for: everything written so far. */
+  get bytes(): number {
+    return this.end;
+  }
+
+  /** The text of chunk `id`, undefined when it has none; an error when its record is damaged. */
+  read(id: string): Result<string | undefined> {
+    const slot = this.slots.get(id);
+    if (slot === undefined) return ok(undefined);
+    const length = this.lengths[slot]!;
+    const offset = this.offsets[slot]!;
+    if (this.buffer.length < length) this.buffer = Buffer.allocUnsafe(roundUp(length));
+    const read = readSync(this.fd!, this.buffer, 0, length, offset);
+    const record = read === length ? parseRecord(this.buffer, 0, length) : null;
+    if (!record || record.end !== length)
+      return fail('index_corrupt', `The stored text of ${id} at byte ${offset} is damaged.`);
+    return ok(this.buffer.toString('utf8', record.textStart, record.end));
+  }
+
+  /**
+   * Drops the texts of `removed`, then appends those of `added` (a chunk written again replaces
+   * its text). Nothing counts until a commit records the new `bytes`.
+   */
+  write(removed: Iterable<string>, added: readonly StoredText[]): void {
+    if (!this.writable) throw new Error('the texts file was opened for reading');
+    for (const id of removed) this.drop(id);
+    if (!added.length) return;
+    const records = added.map((chunk) => encodeRecord(chunk));
+    const bytes = Buffer.concat(records);
+    const fd = this.openForWriting();
+    writeFully(fd, bytes, this.end);
+    let offset = this.end;
+    for (let i = 0; i < added.length; i++) {
+      this.drop(added[i]!.id);
+      this.place(added[i]!.id, offset, records[i]!.length);
+      offset += records[i]!.length;
+    }
+    this.end = offset;
+  }
+
+  /** Makes what was written durable: called before a commit names it. */
+  sync(): void {
+    if (this.fd !== null && this.writable) fsyncSync(this.fd);
+  }
+
+  /** Whether superseded records have piled up enough to be rewritten away. */
+  wasteful(): boolean {
+    const garbage = this.end - FILE_HEADER_BYTES - this.liveBytes;
+    return garbage > Math.max(MIN_GARBAGE_BYTES, this.liveBytes * GARBAGE_SHARE);
+  }
+
+  /**
+   * Copies the live records, in file order, into a new file at `file` (flushed to disk) and reads
+   * from it from now on. The old file is left as it is: it stays the committed one until a commit
+   * names the new.
+   */
+  rewriteTo(file: string): void {
+    if (!this.writable || this.fd === null)
+      throw new Error('the texts file has nothing to rewrite');
+    const live = [...this.slots.values()].sort((a, b) => this.offsets[a]! - this.offsets[b]!);
+    const fd = openSync(file, 'w+');
+    try {
+      writeFully(fd, fileHeader(), 0);
+      let end = FILE_HEADER_BYTES;
+      let pending: Buffer[] = [];
+      let pendingBytes = 0;
+      const flush = () => {
+        writeFully(fd, Buffer.concat(pending), end - pendingBytes);
+        pending = [];
+        pendingBytes = 0;
+      };
+      for (const slot of live) {
+        const length = this.lengths[slot]!;
+        const record = Buffer.allocUnsafe(length);
+        if (readSync(this.fd, record, 0, length, this.offsets[slot]!) !== length)
+          throw new Error(`the texts file ended inside a record at byte ${this.offsets[slot]}`);
+        pending.push(record);
+        pendingBytes += length;
+        this.offsets[slot] = end;
+        end += length;
+        if (pendingBytes >= SCAN_BLOCK_BYTES) flush();
+      }
+      flush();
+      fsyncSync(fd);
+      closeSync(this.fd);
+      this.fd = fd;
+      this.file = file;
+      this.end = end;
+    } catch (cause) {
+      closeSync(fd);
+      throw cause;
+    }
+  }
+
+  close(): void {
+    if (this.fd !== null) closeSync(this.fd);
+    this.fd = null;
+  }
+
+  /** Reads the committed records, keeping the last of each chunk the catalog holds. */
+  private scan(catalog: ReadonlyMap<string, { readonly id: string }>): void {
+    const size = fstatSync(this.fd!).size;
+    if (size < this.end)
+      throw new Error(`the texts file holds ${size} bytes, ${this.end} were committed`);
+    const header = Buffer.allocUnsafe(FILE_HEADER_BYTES);
+    readSync(this.fd!, header, 0, FILE_HEADER_BYTES, 0);
+    if (header.readUInt32LE(0) !== MAGIC || header.readUInt32LE(4) !== FORMAT_VERSION)
+      throw new Error('the texts file has an unknown header');
+    let block = Buffer.allocUnsafe(SCAN_BLOCK_BYTES);
+    let position = FILE_HEADER_BYTES;
+    while (position < this.end) {
+      const want = Math.min(block.length, this.end - position);
+      const got = readSync(this.fd!, block, 0, want, position);
+      let at = 0;
+      for (;;) {
+        const record = parseRecord(block, at, got);
+        if (!record) break;
+        const meta = catalog.get(
+          block.toString('utf8', at + RECORD_HEADER_BYTES, record.textStart),
+        );
+        if (meta) {
+          this.drop(meta.id);
+          this.place(meta.id, position + at, record.end - at);
+        }
+        at = record.end;
+      }
+      if (at === 0) {
+        // no whole record at the block's start: a damaged one, or one longer than the block
+        const length = recordLength(block, got);
+        if (length === null || position + length > this.end || length <= got)
+          throw new Error(`the texts file is damaged at byte ${position}`);
+        if (length <= block.length)
+          throw new Error(`the texts file ended early at byte ${position}`);
+        block = Buffer.allocUnsafe(roundUp(length));
+        continue;
+      }
+      position += at;
+    }
+    if (this.slots.size !== catalog.size)
+      throw new Error(`the texts file holds ${this.slots.size} of ${catalog.size} chunks`);
+  }
+
+  private openForWriting(): number {
+    if (this.fd !== null) return this.fd;
+    this.fd = openSync(this.file!, 'w+');
+    writeFully(this.fd, fileHeader(), 0);
+    this.end = FILE_HEADER_BYTES;
+    return this.fd;
+  }
+
+  private drop(id: string): void {
+    const slot = this.slots.get(id);
+    if (slot === undefined) return;
+    this.liveBytes -= this.lengths[slot]!;
+    this.slots.delete(id);
+  }
+
+  private place(id: string, offset: number, length: number): void {
+    if (this.slotCount === this.offsets.length) this.grow();
+    const slot = this.slotCount++;
+    this.offsets[slot] = offset;
+    this.lengths[slot] = length;
+    this.slots.set(id, slot);
+    this.liveBytes += length;
+  }
+
+  /** Slots are never reused: when they run out, the live ones are packed into larger arrays. */
+  private grow(): void {
+    const capacity = Math.max(1024, this.slots.size * 2);
+    const offsets = new Float64Array(capacity);
+    const lengths = new Uint32Array(capacity);
+    let next = 0;
+    for (const [id, slot] of this.slots) {
+      offsets[next] = this.offsets[slot]!;
+      lengths[next] = this.lengths[slot]!;
+      this.slots.set(id, next++);
+    }
+    this.offsets = offsets;
+    this.lengths = lengths;
+    this.slotCount = next;
+  }
+}
+
+function fileHeader(): Buffer {
+  const header = Buffer.allocUnsafe(FILE_HEADER_BYTES);
+  header.writeUInt32LE(MAGIC, 0);
+  header.writeUInt32LE(FORMAT_VERSION, 4);
+  return header;
+}
+
+function encodeRecord(chunk: StoredText): Buffer {
+  const idBytes = Buffer.byteLength(chunk.id, 'utf8');
+  const textBytes = Buffer.byteLength(chunk.text, 'utf8');
+  const record = Buffer.allocUnsafe(RECORD_HEADER_BYTES + idBytes + textBytes);
+  record.writeUInt32LE(idBytes, 0);
+  record.writeUInt32LE(textBytes, 4);
+  record.write(chunk.id, RECORD_HEADER_BYTES, 'utf8');
+  record.write(chunk.text, RECORD_HEADER_BYTES + idBytes, 'utf8');
+  record.writeUInt32LE(crc32(record.subarray(RECORD_HEADER_BYTES)), 8);
+  return record;
+}
+
+/** The whole record at `at` if it lies within `limit` and matches its checksum, else null. */
+function parseRecord(
+  bytes: Buffer,
+  at: number,
+  limit: number,
+): { textStart: number; end: number } | null {
+  const length = recordLength(bytes.subarray(at), limit - at);
+  if (length === null || at + length > limit) return null;
+  const body = bytes.subarray(at + RECORD_HEADER_BYTES, at + length);
+  if (crc32(body) !== bytes.readUInt32LE(at + 8)) return null;
+  return { textStart: at + RECORD_HEADER_BYTES + bytes.readUInt32LE(at), end: at + length };
+}
+
+/** The length of the record starting `bytes`, from its header; null when the header is cut off. */
+function recordLength(bytes: Buffer, available: number): number | null {
+  if (available < RECORD_HEADER_BYTES) return null;
+  return RECORD_HEADER_BYTES + bytes.readUInt32LE(0) + bytes.readUInt32LE(4);
+}
+
+function writeFully(fd: number, bytes: Buffer, position: number): void {
+  let written = 0;
+  while (written < bytes.length)
+    written += writeSync(fd, bytes, written, bytes.length - written, position + written);
+}
+
+function roundUp(length: number): number {
+  return 2 ** Math.ceil(Math.log2(Math.max(length, 64 * 1024)));
+}
