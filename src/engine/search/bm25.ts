@@ -118,8 +118,12 @@ function contribution(query: ScoredQuery, t: ScoredTerm, at: number): number {
   return score;
 }
 
-/** Reusable per-document sums, cleared after each search (searches run one at a time). */
-let scratch: { scores: Float64Array; seen: Uint8Array } | null = null;
+/**
+ * Reusable per-document sums and the list of documents touched, cleared after each search
+ * (searches run one at a time): a list of every matching chunk per question was megabytes for
+ * the collector.
+ */
+let scratch: { scores: Float64Array; seen: Uint8Array; touched: Int32Array } | null = null;
 
 /**
  * Top-k by summing term after term into one array indexed by doc id: each posting is one add,
@@ -132,9 +136,10 @@ function accumulated(query: ScoredQuery, limit: number): Scored[] {
     scratch = {
       scores: new Float64Array(index.docIdLimit * 2),
       seen: new Uint8Array(index.docIdLimit * 2),
+      touched: new Int32Array(index.docIdLimit * 2),
     };
-  const { scores, seen } = scratch;
-  const touched: number[] = [];
+  const { scores, seen, touched } = scratch;
+  let touchedCount = 0;
   for (const term of query.terms) {
     const { docs, payload, size } = term.list;
     const nameScore = term.weight * NAME_BOOST;
@@ -143,7 +148,7 @@ function accumulated(query: ScoredQuery, limit: number): Scored[] {
       if (!index.isLive(docId)) continue;
       if (!seen[docId]) {
         seen[docId] = 1;
-        touched.push(docId);
+        touched[touchedCount++] = docId;
       }
       const packed = payload[at]!;
       let score = bm25TermScore(
@@ -157,7 +162,8 @@ function accumulated(query: ScoredQuery, limit: number): Scored[] {
     }
   }
   const heap = new TopK(limit, rankIn(index));
-  for (const docId of touched) {
+  for (let i = 0; i < touchedCount; i++) {
+    const docId = touched[i]!;
     const score = scores[docId]!;
     scores[docId] = 0;
     seen[docId] = 0;

@@ -19,7 +19,10 @@ export interface Int8Matrix {
   row(row: number): Int8Array;
   /** Writes row `row` (`dimensions` signed bytes). */
   setRow(row: number, values: Int8Array): void;
-  /** The dot product of `query` (`dimensions` bytes) with every row, in row order. */
+  /**
+   * The dot product of `query` (`dimensions` bytes) with every row, in row order: a view the next
+   * call overwrites (a copy per call was megabytes per question for the collector).
+   */
   dots(query: Int8Array): Int32Array;
 }
 
@@ -54,12 +57,14 @@ export function int8Matrix(rows: number, dimensions: number): Int8Matrix {
 /** The JavaScript form: also the reference the SIMD form is tested against. */
 export class PlainMatrix implements Int8Matrix {
   private readonly codes: Int8Array;
+  private readonly out: Int32Array;
 
   constructor(
     readonly rows: number,
     readonly dimensions: number,
   ) {
     this.codes = new Int8Array(rows * dimensions);
+    this.out = new Int32Array(rows);
   }
 
   row(row: number): Int8Array {
@@ -71,8 +76,7 @@ export class PlainMatrix implements Int8Matrix {
   }
 
   dots(query: Int8Array): Int32Array {
-    const { codes, dimensions, rows } = this;
-    const out = new Int32Array(rows);
+    const { codes, dimensions, rows, out } = this;
     for (let row = 0, offset = 0; row < rows; row++, offset += dimensions) {
       let dot = 0;
       for (let i = 0; i < dimensions; i++) dot += codes[offset + i]! * query[i]!;
@@ -130,7 +134,7 @@ class SimdMatrix implements Int8Matrix {
   dots(query: Int8Array): Int32Array {
     for (let i = 0; i < this.dimensions; i++) this.query[i] = query[i]!;
     this.run(this.rows, this.stride, this.matrixAt, 0, this.outAt);
-    return this.out.slice();
+    return this.out;
   }
 }
 
