@@ -65,34 +65,57 @@ export class NearestRows {
     const approximate = this.codes.dots(q8);
     const bound =
       HALF_STEP * (queryL1 + this.maxRowL1) + this.dimensions * HALF_STEP * HALF_STEP + 1e-9;
-    const floor = this.kthAccepted(approximate, count, accept);
-    // fewer than `count` rows are accepted at all: every accepted row is an answer
-    const cutoff = floor === null ? -Infinity : floor - 2 * bound * SCALE * SCALE;
+    const margin = 2 * bound * SCALE * SCALE;
+    // one pass finds the first look's rows and every row that may come near them
+    const first = topAndNear(approximate, Math.min(FIRST_LOOK, this.rows), margin);
+    const floor = kthAccepted(approximate, first.top, count, accept);
+    if (floor !== null)
+      return this.best(query, count, accept, approximate, first.near, floor - margin);
+    // too few accepted among the first look: wider looks, every row scored against them, and
+    // when fewer than `count` rows are accepted at all, every accepted row is an answer
+    const wider = this.rows > FIRST_LOOK ? this.widerFloor(approximate, count, accept) : null;
+    const cutoff = wider === null ? -Infinity : wider - margin;
+    return this.best(query, count, accept, approximate, null, cutoff);
+  }
+
+  /**
+   * The `count` best rows `accept` takes by exact product, among `rows` (in row order; every row
+   * when null) whose int8 product reaches `cutoff`.
+   */
+  private best(
+    query: Float32Array,
+    count: number,
+    accept: (row: number) => boolean,
+    approximate: Int32Array,
+    rows: readonly number[] | null,
+    cutoff: number,
+  ): number[] {
     const best: { row: number; similarity: number }[] = [];
-    for (let row = 0; row < this.rows; row++) {
-      if (approximate[row]! < cutoff) continue;
+    const consider = (row: number) => {
+      if (approximate[row]! < cutoff) return;
       const similarity = this.exact(query, row);
-      if (best.length === count && similarity <= best[count - 1]!.similarity) continue;
-      if (!accept(row)) continue;
+      if (best.length === count && similarity <= best[count - 1]!.similarity) return;
+      if (!accept(row)) return;
       let at = best.length;
       while (at > 0 && best[at - 1]!.similarity < similarity) at--;
       best.splice(at, 0, { row, similarity });
       if (best.length > count) best.pop();
-    }
+    };
+    if (rows) for (const row of rows) consider(row);
+    else for (let row = 0; row < this.rows; row++) consider(row);
     return best.map((entry) => entry.row);
   }
 
-  /** The int8 product of the `count`-th best accepted row, or null when fewer are accepted. */
-  private kthAccepted(
+  /** The int8 product of the `count`-th best accepted row in ever wider looks; null when fewer are accepted. */
+  private widerFloor(
     approximate: Int32Array,
     count: number,
     accept: (row: number) => boolean,
   ): number | null {
-    for (let look = FIRST_LOOK; ; look *= 4) {
-      const top = topRows(approximate, Math.min(look, this.rows));
-      let accepted = 0;
-      for (const row of top) if (accept(row) && ++accepted === count) return approximate[row]!;
-      if (look >= this.rows) return null;
+    for (let look = FIRST_LOOK * 4; ; look *= 4) {
+      const top = topAndNear(approximate, Math.min(look, this.rows), null).top;
+      const floor = kthAccepted(approximate, top, count, accept);
+      if (floor !== null || look >= this.rows) return floor;
     }
   }
 
@@ -112,16 +135,48 @@ export class NearestRows {
   }
 }
 
-/** The `limit` rows with the highest values, highest first. */
-function topRows(values: Int32Array, limit: number): number[] {
-  const rows: number[] = [];
+/** The int8 product of the `count`-th row of `top` that `accept` takes, or null when fewer are. */
+function kthAccepted(
+  approximate: Int32Array,
+  top: readonly number[],
+  count: number,
+  accept: (row: number) => boolean,
+): number | null {
+  let accepted = 0;
+  for (const row of top) if (accept(row) && ++accepted === count) return approximate[row]!;
+  return null;
+}
+
+/**
+ * The `limit` rows with the highest values, highest first (ties to the earlier row), and, in row
+ * order, every row whose value came within `margin` of the `limit`-th highest seen before it:
+ * since that only rises, `near` holds every row within `margin` of any value of `top` (none are
+ * gathered when `margin` is null).
+ */
+function topAndNear(
+  values: Int32Array,
+  limit: number,
+  margin: number | null,
+): { top: number[]; near: number[] } {
+  const top: number[] = [];
+  const near: number[] = [];
+  const gather = margin !== null;
+  let floor = -Infinity;
+  // rows below this are neither near nor top: most rows, passed with one comparison
+  let passed = -Infinity;
   for (let row = 0; row < values.length; row++) {
     const value = values[row]!;
-    if (rows.length === limit && value <= values[rows[limit - 1]!]!) continue;
-    let at = rows.length;
-    while (at > 0 && values[rows[at - 1]!]! < value) at--;
-    rows.splice(at, 0, row);
-    if (rows.length > limit) rows.pop();
+    if (value < passed) continue;
+    if (gather) near.push(row);
+    if (value <= floor) continue;
+    let at = top.length;
+    while (at > 0 && values[top[at - 1]!]! < value) at--;
+    top.splice(at, 0, row);
+    if (top.length > limit) top.pop();
+    if (top.length === limit) {
+      floor = values[top[limit - 1]!]!;
+      passed = gather ? floor - margin : floor;
+    }
   }
-  return rows;
+  return { top, near };
 }
