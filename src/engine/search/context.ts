@@ -75,6 +75,21 @@ export async function countTokens(text: string): Promise<number> {
   return total;
 }
 
+type TokenCount = (text: string) => Promise<number>;
+
+/** `count`, each text counted once. */
+function memoised(count: TokenCount): TokenCount {
+  const counts = new Map<string, number>();
+  return async (text) => {
+    let tokens = counts.get(text);
+    if (tokens === undefined) {
+      tokens = await count(text);
+      counts.set(text, tokens);
+    }
+    return tokens;
+  };
+}
+
 export async function buildContext(
   spans: readonly Span[],
   catalog: ReadonlyMap<string, ChunkMeta>,
@@ -83,6 +98,8 @@ export async function buildContext(
 ): Promise<BudgetedContext> {
   const parentIds = spans.flatMap((span) => parentsOf(catalog, span.chunkId));
   const bodies = await texts.get([...spans.map((span) => span.chunkId), ...parentIds]);
+  // a parent is counted again for each of its spans the budget turns down, a cut item twice
+  const count = memoised(countTokens);
   const items: ContextItem[] = [];
   const kept: Span[] = [];
   const included = new Set<string>();
@@ -98,7 +115,7 @@ export async function buildContext(
       const body = bodies.get(parentId);
       if (parent && body)
         pending.push(
-          await item(parent, 'parent', parent.startLine, parent.endLine, headerOf(body)),
+          await item(parent, 'parent', parent.startLine, parent.endLine, headerOf(body), count),
         );
     }
     const evidence = await item(
@@ -107,6 +124,7 @@ export async function buildContext(
       span.startLine,
       span.endLine,
       spanText(meta, bodies.get(span.chunkId), span),
+      count,
     );
     const cost = pending.reduce((sum, entry) => sum + entry.tokens, evidence.tokens);
     if (used + cost > budget) {
@@ -169,16 +187,17 @@ async function item(
   startLine: number,
   endLine: number,
   text: string,
+  count: TokenCount,
 ): Promise<ContextItem> {
   const title = `### ${meta.filePath ?? `${meta.directoryPath}/`}${meta.level === 'directory' ? '' : `:${startLine}-${endLine}`} (${meta.level}${meta.className || meta.functionName ? ` ${[meta.className, meta.functionName].filter(Boolean).join('.')}` : ''}${role === 'parent' ? ', surroundings' : ''})`;
   let body = text;
-  let tokens = await countTokens(`${title}\n${body}`);
+  let tokens = await count(`${title}\n${body}`);
   let truncated = false;
   if (tokens > ITEM_CAP) {
     const lines = body.split('\n');
     const keep = linesToKeep(lines.length, tokens, ITEM_CAP, 3);
     body = `${lines.slice(0, keep).join('\n')}\n${linesNotShown(lines.length - keep)}`;
-    tokens = await countTokens(`${title}\n${body}`);
+    tokens = await count(`${title}\n${body}`);
     truncated = true;
   }
   return {
