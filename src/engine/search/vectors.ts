@@ -194,19 +194,22 @@ function scan(loaded: Loaded, vector: Float32Array, limit: number, mask: number)
   quantise(vector, query, 0);
   const dots = codes.dots(query);
   const best: { index: number; score: number }[] = [];
+  // once the list is full, the weakest score it holds: most rows are passed by this one comparison
+  let floor = -Infinity;
   for (let row = 0; row < ids.length; row++) {
-    if (!((mask >> levels[row]!) & 1)) continue;
     const dot = dots[row]!;
+    if (dot <= floor || !((mask >> levels[row]!) & 1)) continue;
     if (best.length < limit) {
       best.push({ index: row, score: dot });
       if (best.length === limit) best.sort((a, b) => b.score - a.score);
-    } else if (dot > best[limit - 1]!.score) {
+    } else {
       // Insert in order; the list is short next to the number of rows scanned.
       let at = limit - 1;
       while (at > 0 && best[at - 1]!.score < dot) at--;
       best.splice(at, 0, { index: row, score: dot });
       best.pop();
     }
+    if (best.length === limit) floor = best[limit - 1]!.score;
   }
   // equal scores by id, so the order does not depend on where a row sits in memory
   return best
