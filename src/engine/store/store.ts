@@ -761,22 +761,21 @@ async function loadCommitted(
     const strings = new Strings();
     const catalog = new Map<string, ChunkMeta>();
     for (const meta of await tables.chunkMetadata(strings)) catalog.set(meta.id, meta);
+    const counts = await tables.counts();
+    // reading every fact proves the facts table readable, and the graph needs them anyway
+    const facts = await tables.allFacts(strings);
+    checkCounts(manifest, { ...counts, facts: facts.length }, catalog, lexical);
     const texts = TextsFile.load(
       textsPath(directory, manifest.textsGeneration),
       manifest.textsBytes,
       catalog,
       role === 'writer',
     );
-    const counts = await tables.counts();
-    // reading every fact proves the facts table readable, and the graph needs them anyway
-    const facts = await tables.allFacts(strings);
-    try {
-      checkCounts(manifest, { ...counts, facts: facts.length }, catalog, lexical);
-      if (role === 'writer') await removeStrayFiles(directory, manifest);
-    } catch (cause) {
-      texts.close();
-      throw cause;
-    }
+    if (role === 'writer')
+      await removeStrayFiles(directory, manifest).catch((cause: unknown) => {
+        texts.close();
+        throw cause;
+      });
     log.info('index_store_opened', {
       directory,
       role,
@@ -813,13 +812,15 @@ async function rollBack(
   if (truncated) await fs.truncate(delta, manifest.lexicalDeltaBytes);
   // a texts file shorter than committed is left for loading to find damaged
   const texts = textsPath(directory, manifest.textsGeneration);
-  if ((await fileSize(texts)) > manifest.textsBytes) await fs.truncate(texts, manifest.textsBytes);
-  if (restored || truncated || journal) {
+  const textsCut = (await fileSize(texts)) > manifest.textsBytes;
+  if (textsCut) await fs.truncate(texts, manifest.textsBytes);
+  if (restored || truncated || textsCut || journal) {
     const files = journal === 'damaged' ? null : (journal?.length ?? null);
     log.warn('index_recovered_interrupted_write', {
       files,
       tables_restored: restored,
       lexical_truncated: truncated,
+      texts_truncated: textsCut,
     });
     notices.push(
       `An index update that was cut short was rolled back to the last commit${files ? ` (${files} files are indexed again)` : ''}.`,
