@@ -38,6 +38,7 @@ interface ManifestFields {
   tableVersions: { chunks: number };
   lexicalDeltaBytes: number;
   lexicalGeneration: number;
+  textsBytes: number;
   files: Record<string, unknown>;
   dataHashes: Record<string, string>;
 }
@@ -59,8 +60,16 @@ function tableFiles(storeDir: string, table: string, folder: string): string[] {
 }
 
 function lexical(storeDir: string, extension: 'bin' | 'delta'): string {
-  const name = readdirSync(storeDir).find((entry) => entry.endsWith(`.${extension}`));
-  if (!name) throw new Error(`the store has no lexical .${extension} file`);
+  return storeFile(storeDir, new RegExp(`^lexical-\\d+\\.${extension}$`));
+}
+
+function texts(storeDir: string): string {
+  return storeFile(storeDir, /^texts-\d+\.bin$/);
+}
+
+function storeFile(storeDir: string, pattern: RegExp): string {
+  const name = readdirSync(storeDir).find((entry) => pattern.test(entry));
+  if (!name) throw new Error(`the store has no file like ${pattern.source}`);
   return path.join(storeDir, name);
 }
 
@@ -215,6 +224,26 @@ export const CORRUPTIONS: readonly Corruption[] = [
       const file = lexical(dir, 'bin');
       overwrite(file, Math.floor(statSync(file).size / 2), garbage(4096));
     },
+  },
+  { name: 'texts file deleted', damage: (dir) => rmSync(texts(dir)) },
+  {
+    name: 'texts file cut short',
+    damage: (dir) => truncateSync(texts(dir), statSync(texts(dir)).size - 10),
+  },
+  {
+    name: 'garbage after the committed texts',
+    damage: (dir) => appendFileSync(texts(dir), garbage(300)),
+  },
+  {
+    name: '1 KB of garbage in the texts file',
+    damage: (dir) => {
+      const file = texts(dir);
+      overwrite(file, Math.floor(statSync(file).size / 2), garbage(1024));
+    },
+  },
+  {
+    name: 'manifest commits more texts bytes than written',
+    damage: (dir) => editManifest(dir, (m) => (m.textsBytes += 50)),
   },
 ];
 
