@@ -19,24 +19,32 @@ export class ChunkTexts {
 
   /** The texts of `ids` that exist, in the order asked. */
   async get(ids: Iterable<string>): Promise<Map<string, string>> {
+    // callers pass iterators too: read once, kept for the order
+    const wanted = [...ids];
     const out = new Map<string, string>();
     const damaged: string[] = [];
-    for (const id of ids) {
+    let failure: string | null = null;
+    for (const id of wanted) {
       if (out.has(id)) continue;
       const read = this.stored.read(id);
-      if (!read.ok) damaged.push(id);
-      else if (read.value !== undefined) out.set(id, read.value);
+      if (read.ok) {
+        if (read.value !== undefined) out.set(id, read.value);
+      } else {
+        damaged.push(id);
+        failure ??= read.error.message;
+      }
     }
-    return damaged.length ? this.withDamaged(ids, out, damaged) : out;
+    if (!damaged.length) return out;
+    log.warn('chunk_texts_damaged', { chunks: damaged.length, error: failure });
+    return this.withDamaged(wanted, out, damaged);
   }
 
-  /** `found` with the `damaged` texts read from the table, in the order of `ids`. */
+  /** `found` with the texts the file could not give read from the table, in the order of `ids`. */
   private async withDamaged(
-    ids: Iterable<string>,
+    ids: readonly string[],
     found: ReadonlyMap<string, string>,
     damaged: readonly string[],
   ): Promise<Map<string, string>> {
-    log.warn('chunk_texts_damaged', { chunks: damaged.length, first: damaged[0] });
     const rows = await this.tables.chunkTexts(damaged).catch((cause: unknown) => {
       log.warn('chunk_texts_read_failed', { chunks: damaged.length, error: describeError(cause) });
       return new Map<string, { content: string; fullContent: string | null }>();

@@ -98,10 +98,12 @@ export class TextsFile {
   read(id: string): Result<string | undefined> {
     const slot = this.slots.get(id);
     if (slot === undefined) return ok(undefined);
+    // a search that outlived its engine
+    if (this.fd === null) return fail('cancelled', 'The index was closed while a search read it.');
     const length = this.lengths[slot]!;
     const offset = this.offsets[slot]!;
     if (this.buffer.length < length) this.buffer = Buffer.allocUnsafe(roundUp(length));
-    const read = readSync(this.fd!, this.buffer, 0, length, offset);
+    const read = readSync(this.fd, this.buffer, 0, length, offset);
     const record = read === length ? parseRecord(this.buffer, 0, length) : null;
     if (!record || record.end !== length)
       return fail('index_corrupt', `The stored text of ${id} at byte ${offset} is damaged.`);
