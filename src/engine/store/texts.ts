@@ -22,7 +22,7 @@ const SCAN_BLOCK_BYTES = 8 * 1024 * 1024;
 /** Garbage is rewritten away once it outgrows this share of the live records … */
 const GARBAGE_SHARE = 0.5;
 /** … and this many bytes, so a small index keeps appending. */
-const MIN_GARBAGE_BYTES = 4 * 1024 * 1024;
+const MIN_GARBAGE_BYTES = 64 * 1024;
 
 /** What a chunk contributes to the file: its id and the text the search reads. */
 export interface StoredText {
