@@ -57,9 +57,17 @@ describe('texts file', () => {
       fc.property(fc.array(write, { minLength: 1, maxLength: 8 }), (writes) => {
         const folder = scratch.folder();
         const texts = TextsFile.create(path.join(folder, 'texts-0.bin'));
-        for (const step of writes) apply(texts, step);
-        const live = expected(writes);
         const every = new Set([...Array(31).keys()].map(idOf));
+        // read after every write too: texts read before are kept, and must not outlive a rewrite
+        writes.forEach((step, i) => {
+          apply(texts, step);
+          const now = expected(writes.slice(0, i + 1));
+          assert.deepEqual(
+            readAll(texts, every),
+            new Map([...every].map((id) => [id, now.get(id)])),
+          );
+        });
+        const live = expected(writes);
         const want = new Map([...every].map((id) => [id, live.get(id)]));
         assert.deepEqual(readAll(texts, every), want);
         assert.equal(texts.size, live.size);

@@ -5,8 +5,8 @@ import { describeError } from '../util/result';
 
 /**
  * Chunk texts for the search steps that read code (message matching, focused windows), read by
- * offset from the store's texts file: a read costs microseconds, so nothing is cached or read
- * ahead. A record that fails its checksum is read from the chunks table instead, so a damaged
+ * offset from the store's texts file (which keeps recently read texts decoded): a read costs
+ * microseconds, so nothing is read ahead. A record that fails its checksum is read from the chunks table instead, so a damaged
  * texts file costs speed, never an answer.
  */
 const log = getLogger('search.texts');

@@ -23,6 +23,11 @@ const SCAN_BLOCK_BYTES = 8 * 1024 * 1024;
 const GARBAGE_SHARE = 0.5;
 /** … and this many bytes, so a small index keeps appending. */
 const MIN_GARBAGE_BYTES = 64 * 1024;
+/**
+ * Characters of decoded texts kept: a question reads its hits' files and classes again for their
+ * surroundings, and the next question often the same files.
+ */
+const CACHED_CHARS = 4 * 1024 * 1024;
 
 /** What a chunk contributes to the file: its id and the text the search reads. */
 export interface StoredText {
@@ -39,6 +44,13 @@ export class TextsFile {
   private liveBytes = 0;
   /** Reused for every read: a question reads dozens of texts. */
   private buffer = Buffer.allocUnsafe(64 * 1024);
+  /**
+   * Decoded texts by the offset of their record, least recently read first. A record never
+   * changes once written and offsets only grow while this file is read, so an offset names one
+   * text until the file is rewritten (which clears this).
+   */
+  private readonly decoded = new Map<number, string>();
+  private decodedChars = 0;
 
   private constructor(
     private file: string | null,
@@ -102,12 +114,31 @@ export class TextsFile {
     if (this.fd === null) return fail('cancelled', 'The index was closed while a search read it.');
     const length = this.lengths[slot]!;
     const offset = this.offsets[slot]!;
+    const cached = this.decoded.get(offset);
+    if (cached !== undefined) {
+      this.decoded.delete(offset);
+      this.decoded.set(offset, cached);
+      return ok(cached);
+    }
     if (this.buffer.length < length) this.buffer = Buffer.allocUnsafe(roundUp(length));
     const read = readSync(this.fd, this.buffer, 0, length, offset);
     const record = read === length ? parseRecord(this.buffer, 0, length) : null;
     if (!record || record.end !== length)
       return fail('index_corrupt', `The stored text of ${id} at byte ${offset} is damaged.`);
-    return ok(this.buffer.toString('utf8', record.textStart, record.end));
+    const text = this.buffer.toString('utf8', record.textStart, record.end);
+    this.remember(offset, text);
+    return ok(text);
+  }
+
+  private remember(offset: number, text: string): void {
+    if (text.length > CACHED_CHARS / 4) return;
+    this.decoded.set(offset, text);
+    this.decodedChars += text.length;
+    for (const [oldest, old] of this.decoded) {
+      if (this.decodedChars <= CACHED_CHARS) break;
+      this.decoded.delete(oldest);
+      this.decodedChars -= old.length;
+    }
   }
 
   /**
@@ -179,6 +210,8 @@ export class TextsFile {
       this.fd = fd;
       this.file = file;
       this.end = end;
+      this.decoded.clear();
+      this.decodedChars = 0;
     } catch (cause) {
       closeSync(fd);
       throw cause;
