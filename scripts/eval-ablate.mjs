@@ -16,6 +16,9 @@ const stageKinds = new Map(
     match[2],
   ]),
 );
+const needsModel = new Set(
+  [...stageSource.matchAll(/name: '([\w-]+)',[^}]*needsModel: true/g)].map((match) => match[1]),
+);
 const allStages = [...stageKinds.keys()];
 const option = (name) => {
   const at = process.argv.indexOf(name);
@@ -62,7 +65,10 @@ for (const stage of stages) {
   // in both columns, and the line set must not move.
   const lineHelps = effect.some((value, i) => i % 3 !== 2 && value > 0);
   const peerHelps = effect.some((value, i) => i % 3 === 2 && value > 0);
-  const peerHelpsBoth = effect.every((value, i) => i % 3 !== 2 || value > 0);
+  // a stage that needs a model cannot move the columns without one: it must help where it can
+  const peerHelpsBoth = effect.every(
+    (value, i) => i % 3 !== 2 || value > 0 || (needsModel.has(stage) && i >= 3 && value === 0),
+  );
   const keep =
     stageKinds.get(stage) === 'file-order'
       ? !hurts && !lineHelps && peerHelpsBoth

@@ -24,12 +24,13 @@ import {
   raiseHits,
   semanticHits,
   symbolHits,
+  type Hit,
   type QuotedMessage,
   type RankedHits,
   type SearchIndex,
 } from './retrievers';
 import { inflectionStems, NearestWords } from './expansion';
-import { pathScores, PathVocabulary, wholeFileScores } from './file-evidence';
+import { meaningScores, pathScores, PathVocabulary, wholeFileScores } from './file-evidence';
 import { rankFiles, type FileResult } from './files';
 import { shapeSpans, type RankedChunk } from './shaping';
 import { StageSwitches, type StageName } from './stages';
@@ -306,6 +307,7 @@ export class Searcher {
         [...new Set(shaped.map((span) => span.path))],
         [...terms, ...related, ...stems],
         queryWeights,
+        lists.find((list) => list.source === 'semantic')?.hits ?? [],
       ),
     );
     mark('shape', started);
@@ -394,9 +396,12 @@ export class Searcher {
     paths: readonly string[],
     terms: readonly string[],
     weights: ReadonlyMap<string, number>,
+    nearest: readonly Hit[],
   ): ReadonlyMap<string, number>[] {
     const { lexical } = this.index;
     const evidence: ReadonlyMap<string, number>[] = [];
+    if (stages.on('file-meaning'))
+      evidence.push(meaningScores(nearest, (id) => this.index.catalog.get(id)?.filePath, paths));
     if (stages.on('file-words')) evidence.push(wholeFileScores(lexical, paths, terms, weights));
     if (stages.on('file-paths')) {
       this.pathVocabulary ??= new PathVocabulary(this.index.graph.files());

@@ -4,7 +4,8 @@
  * one's effect on the line questions and the peer suite, with and without an embedding model.
  * A part stays only while that table shows it helps on both suites and hurts neither. A
  * `file-order` part only orders the files list, which the line scorer does not read: it stays
- * while it helps the peer suite with and without a model and the line set does not move.
+ * while it helps the peer suite with and without a model and the line set does not move; one that
+ * `needsModel` cannot move the columns without a model, and must help where it can and hurt nowhere.
  */
 export const STAGES = [
   {
@@ -51,6 +52,12 @@ export const STAGES = [
     name: 'file-paths',
     kind: 'file-order',
     what: "files whose folder or file names hold the question's words, weighted by rarity among the index's paths, rise in the files list",
+  },
+  {
+    name: 'file-meaning',
+    kind: 'file-order',
+    what: 'files whose chunks are close in meaning to the question, pooled over the file, rise in the files list',
+    needsModel: true,
   },
   {
     name: 'file-roles',

@@ -1,6 +1,7 @@
 import * as assert from 'node:assert/strict';
 import type { ChunkLevel } from '../../../src/engine/model';
 import {
+  meaningScores,
   pathScores,
   PathVocabulary,
   pathWords,
@@ -116,5 +117,33 @@ describe('path evidence', () => {
     assert.ok(vocabulary.idf('http') < before, 'http is now in every path');
     assert.equal(vocabulary.idf('cli'), 0);
     assert.deepEqual(vocabulary.idf('auth'), new PathVocabulary(held).idf('auth'));
+  });
+});
+
+describe('meaning evidence', () => {
+  // the model's nearest chunks, best first, as `file::chunk` with their similarity
+  const nearest = [
+    { chunkId: 'single.py::a', score: 0.8 },
+    { chunkId: 'spread.py::a', score: 0.7 },
+    { chunkId: 'spread.py::b', score: 0.65 },
+    { chunkId: 'spread.py::c', score: 0.6 },
+    { chunkId: 'outside.py::a', score: 0.9 },
+    { chunkId: 'far.py::a', score: 0.3 },
+  ];
+  const fileOf = (chunkId: string) => chunkId.split('::')[0];
+
+  it("pools a file's close chunks: several close chunks beat one closer chunk", () => {
+    const scores = meaningScores(nearest, fileOf, ['single.py', 'spread.py', 'far.py']);
+    assert.ok(scores.get('spread.py')! > scores.get('single.py')!);
+    assert.ok(Math.abs(scores.get('single.py')! - 0.5) < 1e-9, 'rise above the farthest chunk');
+  });
+
+  it('scores only candidate files, and a chunk at the far end of the list adds nothing', () => {
+    const scores = meaningScores(nearest, fileOf, ['single.py', 'far.py']);
+    assert.deepEqual([...scores.keys()], ['single.py']);
+  });
+
+  it('is empty without a model (no nearest chunks)', () => {
+    assert.equal(meaningScores([], fileOf, ['single.py']).size, 0);
   });
 });
