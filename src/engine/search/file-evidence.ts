@@ -175,3 +175,21 @@ export function meaningScores(
   }
   return scores;
 }
+
+/**
+ * The files holding the definitions the question names (the definition lookup's hits), each at
+ * its best hit's score: the file that defines a named class outranks the files that only use it.
+ */
+export function definingScores(
+  named: readonly { readonly chunkId: string; readonly score: number }[],
+  fileOf: (chunkId: string) => string | null | undefined,
+  paths: readonly string[],
+): Map<string, number> {
+  const candidates = new Set(paths);
+  const scores = new Map<string, number>();
+  for (const hit of named) {
+    const path = fileOf(hit.chunkId);
+    if (path && candidates.has(path)) scores.set(path, Math.max(scores.get(path) ?? 0, hit.score));
+  }
+  return scores;
+}

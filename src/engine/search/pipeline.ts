@@ -30,7 +30,13 @@ import {
   type SearchIndex,
 } from './retrievers';
 import { inflectionStems, NearestWords } from './expansion';
-import { meaningScores, pathScores, PathVocabulary, wholeFileScores } from './file-evidence';
+import {
+  definingScores,
+  meaningScores,
+  pathScores,
+  PathVocabulary,
+  wholeFileScores,
+} from './file-evidence';
 import { rankFiles, type FileResult } from './files';
 import { shapeSpans, type RankedChunk } from './shaping';
 import { StageSwitches, type StageName } from './stages';
@@ -308,6 +314,7 @@ export class Searcher {
         [...terms, ...related, ...stems],
         queryWeights,
         lists.find((list) => list.source === 'semantic')?.hits ?? [],
+        lists.find((list) => list.source === 'symbol')?.hits ?? [],
       ),
     );
     mark('shape', started);
@@ -397,11 +404,13 @@ export class Searcher {
     terms: readonly string[],
     weights: ReadonlyMap<string, number>,
     nearest: readonly Hit[],
+    named: readonly Hit[],
   ): ReadonlyMap<string, number>[] {
     const { lexical } = this.index;
     const evidence: ReadonlyMap<string, number>[] = [];
-    if (stages.on('file-meaning'))
-      evidence.push(meaningScores(nearest, (id) => this.index.catalog.get(id)?.filePath, paths));
+    const fileOf = (id: string) => this.index.catalog.get(id)?.filePath;
+    if (stages.on('file-definitions')) evidence.push(definingScores(named, fileOf, paths));
+    if (stages.on('file-meaning')) evidence.push(meaningScores(nearest, fileOf, paths));
     if (stages.on('file-words')) evidence.push(wholeFileScores(lexical, paths, terms, weights));
     if (stages.on('file-paths')) {
       this.pathVocabulary ??= new PathVocabulary(this.index.graph.files());

@@ -54,6 +54,11 @@ export const STAGES = [
     what: "files whose folder or file names hold the question's words, weighted by rarity among the index's paths, rise in the files list",
   },
   {
+    name: 'file-definitions',
+    kind: 'file-order',
+    what: 'files that define what the question names rise above the files that only use it',
+  },
+  {
     name: 'file-meaning',
     kind: 'file-order',
     what: 'files whose chunks are close in meaning to the question, pooled over the file, rise in the files list',

@@ -1,6 +1,7 @@
 import * as assert from 'node:assert/strict';
 import type { ChunkLevel } from '../../../src/engine/model';
 import {
+  definingScores,
   meaningScores,
   pathScores,
   PathVocabulary,
@@ -145,5 +146,26 @@ describe('meaning evidence', () => {
 
   it('is empty without a model (no nearest chunks)', () => {
     assert.equal(meaningScores([], fileOf, ['single.py']).size, 0);
+  });
+});
+
+describe('definition evidence', () => {
+  const fileOf = (chunkId: string) => chunkId.split('::')[0];
+
+  it('scores the candidate files holding the named definitions at their best hit', () => {
+    const named = [
+      { chunkId: 'params.py::Depends', score: 1 },
+      { chunkId: 'functions.py::Depends', score: 0.6 },
+      { chunkId: 'functions.py::depends_on', score: 0.3 },
+      { chunkId: 'elsewhere.py::Depends', score: 1 },
+    ];
+    const scores = definingScores(named, fileOf, ['params.py', 'functions.py', 'utils.py']);
+    assert.deepEqual(
+      [...scores],
+      [
+        ['params.py', 1],
+        ['functions.py', 0.6],
+      ],
+    );
   });
 });
