@@ -193,3 +193,20 @@ export function definingScores(
   }
   return scores;
 }
+
+/**
+ * The closest chunk of each file among the model's `nearest` (best first) that is not `listed`
+ * yet: the candidates the model adds to the files considered.
+ */
+export function closestUnlisted(
+  nearest: readonly { readonly chunkId: string }[],
+  fileOf: (chunkId: string) => string | null | undefined,
+  listed: ReadonlySet<string>,
+): string[] {
+  const closest = new Map<string, string>();
+  for (const hit of nearest) {
+    const path = fileOf(hit.chunkId);
+    if (path && !listed.has(path) && !closest.has(path)) closest.set(path, hit.chunkId);
+  }
+  return [...closest.values()];
+}

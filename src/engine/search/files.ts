@@ -72,7 +72,9 @@ const FILE_EVIDENCE_SHARE = 0.5;
  * Groups ranked spans (best first; `score` gives each span's chunk score) into files ranked by
  * their best chunk, fused with any whole-file `evidence`. Files of a role the question does not
  * ask about count ROLE_PRIOR of their score when `rolePriors` is on. Within a file, spans keep
- * their order, and the spans of one chunk stay together.
+ * their order, and the spans of one chunk stay together. The spans of `contenders` (further
+ * files, at no standing of their own) compete for the list's places on evidence alone: the list
+ * holds as many files as `spans` do.
  */
 export function rankFiles(
   spans: readonly Span[],
@@ -80,9 +82,12 @@ export function rankFiles(
   definitionNames: (path: string) => readonly string[],
   rolePriors: boolean,
   evidence: readonly ReadonlyMap<string, number>[] = [],
+  contenders: readonly Span[] = [],
 ): FileResult[] {
+  const places = new Set(spans.map((span) => span.path)).size;
   const byPath = new Map<string, Span[]>();
-  for (const span of spans) byPath.set(span.path, [...(byPath.get(span.path) ?? []), span]);
+  for (const span of [...spans, ...contenders.map((span) => ({ ...span, score: 0 }))])
+    byPath.set(span.path, [...(byPath.get(span.path) ?? []), span]);
   const asked = rolesAsked(question);
   const standing = fusedStanding(
     [...byPath].map(([path, fileSpans]) => [
@@ -104,6 +109,7 @@ export function rankFiles(
   });
   return files
     .sort((a, b) => b.score - a.score || a.order - b.order)
+    .slice(0, places)
     .map(({ order: _order, ...file }) => file);
 }
 

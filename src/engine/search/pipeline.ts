@@ -31,6 +31,7 @@ import {
 } from './retrievers';
 import { inflectionStems, NearestWords } from './expansion';
 import {
+  closestUnlisted,
   definingScores,
   meaningScores,
   pathScores,
@@ -303,6 +304,12 @@ export class Searcher {
     const shaped = shapeSpans(ranked, this.index.catalog, bodies, weights, (chunkId) =>
       this.definitionLine(chunkId),
     );
+    const semantic = lists.find((list) => list.source === 'semantic');
+    const nearest = semantic?.hits ?? [];
+    const contenders =
+      stages.on('meaning-files') && semantic
+        ? await this.closeFiles(semantic, shaped, weights)
+        : [];
     const files = rankFiles(
       shaped,
       request.query,
@@ -310,12 +317,13 @@ export class Searcher {
       stages.on('file-roles'),
       this.fileEvidence(
         stages,
-        [...new Set(shaped.map((span) => span.path))],
+        [...new Set([...shaped, ...contenders].map((span) => span.path))],
         [...terms, ...related, ...stems],
         queryWeights,
-        lists.find((list) => list.source === 'semantic')?.hits ?? [],
+        nearest,
         lists.find((list) => list.source === 'symbol')?.hits ?? [],
       ),
+      contenders,
     );
     mark('shape', started);
     started = performance.now();
@@ -395,6 +403,27 @@ export class Searcher {
   ): StrategyResult {
     if (stages.on('graph-strategy')) return runStrategy(input);
     return { hits: { source: 'graph', hits: [] }, flow: null, diagram: null, findings: [] };
+  }
+
+  /**
+   * The files the model finds close in meaning that no ranked chunk brought in, each by the spans
+   * of its closest chunk: contenders for the files list's places, lifted only by whole-file
+   * evidence, and never taking lines from the context's budget.
+   */
+  private async closeFiles(
+    semantic: RankedHits,
+    shaped: readonly Span[],
+    weights: ReadonlyMap<string, number>,
+  ): Promise<Span[]> {
+    const ids = closestUnlisted(
+      semantic.hits,
+      (id) => this.index.catalog.get(id)?.filePath,
+      new Set(shaped.map((span) => span.path)),
+    );
+    const bodies = await this.texts.get(ids);
+    return shapeSpans(this.rank(ids, [semantic]), this.index.catalog, bodies, weights, (chunkId) =>
+      this.definitionLine(chunkId),
+    );
   }
 
   /** Whole-file evidence about the candidate files, from the stages switched on. */

@@ -65,6 +65,12 @@ export const STAGES = [
     needsModel: true,
   },
   {
+    name: 'meaning-files',
+    kind: 'file-order',
+    what: 'files the model finds close in meaning join the files considered, for whole-file evidence to lift',
+    needsModel: true,
+  },
+  {
     name: 'file-roles',
     kind: 'file-order',
     what: 'tests, examples, docs, stubs, generated, vendored and compat files rank below source',

@@ -1,6 +1,7 @@
 import * as assert from 'node:assert/strict';
 import type { ChunkLevel } from '../../../src/engine/model';
 import {
+  closestUnlisted,
   definingScores,
   meaningScores,
   pathScores,
@@ -142,6 +143,14 @@ describe('meaning evidence', () => {
   it('scores only candidate files, and a chunk at the far end of the list adds nothing', () => {
     const scores = meaningScores(nearest, fileOf, ['single.py', 'far.py']);
     assert.deepEqual([...scores.keys()], ['single.py']);
+  });
+
+  it('takes the closest chunk of each file not listed yet, closest files first', () => {
+    assert.deepEqual(closestUnlisted(nearest, fileOf, new Set(['single.py'])), [
+      'spread.py::a',
+      'outside.py::a',
+      'far.py::a',
+    ]);
   });
 
   it('is empty without a model (no nearest chunks)', () => {

@@ -82,6 +82,25 @@ describe('search results as files with spans', () => {
     assert.equal(without[0]!.path, 'best-chunk.py');
   });
 
+  it('lets contenders take a place on evidence alone, without lengthening the list', () => {
+    const spans = [span('best.py', 'x', 1), span('weak.py', 'y', 1 / 4)];
+    const contenders = [span('close.py', 'c', 1), span('unproven.py', 'u', 1)];
+    const words = new Map([['close.py', 4]]);
+    const ranked = rankFiles(spans, 'q', noNames, true, [words], contenders);
+    assert.deepEqual(
+      ranked.map((file) => [file.path, file.score]),
+      [
+        ['best.py', 1],
+        ['close.py', 0.5],
+      ],
+      'a contender stands only on its evidence, and the list keeps two places',
+    );
+    assert.deepEqual(
+      rankFiles(spans, 'q', noNames, true, [], contenders).map((file) => file.path),
+      ['best.py', 'weak.py'],
+    );
+  });
+
   it('ranks tests, stubs and examples below source unless the question asks about them', () => {
     const spans = [span('tests/test_client.py', 't', 1), span('src/client.py', 's', 0.7)];
     const ranked = rankFiles(spans, 'how is the client configured', noNames, true);
