@@ -195,16 +195,16 @@ export function definingScores(
 }
 
 /**
- * The closest chunk of each file among the model's `nearest` (best first) that is not `listed`
- * yet: the candidates the model adds to the files considered.
+ * The best chunk of each file among the `retrieved` chunks (in the order given) that is not
+ * `listed` yet: the further files considered for the files list.
  */
 export function closestUnlisted(
-  nearest: readonly { readonly chunkId: string }[],
+  retrieved: readonly { readonly chunkId: string }[],
   fileOf: (chunkId: string) => string | null | undefined,
   listed: ReadonlySet<string>,
 ): string[] {
   const closest = new Map<string, string>();
-  for (const hit of nearest) {
+  for (const hit of retrieved) {
     const path = fileOf(hit.chunkId);
     if (path && !listed.has(path) && !closest.has(path)) closest.set(path, hit.chunkId);
   }

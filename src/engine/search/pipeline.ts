@@ -304,12 +304,13 @@ export class Searcher {
     const shaped = shapeSpans(ranked, this.index.catalog, bodies, weights, (chunkId) =>
       this.definitionLine(chunkId),
     );
-    const semantic = lists.find((list) => list.source === 'semantic');
-    const nearest = semantic?.hits ?? [];
-    const contenders =
-      stages.on('meaning-files') && semantic
-        ? await this.closeFiles(semantic, shaped, weights)
-        : [];
+    const contenders = stages.on('contender-files')
+      ? await this.contenders(
+          lists.filter((list) => list.source === 'semantic' || list.source === 'lexical'),
+          shaped,
+          weights,
+        )
+      : [];
     const files = rankFiles(
       shaped,
       request.query,
@@ -320,7 +321,7 @@ export class Searcher {
         [...new Set([...shaped, ...contenders].map((span) => span.path))],
         [...terms, ...related, ...stems],
         queryWeights,
-        nearest,
+        lists.find((list) => list.source === 'semantic')?.hits ?? [],
         lists.find((list) => list.source === 'symbol')?.hits ?? [],
       ),
       contenders,
@@ -406,22 +407,22 @@ export class Searcher {
   }
 
   /**
-   * The files the model finds close in meaning that no ranked chunk brought in, each by the spans
-   * of its closest chunk: contenders for the files list's places, lifted only by whole-file
-   * evidence, and never taking lines from the context's budget.
+   * The files the semantic and lexical lists reached that no ranked chunk brought in, each by the
+   * spans of its best chunk there: contenders for the files list's places, lifted only by
+   * whole-file evidence, and never taking lines from the context's budget.
    */
-  private async closeFiles(
-    semantic: RankedHits,
+  private async contenders(
+    retrieved: readonly RankedHits[],
     shaped: readonly Span[],
     weights: ReadonlyMap<string, number>,
   ): Promise<Span[]> {
     const ids = closestUnlisted(
-      semantic.hits,
+      retrieved.flatMap((list) => list.hits),
       (id) => this.index.catalog.get(id)?.filePath,
       new Set(shaped.map((span) => span.path)),
     );
     const bodies = await this.texts.get(ids);
-    return shapeSpans(this.rank(ids, [semantic]), this.index.catalog, bodies, weights, (chunkId) =>
+    return shapeSpans(this.rank(ids, retrieved), this.index.catalog, bodies, weights, (chunkId) =>
       this.definitionLine(chunkId),
     );
   }

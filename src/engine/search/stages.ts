@@ -65,10 +65,9 @@ export const STAGES = [
     needsModel: true,
   },
   {
-    name: 'meaning-files',
+    name: 'contender-files',
     kind: 'file-order',
-    what: 'files the model finds close in meaning join the files considered, for whole-file evidence to lift',
-    needsModel: true,
+    what: 'files the lexical or semantic list reached, though no ranked chunk brought them in, compete for the files list on whole-file evidence',
   },
   {
     name: 'file-roles',
