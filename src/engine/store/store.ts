@@ -634,8 +634,17 @@ export class IndexStore {
    * hold an older version reload the new commit when a read fails.
    */
   async maintain(): Promise<void> {
-    if (await this.tables.ensureIndexes())
+    if (await this.tables.ensureIndexes()) {
+      // the indexes are new table versions: uncommitted, the next write would roll them back
+      // (reporting a write cut short) and create them again
+      await this.writeCommit({
+        ...this.manifestState,
+        generation: this.manifestState.generation + 1,
+        tableVersions: await this.tables.versions(),
+        dataHashes: await hashDataFiles(this.directory, this.manifestState.dataHashes),
+      });
       log.info('table_indexes_created', { directory: this.directory });
+    }
     const versions = await this.tables.versionCount();
     const bytes = await folderBytes(path.join(this.directory, 'lance'));
     const baseline = this.manifestState.compactedBytes;
