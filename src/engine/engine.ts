@@ -10,12 +10,13 @@ import {
 import { DEFAULT_HUB_URL } from './embed/hub';
 import { bundledModelDirectory, loadModel } from './embed/load';
 import { StaticModel } from './embed/static-model';
+import { warmGrammars } from './index/file-task';
 import { defaultPoolSize, ParsePool } from './index/parse-pool';
 import { CodeGraph } from './graph/code-graph';
 import { Indexer, type IndexPlan, type IndexProgress, type IndexSummary } from './index/indexer';
 import { CHUNK_LEVELS, type ChunkLevel } from './model';
 import { PathFilter, walkWorkspace, type SkipReason } from './index/walk';
-import { getLogger } from './log/logger';
+import { elapsedMs, getLogger } from './log/logger';
 import { withTrace } from './log/trace';
 import {
   resolveSymbol,
@@ -257,7 +258,24 @@ export class Engine implements Disposable {
       notices,
     );
     engine.useCalibration(await readCalibration(store.directory));
+    engine.warmSaves();
     return ok(engine);
+  }
+
+  /**
+   * Readies in the background what a save's small update runs on this thread and would otherwise
+   * load during the first one: the grammars of the languages the index holds, and git's answer
+   * whether the folder is a work tree. A failure only leaves the first save slower.
+   */
+  private warmSaves(): void {
+    const started = performance.now();
+    const indexed = Object.entries(this.store.manifest.files)
+      .filter(([, entry]) => !entry.skipped)
+      .map(([file]) => file);
+    Promise.all([warmGrammars(indexed), this.filter.warm()]).then(
+      ([languages]) => log.info('save_path_warmed', { languages, duration_ms: elapsedMs(started) }),
+      (cause: unknown) => log.warn('save_path_warm_failed', { error: describeError(cause) }),
+    );
   }
 
   get storeDir(): string {

@@ -2,7 +2,8 @@ import * as path from 'node:path';
 import { embeddingText } from '../embed/embedder';
 import type { StaticModel } from '../embed/static-model';
 import { loadGrammar } from '../lang/grammars';
-import { languageById } from '../lang/registry';
+import { languageById, languageForPath } from '../lang/registry';
+import type { LanguageSpec } from '../lang/spec';
 import { describeError } from '../util/result';
 import { countTerms, indexTerms } from '../text/tokenize';
 import { buildFileChunks } from './chunks';
@@ -118,6 +119,20 @@ export async function runFileTask(
   } catch (cause) {
     return { kind: 'failed', path: task.path, error: describeError(cause), size: read.size };
   }
+}
+
+/**
+ * Loads, in this thread, the grammars of the languages `files` are written in, so the next file
+ * task of each does not wait for one; returns those languages.
+ */
+export async function warmGrammars(files: Iterable<string>): Promise<LanguageId[]> {
+  const specs = new Set<LanguageSpec>();
+  for (const file of files) {
+    const spec = languageForPath(file);
+    if (spec) specs.add(spec);
+  }
+  await Promise.all([...specs].map(loadGrammar));
+  return [...specs].map((spec) => spec.id);
 }
 
 /** The terms of a chunk's text, and the terms of its names: symbol, file stem and nearby folders. */

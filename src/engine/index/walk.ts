@@ -359,11 +359,24 @@ export class PathFilter {
     return stat?.isFile() ? { size: stat.size, mtimeMs: Math.floor(stat.mtimeMs) } : null;
   }
 
+  /**
+   * Asks git once whether the folder is a work tree it lists, ahead of the first check: that
+   * answer costs two git processes, which a first save would otherwise wait for.
+   */
+  async warm(): Promise<void> {
+    if (this.options.useGit === false) return;
+    await this.gitListable();
+  }
+
+  private gitListable(): Promise<boolean> {
+    this.gitTree ??= gitListable(this.root);
+    return this.gitTree;
+  }
+
   /** Which of `relatives` git ignores, or null outside a git work tree (or without git). */
   private async ignoredByGit(relatives: readonly string[]): Promise<Set<string> | null> {
     if (this.options.useGit === false || !relatives.length) return null;
-    this.gitTree ??= gitListable(this.root);
-    if (!(await this.gitTree)) return null;
+    if (!(await this.gitListable())) return null;
     const output = await run('git', ['check-ignore', '-z', '--stdin'], this.root, {
       input: relatives.join('\0'),
       noMatchIsEmpty: true,
