@@ -50,7 +50,8 @@ export type FileOutcome =
       readonly facts: CodeFact[];
       readonly anomalies: readonly ParseAnomaly[];
       readonly flagged: { chunkId: string; functionName: string; lineCount: number }[];
-      readonly lexical: LexicalTerms[];
+      /** One entry per chunk, in chunk order; null when the task left the terms to the receiver. */
+      readonly lexical: LexicalTerms[] | null;
       /** One vector per chunk, in chunk order, when a static model ran in this thread. */
       readonly vectors: Float32Array[] | null;
       readonly parseMs: number;
@@ -76,9 +77,15 @@ export type FileOutcome =
       readonly size: number;
     };
 
+/**
+ * Runs one file task. With `finish`, the chunks' terms are counted and (given a static model)
+ * embedded here; without, that is left to whoever receives the outcome (`finishChunks`), so a
+ * parse worker can hand it to a thread with time to spare.
+ */
 export async function runFileTask(
   task: FileTask,
   embedder: StaticModel | null,
+  finish = true,
 ): Promise<FileOutcome> {
   const read = await readSourceFile(path.join(task.root, task.path), task.maxFileBytes);
   if (read.kind === 'skip') {
@@ -110,10 +117,11 @@ export async function runFileTask(
       facts: built.facts,
       anomalies: extraction.anomalies,
       flagged: built.flagged,
-      lexical: built.chunks.map(lexicalTerms),
-      vectors: embedder
-        ? built.chunks.map((chunk) => embedder.embedOne(embeddingText(chunk)))
-        : null,
+      lexical: finish ? built.chunks.map(lexicalTerms) : null,
+      vectors:
+        finish && embedder
+          ? built.chunks.map((chunk) => embedder.embedOne(embeddingText(chunk)))
+          : null,
       parseMs,
     };
   } catch (cause) {
@@ -136,7 +144,7 @@ export async function warmGrammars(files: Iterable<string>): Promise<LanguageId[
 }
 
 /** The terms of a chunk's text, and the terms of its names: symbol, file stem and nearby folders. */
-export function lexicalTerms(chunk: Chunk): LexicalTerms {
+export function chunkTerms(chunk: Chunk): { counts: Map<string, number>; nameTerms: string[] } {
   const location = chunk.filePath ?? chunk.directoryPath;
   const names = [
     chunk.className,
@@ -149,12 +157,20 @@ export function lexicalTerms(chunk: Chunk): LexicalTerms {
   ]
     .filter(Boolean)
     .join(' ');
-  const counts = countTerms(indexTerms(chunk.content));
+  return {
+    counts: countTerms(indexTerms(chunk.content)),
+    nameTerms: [...new Set(indexTerms(names))],
+  };
+}
+
+/** A chunk's terms (see chunkTerms), packed to cross between threads. */
+export function lexicalTerms(chunk: Chunk): LexicalTerms {
+  const { counts, nameTerms } = chunkTerms(chunk);
   return {
     chunkId: chunk.id,
     terms: [...counts.keys()].join(' '),
     counts: Uint32Array.from(counts.values()),
-    nameTerms: [...new Set(indexTerms(names))],
+    nameTerms,
   };
 }
 

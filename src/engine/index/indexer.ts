@@ -14,6 +14,7 @@ import {
   type DirectoryUnit,
 } from './directories';
 import {
+  chunkTerms,
   lexicalTerms,
   unpackTerms,
   type FileOutcome,
@@ -354,7 +355,9 @@ class Run {
         this.entries.set(outcome.path, entry({ skipped: 'failed' }));
         this.rewrittenPaths.add(outcome.path);
         return;
-      case 'indexed':
+      case 'indexed': {
+        // before anything is buffered: a batch taken meanwhile must hold whole files
+        const vectors = await this.vectorsOf(outcome);
         this.logParsed(outcome);
         this.entries.set(
           outcome.path,
@@ -368,26 +371,30 @@ class Run {
         }
         for (const chunk of outcome.chunks) this.pendingChunks.push(chunk);
         outcome.chunks.forEach((chunk, i) => {
-          const vector = outcome.vectors?.[i];
+          const vector = vectors?.[i];
           if (vector) this.pendingVectors.set(chunk.id, vector);
         });
-        // one lexical entry per chunk, in chunk order (see runFileTask)
-        outcome.lexical.forEach((terms, i) =>
-          this.pendingLexical.push(
-            lexicalDocument(
-              terms.chunkId,
-              outcome.path,
-              outcome.chunks[i]?.level ?? 'function',
-              terms,
-            ),
-          ),
-        );
+        for (const document of lexicalDocumentsOf(outcome)) this.pendingLexical.push(document);
         if (
           this.pendingChunks.length >=
           (this.indexer.parts.options.batchChunks ?? DEFAULT_BATCH_CHUNKS)
         )
           await this.flush();
+        return;
+      }
     }
+  }
+
+  /**
+   * The chunks' vectors: as the worker embedded them, or embedded here when it left that to this
+   * thread (a static model only; a transformer embeds whole batches as they are written).
+   */
+  private async vectorsOf(
+    outcome: Extract<FileOutcome, { kind: 'indexed' }>,
+  ): Promise<readonly Float32Array[] | null> {
+    const { embedder } = this.indexer.parts;
+    if (outcome.vectors || embedder?.kind !== 'static') return outcome.vectors;
+    return embedder.embed(outcome.chunks.map(embeddingText));
   }
 
   /** Queues the buffered chunks for writing. */
@@ -704,6 +711,23 @@ interface DirectoryWrite {
   readonly chunks: readonly Chunk[];
   readonly vectors: ReadonlyMap<string, Float32Array> | null;
   readonly lexical: readonly LexicalDocument[];
+}
+
+/**
+ * One lexical entry per chunk, in chunk order: unpacked from what the worker counted, or counted
+ * here when it left that to this thread.
+ */
+export function lexicalDocumentsOf(
+  outcome: Extract<FileOutcome, { kind: 'indexed' }>,
+): LexicalDocument[] {
+  if (outcome.lexical)
+    return outcome.lexical.map((terms, i) =>
+      lexicalDocument(terms.chunkId, outcome.path, outcome.chunks[i]?.level ?? 'function', terms),
+    );
+  return outcome.chunks.map((chunk) => {
+    const { counts, nameTerms } = chunkTerms(chunk);
+    return { chunkId: chunk.id, path: outcome.path, level: chunk.level, terms: counts, nameTerms };
+  });
 }
 
 function lexicalDocument(

@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
+import { performance } from 'node:perf_hooks';
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { StaticModel } from '../embed/static-model';
@@ -35,8 +36,12 @@ const log = getLogger('index.pool');
 const MAX_CONSECUTIVE_CRASHES = 3;
 const DEFAULT_IDLE_TIMEOUT_MS = 60_000;
 /** Files posted to a worker ahead of the one it is parsing: enough to cover a round trip. */
-const FILES_PER_WORKER = 4;
+const FILES_PER_WORKER = 16;
 const MAX_WORKERS = 4;
+/** How long a measure of this thread's load holds before it is taken again. */
+const LOAD_WINDOW_MS = 500;
+/** Above this share of time busy, this thread leaves counting terms and embedding to the workers. */
+const BUSY_UTILIZATION = 0.9;
 
 /** Workers for this machine: every core but one (kept for the editor), at least one. */
 export function defaultPoolSize(cores = availableParallelism()): number {
@@ -57,10 +62,16 @@ export class ParsePool implements Disposable {
   private inline = false;
   private readonly readiness = new Map<Worker, Promise<void>>();
 
+  /**
+   * `receiverHasRoom` says, as each file is posted, whether this thread (which receives the
+   * outcomes) has time to spare: then the worker leaves the chunks' terms and vectors to it and
+   * goes on parsing sooner; otherwise the worker finishes them itself.
+   */
   constructor(
     private readonly size: number,
     private readonly embedder: StaticModel | null,
     private readonly idleTimeoutMs = DEFAULT_IDLE_TIMEOUT_MS,
+    private readonly receiverHasRoom: () => boolean = threadLoadGauge(),
   ) {}
 
   /** Starts the workers now, so the first run does not wait for them. */
@@ -218,10 +229,31 @@ export class ParsePool implements Disposable {
         const pending = this.queue.shift()!;
         const id = this.nextId++;
         tasks.set(id, pending);
-        worker.postMessage({ id, task: pending.task });
+        worker.postMessage({ id, task: pending.task, finish: !this.receiverHasRoom() });
       }
     }
   }
+}
+
+/**
+ * Whether the calling thread has had time to spare lately: its event loop was busy less than
+ * BUSY_UTILIZATION of the last measured window. The first worker's outcomes thus come back for
+ * this thread to finish while it idles, and with many workers it never becomes their bottleneck.
+ */
+export function threadLoadGauge(): () => boolean {
+  let last = performance.eventLoopUtilization();
+  let measuredAt = performance.now();
+  let busy = false;
+  return () => {
+    const now = performance.now();
+    if (now - measuredAt >= LOAD_WINDOW_MS) {
+      const current = performance.eventLoopUtilization();
+      busy = performance.eventLoopUtilization(current, last).utilization > BUSY_UTILIZATION;
+      last = current;
+      measuredAt = now;
+    }
+    return !busy;
+  };
 }
 
 /** The bundle ships parse-worker.js beside itself; from sources the worker runs through tsx. */

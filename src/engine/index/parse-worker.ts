@@ -11,6 +11,8 @@ interface WorkerInit {
 interface TaskMessage {
   readonly id: number;
   readonly task: FileTask;
+  /** Whether to count the chunks' terms and embed them here (see runFileTask). */
+  readonly finish: boolean;
 }
 
 const port = parentPort;
@@ -34,10 +36,10 @@ port.on('message', (message: TaskMessage) => {
   void handle(message);
 });
 
-async function handle({ id, task }: TaskMessage): Promise<void> {
+async function handle({ id, task, finish }: TaskMessage): Promise<void> {
   let outcome: FileOutcome;
   try {
-    outcome = await runFileTask(task, await embedder);
+    outcome = await runFileTask(task, await embedder, finish);
   } catch (cause) {
     outcome = {
       kind: 'failed',
@@ -50,7 +52,7 @@ async function handle({ id, task }: TaskMessage): Promise<void> {
     outcome.kind === 'indexed'
       ? [
           ...(outcome.vectors ?? []).map((vector) => vector.buffer as ArrayBuffer),
-          ...outcome.lexical.map((terms) => terms.counts.buffer as ArrayBuffer),
+          ...(outcome.lexical ?? []).map((terms) => terms.counts.buffer as ArrayBuffer),
         ]
       : [];
   port!.postMessage({ type: 'outcome', id, outcome }, transfer);

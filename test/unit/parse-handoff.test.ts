@@ -1,0 +1,118 @@
+import * as assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { embeddingText } from '../../src/engine/embed/embedder';
+import { StaticModel } from '../../src/engine/embed/static-model';
+import type { FileOutcome } from '../../src/engine/index/file-task';
+import { lexicalDocumentsOf } from '../../src/engine/index/indexer';
+import { ParsePool, threadLoadGauge } from '../../src/engine/index/parse-pool';
+import { unwrap } from '../../src/engine/util/result';
+import { openEngine, POTION_MODEL, Scratch } from '../helpers/workspace';
+import { storeSnapshot } from '../helpers/snapshot';
+
+type Indexed = Extract<FileOutcome, { kind: 'indexed' }>;
+
+/** A Python module of random classes and functions calling each other. */
+const pythonModule = fc
+  .array(
+    fc.record({
+      name: fc.stringMatching(/^[a-z][a-z0-9_]{0,10}$/),
+      inClass: fc.boolean(),
+      calls: fc.array(fc.stringMatching(/^[a-z][a-zA-Z0-9]{0,8}$/), { maxLength: 3 }),
+      words: fc.array(fc.stringMatching(/^[A-Za-z]{1,9}$/), { maxLength: 6 }),
+    }),
+    { minLength: 1, maxLength: 8 },
+  )
+  .map((definitions) =>
+    definitions
+      .map(({ name, inClass, calls, words }, i) => {
+        const body = [
+          `"""${words.join(' ')}"""`,
+          ...calls.map((call) => `${call}(${i})`),
+          'return 1',
+        ];
+        return inClass
+          ? `class C${i}_${name}:\n    def ${name}(self):\n${body.map((line) => `        ${line}`).join('\n')}\n`
+          : `def ${name}_${i}():\n${body.map((line) => `    ${line}`).join('\n')}\n`;
+      })
+      .join('\n'),
+  );
+
+describe('parse handoff', function () {
+  this.timeout(60_000);
+  const scratch = new Scratch();
+  after(() => scratch.cleanup());
+
+  async function parseAll(root: string, files: string[], receiverHasRoom: boolean) {
+    const model = await StaticModel.load(POTION_MODEL, 'potion');
+    const pool = new ParsePool(1, model, 60_000, () => receiverHasRoom);
+    try {
+      const outcomes = await Promise.all(
+        files.map((file) =>
+          pool.run({
+            root,
+            path: file,
+            language: 'python',
+            maxFileBytes: 1 << 20,
+            previousHash: null,
+          }),
+        ),
+      );
+      return { model, outcomes: outcomes.map((outcome) => outcome as Indexed) };
+    } finally {
+      pool.dispose();
+    }
+  }
+
+  it('gives the same terms and vectors whether the worker or the receiver finishes a file', async () => {
+    const sources = fc.sample(pythonModule, { numRuns: 30, seed: 15 });
+    const files = sources.map((_, i) => `m${i}.py`);
+    const root = scratch.tree(Object.fromEntries(files.map((file, i) => [file, sources[i]!])));
+
+    const byWorker = await parseAll(root, files, false);
+    const byReceiver = await parseAll(root, files, true);
+    for (const [i, finished] of byWorker.outcomes.entries()) {
+      const left = byReceiver.outcomes[i]!;
+      assert.equal(finished.kind, 'indexed');
+      assert.ok(finished.lexical && finished.vectors, 'the busy receiver gets finished files');
+      assert.equal(left.lexical, null, 'a receiver with room counts the terms itself');
+      assert.equal(left.vectors, null);
+      assert.deepEqual(left.chunks, finished.chunks);
+      assert.deepEqual(left.facts, finished.facts);
+      assert.deepEqual(lexicalDocumentsOf(left), lexicalDocumentsOf(finished));
+      const vectors = await byReceiver.model.embed(left.chunks.map(embeddingText));
+      assert.deepEqual(vectors, finished.vectors);
+    }
+  });
+
+  it('indexes a workspace through a worker exactly as on one thread', async () => {
+    const sources = fc.sample(pythonModule, { numRuns: 40, seed: 7 });
+    const root = scratch.tree(
+      Object.fromEntries(sources.map((source, i) => [`pkg${i % 4}/m${i}.py`, source])),
+    );
+    const model = { kind: 'directory' as const, path: POTION_MODEL };
+    const pooled = await openEngine(scratch, root, { model, workers: 1 });
+    const inline = await openEngine(scratch, root, { model, workers: 0 });
+    try {
+      unwrap(await pooled.index());
+      unwrap(await inline.index());
+      assert.deepEqual(await storeSnapshot(pooled), await storeSnapshot(inline));
+      const query = { query: 'return the value' };
+      assert.deepEqual(
+        unwrap(await pooled.search(query)).spans.map((span) => span.path),
+        unwrap(await inline.search(query)).spans.map((span) => span.path),
+      );
+    } finally {
+      pooled.dispose();
+      inline.dispose();
+    }
+  });
+
+  it('says this thread has room while it idles, and not after it was kept busy', async () => {
+    const hasRoom = threadLoadGauge();
+    const busyUntil = performance.now() + 700;
+    while (performance.now() < busyUntil) Math.sqrt(busyUntil);
+    assert.equal(hasRoom(), false);
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    assert.equal(hasRoom(), true);
+  });
+});
