@@ -10,7 +10,7 @@ import {
 import { DEFAULT_HUB_URL } from './embed/hub';
 import { bundledModelDirectory, loadModel } from './embed/load';
 import { StaticModel } from './embed/static-model';
-import { warmGrammars } from './index/file-task';
+import { warmFileTasks } from './index/file-task';
 import { defaultPoolSize, ParsePool } from './index/parse-pool';
 import { CodeGraph } from './graph/code-graph';
 import { Indexer, type IndexPlan, type IndexProgress, type IndexSummary } from './index/indexer';
@@ -264,15 +264,20 @@ export class Engine implements Disposable {
 
   /**
    * Readies in the background what a save's small update runs on this thread and would otherwise
-   * load during the first one: the grammars of the languages the index holds, and git's answer
-   * whether the folder is a work tree. A failure only leaves the first save slower.
+   * load or compile during the first one: a small file of each language the index holds goes
+   * through the whole file task, and git is asked whether the folder is a work tree. A failure
+   * only leaves the first save slower.
    */
   private warmSaves(): void {
     const started = performance.now();
     const indexed = Object.entries(this.store.manifest.files)
       .filter(([, entry]) => !entry.skipped)
-      .map(([file]) => file);
-    Promise.all([warmGrammars(indexed), this.filter.warm()]).then(
+      .map(([file, entry]) => ({ path: file, size: entry.size }));
+    const embedder = this.embedder instanceof StaticModel ? this.embedder : null;
+    Promise.all([
+      warmFileTasks(this.root, indexed, embedder, this.maxFileBytes),
+      this.filter.warm(),
+    ]).then(
       ([languages]) => log.info('save_path_warmed', { languages, duration_ms: elapsedMs(started) }),
       (cause: unknown) => log.warn('save_path_warm_failed', { error: describeError(cause) }),
     );

@@ -3,7 +3,6 @@ import { embeddingText } from '../embed/embedder';
 import type { StaticModel } from '../embed/static-model';
 import { loadGrammar } from '../lang/grammars';
 import { languageById, languageForPath } from '../lang/registry';
-import type { LanguageSpec } from '../lang/spec';
 import { describeError } from '../util/result';
 import { countTerms, indexTerms } from '../text/tokenize';
 import { buildFileChunks } from './chunks';
@@ -130,17 +129,34 @@ export async function runFileTask(
 }
 
 /**
- * Loads, in this thread, the grammars of the languages `files` are written in, so the next file
- * task of each does not wait for one; returns those languages.
+ * Runs, in this thread, the task of one small file (nearest WARM_FILE_BYTES) of each language
+ * `files` are written in, and drops the outcome: the grammar is then loaded and the code that reads, parses, chunks,
+ * counts and embeds has run once, so the next file of each language does not pay for that first
+ * run. Returns the languages warmed.
  */
-export async function warmGrammars(files: Iterable<string>): Promise<LanguageId[]> {
-  const specs = new Set<LanguageSpec>();
+/** Small enough to cost a few milliseconds, large enough to hold definitions of several kinds. */
+const WARM_FILE_BYTES = 4096;
+
+export async function warmFileTasks(
+  root: string,
+  files: Iterable<{ path: string; size: number }>,
+  embedder: StaticModel | null,
+  maxFileBytes: number,
+): Promise<LanguageId[]> {
+  const chosen = new Map<LanguageId, { path: string; size: number }>();
+  const distance = (file: { size: number }) => Math.abs(file.size - WARM_FILE_BYTES);
   for (const file of files) {
-    const spec = languageForPath(file);
-    if (spec) specs.add(spec);
+    const language = languageForPath(file.path)?.id;
+    if (!language) continue;
+    const held = chosen.get(language);
+    if (!held || distance(file) < distance(held)) chosen.set(language, file);
   }
-  await Promise.all([...specs].map(loadGrammar));
-  return [...specs].map((spec) => spec.id);
+  for (const [language, file] of chosen)
+    await runFileTask(
+      { root, path: file.path, language, maxFileBytes, previousHash: null },
+      embedder,
+    );
+  return [...chosen.keys()];
 }
 
 /** The terms of a chunk's text, and the terms of its names: symbol, file stem and nearby folders. */
