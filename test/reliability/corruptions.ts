@@ -39,7 +39,6 @@ interface ManifestFields {
   lexicalDeltaBytes: number;
   lexicalGeneration: number;
   textsBytes: number;
-  files: Record<string, unknown>;
   dataHashes: Record<string, string>;
 }
 
@@ -74,6 +73,14 @@ function storeFile(storeDir: string, pattern: RegExp): string {
 }
 
 const manifest = (storeDir: string) => path.join(storeDir, 'manifest.json');
+
+/** The store's current snapshot of file entries (the one the manifest names). */
+function filesSnapshot(storeDir: string): string {
+  const { filesLog } = JSON.parse(readFileSync(manifest(storeDir), 'utf8')) as {
+    filesLog: { generation: number };
+  };
+  return path.join(storeDir, `files-${filesLog.generation}.json`);
+}
 const journal = (storeDir: string) => path.join(storeDir, 'pending.json');
 const lock = (storeDir: string) => path.join(storeDir, 'index.lock');
 
@@ -110,9 +117,16 @@ export const CORRUPTIONS: readonly Corruption[] = [
     damage: (dir) => editManifest(dir, (m) => m.lexicalGeneration++),
   },
   {
-    name: 'manifest loses a file entry',
-    damage: (dir) => editManifest(dir, (m) => delete m.files[Object.keys(m.files).sort()[3]!]),
+    name: 'file entries lose one',
+    damage: (dir) => {
+      const file = filesSnapshot(dir);
+      const files = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+      delete files[Object.keys(files).sort()[3]!];
+      writeFileSync(file, JSON.stringify(files));
+    },
   },
+  { name: 'file entries garbled', damage: (dir) => overwrite(filesSnapshot(dir), 0, garbage(64)) },
+  { name: 'file entries deleted', damage: (dir) => rmSync(filesSnapshot(dir)) },
   {
     name: 'manifest with a wrong data checksum',
     damage: (dir) =>

@@ -90,7 +90,8 @@ describe('index store', () => {
     );
     const manifest = JSON.parse(readFileSync(path.join(storeDir, 'manifest.json'), 'utf8'));
     assert.equal(manifest.generation, 1);
-    assert.equal(Object.keys(manifest.files).length, 8);
+    const files = JSON.parse(readFileSync(path.join(storeDir, 'files-1.json'), 'utf8'));
+    assert.equal(Object.keys(files).length, 8);
     assert.ok(
       !existsSync(path.join(storeDir, 'pending.json')),
       'no write is pending after a commit',

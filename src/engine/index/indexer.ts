@@ -683,7 +683,8 @@ class Run {
     const count = (kind: OutcomeRecord['kind']) =>
       this.outcomes.filter((outcome) => outcome.kind === kind).length;
     return {
-      files: Object.values(store.manifest.files).filter((entry) => !entry.skipped).length,
+      // each indexed file has one file chunk (the store checks this when it opens)
+      files: chunks.file,
       indexed: count('indexed'),
       unchanged: this.plan.filesSeen - count('indexed') - count('skipped') - count('failed'),
       removed,

@@ -13,9 +13,11 @@ import { acquireWriteLock, lockHolder } from './lock';
 import {
   emptyManifest,
   readManifest,
+  truncateFilesLog,
   SCHEMA_VERSION,
   writeManifest,
   type BuildRecord,
+  type FileChanges,
   type FileEntry,
   type Manifest,
 } from './manifest';
@@ -82,9 +84,9 @@ const DELTA_SHARE = 0.5;
 const MIN_DELTA_BYTES = 256 * 1024;
 /** Files a store may hold besides its own; anything else means the folder is not a store. */
 const STORE_ENTRY =
-  /^(manifest\.json|pending\.json|index\.lock|lance|lexical-\d+\.(bin|delta)|texts-\d+\.bin|.*\.tmp-.*)$/;
+  /^(manifest\.json|pending\.json|index\.lock|lance|lexical-\d+\.(bin|delta)|texts-\d+\.bin|files-\d+\.(json|delta)|.*\.tmp-.*)$/;
 /** The store's files that a newer generation replaces. */
-const GENERATION_FILE = /^(lexical-\d+\.(bin|delta)|texts-\d+\.bin)$/;
+const GENERATION_FILE = /^(lexical-\d+\.(bin|delta)|texts-\d+\.bin|files-\d+\.(json|delta))$/;
 const FOREIGN_OK = new Set(['models', 'calibration.json', 'summaries', 'summaries.json']);
 
 const log = getLogger('store');
@@ -559,35 +561,40 @@ export class IndexStore {
     entries: ReadonlyMap<string, FileEntry | null>,
     embedding?: { embedding: StoreEmbedding | null; reason: string | null },
   ): Promise<void> {
-    const files = { ...this.manifestState.files };
-    for (const [file, entry] of entries) {
-      if (entry) files[file] = entry;
-      else delete files[file];
-    }
     const counts = await this.tables.counts();
     if (counts.chunks !== this.catalog.size || this.lexical.size !== this.catalog.size)
       throw new Error(
         `the write left ${counts.chunks} chunk rows, ${this.catalog.size} in memory and ${this.lexical.size} lexical entries`,
       );
+    // in place, the commit appending only these entries: until it is done the store is dirty, and
+    // the next write reads the committed entries back
+    const files = this.manifestState.files;
+    for (const [file, entry] of entries) {
+      if (entry) files[file] = entry;
+      else delete files[file];
+    }
     const lexicalGeneration = this.pendingGeneration ?? this.manifestState.lexicalGeneration;
     const textsGeneration = this.persistTexts();
-    await this.writeCommit({
-      ...this.manifestState,
-      files,
-      generation: this.manifestState.generation + 1,
-      tableVersions: await this.tables.versions(),
-      lexicalGeneration,
-      lexicalSnapshotHash:
-        this.pendingGeneration === null
-          ? this.manifestState.lexicalSnapshotHash
-          : await hashFile(lexicalSnapshotPath(this.directory, lexicalGeneration)),
-      dataHashes: await hashDataFiles(this.directory, this.manifestState.dataHashes),
-      lexicalDeltaBytes: this.deltaBytes,
-      textsGeneration,
-      textsBytes: this.textsState.bytes,
-      counts: { ...counts, lexical: this.lexical.size },
-      ...(embedding ? { embedding: embedding.embedding, embeddingReason: embedding.reason } : {}),
-    });
+    await this.writeCommit(
+      {
+        ...this.manifestState,
+        files,
+        generation: this.manifestState.generation + 1,
+        tableVersions: await this.tables.versions(),
+        lexicalGeneration,
+        lexicalSnapshotHash:
+          this.pendingGeneration === null
+            ? this.manifestState.lexicalSnapshotHash
+            : await hashFile(lexicalSnapshotPath(this.directory, lexicalGeneration)),
+        dataHashes: await hashDataFiles(this.directory, this.manifestState.dataHashes),
+        lexicalDeltaBytes: this.deltaBytes,
+        textsGeneration,
+        textsBytes: this.textsState.bytes,
+        counts: { ...counts, lexical: this.lexical.size },
+        ...(embedding ? { embedding: embedding.embedding, embeddingReason: embedding.reason } : {}),
+      },
+      entries,
+    );
     this.pendingGeneration = null;
     this.dirty = false;
     await fs.rm(pendingJournalPath(this.directory), { force: true });
@@ -694,9 +701,8 @@ export class IndexStore {
     this.textsState.close();
   }
 
-  private async writeCommit(manifest: Manifest): Promise<void> {
-    this.manifestState = manifest;
-    await writeManifest(manifestPath(this.directory), manifest);
+  private async writeCommit(manifest: Manifest, changes?: FileChanges): Promise<void> {
+    this.manifestState = await writeManifest(manifestPath(this.directory), manifest, changes);
     this.manifestStamp = await fileStamp(manifestPath(this.directory));
   }
 
@@ -728,6 +734,8 @@ export class IndexStore {
       path.basename(lexicalSnapshotPath(this.directory, generation)),
       path.basename(lexicalDeltaPath(this.directory, generation)),
       path.basename(textsPath(this.directory, this.manifestState.textsGeneration)),
+      `files-${this.manifestState.filesLog.generation}.json`,
+      `files-${this.manifestState.filesLog.generation}.delta`,
     ]);
     for (const name of await fs.readdir(this.directory)) {
       if (GENERATION_FILE.test(name) && !keep.has(name))
@@ -817,12 +825,13 @@ async function rollBack(
     throw new Error(
       `the lexical delta log holds ${size} bytes, ${manifest.lexicalDeltaBytes} were committed`,
     );
-  const truncated = size > manifest.lexicalDeltaBytes;
+  let truncated = size > manifest.lexicalDeltaBytes;
   if (truncated) await fs.truncate(delta, manifest.lexicalDeltaBytes);
   // a texts file shorter than committed is left for loading to find damaged
   const texts = textsPath(directory, manifest.textsGeneration);
   const textsCut = (await fileSize(texts)) > manifest.textsBytes;
   if (textsCut) await fs.truncate(texts, manifest.textsBytes);
+  if (await truncateFilesLog(directory, manifest)) truncated = true;
   if (restored || truncated || textsCut || journal) {
     const files = journal === 'damaged' ? null : (journal?.length ?? null);
     log.warn('index_recovered_interrupted_write', {
@@ -974,6 +983,8 @@ async function removeStrayFiles(directory: string, manifest: Manifest): Promise<
     path.basename(lexicalSnapshotPath(directory, manifest.lexicalGeneration)),
     path.basename(lexicalDeltaPath(directory, manifest.lexicalGeneration)),
     path.basename(textsPath(directory, manifest.textsGeneration)),
+    `files-${manifest.filesLog.generation}.json`,
+    `files-${manifest.filesLog.generation}.delta`,
   ]);
   for (const name of await fs.readdir(directory)) {
     const stray = GENERATION_FILE.test(name) ? !keep.has(name) : name.includes('.tmp-');
