@@ -210,6 +210,7 @@ export class Tables {
    * Returns whether anything was rolled back.
    */
   async restore(versions: TableVersions): Promise<boolean> {
+    this.indexesComplete = false;
     let restored = false;
     for (const [table, version] of [
       [this.chunks, versions.chunks],
@@ -463,12 +464,18 @@ export class Tables {
    * drops from a scan to a lookup); small ones do not need them.
    */
   async ensureIndexes(): Promise<boolean> {
+    // once both tables have theirs, writes and compactions keep them: a save asks nothing
+    if (this.indexesComplete) return false;
     let created = false;
+    let complete = true;
     for (const [table, columns] of [
       [this.chunks, ['filePath', 'id']],
       [this.facts, ['path', 'id']],
     ] as const) {
-      if ((await table.countRows()) < INDEXED_ROWS) continue;
+      if ((await table.countRows()) < INDEXED_ROWS) {
+        complete = false;
+        continue;
+      }
       const existing = new Set((await table.listIndices()).flatMap((index) => index.columns));
       for (const column of columns) {
         if (existing.has(column)) continue;
@@ -476,8 +483,12 @@ export class Tables {
         created = true;
       }
     }
+    this.indexesComplete = complete;
     return created;
   }
+
+  /** Both tables hold all their B-tree indexes, as this process last saw them. */
+  private indexesComplete = false;
 
   /** Whether writes have left enough small fragments behind that scans slow down. */
   async needsOptimize(): Promise<boolean> {
