@@ -17,7 +17,7 @@ import { Indexer, type IndexPlan, type IndexProgress, type IndexSummary } from '
 import { CHUNK_LEVELS, type ChunkLevel } from './model';
 import { PathFilter, walkWorkspace, type SkipReason } from './index/walk';
 import { elapsedMs, getLogger } from './log/logger';
-import { withTrace } from './log/trace';
+import { newTraceId, withTrace } from './log/trace';
 import {
   resolveSymbol,
   traceCallers,
@@ -118,6 +118,8 @@ const LOCK_WAIT_MS = 60_000;
 const LOCK_POLL_MS = 250;
 
 const log = getLogger('engine');
+/** The background warm-up after opening, apart from any run it happens to overlap. */
+const warmupLog = getLogger('engine.warmup');
 
 export class Engine implements Disposable {
   private readonly progressEmitter = new Emitter<IndexProgress>();
@@ -265,8 +267,8 @@ export class Engine implements Disposable {
   /**
    * Readies in the background what a save's small update runs on this thread and would otherwise
    * load or compile during the first one: a small file of each language the index holds goes
-   * through the whole file task, and git is asked whether the folder is a work tree. A failure
-   * only leaves the first save slower.
+   * through the whole file task, and git is asked whether the folder is a work tree. It runs
+   * under a trace of its own; a failure only leaves the first save slower.
    */
   private warmSaves(): void {
     const started = performance.now();
@@ -274,13 +276,26 @@ export class Engine implements Disposable {
       .filter(([, entry]) => !entry.skipped)
       .map(([file, entry]) => ({ path: file, size: entry.size }));
     const embedder = this.embedder instanceof StaticModel ? this.embedder : null;
-    Promise.all([
-      warmFileTasks(this.root, indexed, embedder, this.maxFileBytes),
-      this.filter.warm(),
-    ]).then(
-      ([languages]) => log.info('save_path_warmed', { languages, duration_ms: elapsedMs(started) }),
-      (cause: unknown) => log.warn('save_path_warm_failed', { error: describeError(cause) }),
+    this.warming = withTrace(
+      () =>
+        Promise.all([
+          warmFileTasks(this.root, indexed, embedder, this.maxFileBytes),
+          this.filter.warm(),
+        ]).then(
+          ([languages]) =>
+            warmupLog.info('save_path_warmed', { languages, duration_ms: elapsedMs(started) }),
+          (cause: unknown) =>
+            warmupLog.warn('save_path_warm_failed', { error: describeError(cause) }),
+        ),
+      newTraceId(),
     );
+  }
+
+  private warming: Promise<void> = Promise.resolve();
+
+  /** Settles once the warm-up after opening is done (it never fails). */
+  whenWarm(): Promise<void> {
+    return this.warming;
   }
 
   get storeDir(): string {

@@ -15,6 +15,8 @@ describe('structured logging', () => {
       model: { kind: 'directory', path: POTION_MODEL },
     });
     try {
+      // the warm-up after opening runs under its own trace
+      await engine.whenWarm();
       const { events } = await captureLogs(() => engine.index());
       const [started] = eventsNamed(events, 'indexing_started');
       const [completed] = eventsNamed(events, 'indexing_completed');
