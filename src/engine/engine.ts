@@ -10,7 +10,7 @@ import {
 import { DEFAULT_HUB_URL } from './embed/hub';
 import { bundledModelDirectory, loadModel } from './embed/load';
 import { StaticModel } from './embed/static-model';
-import { warmFileTasks } from './index/file-task';
+import { runFileTask, warmingTasks, type FileTask } from './index/file-task';
 import { defaultPoolSize, ParsePool } from './index/parse-pool';
 import { CodeGraph } from './graph/code-graph';
 import { Indexer, type IndexPlan, type IndexProgress, type IndexSummary } from './index/indexer';
@@ -120,6 +120,10 @@ const LOCK_POLL_MS = 250;
 const log = getLogger('engine');
 /** The background warm-up after opening, apart from any run it happens to overlap. */
 const warmupLog = getLogger('engine.warmup');
+/** How long the engine must have idled before a warm-up step runs … */
+const WARM_IDLE_MS = 1000;
+/** … checked at most this often. */
+const WARM_POLL_MS = 100;
 
 export class Engine implements Disposable {
   private readonly progressEmitter = new Emitter<IndexProgress>();
@@ -265,33 +269,56 @@ export class Engine implements Disposable {
   }
 
   /**
-   * Readies in the background what a save's small update runs on this thread and would otherwise
-   * load or compile during the first one: a small file of each language the index holds goes
-   * through the whole file task, and git is asked whether the folder is a work tree. It runs
-   * under a trace of its own; a failure only leaves the first save slower.
+   * Readies, while the engine idles, what a save's small update runs on this thread and would
+   * otherwise load or compile during the first one: git is asked whether the folder is a work
+   * tree, then a small file of each language the index holds (most files first) goes through the
+   * whole file task. Each step waits until no search or write has run for WARM_IDLE_MS, so the
+   * first questions after opening never wait for it. It runs under a trace of its own; a failure
+   * only leaves the first save slower.
    */
   private warmSaves(): void {
-    const started = performance.now();
     const indexed = Object.entries(this.store.manifest.files)
       .filter(([, entry]) => !entry.skipped)
       .map(([file, entry]) => ({ path: file, size: entry.size }));
+    const tasks = warmingTasks(this.root, indexed, this.maxFileBytes);
+    this.warming = withTrace(() => this.warmWhenIdle(tasks), newTraceId());
+  }
+
+  private async warmWhenIdle(tasks: readonly FileTask[]): Promise<void> {
+    const started = performance.now();
     const embedder = this.embedder instanceof StaticModel ? this.embedder : null;
-    this.warming = withTrace(
-      () =>
-        Promise.all([
-          warmFileTasks(this.root, indexed, embedder, this.maxFileBytes),
-          this.filter.warm(),
-        ]).then(
-          ([languages]) =>
-            warmupLog.info('save_path_warmed', { languages, duration_ms: elapsedMs(started) }),
-          (cause: unknown) =>
-            warmupLog.warn('save_path_warm_failed', { error: describeError(cause) }),
-        ),
-      newTraceId(),
-    );
+    const languages: string[] = [];
+    try {
+      await this.idle();
+      if (this.disposed) return;
+      await this.filter.warm();
+      for (const task of tasks) {
+        await this.idle();
+        if (this.disposed) return;
+        await runFileTask(task, embedder);
+        languages.push(task.language);
+      }
+      warmupLog.info('save_path_warmed', { languages, duration_ms: elapsedMs(started) });
+    } catch (cause) {
+      warmupLog.warn('save_path_warm_failed', { languages, error: describeError(cause) });
+    }
+  }
+
+  /** Resolves once no search or write has run for WARM_IDLE_MS (or the engine was closed). */
+  private async idle(): Promise<void> {
+    for (;;) {
+      const quiet = performance.now() - this.lastActivity;
+      if (this.disposed || (!this.writing && !this.searching && quiet >= WARM_IDLE_MS)) return;
+      await new Promise((resolve) =>
+        setTimeout(resolve, Math.max(WARM_POLL_MS, WARM_IDLE_MS - quiet)).unref(),
+      );
+    }
   }
 
   private warming: Promise<void> = Promise.resolve();
+  /** Searches in progress, and when the last search or write started or ended. */
+  private searching = 0;
+  private lastActivity = performance.now();
 
   /** Settles once the warm-up after opening is done (it never fails). */
   whenWarm(): Promise<void> {
@@ -347,6 +374,17 @@ export class Engine implements Disposable {
    * how they were found. An empty question is refused; an empty index gives no spans.
    */
   async search(request: SearchRequest): Promise<Result<SearchResult>> {
+    this.searching++;
+    this.lastActivity = performance.now();
+    try {
+      return await this.searchNow(request);
+    } finally {
+      this.searching--;
+      this.lastActivity = performance.now();
+    }
+  }
+
+  private async searchNow(request: SearchRequest): Promise<Result<SearchResult>> {
     if (!request.query.trim() && !request.attachment)
       return fail('invalid_input', 'The question is empty.');
     await this.refresh();
@@ -695,6 +733,7 @@ export class Engine implements Disposable {
         return await operation();
       } finally {
         this.writing = false;
+        this.lastActivity = performance.now();
       }
     };
     const next = this.writes.then(tracked, tracked);

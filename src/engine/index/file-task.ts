@@ -128,35 +128,43 @@ export async function runFileTask(
   }
 }
 
-/**
- * Runs, in this thread, the task of one small file (nearest WARM_FILE_BYTES) of each language
- * `files` are written in, and drops the outcome: the grammar is then loaded and the code that reads, parses, chunks,
- * counts and embeds has run once, so the next file of each language does not pay for that first
- * run. Returns the languages warmed.
- */
 /** Small enough to cost a few milliseconds, large enough to hold definitions of several kinds. */
 const WARM_FILE_BYTES = 4096;
 
-export async function warmFileTasks(
+/**
+ * Tasks that ready this thread for the files of each language `files` are written in: one small
+ * file (nearest WARM_FILE_BYTES) per language, the languages with most files first. Running one
+ * loads the grammar and runs the code that reads, parses, chunks, counts and embeds, so the next
+ * file of that language does not pay for that first run.
+ */
+export function warmingTasks(
   root: string,
   files: Iterable<{ path: string; size: number }>,
-  embedder: StaticModel | null,
   maxFileBytes: number,
-): Promise<LanguageId[]> {
-  const chosen = new Map<LanguageId, { path: string; size: number }>();
+): FileTask[] {
+  const chosen = new Map<LanguageId, { path: string; size: number; files: number }>();
   const distance = (file: { size: number }) => Math.abs(file.size - WARM_FILE_BYTES);
   for (const file of files) {
     const language = languageForPath(file.path)?.id;
     if (!language) continue;
     const held = chosen.get(language);
-    if (!held || distance(file) < distance(held)) chosen.set(language, file);
-  }
-  for (const [language, file] of chosen)
-    await runFileTask(
-      { root, path: file.path, language, maxFileBytes, previousHash: null },
-      embedder,
+    const count = (held?.files ?? 0) + 1;
+    chosen.set(
+      language,
+      !held || distance(file) < distance(held)
+        ? { ...file, files: count }
+        : { ...held, files: count },
     );
-  return [...chosen.keys()];
+  }
+  return [...chosen]
+    .sort(([, a], [, b]) => b.files - a.files)
+    .map(([language, file]) => ({
+      root,
+      path: file.path,
+      language,
+      maxFileBytes,
+      previousHash: null,
+    }));
 }
 
 /** The terms of a chunk's text, and the terms of its names: symbol, file stem and nearby folders. */
