@@ -1,7 +1,7 @@
 import { l2Normalize, type Embedder } from '../embed/embedder';
 import { elapsedMs, getLogger } from '../log/logger';
 import type { LexicalIndex } from '../store/lexical';
-import { NearestRows } from './nearest-rows';
+import { NearestRows, nearestExactly } from './nearest-rows';
 import { LANGUAGE_KEYWORDS, STOP_WORDS } from './preprocess';
 
 /** Words shorter than this carry no idea of their own (ids, abbreviations). */
@@ -9,15 +9,20 @@ const MIN_LENGTH = 4;
 
 const log = getLogger('search.expansion');
 
+/** Words embedded per call while the vocabulary is taken in: bounds the vectors alive at once. */
+const EMBED_BATCH = 4096;
+
 /**
  * The index words nearest each question word in the embedding model's space: the codebase's own
  * words for what the question names otherwise (`redirects` → `allowredirects`, `stored` →
- * `storage`). The index's words are embedded once, as they first appear, and kept: a word that
- * left the index is skipped when it would be chosen.
+ * `storage`). The index's words are embedded once, as they first appear, and kept as int8 rows
+ * with the lexical index's term ids (the words themselves stay in the index's term table); a
+ * question embeds again only the few words near each of its words, for the exact ranking. A word
+ * that left the index is skipped when it would be chosen.
  */
 export class NearestWords {
-  private words: string[] = [];
-  /** Their unit vectors, row `i` for `words[i]`. */
+  /** The lexical term id of each row. */
+  private termIds = new Int32Array(0);
   private vectors: NearestRows | null = null;
   /** How many of the lexical index's terms (in their order of arrival) were looked at. */
   private seen = 0;
@@ -30,14 +35,22 @@ export class NearestWords {
   /** The `count` nearest index words of each term, nearest first, each word once. */
   async nearest(terms: readonly string[], count: number): Promise<string[]> {
     await this.catchUp();
+    const vectors = this.vectors;
+    if (!vectors) return [];
     const given = new Set(terms);
+    const word = (row: number) => this.lexical.termAt(this.termIds[row]!);
+    const wanted = (row: number) => !given.has(word(row)) && this.lexical.hasTerm(word(row));
+    const queries = (await this.embedder.embed(terms)).map(l2Normalize);
+    const candidates = queries.map((query) => vectors.candidates(query, count, wanted));
+    // one call for every term's candidates: a model embeds a batch faster than one word at a time
+    const embedded = await this.embedder.embed(candidates.flat().map(word));
     const found = new Set<string>();
-    if (!this.vectors) return [];
-    const wanted = (row: number) =>
-      !given.has(this.words[row]!) && this.lexical.hasTerm(this.words[row]!);
-    for (const vector of await this.embedder.embed(terms))
-      for (const row of this.vectors.nearest(l2Normalize(vector), count, wanted))
-        found.add(this.words[row]!);
+    let at = 0;
+    queries.forEach((query, i) => {
+      const rows = candidates[i]!;
+      const rowVectors = embedded.slice(at, (at += rows.length)).map(l2Normalize);
+      for (const row of nearestExactly(query, rows, rowVectors, count)) found.add(word(row));
+    });
     return [...found];
   }
 
@@ -47,25 +60,36 @@ export class NearestWords {
    */
   async catchUp(): Promise<void> {
     const { terms, next } = this.lexical.termsSince(this.seen);
+    const firstId = this.seen;
     this.seen = next;
-    const added = terms.filter(isWord);
-    if (!added.length) return;
+    const addedIds = terms.flatMap((term, i) => (isWord(term) ? [firstId + i] : []));
+    if (!addedIds.length) return;
     const started = performance.now();
     const dimensions = this.embedder.dimensions;
-    const vectors = new Float32Array((this.words.length + added.length) * dimensions);
-    if (this.vectors) vectors.set(this.vectors.values);
-    (await this.embedder.embed(added)).forEach((vector, i) =>
-      vectors.set(l2Normalize(vector), (this.words.length + i) * dimensions),
-    );
-    // one at a time: a large index adds more words than a call takes arguments
-    for (const word of added) this.words.push(word);
     this.vectors ??= new NearestRows(dimensions);
-    this.vectors.reset(vectors);
+    await this.vectors.append(addedIds.length, this.embedBatches(addedIds));
+    const termIds = new Int32Array(this.termIds.length + addedIds.length);
+    termIds.set(this.termIds);
+    termIds.set(addedIds, this.termIds.length);
+    this.termIds = termIds;
     log.info('nearest_words_embedded', {
-      words: added.length,
-      total: this.words.length,
+      words: addedIds.length,
+      total: termIds.length,
       duration_ms: elapsedMs(started),
     });
+  }
+
+  /** The unit vectors of the terms `ids`, a batch of whole rows at a time. */
+  private async *embedBatches(ids: readonly number[]): AsyncGenerator<Float32Array> {
+    const dimensions = this.embedder.dimensions;
+    for (let from = 0; from < ids.length; from += EMBED_BATCH) {
+      const words = ids.slice(from, from + EMBED_BATCH).map((id) => this.lexical.termAt(id));
+      const batch = new Float32Array(words.length * dimensions);
+      (await this.embedder.embed(words)).forEach((vector, i) =>
+        batch.set(l2Normalize(vector), i * dimensions),
+      );
+      yield batch;
+    }
   }
 }
 

@@ -1,14 +1,15 @@
 import { int8Matrix, type Int8Matrix } from './int8-dots';
 
 /**
- * The rows of a float matrix nearest a query by dot product, exactly as a plain scan finds them
- * (the same float sums, ties to the earlier row), without computing every exact product: an int8
- * copy of the rows is scanned first (WebAssembly SIMD), and only rows whose int8 product comes
- * within twice its error bound of the best ones are scored exactly. Rounding a value in [-1, 1]
- * to n/127 moves it by at most 0.5/127, so an int8 product differs from the exact one by at most
- * (0.5/127)(|q|₁ + max |v|₁) + d (0.5/127)², with |x|₁ taken over the int8 values divided by 127:
- * a row whose int8 product is more than twice that below the k-th best accepted row's cannot
- * beat it. Rows are unit vectors, as similarity search uses them.
+ * The rows of a matrix of unit vectors nearest a query by dot product, exactly as a plain float
+ * scan finds them (the same float sums, ties to the earlier row), keeping only an int8 copy of
+ * the rows (a quarter of the float matrix): the int8 rows are scanned (WebAssembly SIMD) to pick
+ * the few rows that can be among the best, and the caller gives those rows' float vectors again
+ * (a static model embeds a word in microseconds) for the exact ranking. Rounding a value in
+ * [-1, 1] to n/127 moves it by at most 0.5/127, so an int8 product differs from the exact one by
+ * at most (0.5/127)(|q|₁ + max |v|₁) + d (0.5/127)², with |x|₁ taken over the int8 values divided
+ * by 127: a row whose int8 product is more than twice that below the k-th best accepted row's
+ * cannot beat it.
  */
 const SCALE = 127;
 const HALF_STEP = 0.5 / SCALE;
@@ -17,7 +18,6 @@ const FIRST_LOOK = 64;
 
 export class NearestRows {
   private rows = 0;
-  private rowValues: Float32Array = new Float32Array(0);
   private codes: Int8Matrix;
   /** The largest |v|₁ of any row's int8 values, over 127. */
   private maxRowL1 = 0;
@@ -30,31 +30,39 @@ export class NearestRows {
     return this.rows;
   }
 
-  /** The rows, row `i` at `values[i × dimensions …]`. */
-  get values(): Float32Array {
-    return this.rowValues;
-  }
-
-  /** Replaces the rows (row `i` at `values[i × dimensions …]`). */
-  reset(values: Float32Array): void {
-    this.rowValues = values;
-    this.rows = values.length / this.dimensions;
-    this.rebuild();
-  }
-
-  /** The exact product of `query` and row `row`, summed dimension by dimension as a plain scan does. */
-  exact(query: Float32Array, row: number): number {
-    let similarity = 0;
-    for (let d = 0, at = row * this.dimensions; d < this.dimensions; d++, at++)
-      similarity += query[d]! * this.rowValues[at]!;
-    return similarity;
+  /**
+   * Adds `added` rows after the present ones (unit vectors), given in batches of whole rows (the
+   * `i`-th of a batch at `batch[i × dimensions …]`), so that only one batch of float vectors is
+   * alive at a time.
+   */
+  async append(added: number, batches: AsyncIterable<Float32Array>): Promise<void> {
+    const codes = int8Matrix(this.rows + added, this.dimensions);
+    for (let row = 0; row < this.rows; row++) codes.setRow(row, this.codes.row(row));
+    const row8 = new Int8Array(this.dimensions);
+    let maxRowL1 = this.maxRowL1;
+    let row = this.rows;
+    for await (const batch of batches)
+      for (let at = 0; at < batch.length; at += this.dimensions, row++) {
+        let l1 = 0;
+        for (let d = 0; d < this.dimensions; d++) {
+          row8[d] = Math.round(batch[at + d]! * SCALE);
+          l1 += Math.abs(row8[d]!) / SCALE;
+        }
+        codes.setRow(row, row8);
+        if (l1 > maxRowL1) maxRowL1 = l1;
+      }
+    if (row !== this.rows + added)
+      throw new Error(`expected ${added} rows to append, got ${row - this.rows}`);
+    this.codes = codes;
+    this.rows = row;
+    this.maxRowL1 = maxRowL1;
   }
 
   /**
-   * Up to `count` rows `accept` takes, by exact product with `query` (a unit vector), highest
-   * first, ties to the earlier row: what scanning every row in order and keeping the best gives.
+   * The rows `accept` takes that may be among its `count` best by exact product with `query` (a
+   * unit vector), in row order: every row the exact ranking (`nearestExactly`) needs.
    */
-  nearest(query: Float32Array, count: number, accept: (row: number) => boolean): number[] {
+  candidates(query: Float32Array, count: number, accept: (row: number) => boolean): number[] {
     if (!this.rows || count <= 0) return [];
     const q8 = new Int8Array(this.dimensions);
     let queryL1 = 0;
@@ -69,41 +77,12 @@ export class NearestRows {
     // one pass finds the first look's rows and every row that may come near them
     const first = topAndNear(approximate, Math.min(FIRST_LOOK, this.rows), margin);
     const floor = kthAccepted(approximate, first.top, count, accept);
-    if (floor !== null)
-      return this.best(query, count, accept, approximate, first.near, floor - margin);
-    // too few accepted among the first look: wider looks, every row scored against them, and
-    // when fewer than `count` rows are accepted at all, every accepted row is an answer
+    if (floor !== null) return reaching(approximate, first.near, floor - margin, accept);
+    // too few accepted among the first look: wider looks, every row checked against them, and
+    // when fewer than `count` rows are accepted at all, every accepted row is a candidate
     const wider = this.rows > FIRST_LOOK ? this.widerFloor(approximate, count, accept) : null;
     const cutoff = wider === null ? -Infinity : wider - margin;
-    return this.best(query, count, accept, approximate, null, cutoff);
-  }
-
-  /**
-   * The `count` best rows `accept` takes by exact product, among `rows` (in row order; every row
-   * when null) whose int8 product reaches `cutoff`.
-   */
-  private best(
-    query: Float32Array,
-    count: number,
-    accept: (row: number) => boolean,
-    approximate: Int32Array,
-    rows: readonly number[] | null,
-    cutoff: number,
-  ): number[] {
-    const best: { row: number; similarity: number }[] = [];
-    const consider = (row: number) => {
-      if (approximate[row]! < cutoff) return;
-      const similarity = this.exact(query, row);
-      if (best.length === count && similarity <= best[count - 1]!.similarity) return;
-      if (!accept(row)) return;
-      let at = best.length;
-      while (at > 0 && best[at - 1]!.similarity < similarity) at--;
-      best.splice(at, 0, { row, similarity });
-      if (best.length > count) best.pop();
-    };
-    if (rows) for (const row of rows) consider(row);
-    else for (let row = 0; row < this.rows; row++) consider(row);
-    return best.map((entry) => entry.row);
+    return reaching(approximate, null, cutoff, accept);
   }
 
   /** The int8 product of the `count`-th best accepted row in ever wider looks; null when fewer are accepted. */
@@ -118,21 +97,48 @@ export class NearestRows {
       if (floor !== null || look >= this.rows) return floor;
     }
   }
+}
 
-  private rebuild(): void {
-    this.codes = int8Matrix(this.rows, this.dimensions);
-    this.maxRowL1 = 0;
-    const row8 = new Int8Array(this.dimensions);
-    for (let row = 0; row < this.rows; row++) {
-      let l1 = 0;
-      for (let d = 0; d < this.dimensions; d++) {
-        row8[d] = Math.round(this.rowValues[row * this.dimensions + d]! * SCALE);
-        l1 += Math.abs(row8[d]!) / SCALE;
-      }
-      this.codes.setRow(row, row8);
-      if (l1 > this.maxRowL1) this.maxRowL1 = l1;
-    }
-  }
+/**
+ * The `count` rows of `rows` (ascending) with the highest exact product with `query`, highest
+ * first, ties to the earlier row; `vectors[i]` is row `rows[i]`'s unit vector. The product is
+ * summed dimension by dimension, as a plain scan does.
+ */
+export function nearestExactly(
+  query: Float32Array,
+  rows: readonly number[],
+  vectors: readonly Float32Array[],
+  count: number,
+): number[] {
+  const best: { row: number; similarity: number }[] = [];
+  rows.forEach((row, i) => {
+    const vector = vectors[i]!;
+    let similarity = 0;
+    for (let d = 0; d < query.length; d++) similarity += query[d]! * vector[d]!;
+    if (best.length === count && similarity <= best[count - 1]!.similarity) return;
+    let at = best.length;
+    while (at > 0 && best[at - 1]!.similarity < similarity) at--;
+    best.splice(at, 0, { row, similarity });
+    if (best.length > count) best.pop();
+  });
+  return best.map((entry) => entry.row);
+}
+
+/**
+ * The rows of `rows` (in row order; every row when null) whose int8 product reaches `cutoff` and
+ * that `accept` takes.
+ */
+function reaching(
+  approximate: Int32Array,
+  rows: readonly number[] | null,
+  cutoff: number,
+  accept: (row: number) => boolean,
+): number[] {
+  const out: number[] = [];
+  const consider = (row: number) => approximate[row]! >= cutoff && accept(row) && out.push(row);
+  if (rows) for (const row of rows) consider(row);
+  else for (let row = 0; row < approximate.length; row++) consider(row);
+  return out;
 }
 
 /** The int8 product of the `count`-th row of `top` that `accept` takes, or null when fewer are. */

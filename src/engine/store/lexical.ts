@@ -469,6 +469,11 @@ export class LexicalIndex {
     return { terms: this.terms.slice(start), next: this.terms.length };
   }
 
+  /** The term with id `id` (ids follow the terms' order of arrival, as `termsSince` counts them). */
+  termAt(id: number): string {
+    return this.terms[id]!;
+  }
+
   hasTerm(term: string): boolean {
     const id = this.termIds.get(term);
     return id !== undefined && this.termDocuments.get(id) > 0;

@@ -27,6 +27,10 @@ function embedder(asked: string[][]): Embedder {
   };
 }
 
+/** A distinct word of letters only, as index words are (a 10k-file index has about 180k of them). */
+const letterWord = (i: number) =>
+  `w${[...i.toString(26)].map((digit) => String.fromCharCode(97 + parseInt(digit, 26))).join('')}`;
+
 const document = (chunkId: string, words: string) => ({
   chunkId,
   path: `${chunkId}.py`,
@@ -49,11 +53,10 @@ describe('expansion from the embedding model: nearest index words', () => {
   });
 
   it('takes in an index of a few hundred thousand words at once', async () => {
-    // letters only, as index words are: a 10k-file index has about 180k of them
-    const word = (i: number) =>
-      `w${[...i.toString(26)].map((digit) => String.fromCharCode(97 + parseInt(digit, 26))).join('')}`;
     const lexical = new LexicalIndex();
-    lexical.add([document('many', Array.from({ length: 300_000 }, (_, i) => word(i)).join(' '))]);
+    lexical.add([
+      document('many', Array.from({ length: 300_000 }, (_, i) => letterWord(i)).join(' ')),
+    ]);
     lexical.add([document('login', 'password hashing')]);
     const nearest = new NearestWords(lexical, embedder([]));
     assert.deepEqual(await nearest.nearest(['password'], 1), ['hashing']);
@@ -64,13 +67,31 @@ describe('expansion from the embedding model: nearest index words', () => {
     lexical.add([document('login', 'password'), document('page', 'render template')]);
     const asked: string[][] = [];
     const nearest = new NearestWords(lexical, embedder(asked));
+    await nearest.catchUp();
+    assert.deepEqual(asked.flat().sort(), ['password', 'render', 'template']);
+    asked.length = 0;
     assert.deepEqual(await nearest.nearest(['password'], 1), ['template']);
+    // a question embeds its words, and again only the index words that may be nearest them
+    assert.deepEqual(asked[0], ['password']);
+    assert.ok(asked.flat().length <= 3, `a question embedded ${asked.flat().join(' ')}`);
     lexical.add([document('hash', 'hashing')]);
+    asked.length = 0;
+    await nearest.catchUp();
+    assert.deepEqual(asked, [['hashing']]);
     assert.deepEqual(await nearest.nearest(['password'], 1), ['hashing']);
-    const embeddedWords = asked.flat().filter((word) => word !== 'password');
-    assert.deepEqual(embeddedWords.sort(), ['hashing', 'render', 'template']);
     lexical.removePaths(['hash.py']);
     assert.deepEqual(await nearest.nearest(['password'], 1), ['template']);
+  });
+
+  it('takes the vocabulary in batches, each word once, in the order the index met them', async () => {
+    const lexical = new LexicalIndex();
+    const words = Array.from({ length: 9000 }, (_, i) => letterWord(26 ** 3 + i));
+    lexical.add([document('many', words.join(' '))]);
+    const asked: string[][] = [];
+    const nearest = new NearestWords(lexical, embedder(asked));
+    await nearest.catchUp();
+    assert.ok(asked.length > 1, 'more than one batch');
+    assert.deepEqual(asked.flat(), lexical.termsSince(0).terms);
   });
 });
 

@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { NearestRows } from '../../../src/engine/search/nearest-rows';
+import { NearestRows, nearestExactly } from '../../../src/engine/search/nearest-rows';
 
 /** What scanning every row in order and keeping the best gives: the reference. */
 function scan(
@@ -24,13 +24,44 @@ function scan(
   return best.map((entry) => entry.row);
 }
 
+/** `values` as batches of whole rows, cut after the rows `cuts` names. */
+async function* batches(
+  values: Float32Array,
+  dimensions: number,
+  cuts: readonly number[] = [],
+): AsyncGenerator<Float32Array> {
+  let from = 0;
+  for (const cut of [...cuts, values.length / dimensions].sort((a, b) => a - b)) {
+    if (cut <= from) continue;
+    yield values.slice(from * dimensions, cut * dimensions);
+    from = cut;
+  }
+}
+
+/** The int8 table's candidates ranked exactly, each row's vector given again as a caller does. */
+function nearest(
+  rows: NearestRows,
+  values: Float32Array,
+  dimensions: number,
+  query: Float32Array,
+  count: number,
+  accept: (row: number) => boolean,
+): { found: number[]; candidates: number } {
+  const candidates = rows.candidates(query, count, accept);
+  const vectors = candidates.map((row) => values.slice(row * dimensions, (row + 1) * dimensions));
+  return {
+    found: nearestExactly(query, candidates, vectors, count),
+    candidates: candidates.length,
+  };
+}
+
 function unit(values: number[]): number[] {
   const norm = Math.hypot(...values) || 1;
   return values.map((value) => value / norm);
 }
 
 describe('nearest rows: int8 first, exact after', () => {
-  it('finds exactly what a full exact scan finds, ties included, for any rows, query and filter', () => {
+  it('finds exactly what a full exact scan finds, ties included, for any rows, query, filter and batches', async () => {
     const dimensions = 8;
     // few distinct directions, repeated, some nudged by less than an int8 step: many rows whose
     // int8 products tie or cross while their exact ones differ, and some exact ties
@@ -42,13 +73,15 @@ describe('nearest rows: int8 first, exact after', () => {
       minLength: dimensions,
       maxLength: dimensions,
     });
-    fc.assert(
-      fc.property(
+    await fc.assert(
+      fc.asyncProperty(
         fc.array(fc.tuple(direction, fc.option(nudge, { nil: null })), { maxLength: 300 }),
         direction,
         fc.integer({ min: 1, max: 12 }),
         fc.array(fc.boolean(), { minLength: 300, maxLength: 300 }),
-        (drawn, queryDirection, count, accepted) => {
+        fc.array(fc.integer({ min: 0, max: 300 }), { maxLength: 4 }),
+        fc.integer({ min: 0, max: 300 }),
+        async (drawn, queryDirection, count, accepted, cuts, firstAppend) => {
           const values = Float32Array.from(
             drawn.flatMap(([vector, moved]) =>
               unit(vector.map((value, d) => value + (moved?.[d] ?? 0))),
@@ -57,9 +90,19 @@ describe('nearest rows: int8 first, exact after', () => {
           const query = Float32Array.from(unit(queryDirection));
           const accept = (row: number) => accepted[row]!;
           const rows = new NearestRows(dimensions);
-          rows.reset(values);
+          // taken in over two appends, as an index run and a later save add words
+          const split = Math.min(firstAppend, drawn.length) * dimensions;
+          await rows.append(
+            split / dimensions,
+            batches(values.subarray(0, split), dimensions, cuts),
+          );
+          await rows.append(
+            drawn.length - split / dimensions,
+            batches(values.subarray(split), dimensions, cuts),
+          );
+          assert.equal(rows.size, drawn.length);
           assert.deepEqual(
-            rows.nearest(query, count, accept),
+            nearest(rows, values, dimensions, query, count, accept).found,
             scan(values, dimensions, query, count, accept),
           );
         },
@@ -68,7 +111,7 @@ describe('nearest rows: int8 first, exact after', () => {
     );
   });
 
-  it('finds the row nearest exactly when rounding ranks another first', () => {
+  it('finds the row nearest exactly when rounding ranks another first', async () => {
     // a rounds to (60, 60) and b to (61, 60): b's int8 product is higher, a's exact one is
     const row = (x: number, y: number) => [
       x / 127,
@@ -76,15 +119,13 @@ describe('nearest rows: int8 first, exact after', () => {
       Math.sqrt(127 ** 2 - x * x - y * y) / 127,
     ];
     const rows = new NearestRows(3);
-    rows.reset(Float32Array.from([...row(60.5, 60.4), ...row(60.49, 60.49)]));
+    const values = Float32Array.from([...row(60.5, 60.4), ...row(60.49, 60.49)]);
+    await rows.append(2, batches(values, 3));
     const query = Float32Array.from(unit([1, 1, 0]));
-    assert.deepEqual(
-      rows.nearest(query, 1, () => true),
-      [1],
-    );
+    assert.deepEqual(nearest(rows, values, 3, query, 1, () => true).found, [1]);
   });
 
-  it('scores exactly only rows near the best ones', () => {
+  it('asks for the exact vectors of only the rows near the best ones', async () => {
     const dimensions = 16;
     const rows = new NearestRows(dimensions);
     const values = new Float32Array(5000 * dimensions);
@@ -96,18 +137,20 @@ describe('nearest rows: int8 first, exact after', () => {
         ]),
         row * dimensions,
       );
-    rows.reset(values);
-    let scored = 0;
-    const exact = rows.exact.bind(rows);
-    rows.exact = (query, row) => {
-      scored++;
-      return exact(query, row);
-    };
+    await rows.append(5000, batches(values, dimensions, [1000, 2500]));
     const query = Float32Array.from(unit([1, ...new Array<number>(15).fill(0)]));
+    const { found, candidates } = nearest(rows, values, dimensions, query, 3, () => true);
     assert.deepEqual(
-      rows.nearest(query, 3, () => true),
+      found,
       scan(values, dimensions, query, 3, () => true),
     );
-    assert.ok(scored < 5000, `scored ${scored} of 5000 rows exactly`);
+    assert.ok(candidates < 5000, `scored ${candidates} of 5000 rows exactly`);
+  });
+
+  it('refuses batches that do not hold the rows announced, keeping the rows it had', async () => {
+    const rows = new NearestRows(2);
+    await rows.append(1, batches(Float32Array.from([1, 0]), 2));
+    await assert.rejects(rows.append(2, batches(Float32Array.from([0, 1]), 2)), /expected 2 rows/);
+    assert.equal(rows.size, 1);
   });
 });
