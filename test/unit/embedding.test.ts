@@ -73,6 +73,18 @@ describe('embeddings', () => {
       );
     });
 
+    it('embeds texts asked for once (kept out of the word cache) exactly as any other', async () => {
+      const word = fc.stringMatching(/^[A-Za-z][a-z0-9_]{0,20}$/);
+      await fc.assert(
+        fc.asyncProperty(fc.array(word, { minLength: 1, maxLength: 20 }), async (words) => {
+          const once = await model.embed(words, { once: true });
+          assert.deepEqual(await model.embed(words), once);
+          assert.deepEqual(await model.embed(words, { once: true }), once);
+        }),
+        { numRuns: 200 },
+      );
+    });
+
     it('tokenizes exactly as the tokenizer does on whole texts, only faster', () => {
       const code = readFileSync(
         path.resolve(__dirname, '..', 'fixtures', 'shop-ts', 'src', 'internal', 'Channel.ts'),

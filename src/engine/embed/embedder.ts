@@ -10,8 +10,16 @@ export interface Embedder {
   readonly id: string;
   readonly dimensions: number;
   readonly kind: 'static' | 'transformer';
-  embed(texts: readonly string[]): Promise<Float32Array[]>;
+  embed(texts: readonly string[], options?: EmbedOptions): Promise<Float32Array[]>;
   dispose(): void;
+}
+
+export interface EmbedOptions {
+  /**
+   * The texts are not expected again (an index's vocabulary, taken in once): a static model keeps
+   * no token ids of their words for later texts, so a vocabulary does not fill its word cache.
+   */
+  readonly once?: boolean;
 }
 
 /** What the index knows about its vectors, shown by `stats` and the status bar. */

@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
-import { l2Normalize, type Embedder } from './embedder';
+import { l2Normalize, type EmbedOptions, type Embedder } from './embedder';
 import { readSafetensors } from './safetensors';
 
 /**
@@ -139,6 +139,8 @@ export class StaticModel implements Embedder {
   readonly dimensions: number;
   readonly id: string;
   private readonly wordCache = new Map<string, readonly number[]>();
+  /** False while texts asked for once are embedded: their words are not cached. */
+  private caching = true;
   private readonly unknownId: number | undefined;
   private readonly asciiWords: AsciiWordPiece | null;
 
@@ -196,8 +198,14 @@ export class StaticModel implements Embedder {
     return this.payload;
   }
 
-  async embed(texts: readonly string[]): Promise<Float32Array[]> {
-    return texts.map((text) => this.embedOne(text));
+  async embed(texts: readonly string[], options: EmbedOptions = {}): Promise<Float32Array[]> {
+    if (!options.once) return texts.map((text) => this.embedOne(text));
+    this.caching = false;
+    try {
+      return texts.map((text) => this.embedOne(text));
+    } finally {
+      this.caching = true;
+    }
   }
 
   embedOne(text: string): Float32Array {
@@ -250,6 +258,7 @@ export class StaticModel implements Embedder {
         this.asciiWords && isAsciiWord(piece)
           ? this.asciiWords.encode(piece)
           : this.tokenizer.encode(piece, { add_special_tokens: false }).ids;
+      if (!this.caching) return ids;
       if (this.wordCache.size >= WORD_CACHE_LIMIT) this.wordCache.clear();
       this.wordCache.set(piece, ids);
     }

@@ -43,7 +43,7 @@ export class NearestWords {
     const queries = (await this.embedder.embed(terms)).map(l2Normalize);
     const candidates = queries.map((query) => vectors.candidates(query, count, wanted));
     // one call for every term's candidates: a model embeds a batch faster than one word at a time
-    const embedded = await this.embedder.embed(candidates.flat().map(word));
+    const embedded = await this.embedder.embed(candidates.flat().map(word), { once: true });
     const found = new Set<string>();
     let at = 0;
     queries.forEach((query, i) => {
@@ -85,7 +85,7 @@ export class NearestWords {
     for (let from = 0; from < ids.length; from += EMBED_BATCH) {
       const words = ids.slice(from, from + EMBED_BATCH).map((id) => this.lexical.termAt(id));
       const batch = new Float32Array(words.length * dimensions);
-      (await this.embedder.embed(words)).forEach((vector, i) =>
+      (await this.embedder.embed(words, { once: true })).forEach((vector, i) =>
         batch.set(l2Normalize(vector), i * dimensions),
       );
       yield batch;
