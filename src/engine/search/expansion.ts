@@ -62,7 +62,8 @@ export class NearestWords {
     const { terms, next } = this.lexical.termsSince(this.seen);
     const firstId = this.seen;
     this.seen = next;
-    const addedIds = terms.flatMap((term, i) => (isWord(term) ? [firstId + i] : []));
+    const addedIds: number[] = [];
+    terms.forEach((term, i) => isWord(term) && addedIds.push(firstId + i));
     if (!addedIds.length) return;
     const started = performance.now();
     const dimensions = this.embedder.dimensions;
