@@ -4,13 +4,16 @@
  * each time. The row's store is built once (cold, in a child) into .cache/bench-stores/<row>-kept
  * and kept; every run then opens it in a fresh child and times opening, the first question and the
  * rest of the row's questions, and reports the child's RSS after searching and its peak RSS. The
- * store is only rebuilt when it is missing or the engine refuses it (e.g. after a format change).
+ * store is rebuilt when it is missing or was built with another store format or extraction version
+ * (such a store would open empty and rebuild inside the timed run).
  * With --fts5, SQLite FTS5 over the same files is timed in the same run; --cpu-prof and
  * --heap-prof write the child's profiles into .cache/bench-profiles.
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { walkWorkspace } from '../src/engine/index/walk';
+import { PARSER_VERSION } from '../src/engine/model';
+import { SCHEMA_VERSION } from '../src/engine/store/manifest';
 import { unwrap } from '../src/engine/util/result';
 import { openEngine, runChild, serveChild, timeSearch } from './child';
 import { available, fts5Times, summarise } from './scale-baselines';
@@ -57,7 +60,7 @@ export async function benchOpenSearch(
   const queries = sampleQueries(files, QUESTIONS_PER_KIND);
   const storeDir = path.join(cache, 'bench-stores', `${row.id}-kept`);
   const request = { root, storeDir, model, queries };
-  if (!existsSync(path.join(storeDir, 'built'))) {
+  if (!keptStoreCurrent(storeDir)) {
     process.stderr.write(`bench: ${row.id}: building the kept store in ${storeDir}\n`);
     rmSync(storeDir, { recursive: true, force: true });
     await runChild(OPEN_SEARCH_CHILD, { phase: 'build', ...request });
@@ -102,6 +105,19 @@ export async function benchOpenSearch(
   if (profiling.length) process.stderr.write(`bench: profiles in ${profiles}\n`);
 }
 
+/**
+ * The store and extraction versions the kept store was built with. A store of an older format
+ * opens empty and rebuilds inside the timed run, so it is built again first instead.
+ */
+function storeFormat(): string {
+  return `store ${SCHEMA_VERSION}; ${PARSER_VERSION}`;
+}
+
+function keptStoreCurrent(storeDir: string): boolean {
+  const marker = path.join(storeDir, 'built');
+  return existsSync(marker) && readFileSync(marker, 'utf8') === storeFormat();
+}
+
 /** The flag that makes the bench script an open-and-search child. */
 export const OPEN_SEARCH_CHILD = '--open-search-child';
 
@@ -120,7 +136,7 @@ async function buildStore(request: OpenSearchRequest): Promise<{ built: true }> 
     engine.dispose();
   }
   // written last: a build that failed half-way is redone on the next run
-  writeFileSync(path.join(request.storeDir, 'built'), new Date().toISOString());
+  writeFileSync(path.join(request.storeDir, 'built'), storeFormat());
   return { built: true };
 }
 
