@@ -25,14 +25,16 @@ export function wholeFileScores(
   weights: ReadonlyMap<string, number> = new Map(),
 ): Map<string, number> {
   const { idf, averageLength } = fileStatistics(lexical, terms, weights);
+  const termWeights = [...idf.values()];
+  const files = lexical.fileTermCounts(paths, FILE_LEVELS, [...idf.keys()]);
   const scores = new Map<string, number>();
-  for (const path of paths) {
-    const { length, frequency } = fileTerms(lexical, path, idf.keys());
+  paths.forEach((path, at) => {
+    const { length, counts } = files[at]!;
     let score = 0;
-    for (const [term, weight] of idf)
-      score += bm25TermScore(weight, frequency.get(term)!, length, averageLength);
+    for (let i = 0; i < termWeights.length; i++)
+      score += bm25TermScore(termWeights[i]!, counts[i]!, length, averageLength);
     if (score > 0) scores.set(path, score);
-  }
+  });
   return scores;
 }
 
@@ -55,22 +57,6 @@ function fileStatistics(
     if (frequency) idf.set(term, (weights.get(term) ?? 1) * bm25Idf(chunks, frequency));
   }
   return { idf, averageLength: files ? totalLength / files : 0 };
-}
-
-/** A file's length and term frequencies: the sums over its chunks. */
-function fileTerms(
-  lexical: LexicalIndex,
-  path: string,
-  terms: Iterable<string>,
-): { length: number; frequency: Map<string, number> } {
-  const documents = lexical.documentsAt(path).filter((doc) => FILE_LEVELS.includes(doc.level));
-  const frequency = new Map<string, number>();
-  for (const term of terms)
-    frequency.set(
-      term,
-      documents.reduce((sum, doc) => sum + doc.termFrequency(term), 0),
-    );
-  return { length: documents.reduce((sum, doc) => sum + doc.length, 0), frequency };
 }
 
 /** The words of a path's folders and file name (extension dropped), split like identifiers. */

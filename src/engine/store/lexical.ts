@@ -440,6 +440,31 @@ export class LexicalIndex {
       .map((docId) => this.document(docId)!);
   }
 
+  /**
+   * Per path of `paths`, in order: the summed text length of its live chunks of `levels` and,
+   * per term of `terms`, its summed count in their texts (0 when absent): a file's whole text
+   * seen through its chunks, each term's id found once for all of them.
+   */
+  fileTermCounts(
+    paths: readonly string[],
+    levels: readonly ChunkLevel[],
+    terms: readonly string[],
+  ): { length: number; counts: number[] }[] {
+    const wanted = new Set(levels.map((level) => LEVEL_INDEX.get(level)!));
+    const ids = terms.map((term) => this.termIds.get(term) ?? -1);
+    return paths.map((filePath) => {
+      const counts = new Array<number>(ids.length).fill(0);
+      let length = 0;
+      for (const docId of this.byPath.get(filePath) ?? []) {
+        if (!this.isLive(docId) || !wanted.has(this.levels[docId]!)) continue;
+        length += this.lengths[docId]!;
+        for (let i = 0; i < ids.length; i++)
+          if (ids[i]! >= 0) counts[i]! += this.chunkTerms.frequency(docId, ids[i]!);
+      }
+      return { length, counts };
+    });
+  }
+
   /** The distinct terms of a chunk's text. */
   termsOf(docId: number): string[] {
     if (!this.isLive(docId)) return [];

@@ -1,4 +1,5 @@
 import * as assert from 'node:assert/strict';
+import fc from 'fast-check';
 import type { ChunkLevel } from '../../../src/engine/model';
 import {
   closestUnlisted,
@@ -66,6 +67,54 @@ describe('whole-file evidence', () => {
       new Map([['backoff', 0.5]]),
     );
     assert.ok(Math.abs(related.get('spread.py')! - full / 2) < 1e-9);
+  });
+});
+
+/** A file's length and term counts as read chunk by chunk through the index's per-chunk view. */
+function countsChunkByChunk(lexical: LexicalIndex, path: string, terms: readonly string[]) {
+  const documents = lexical
+    .documentsAt(path)
+    .filter((doc) => ['file', 'class', 'function'].includes(doc.level));
+  return {
+    length: documents.reduce((sum, doc) => sum + doc.length, 0),
+    counts: terms.map((term) => documents.reduce((sum, doc) => sum + doc.termFrequency(term), 0)),
+  };
+}
+
+describe('whole-file term counts', () => {
+  const word = fc.constantFrom('retry', 'parse', 'token', 'loop', 'value', 'request', 'backoff');
+  const chunkArbitrary = fc.record({
+    file: fc.integer({ min: 0, max: 5 }),
+    level: fc.constantFrom<ChunkLevel>('file', 'class', 'function', 'directory'),
+    terms: fc.dictionary(word, fc.integer({ min: 1, max: 9 })),
+  });
+
+  it('equal the chunk-by-chunk sums on random indexes, after removals and re-adds', () => {
+    fc.assert(
+      fc.property(
+        fc.array(chunkArbitrary, { maxLength: 40 }),
+        fc.array(fc.integer({ min: 0, max: 5 }), { maxLength: 3 }),
+        fc.array(chunkArbitrary, { maxLength: 10 }),
+        fc.uniqueArray(fc.oneof(word, fc.constant('absent')), { maxLength: 5 }),
+        (chunks, removed, added, terms) => {
+          const lexical = new LexicalIndex();
+          const add = (batch: typeof chunks, tag: string) =>
+            lexical.add(
+              batch.map((entry, i) =>
+                chunk(`f${entry.file}.py`, `${tag}${i}`, entry.level, entry.terms),
+              ),
+            );
+          add(chunks, 'a');
+          lexical.removePaths(removed.map((file) => `f${file}.py`));
+          add(added, 'b');
+          const paths = Array.from({ length: 7 }, (_, file) => `f${file}.py`);
+          assert.deepEqual(
+            lexical.fileTermCounts(paths, ['file', 'class', 'function'], terms),
+            paths.map((path) => countsChunkByChunk(lexical, path, terms)),
+          );
+        },
+      ),
+    );
   });
 });
 
