@@ -50,6 +50,41 @@ let counter: Promise<TokenCounter> | undefined;
 /** Tokens per piece of text, kept across searches: code is made of the same few pieces. */
 const pieceTokens = new Map<string, number>();
 const PIECE_CACHE = 200_000;
+/**
+ * Tokens per text kept across searches, each bounded by the characters of its keys: a numbered
+ * line's number (`  12 |`) and text (` text` and its line break), and whole items that are not
+ * numbered lines (a parent's first lines, a folder's summary), which the next question often
+ * shows again. A full cache is emptied and fills again.
+ */
+class TextTokens {
+  private readonly counts = new Map<string, number>();
+  private characters = 0;
+
+  constructor(private readonly maxCharacters: number) {}
+
+  count(text: string, counter: TokenCounter): number {
+    let tokens = this.counts.get(text);
+    if (tokens === undefined) {
+      tokens = countWith(counter, text);
+      if (this.characters + text.length > this.maxCharacters) {
+        this.counts.clear();
+        this.characters = 0;
+      }
+      this.counts.set(text, tokens);
+      this.characters += text.length;
+    }
+    return tokens;
+  }
+}
+const lineTokens = new TextTokens(2_000_000);
+const itemTokens = new TextTokens(2_000_000);
+
+function loadCounter(): Promise<TokenCounter> {
+  counter ??= import('js-tiktoken/ranks/cl100k_base').then(
+    (ranks) => new TokenCounter(ranks.default),
+  );
+  return counter;
+}
 
 /**
  * Counts tokens with the cl100k encoding, its ranks loaded once. The encoding first cuts text
@@ -57,16 +92,16 @@ const PIECE_CACHE = 200_000;
  * of its pieces' counts: pieces are counted once and kept, and a search only looks them up.
  */
 export async function countTokens(text: string): Promise<number> {
-  counter ??= import('js-tiktoken/ranks/cl100k_base').then(
-    (ranks) => new TokenCounter(ranks.default),
-  );
-  const tokens = await counter;
+  return countWith(await loadCounter(), text);
+}
+
+function countWith(counter: TokenCounter, text: string): number {
   let total = 0;
-  for (const [piece] of text.matchAll(tokens.pieces)) {
+  for (const [piece] of text.matchAll(counter.pieces)) {
     let count = pieceTokens.get(piece);
     if (count === undefined) {
       // special-token names are ordinary text here, as in the whole-text encoding
-      count = tokens.countPiece(piece);
+      count = counter.countPiece(piece);
       if (pieceTokens.size >= PIECE_CACHE) pieceTokens.clear();
       pieceTokens.set(piece, count);
     }
@@ -75,19 +110,34 @@ export async function countTokens(text: string): Promise<number> {
   return total;
 }
 
-type TokenCount = (text: string) => Promise<number>;
+/**
+ * The tokens of `${title}\n${numberedLines(lines, width)}`, without cutting that text into pieces
+ * again each question. The encoding's pattern looks at no text before a piece, and no piece goes
+ * past a line break followed by neither \r nor \n, nor past a `|` followed by a space. A numbered
+ * line starts with a space or a digit, so the count is the title's (with its line break) plus,
+ * per line, its number's (`  12 |`) and its text's (` text` and its line break, none after the
+ * last): line counts are kept across questions, which show the same code again.
+ */
+export async function numberedItemTokens(
+  title: string,
+  lines: readonly CodeLine[],
+  width: number,
+): Promise<number> {
+  const counter = await loadCounter();
+  let total = countWith(counter, `${title}\n`);
+  lines.forEach((line, i) => {
+    total += lineTokens.count(`${String(line.line).padStart(width)} |`, counter);
+    total +=
+      i + 1 < lines.length
+        ? lineTokens.count(` ${line.text}\n`, counter)
+        : countWith(counter, ` ${line.text}`);
+  });
+  return total;
+}
 
-/** `count`, each text counted once. */
-function memoised(count: TokenCount): TokenCount {
-  const counts = new Map<string, number>();
-  return async (text) => {
-    let tokens = counts.get(text);
-    if (tokens === undefined) {
-      tokens = await count(text);
-      counts.set(text, tokens);
-    }
-    return tokens;
-  };
+/** The tokens of a whole item's text, kept across questions. */
+async function itemTextTokens(text: string): Promise<number> {
+  return itemTokens.count(text, await loadCounter());
 }
 
 export async function buildContext(
@@ -98,8 +148,6 @@ export async function buildContext(
 ): Promise<BudgetedContext> {
   const parentIds = spans.flatMap((span) => parentsOf(catalog, span.chunkId));
   const bodies = await texts.get([...spans.map((span) => span.chunkId), ...parentIds]);
-  // a parent is counted again for each of its spans the budget turns down, a cut item twice
-  const count = memoised(countTokens);
   const items: ContextItem[] = [];
   const kept: Span[] = [];
   const included = new Set<string>();
@@ -115,7 +163,9 @@ export async function buildContext(
       const body = bodies.get(parentId);
       if (parent && body)
         pending.push(
-          await item(parent, 'parent', parent.startLine, parent.endLine, headerOf(body), count),
+          await item(parent, 'parent', parent.startLine, parent.endLine, {
+            text: headerOf(body),
+          }),
         );
     }
     const evidence = await item(
@@ -123,8 +173,7 @@ export async function buildContext(
       'evidence',
       span.startLine,
       span.endLine,
-      spanText(meta, bodies.get(span.chunkId), span),
-      count,
+      spanBody(meta, bodies.get(span.chunkId), span),
     );
     const cost = pending.reduce((sum, entry) => sum + entry.tokens, evidence.tokens);
     if (used + cost > budget) {
@@ -147,15 +196,22 @@ export async function buildContext(
   return { items, spans: kept, tokens: used, budget, droppedSpans: dropped };
 }
 
+/** What an item shows: plain text, or code lines numbered to `width` digits. */
+interface ItemBody {
+  readonly text: string;
+  readonly numbered?: { readonly lines: readonly CodeLine[]; readonly width: number };
+}
+
 /** The numbered lines of a span; directories and files without code show their summary. */
-function spanText(meta: ChunkMeta, body: string | undefined, span: Span): string {
-  if (!body) return '';
-  if (meta.level === 'directory') return body;
+function spanBody(meta: ChunkMeta, body: string | undefined, span: Span): ItemBody {
+  if (!body) return { text: '' };
+  if (meta.level === 'directory') return { text: body };
   const lines = codeLines(meta, body).filter(
     (line) => line.line >= span.startLine && line.line <= span.endLine,
   );
-  if (!lines.length) return headerOf(body);
-  return numberedLines(lines, String(span.endLine).length);
+  if (!lines.length) return { text: headerOf(body) };
+  const width = String(span.endLine).length;
+  return { text: numberedLines(lines, width), numbered: { lines, width } };
 }
 
 /** Code lines as models read and cite them: `number | text`, the numbers right-aligned to `width` digits. */
@@ -186,18 +242,19 @@ async function item(
   role: ContextItem['role'],
   startLine: number,
   endLine: number,
-  text: string,
-  count: TokenCount,
+  shown: ItemBody,
 ): Promise<ContextItem> {
   const title = `### ${meta.filePath ?? `${meta.directoryPath}/`}${meta.level === 'directory' ? '' : `:${startLine}-${endLine}`} (${meta.level}${meta.className || meta.functionName ? ` ${[meta.className, meta.functionName].filter(Boolean).join('.')}` : ''}${role === 'parent' ? ', surroundings' : ''})`;
-  let body = text;
-  let tokens = await count(`${title}\n${body}`);
+  let body = shown.text;
+  let tokens = shown.numbered
+    ? await numberedItemTokens(title, shown.numbered.lines, shown.numbered.width)
+    : await itemTextTokens(`${title}\n${body}`);
   let truncated = false;
   if (tokens > ITEM_CAP) {
     const lines = body.split('\n');
     const keep = linesToKeep(lines.length, tokens, ITEM_CAP, 3);
     body = `${lines.slice(0, keep).join('\n')}\n${linesNotShown(lines.length - keep)}`;
-    tokens = await count(`${title}\n${body}`);
+    tokens = await itemTextTokens(`${title}\n${body}`);
     truncated = true;
   }
   return {

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { Tiktoken } from 'js-tiktoken/lite';
 import ranks from 'js-tiktoken/ranks/cl100k_base';
 import fc from 'fast-check';
-import { countTokens } from '../../../src/engine/search/context';
+import { countTokens, numberedItemTokens, numberedLines } from '../../../src/engine/search/context';
 
 describe('token counting', () => {
   it('counts exactly what encoding the whole text counts, piece by piece', async () => {
@@ -40,6 +40,34 @@ describe('token counting', () => {
         async (parts, extra) => {
           const text = parts.join('') + extra;
           assert.equal(await countTokens(text), tiktoken.encode(text, [], []).length);
+        },
+      ),
+      { numRuns: 400 },
+    );
+  });
+
+  it('counts a titled item of numbered lines line by line as counting it whole does', async () => {
+    // a code line never holds a line break; anything else may be in it
+    const piece = fc.constantFrom(
+      ...'abcXYZ_019 \t\r\'"(){}[]<>|!=.,;:+-*/ëé日本語🎉ßŁ\u00a0\u2028'.split(''),
+      '    ',
+      'return',
+      "'s",
+      '<|endoftext|>',
+    );
+    const text = fc.array(piece, { maxLength: 30 }).map((parts) => parts.join(''));
+    await fc.assert(
+      fc.asyncProperty(
+        fc.string(),
+        fc.array(fc.record({ line: fc.integer({ min: 1, max: 123_456 }), text }), {
+          maxLength: 12,
+        }),
+        fc.integer({ min: 1, max: 6 }),
+        async (title, lines, width) => {
+          const whole = await countTokens(`${title}\n${numberedLines(lines, width)}`);
+          // twice: counted, then from the kept line counts
+          assert.equal(await numberedItemTokens(title, lines, width), whole);
+          assert.equal(await numberedItemTokens(title, lines, width), whole);
         },
       ),
       { numRuns: 400 },
