@@ -3,7 +3,7 @@ import { createInterface } from 'node:readline';
 import * as path from 'node:path';
 import { z } from 'zod';
 import { CHUNK_LEVELS, type ChunkLevel } from '../model';
-import { writeFileAtomic } from '../util/atomic-file';
+import { appendAt, writeFileAtomic } from '../util/atomic-file';
 
 /**
  * The lexical segment: per chunk level, a posting list per term (the chunks holding it, in
@@ -673,15 +673,7 @@ export class LexicalIndex {
     });
     const bytes = Buffer.from(`${line}\n`, 'utf8');
     await fs.mkdir(path.dirname(file), { recursive: true });
-    const handle = await fs.open(file, 'a+');
-    try {
-      await handle.truncate(offset);
-      await handle.write(bytes, 0, bytes.length, offset);
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    return offset + bytes.length;
+    return appendAt(file, bytes, offset);
   }
 
   /**

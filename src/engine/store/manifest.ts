@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
-import { writeFileAtomic } from '../util/atomic-file';
+import { appendAt, writeFileAtomic } from '../util/atomic-file';
 
 /**
  * The manifest is the store's commit point: data for a file counts as indexed only once the
@@ -255,19 +255,6 @@ async function writeFilesSnapshot(
   // a delta left by a write of this generation that never committed starts over
   await fs.rm(filesDeltaPath(directory, generation), { force: true });
   return { directory, generation, deltaBytes: 0, snapshotBytes: Buffer.byteLength(text) };
-}
-
-/** Writes `bytes` at `offset` of `file`, dropping anything after it first; returns the new length. */
-async function appendAt(file: string, bytes: Buffer, offset: number): Promise<number> {
-  const handle = await fs.open(file, 'a+');
-  try {
-    await handle.truncate(offset);
-    await handle.write(bytes, 0, bytes.length, offset);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  return offset + bytes.length;
 }
 
 /** Once a new snapshot is committed, the older generations' files go. */

@@ -23,6 +23,22 @@ export async function writeFileAtomic(target: string, data: string | Uint8Array)
   await syncDirectory(path.dirname(target));
 }
 
+/**
+ * Writes `bytes` at `offset` of an append-only log, dropping anything after it first (left by a
+ * write that never committed), flushed before returning; returns the log's new length.
+ */
+export async function appendAt(file: string, bytes: Uint8Array, offset: number): Promise<number> {
+  const handle = await fs.open(file, 'a+');
+  try {
+    await handle.truncate(offset);
+    await handle.write(bytes, 0, bytes.length, offset);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  return offset + bytes.length;
+}
+
 async function syncDirectory(dir: string): Promise<void> {
   const handle = await fs.open(dir, 'r');
   try {
