@@ -194,7 +194,8 @@ describe('reliability campaign', function () {
       );
     }
     await Promise.all(readers);
-    assert.equal((await writer).code, 0);
+    const written = await writer;
+    assert.equal(written.code, 0, written.stderr);
     const { notices, state } = await reopenAndIndex(root, storeDir);
     assert.ok(!notices.some((notice) => REBUILT.test(notice)), notices.join('\n'));
     assert.deepEqual(state, await freshObservable(root));

@@ -72,6 +72,28 @@ describe('store safety', () => {
     assert.notDeepEqual(before, withoutManifest);
   });
 
+  it('a store opened while another process held the lock writes once the lock is free', async () => {
+    const root = scratch.fixture('shop-py');
+    const engine = await openEngine(scratch, root);
+    const storeDir = engine.storeDir;
+    unwrap(await engine.index());
+    engine.dispose();
+    const lock = lockBy(storeDir, { pid: sleeper.pid });
+    const reader = await openEngine(scratch, root, { storeDir });
+    try {
+      rmSync(lock);
+      writeFileSync(
+        path.join(root, 'shop', 'zoo.py'),
+        'def zebra_quota(n):\n    """How many zebras fit."""\n    return n * 2\n',
+      );
+      unwrap(await reader.updateFiles(['shop/zoo.py']));
+      const spans = unwrap(await reader.search({ query: 'zebra_quota' })).spans;
+      assert.ok(spans.some((span) => span.path === 'shop/zoo.py'));
+    } finally {
+      reader.dispose();
+    }
+  });
+
   it('sees the commits of another writer on the next search', async () => {
     const root = scratch.fixture('shop-py');
     const writer = await openEngine(scratch, root);

@@ -343,8 +343,12 @@ export class IndexStore {
    */
   async prepareWrite(): Promise<string[]> {
     const stamp = await fileStamp(manifestPath(this.directory));
+    // a store opened as a reader (the lock was taken then) reloads as a writer: its texts file
+    // was opened read-only
+    const writable = this.textsState.forWriting;
     // the manifest this store loaded or wrote last is still there: no need to read it again
     if (
+      writable &&
       !this.dirty &&
       stamp !== null &&
       stamp === this.manifestStamp &&
@@ -357,6 +361,7 @@ export class IndexStore {
     }
     const read = await readManifest(manifestPath(this.directory));
     const current =
+      writable &&
       !this.dirty &&
       stamp === this.manifestStamp &&
       read.kind === 'ok' &&
@@ -368,6 +373,7 @@ export class IndexStore {
       return notices;
     }
     const untouched =
+      writable &&
       read.kind === 'missing' &&
       !this.dirty &&
       !this.manifestState.tableVersions &&

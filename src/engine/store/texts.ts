@@ -60,6 +60,11 @@ export class TextsFile {
     private readonly writable: boolean,
   ) {}
 
+  /** Whether this file was opened to be written (a reader's cannot be, even once it holds the lock). */
+  get forWriting(): boolean {
+    return this.writable;
+  }
+
   /** Texts of a store with nothing to read (a reader before any commit): never written. */
   static empty(): TextsFile {
     return new TextsFile(null, null, 0, false);
