@@ -39,6 +39,14 @@ describe('store safety', () => {
     return file;
   }
 
+  /** A new file with a function no fixture has, for "did the write land" checks. */
+  function addZebraQuota(root: string): void {
+    writeFileSync(
+      path.join(root, 'shop', 'zoo.py'),
+      'def zebra_quota(n):\n    """How many zebras fit."""\n    return n * 2\n',
+    );
+  }
+
   it('a reader, while another process holds the lock, writes nothing, even with the manifest gone', async () => {
     const root = scratch.fixture('shop-py');
     const engine = await openEngine(scratch, root);
@@ -82,10 +90,7 @@ describe('store safety', () => {
     const reader = await openEngine(scratch, root, { storeDir });
     try {
       rmSync(lock);
-      writeFileSync(
-        path.join(root, 'shop', 'zoo.py'),
-        'def zebra_quota(n):\n    """How many zebras fit."""\n    return n * 2\n',
-      );
+      addZebraQuota(root);
       unwrap(await reader.updateFiles(['shop/zoo.py']));
       const spans = unwrap(await reader.search({ query: 'zebra_quota' })).spans;
       assert.ok(spans.some((span) => span.path === 'shop/zoo.py'));
@@ -101,10 +106,7 @@ describe('store safety', () => {
     const reader = await openEngine(scratch, root, { storeDir: writer.storeDir });
     try {
       assert.equal(unwrap(await reader.search({ query: 'zebra_quota' })).spans.length, 0);
-      writeFileSync(
-        path.join(root, 'shop', 'zoo.py'),
-        'def zebra_quota(n):\n    """How many zebras fit."""\n    return n * 2\n',
-      );
+      addZebraQuota(root);
       unwrap(await writer.updateFiles(['shop/zoo.py']));
       const spans = unwrap(await reader.search({ query: 'zebra_quota' })).spans;
       assert.ok(spans.some((span) => span.path === 'shop/zoo.py'));
