@@ -66,3 +66,30 @@ export async function timeSearch(engine: Engine, query: string): Promise<number>
   unwrap(await engine.search({ query }));
   return performance.now() - started;
 }
+
+/** The engine opened and its first question asked: what a user waits for after opening a folder. */
+export interface OpenedEngine {
+  readonly engine: Engine;
+  readonly openSeconds: number;
+  /** The first question pays for loading what search keeps in memory. */
+  readonly firstQueryMs: number;
+}
+
+export async function openAndAskFirst(
+  request: EngineRequest,
+  firstQuery: string,
+): Promise<OpenedEngine> {
+  const opened = performance.now();
+  const engine = await openEngine(request);
+  const openSeconds = round((performance.now() - opened) / 1000, 2);
+  try {
+    return { engine, openSeconds, firstQueryMs: round(await timeSearch(engine, firstQuery), 1) };
+  } catch (cause) {
+    engine.dispose();
+    throw cause;
+  }
+}
+
+export function round(value: number, digits: number): number {
+  return Math.round(value * 10 ** digits) / 10 ** digits;
+}

@@ -18,6 +18,7 @@ import { logHub } from '../src/engine/log/logger';
 import { MemorySink } from '../src/engine/log/sinks';
 import { languageById } from '../src/engine/lang/registry';
 import { unwrap } from '../src/engine/util/result';
+import { round } from './child';
 import { scalePlot } from './plot';
 import { benchOpenSearch, OPEN_SEARCH_CHILD, serveOpenSearchChild } from './scale-open';
 import { benchScaleRow, SCALE_CHILD, scaleRows, serveScaleChild, type ScaleRow } from './scale';
@@ -289,10 +290,6 @@ function benchCorpus(id: string): string {
   const spec = readCorpora().corpora.find((corpus) => corpus.id === id);
   if (!spec) throw new Error(`bench/corpora.json has no corpus ${id}`);
   return packageRoot(spec);
-}
-
-function round(value: number, digits: number): number {
-  return Math.round(value * 10 ** digits) / 10 ** digits;
 }
 
 if (process.argv.includes(SCALE_CHILD)) serveScaleChild();

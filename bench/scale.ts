@@ -25,7 +25,7 @@ import { logHub } from '../src/engine/log/logger';
 import { MemorySink } from '../src/engine/log/sinks';
 import { unwrap } from '../src/engine/util/result';
 import { lowerThreadPriority } from '../src/engine/util/thread-priority';
-import { openEngine, runChild, serveChild, timeSearch } from './child';
+import { openAndAskFirst, openEngine, round, runChild, serveChild, timeSearch } from './child';
 import { available, fts5Times, percentile, ripgrepTimes, summarise } from './scale-baselines';
 import { readCorpora, rowRoot, type RowSpec } from './scale-corpus';
 import { sampleQueries, type BenchQuery } from './scale-queries';
@@ -253,14 +253,11 @@ async function coldPhase(request: ChildRequest): Promise<ColdReport> {
 }
 
 async function warmPhase(request: ChildRequest): Promise<WarmReport> {
-  const opened = performance.now();
-  const engine = await openEngine(request);
-  const openSeconds = round((performance.now() - opened) / 1000, 2);
+  // the rest of the questions are each asked once, so no question is answered from what an
+  // earlier asking of it left in a cache
+  const [first, ...rest] = request.queries;
+  const { engine, openSeconds, firstQueryMs } = await openAndAskFirst(request, first!.text);
   try {
-    // the first question pays for loading what search keeps in memory; the rest are each asked
-    // once, so no question is answered from what an earlier asking of it left in a cache
-    const [first, ...rest] = request.queries;
-    const firstQueryMs = round(await timeSearch(engine, first!.text), 1);
     const searchTimes: number[] = [];
     for (const query of rest) searchTimes.push(await timeSearch(engine, query.text));
     const rssMb = Math.round(process.memoryUsage().rss / 2 ** 20);
@@ -338,8 +335,4 @@ function folderBytes(folder: string): number {
     total += entry.isDirectory() ? folderBytes(full) : statSync(full).size;
   }
   return total;
-}
-
-function round(value: number, digits: number): number {
-  return Math.round(value * 10 ** digits) / 10 ** digits;
 }
