@@ -1,6 +1,7 @@
 import { strict as assert } from 'node:assert';
-import type { Engine } from '../../src/engine/engine';
+import type { Engine, EngineOptions } from '../../src/engine/engine';
 import { unwrap } from '../../src/engine/util/result';
+import { openEngine, type Scratch } from './workspace';
 
 /**
  * Everything an index holds, in a canonical order: two stores with equal snapshots answer every
@@ -44,4 +45,19 @@ export async function storeSnapshot(engine: Engine): Promise<unknown> {
     vocabulary: [...store.lexical.vocabulary()].sort(),
     files,
   };
+}
+
+/** The snapshot of a fresh index of `root`: what an incrementally updated store must equal. */
+export async function freshSnapshot(
+  scratch: Scratch,
+  root: string,
+  options: Partial<EngineOptions> = {},
+): Promise<unknown> {
+  const fresh = await openEngine(scratch, root, options);
+  try {
+    unwrap(await fresh.index());
+    return await storeSnapshot(fresh);
+  } finally {
+    fresh.dispose();
+  }
 }

@@ -14,7 +14,7 @@ import { unwrap } from '../../src/engine/util/result';
 import { directoryChunkId } from '../../src/engine/index/directories';
 import { VectorScan } from '../../src/engine/search/vectors';
 import { captureLogs, eventsNamed } from '../helpers/logs';
-import { storeSnapshot } from '../helpers/snapshot';
+import { freshSnapshot, storeSnapshot } from '../helpers/snapshot';
 import { openEngine, POTION_MODEL, Scratch, writeTree } from '../helpers/workspace';
 
 /** After any sequence of edits, an updated index equals a fresh index of the final tree. */
@@ -41,16 +41,6 @@ describe('incremental indexing', () => {
     };
   }
 
-  async function freshSnapshot(root: string): Promise<unknown> {
-    const fresh = await openEngine(scratch, root);
-    try {
-      unwrap(await fresh.index());
-      return await storeSnapshot(fresh);
-    } finally {
-      fresh.dispose();
-    }
-  }
-
   it('per-file updates, deletes and renames equal a fresh index, also after reopening the store', async () => {
     const root = scratch.fixture('shop-py');
     const engine = await openEngine(scratch, root);
@@ -70,7 +60,7 @@ describe('incremental indexing', () => {
       assert.equal(engine.graph.callers('shop/db.py::reset_connections').length, before);
       assert.ok(!engine.graph.fact('shop/cycle_b.py::pong'));
       assert.equal(engine.store.manifest.files['shop/blob.py']!.skipped, 'binary');
-      assert.deepEqual(await storeSnapshot(engine), await freshSnapshot(root));
+      assert.deepEqual(await storeSnapshot(engine), await freshSnapshot(scratch, root));
     } finally {
       engine.dispose();
     }
@@ -78,7 +68,7 @@ describe('incremental indexing', () => {
     try {
       assert.deepEqual(
         await storeSnapshot(reopened),
-        await freshSnapshot(root),
+        await freshSnapshot(scratch, root),
         'the delta log restores the same index',
       );
       const summary = unwrap(await reopened.index());
@@ -98,7 +88,7 @@ describe('incremental indexing', () => {
       assert.equal(summary.indexed, 3, 'service.py, reports.py and helpers.py are parsed');
       assert.equal(summary.removed, 2, 'cycle_b.py and util.py are gone');
       assert.equal(summary.skipped.binary, 1);
-      assert.deepEqual(await storeSnapshot(engine), await freshSnapshot(root));
+      assert.deepEqual(await storeSnapshot(engine), await freshSnapshot(scratch, root));
     } finally {
       engine.dispose();
     }
@@ -119,7 +109,7 @@ describe('incremental indexing', () => {
         'file chunks and two functions per file, written once',
       );
       assert.equal((await batched.store.tables.counts()).chunks, batched.store.catalog.size);
-      assert.deepEqual(await storeSnapshot(batched), await freshSnapshot(root));
+      assert.deepEqual(await storeSnapshot(batched), await freshSnapshot(scratch, root));
     } finally {
       batched.dispose();
     }
