@@ -1,9 +1,12 @@
 /**
  * The bench runs the engine in child processes so that each one's peak RSS is the engine's
- * alone. A request goes to the child over IPC; the child answers with one report or one error.
+ * alone, with the environment the extension starts its engine process with (glibc's memory
+ * settings: host/engine-process.ts). A request goes to the child over IPC; the child answers
+ * with one report or one error.
  */
 import { fork } from 'node:child_process';
 import { Engine } from '../src/engine/engine';
+import { engineProcessEnv } from '../src/engine/host/engine-process';
 import { unwrap } from '../src/engine/util/result';
 
 /** What every child needs to open the engine on a row's tree and store. */
@@ -23,6 +26,7 @@ export function runChild<T>(
   return new Promise((resolve, reject) => {
     const child = fork(process.argv[1]!, [flag], {
       execArgv: ['--max-old-space-size=16384', ...execArgv],
+      env: engineProcessEnv(),
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     let report: T | undefined;

@@ -24,7 +24,7 @@ import { languageById } from '../src/engine/lang/registry';
 import { logHub } from '../src/engine/log/logger';
 import { MemorySink } from '../src/engine/log/sinks';
 import { unwrap } from '../src/engine/util/result';
-import { lowerThreadPriority } from '../src/engine/util/thread-priority';
+import { lowerProcessPriority } from '../src/engine/util/thread-priority';
 import { openAndAskFirst, openEngine, round, runChild, serveChild, timeSearch } from './child';
 import { available, fts5Times, percentile, ripgrepTimes, summarise } from './scale-baselines';
 import { readCorpora, rowRoot, type RowSpec } from './scale-corpus';
@@ -223,9 +223,10 @@ export function serveScaleChild(): void {
 }
 
 async function coldPhase(request: ChildRequest): Promise<ColdReport> {
-  // the extension runs the engine below the editor's priority (host/engine-worker.ts), and the
-  // editor-side lag measured meanwhile is only that of the product when the engine here does too
-  const priorityKept = lowerThreadPriority();
+  // the extension runs the engine's process below the editor's priority (host/engine-worker.ts),
+  // and the editor-side lag measured meanwhile is only that of the product when the engine here
+  // does too
+  const priorityKept = lowerProcessPriority();
   if (priorityKept) process.stderr.write(`bench: the engine keeps its priority: ${priorityKept}\n`);
   const engine = await openEngine(request);
   try {

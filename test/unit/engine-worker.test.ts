@@ -4,11 +4,14 @@ import { EngineWorkerClient } from '../../src/engine/host/client';
 import type { RemoteCall } from '../../src/engine/host/remote-llm';
 import { ok } from '../../src/engine/util/result';
 import type { IndexProgress } from '../../src/engine/index/indexer';
+import { crashEngine } from '../helpers/engine-process';
 import { threadNiceValues } from '../helpers/threads';
 import { Scratch, writeTree } from '../helpers/workspace';
 import { getPriority } from 'node:os';
+import { readFileSync } from 'node:fs';
+import type { LogEvent } from '../../src/engine/log/logger';
 
-/** The engine in its worker thread, driven through the typed protocol the extension uses. */
+/** The engine in its own process, driven through the typed protocol the extension uses. */
 describe('engine worker', function () {
   this.timeout(60_000);
   const scratch = new Scratch();
@@ -59,31 +62,96 @@ describe('engine worker', function () {
     assert.ok(stats.ok && stats.value.files === 9);
   });
 
-  it('runs below the priority of the editor, which keeps its own (Linux)', async function () {
+  it('runs in a process of its own, every thread below the priority of the editor, which keeps its own (Linux)', async function () {
     if (process.platform !== 'linux') this.skip();
     const editor = getPriority();
-    const lowered = () => threadNiceValues().filter((nice) => nice === 10).length;
-    const before = lowered();
     const engine = new EngineWorkerClient({ logLevel: 'warn' });
     try {
       const root = scratch.tree({ 'a.py': 'def a():\n    return 1\n' });
-      assert.ok((await engine.open(folder(root))).ok);
-      assert.ok(lowered() > before, 'the engine worker thread is not at nice 10');
+      // a parse pool of its own: the parse worker threads must be lowered too
+      assert.ok((await engine.open({ ...folder(root), workers: 1 })).ok);
+      assert.ok((await engine.index(root)).ok);
+      const pid = engine.processId!;
+      assert.notEqual(pid, process.pid);
+      const nice = threadNiceValues(pid);
+      assert.ok(nice.length > 1, 'the engine process runs threads');
+      assert.deepEqual(
+        nice.filter((value) => value !== 10),
+        [],
+        'every thread of the engine process is at nice 10',
+      );
       assert.equal(getPriority(), editor);
     } finally {
       engine.dispose();
     }
   });
 
-  it('fails a request made after the worker stopped, instead of leaving it unanswered', async () => {
+  it('gives the engine process the memory settings and runs it as Node under Electron', async function () {
+    if (process.platform !== 'linux') this.skip();
+    const engine = new EngineWorkerClient({ logLevel: 'warn' });
+    try {
+      assert.ok((await engine.close('/nothing-open')).ok, 'the engine answers');
+      const environment = new Map(
+        readFileSync(`/proc/${engine.processId}/environ`, 'utf8')
+          .split('\0')
+          .map((entry) => [
+            entry.slice(0, entry.indexOf('=')),
+            entry.slice(entry.indexOf('=') + 1),
+          ]),
+      );
+      assert.equal(
+        environment.get('MALLOC_TRIM_THRESHOLD_'),
+        process.env.MALLOC_TRIM_THRESHOLD_ ?? '131072',
+      );
+      assert.equal(environment.get('MALLOC_ARENA_MAX'), process.env.MALLOC_ARENA_MAX ?? '2');
+      assert.equal(environment.get('ELECTRON_RUN_AS_NODE'), '1');
+    } finally {
+      engine.dispose();
+    }
+  });
+
+  it('ends the engine process on dispose', async () => {
+    const engine = new EngineWorkerClient({ logLevel: 'warn' });
+    assert.ok((await engine.close('/nothing-open')).ok);
+    const pid = engine.processId!;
+    engine.dispose();
+    await waitUntil(() => !processRuns(pid));
+  });
+
+  it('passes on what the engine process writes to its output as log events, and says how it exited', async () => {
+    // Node writes a warning to stderr when a process exits with --trace-exit: the engine leaves
+    // through process.exit when stopped by a signal from outside (as a system shutdown does)
+    const options = process.env.NODE_OPTIONS;
+    process.env.NODE_OPTIONS = `${options ?? ''} --trace-exit`;
+    const engine = new EngineWorkerClient({ logLevel: 'warn' });
+    if (options === undefined) delete process.env.NODE_OPTIONS;
+    else process.env.NODE_OPTIONS = options;
+    try {
+      const events: LogEvent[] = [];
+      engine.onLog((event) => events.push(event));
+      const exited = new Promise<string>((resolve) => engine.onDidExit(resolve));
+      assert.ok((await engine.close('/nothing-open')).ok);
+      process.kill(engine.processId!, 'SIGTERM');
+      assert.equal(await exited, 'the engine exited (code 143)');
+      await waitUntil(() => events.some((event) => event.event === 'engine_output'));
+      const output = events.filter((event) => event.event === 'engine_output');
+      assert.ok(
+        output.some((event) => /Exited the environment with code 143/.test(String(event.line))),
+        JSON.stringify(output),
+      );
+      assert.ok(output.every((event) => event.level === 'warn' && event.stream === 'stderr'));
+    } finally {
+      engine.dispose();
+    }
+  });
+
+  it('fails a request made after the engine stopped, instead of leaving it unanswered', async () => {
     const stopping = new EngineWorkerClient({ logLevel: 'warn' });
     try {
       const exited = new Promise<string>((resolve) => stopping.onDidExit(resolve));
-      // what a crash of the worker thread looks like from the host
-      await (
-        stopping as unknown as { worker: { terminate(): Promise<number> } }
-      ).worker.terminate();
-      assert.match(await exited, /exited/);
+      assert.ok((await stopping.close('/nothing-open')).ok);
+      crashEngine(stopping);
+      assert.match(await exited, /the engine exited \(signal SIGKILL\)/);
       const closed = await stopping.close(scratch.folder());
       assert.equal(closed.ok, false);
       assert.match(
@@ -236,3 +304,21 @@ describe('engine worker', function () {
     assert.ok(!bad.ok && /Invalid input for resolve_symbol/.test(bad.error.message));
   });
 });
+
+/** Polls until `done` holds (events that cross a process boundary arrive in their own time). */
+async function waitUntil(done: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const started = Date.now();
+  while (!done()) {
+    if (Date.now() - started > timeoutMs) throw new Error('timed out waiting');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+function processRuns(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,7 +1,6 @@
 import { strict as assert } from 'node:assert';
-import * as path from 'node:path';
-import { Worker } from 'node:worker_threads';
 import { checkedResult } from '../../src/engine/host/client';
+import { forkEngine } from '../../src/engine/host/engine-process';
 import { METHODS, WorkerMessage } from '../../src/engine/host/protocol';
 
 /** The worker protocol's pairs: requests checked by the worker, responses by the client. */
@@ -45,11 +44,8 @@ describe('worker protocol', function () {
     });
   });
 
-  it('has the worker refuse a request whose params do not fit its method, naming the field', async () => {
-    const worker = new Worker(path.join(__dirname, '../../src/engine/host/engine-worker.ts'), {
-      workerData: { logLevel: 'error' },
-      execArgv: ['--require', 'tsx/cjs'],
-    });
+  it('has the engine process refuse a request whose params do not fit its method, naming the field', async () => {
+    const worker = forkEngine('error');
     try {
       const response = new Promise<unknown>((resolve) =>
         worker.on('message', (raw: unknown) => {
@@ -57,7 +53,7 @@ describe('worker protocol', function () {
           if (message.type === 'response') resolve(message);
         }),
       );
-      worker.postMessage({ type: 'request', id: 7, method: 'search', params: { root: '/r' } });
+      worker.send({ type: 'request', id: 7, method: 'search', params: { root: '/r' } });
       const answered = (await response) as { id: number; result: { ok: boolean; error: unknown } };
       assert.equal(answered.id, 7);
       assert.equal(answered.result.ok, false);
@@ -66,7 +62,7 @@ describe('worker protocol', function () {
         /"code":"invalid_input".*Malformed search request \(query: /,
       );
     } finally {
-      await worker.terminate();
+      worker.kill();
     }
   });
 });

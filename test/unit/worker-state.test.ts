@@ -1,12 +1,8 @@
 import { strict as assert } from 'node:assert';
 import * as path from 'node:path';
 import { EngineWorkerClient, type WorkerState } from '../../src/engine/host/client';
+import { crashEngine } from '../helpers/engine-process';
 import { Scratch } from '../helpers/workspace';
-
-/** What a crash of the worker thread looks like from the host. */
-function crash(client: EngineWorkerClient): Promise<number> {
-  return (client as unknown as { worker: { terminate(): Promise<number> } }).worker.terminate();
-}
 
 function nextState(client: EngineWorkerClient, count: number): Promise<WorkerState[]> {
   const states: WorkerState[] = [];
@@ -18,7 +14,7 @@ function nextState(client: EngineWorkerClient, count: number): Promise<WorkerSta
   });
 }
 
-/** The worker's state, which the editor's commands follow: stopped with a reason, running again. */
+/** The engine's state, which the editor's commands follow: stopped with a reason, running again. */
 describe('engine worker state', function () {
   this.timeout(60_000);
   const scratch = new Scratch();
@@ -39,7 +35,7 @@ describe('engine worker state', function () {
     try {
       assert.deepEqual(client.state, { running: true });
       const stopped = nextState(client, 1);
-      await crash(client);
+      crashEngine(client);
       const [state] = await stopped;
       assert.equal(state!.running, false);
       assert.match(!state!.running ? state!.reason : '', /the engine exited/);
@@ -85,7 +81,7 @@ describe('engine worker state', function () {
     });
     try {
       const first = nextState(client, 2);
-      await crash(client);
+      crashEngine(client);
       const states = await first;
       assert.deepEqual(
         states.map((state) => state.running),
@@ -94,7 +90,7 @@ describe('engine worker state', function () {
       assert.ok((await client.close('/nothing-open')).ok, 'the restarted worker answers');
 
       const second = nextState(client, 1);
-      await crash(client);
+      crashEngine(client);
       assert.equal((await second)[0]!.running, false);
       await new Promise((resolve) => setTimeout(resolve, 200));
       assert.equal(client.state.running, false, 'a worker that keeps dying stays stopped');

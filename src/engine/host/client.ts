@@ -1,14 +1,15 @@
-import { existsSync } from 'node:fs';
-import * as path from 'node:path';
-import { Worker } from 'node:worker_threads';
+import type { ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
 import type { LogEvent, LogLevel } from '../log/logger';
 import { Emitter, type Disposable, type Event } from '../util/event';
 import { describeError, fail, type Result } from '../util/result';
 import type { AssistantTurn } from '../llm/client';
+import { forkEngine } from './engine-process';
 import {
   METHODS,
   WorkerMessage,
   type FolderOptions,
+  type LlmReply,
   type Method,
   type Params,
   type RequestEnvelope,
@@ -18,9 +19,10 @@ import type { RemoteCall } from './remote-llm';
 import { applyTextUpdate, type TextUpdate } from './text-stream';
 
 /**
- * The editor's side of the engine worker: typed requests that resolve to Results, progress as
- * callbacks, cancellation through AbortSignal. Every response is checked against its method's
- * schema before a caller sees it. It imports nothing from `vscode`, so tests drive it directly.
+ * The editor's side of the engine, which runs in a process of its own (engine-process.ts): typed
+ * requests that resolve to Results, progress as callbacks, cancellation through AbortSignal. Every
+ * response is checked against its method's schema before a caller sees it. It imports nothing from
+ * `vscode`, so tests drive it directly.
  */
 export type IndexProgress = Extract<WorkerMessage, { type: 'progress' }>['progress'];
 export type AgentStep = Extract<WorkerMessage, { type: 'agentStep' }>['step'];
@@ -60,11 +62,14 @@ export interface WorkerClientOptions {
   readonly restartAfterCrash?: { readonly times: number; readonly windowMs: number };
 }
 
+/** How long a stopped engine may take to leave before it is killed outright. */
+const STOP_GRACE_MS = 2_000;
+
 /** The worker's state, for commands that need it: running, or stopped with the reason. */
 export type WorkerState = { readonly running: true } | { readonly running: false; reason: string };
 
 export class EngineWorkerClient implements Disposable {
-  private worker: Worker;
+  private worker: ChildProcess;
   private readonly pending = new Map<number, Pending>();
   /** Why the worker stopped, once it has. */
   private stopped: string | null = null;
@@ -92,6 +97,11 @@ export class EngineWorkerClient implements Disposable {
     this.worker = this.startWorker();
   }
 
+  /** The engine process's id, for the log and for tests that look at the process. */
+  get processId(): number | undefined {
+    return this.worker.pid;
+  }
+
   /** Whether requests can be served now, and if not, why. */
   get state(): WorkerState {
     return this.stopped === null ? { running: true } : { running: false, reason: this.stopped };
@@ -105,7 +115,7 @@ export class EngineWorkerClient implements Disposable {
     if (this.disposed) return;
     const old = this.worker;
     this.fail('the engine was restarted');
-    void old.terminate();
+    stopProcess(old);
     this.worker = this.startWorker();
     this.stopped = null;
     this.stateEmitter.fire(this.state);
@@ -196,28 +206,41 @@ export class EngineWorkerClient implements Disposable {
     if (this.disposed) return;
     this.disposed = true;
     this.fail('the engine was shut down');
-    void this.worker.terminate();
+    stopProcess(this.worker);
     this.logEmitter.dispose();
     this.changeEmitter.dispose();
     this.exitEmitter.dispose();
     this.stateEmitter.dispose();
   }
 
-  private startWorker(): Worker {
-    const script = workerScript();
-    const worker = new Worker(script.file, {
-      workerData: { logLevel: this.options.logLevel ?? 'info' },
-      execArgv: script.execArgv,
-    });
-    // a replaced worker's last events concern nobody: its requests have already failed
+  private startWorker(): ChildProcess {
+    const worker = forkEngine(this.options.logLevel ?? 'info');
+    // a replaced process's last events concern nobody: its requests have already failed
     const current = () => worker === this.worker;
     worker.on('message', (raw: unknown) => current() && this.receive(raw));
     worker.on(
       'error',
       (cause) => current() && this.died(`the engine stopped: ${describeError(cause)}`),
     );
-    worker.on('exit', (code) => current() && this.died(`the engine exited (code ${code})`));
+    worker.on('exit', (code, signal) => current() && this.died(exitReason(code, signal)));
+    this.forwardOutput(worker, current);
     return worker;
+  }
+
+  /**
+   * What the engine writes to its own output (a native library's warning, V8 saying it ran out
+   * of memory) goes to the log, where whoever reads why it stopped finds it.
+   */
+  private forwardOutput(worker: ChildProcess, current: () => boolean): void {
+    for (const [stream, level] of [
+      [worker.stdout, 'info'],
+      [worker.stderr, 'warn'],
+    ] as const) {
+      if (!stream) continue;
+      createInterface({ input: stream, crlfDelay: Infinity }).on('line', (line) => {
+        if (current() && line.trim()) this.logEmitter.fire(engineOutput(level, line));
+      });
+    }
   }
 
   /** The worker stopped on its own: say so, and start a new one unless it keeps dying. */
@@ -259,8 +282,9 @@ export class EngineWorkerClient implements Disposable {
     });
   }
 
-  private send(message: RequestEnvelope): void {
-    this.worker.postMessage(message);
+  private send(message: RequestEnvelope | LlmReply): void {
+    // a process that has just died cannot take it; its exit fails what was waiting on it
+    if (this.worker.connected) this.worker.send(message);
   }
 
   private receive(raw: unknown): void {
@@ -318,7 +342,7 @@ export class EngineWorkerClient implements Disposable {
       result = this.llmHandler
         ? await this.llmHandler(
             call,
-            (delta) => this.worker.postMessage({ type: 'llmDelta', callId, delta }),
+            (delta) => this.send({ type: 'llmDelta', callId, delta }),
             controller.signal,
           )
         : fail('model_unavailable', "VS Code's language models are not available here.");
@@ -332,7 +356,7 @@ export class EngineWorkerClient implements Disposable {
       this.hostCalls.delete(callId);
     }
     if (!this.disposed)
-      this.worker.postMessage({
+      this.send({
         type: 'llmReply',
         callId,
         result: result.ok
@@ -383,9 +407,30 @@ function protocolError(reason: string): LogEvent {
   };
 }
 
-/** The bundle ships engine-worker.js beside the extension; from sources it runs through tsx. */
-function workerScript(): { file: string; execArgv: string[] } {
-  const bundled = path.join(__dirname, 'engine-worker.js');
-  if (existsSync(bundled)) return { file: bundled, execArgv: [] };
-  return { file: path.join(__dirname, 'engine-worker.ts'), execArgv: ['--require', 'tsx/cjs'] };
+/**
+ * Asks a process to leave (it frees its locks on the way out) and kills it if it has not within
+ * the grace period: a process whose event loop is stuck never gets to the signal's handler.
+ */
+function stopProcess(worker: ChildProcess): void {
+  if (worker.exitCode !== null || worker.signalCode !== null) return;
+  worker.kill('SIGTERM');
+  const kill = setTimeout(() => worker.kill('SIGKILL'), STOP_GRACE_MS);
+  kill.unref();
+  worker.once('exit', () => clearTimeout(kill));
+}
+
+function exitReason(code: number | null, signal: NodeJS.Signals | null): string {
+  return `the engine exited (${signal ? `signal ${signal}` : `code ${code}`})`;
+}
+
+/** A line the engine process wrote to stdout or stderr, as a log event. */
+function engineOutput(level: 'info' | 'warn', line: string): LogEvent {
+  return {
+    time: new Date().toISOString(),
+    level,
+    event: 'engine_output',
+    module: 'host.client',
+    stream: level === 'warn' ? 'stderr' : 'stdout',
+    line,
+  };
 }

@@ -1,12 +1,12 @@
-import { parentPort, workerData } from 'node:worker_threads';
 import { Engine } from '../engine';
 import type { IndexProgress } from '../index/indexer';
-import { getLogger, logHub, type LogLevel } from '../log/logger';
+import { getLogger, LOG_LEVELS, logHub, type LogLevel } from '../log/logger';
 import { describeError, fail, ok, type Result } from '../util/result';
 import { LatestThrottle } from '../util/throttle';
-import { lowerThreadPriority } from '../util/thread-priority';
+import { lowerProcessPriority } from '../util/thread-priority';
 import type { AssistantTurn, LlmClient } from '../llm/client';
 import { createLlmClient } from '../llm/factory';
+import { LOG_LEVEL_ARG } from './engine-process';
 import {
   LlmReply,
   METHODS,
@@ -23,12 +23,13 @@ import { RemoteLlmClient, type RemoteCall } from './remote-llm';
 import { textUpdate } from './text-stream';
 
 /**
- * The engine's thread in the editor: one Engine per workspace folder, driven by validated
- * requests. Parsing, embedding and writing happen here (and in its parse workers), so the
- * extension host's event loop stays free however large the workspace.
+ * The engine's process beside the editor: one Engine per workspace folder, driven by validated
+ * requests over the IPC channel the editor forked it with (engine-process.ts). Parsing, embedding
+ * and writing happen here (and in its parse worker threads), so the extension host's event loop
+ * stays free however large the workspace, and its memory is not the editor's.
  */
-const port = parentPort;
-if (!port) throw new Error('engine-worker must run in a worker thread');
+if (!process.send)
+  throw new Error('engine-worker must run as a process forked with an IPC channel');
 
 const log = getLogger('host.worker');
 const engines = new Map<string, Engine>();
@@ -37,17 +38,23 @@ const lifecycles = new Map<string, Promise<unknown>>();
 /** The editor redraws progress and streamed text; more often than this is work for nothing. */
 const UPDATE_INTERVAL_MS = 50;
 const cancellations = new Map<number, AbortController>();
-const { logLevel } = (workerData ?? {}) as { logLevel?: LogLevel };
 
 logHub.addSink({
-  minLevel: logLevel ?? 'info',
+  minLevel: logLevelArgument(),
   write: (event) => post({ type: 'log', event: { ...event } }),
 });
 
-// Indexing runs on this thread and on the threads it starts (which inherit its priority): below
-// the editor's, so typing stays fluid while a large workspace is indexed.
-const priorityKept = lowerThreadPriority();
+// Indexing runs in this process and on the threads it starts: below the editor's priority, so
+// typing stays fluid while a large workspace is indexed.
+const priorityKept = lowerProcessPriority();
 if (priorityKept) log.debug('engine_worker_priority_kept', { reason: priorityKept });
+
+// An editor that went away without stopping the engine (it crashed, or was killed) closes the
+// channel: the engine has nobody left to serve. Exiting runs the exit handlers that free locks.
+process.on('disconnect', () => process.exit(0));
+// the editor stops the engine with SIGTERM (dispose, restart): leave the same way, as a signal's
+// exit code (128 + 15) says
+process.on('SIGTERM', () => process.exit(143));
 
 /** Model calls sent to the host, waiting for its reply. */
 const remoteCalls = new Map<
@@ -59,7 +66,7 @@ const remoteCalls = new Map<
 >();
 let nextCallId = 1;
 
-port.on('message', (raw: unknown) => {
+process.on('message', (raw: unknown) => {
   const type = (raw as { type?: unknown } | null)?.type;
   if (type === 'llmDelta' || type === 'llmReply') {
     const reply = LlmReply.safeParse(raw);
@@ -329,5 +336,14 @@ function respond(id: number, result: Result<unknown>): void {
 }
 
 function post(message: WorkerMessage): void {
-  port!.postMessage(message);
+  // once the editor has gone there is nobody to tell, and the process is about to exit
+  if (process.connected) process.send!(message);
+}
+
+/** The least severe level the editor wants events of, as it passed it (`--log-level=`). */
+function logLevelArgument(): LogLevel {
+  const given = process.argv
+    .find((arg) => arg.startsWith(LOG_LEVEL_ARG))
+    ?.slice(LOG_LEVEL_ARG.length);
+  return LOG_LEVELS.find((level) => level === given) ?? 'info';
 }

@@ -7,7 +7,7 @@ import { ERROR_CODES } from '../util/result';
 import type { SymbolAction } from '../resolve/symbols';
 
 /**
- * The messages between the editor and the engine's worker thread, declared once: each method is a
+ * The messages between the editor and the engine's process, declared once: each method is a
  * pair of schemas, its request and its response. The worker validates every request, the client
  * every response, and both sides' types are inferred from these schemas. The worker's handlers
  * are typed against the responses, so an engine value that no longer fits its schema fails the

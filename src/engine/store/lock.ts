@@ -29,8 +29,8 @@ interface LockOwner {
   /** The owner's start time in clock ticks since boot (/proc/<pid>/stat), against reused pids. */
   readonly processStart?: number | null;
   /**
-   * The operating system's id of the owning thread, where /proc names it: an engine runs in a
-   * worker thread of the editor, and a worker that crashed leaves its process (and its lock) behind.
+   * The operating system's id of the owning thread, where /proc names it: an engine running in a
+   * worker thread that crashed leaves its process (and its lock) behind.
    */
   readonly threadId?: number | null;
 }
