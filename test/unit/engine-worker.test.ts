@@ -8,7 +8,7 @@ import { crashEngine } from '../helpers/engine-process';
 import { threadNiceValues } from '../helpers/threads';
 import { Scratch, writeTree } from '../helpers/workspace';
 import { getPriority } from 'node:os';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import type { LogEvent } from '../../src/engine/log/logger';
 
 /** The engine in its own process, driven through the typed protocol the extension uses. */
@@ -110,12 +110,23 @@ describe('engine worker', function () {
     }
   });
 
-  it('ends the engine process on dispose', async () => {
+  it('ends the engine process on dispose, which frees the index lock of a run it cut short', async () => {
     const engine = new EngineWorkerClient({ logLevel: 'warn' });
-    assert.ok((await engine.close('/nothing-open')).ok);
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 400; i++) files[`m${i}.py`] = `def f${i}():\n    return ${i}\n`;
+    const root = scratch.tree(files);
+    const options = folder(root);
+    assert.ok((await engine.open(options)).ok);
     const pid = engine.processId!;
-    engine.dispose();
+    // the run holds the lock while it parses, until it commits
+    const indexing = engine.index(
+      root,
+      (progress) => progress.stage === 'parse' && engine.dispose(),
+    );
+    const result = await indexing;
+    assert.match(!result.ok ? result.error.message : '', /the engine was shut down/);
     await waitUntil(() => !processRuns(pid));
+    assert.equal(existsSync(path.join(options.storeDir, 'index.lock')), false);
   });
 
   it('passes on what the engine process writes to its output as log events, and says how it exited', async () => {
