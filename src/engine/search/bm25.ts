@@ -18,6 +18,11 @@ export interface LexicalHit {
 export interface Bm25Options {
   /** How much each term counts (1 when absent): a synonym the question did not use counts less. */
   readonly queryWeights?: ReadonlyMap<string, number>;
+  /**
+   * How much a term found in a chunk's names counts (its query weight when absent): a word the
+   * question only implies matches a name without saying the question names that thing.
+   */
+  readonly nameWeights?: ReadonlyMap<string, number>;
 }
 
 const K1 = 1.2;
@@ -62,10 +67,11 @@ export function bm25Search(
   }));
 }
 
-/** One query term with its posting list and its weight (query weight × idf). */
+/** One query term with its posting list, its weight (query weight × idf) and its name boost. */
 interface ScoredTerm {
   readonly term: string;
   readonly weight: number;
+  readonly nameScore: number;
   readonly list: PostingList;
 }
 
@@ -91,19 +97,26 @@ function scoredTerms(
 ): ScoredQuery | null {
   const { documents, averageLength } = index.levelStats(level);
   if (!documents || !terms.length) return null;
-  const present: { term: string; weight: number; frequency: number }[] = [];
+  const present: { term: string; weight: number; nameScore: number; frequency: number }[] = [];
   for (const term of new Set(terms)) {
     const frequency = index.documentFrequencyOf(level, term);
     if (!frequency) continue;
-    const weight = (options.queryWeights?.get(term) ?? 1) * bm25Idf(documents, frequency);
-    present.push({ term, weight, frequency });
+    const idf = bm25Idf(documents, frequency);
+    const queryWeight = options.queryWeights?.get(term) ?? 1;
+    const nameWeight = options.nameWeights?.get(term) ?? queryWeight;
+    present.push({
+      term,
+      weight: queryWeight * idf,
+      nameScore: nameWeight * idf * NAME_BOOST,
+      frequency,
+    });
   }
   const kept: ScoredTerm[] = [];
-  for (const { term, weight, frequency } of present) {
+  for (const { term, weight, nameScore, frequency } of present) {
     if (frequency > documents * MAX_DOCUMENT_SHARE && present.length > 1) continue;
     const list = index.postingList(level, term);
     if (!list) continue;
-    kept.push({ term, weight, list });
+    kept.push({ term, weight, nameScore, list });
   }
   return { index, terms: kept, averageLength };
 }
@@ -114,7 +127,7 @@ function contribution(query: ScoredQuery, t: ScoredTerm, at: number): number {
   const docId = t.list.docs[at]!;
   const tf = packed >>> 1;
   let score = bm25TermScore(t.weight, tf, query.index.lengthOf(docId), query.averageLength);
-  if (packed & 1) score += t.weight * NAME_BOOST;
+  if (packed & 1) score += t.nameScore;
   return score;
 }
 
@@ -142,7 +155,7 @@ function accumulated(query: ScoredQuery, limit: number): Scored[] {
   let touchedCount = 0;
   for (const term of query.terms) {
     const { docs, payload, size } = term.list;
-    const nameScore = term.weight * NAME_BOOST;
+    const { nameScore } = term;
     for (let at = 0; at < size; at++) {
       const docId = docs[at]!;
       if (!index.isLive(docId)) continue;

@@ -107,26 +107,29 @@ function isWord(term: string): boolean {
 /**
  * The stems a plural, past, gerund or adverb ending leaves (`skipped` → skipp, skip, skipe …),
  * the word itself left out: "skipped" in a question finds `skip` in code once the index is asked
- * which of them it knows.
+ * which of them it knows. As in Porter's stemmer, a past, gerund or adverb ending comes off only
+ * when what it leaves holds a vowel: `string` is no gerund of `str`.
  */
 export function inflectionStems(word: string): string[] {
   const lower = word.toLowerCase();
   const out: string[] = [];
   const add = (stem: string) =>
     stem.length >= 3 && stem !== lower && !out.includes(stem) && out.push(stem);
+  const strips = (ending: string) =>
+    lower.endsWith(ending) && /[aeiouy]/.test(lower.slice(0, -ending.length));
   if (lower.endsWith('ies')) add(`${lower.slice(0, -3)}y`);
   if (lower.endsWith('es')) add(lower.slice(0, -2));
   if (lower.endsWith('s') && !lower.endsWith('ss')) add(lower.slice(0, -1));
-  if (lower.endsWith('ed')) {
+  if (strips('ed')) {
     add(lower.slice(0, -2));
     add(lower.slice(0, -1));
     if (/(.)\1ed$/.test(lower)) add(lower.slice(0, -3));
   }
-  if (lower.endsWith('ing')) {
+  if (strips('ing')) {
     add(lower.slice(0, -3));
     add(`${lower.slice(0, -3)}e`);
     if (/(.)\1ing$/.test(lower)) add(lower.slice(0, -4));
   }
-  if (lower.endsWith('ly')) add(lower.slice(0, -2));
+  if (strips('ly')) add(lower.slice(0, -2));
   return out;
 }

@@ -125,6 +125,7 @@ const NEIGHBOUR_EVERY = 3;
 const RELATED_WEIGHT = 0.35;
 /** The model's nearest index words taken for each question word. */
 const NEAREST_WORDS = 4;
+/** A stem of a question word counts this much of the word. */
 const STEM_WEIGHT = 0.7;
 /** Lists that rank the whole index; the others hold only the chunks some evidence points at. */
 const RETRIEVAL_SOURCES: ReadonlySet<RankedHits['source']> = new Set(['lexical', 'semantic']);
@@ -145,6 +146,26 @@ export class Searcher {
     this.index = { ...index, vectors: new VectorScan(index.tables, index.catalog) };
     this.texts = new ChunkTexts(index.texts, index.tables);
     this.nearestWords = index.embedder ? new NearestWords(index.lexical, index.embedder) : null;
+  }
+
+  /**
+   * The stems of the question's words the index knows ("skipped" finds `skip` in code), each
+   * with how much it counts when it names a chunk. A stem matches text nearly as the word does,
+   * but names a definition only for a word the code never uses: where the code has the word
+   * itself, a definition named by the stem (`handle` for "handling") is another thing, and a
+   * name match, the strongest lexical evidence, would put it ahead of the code using the word.
+   */
+  private stems(terms: readonly string[]): Map<string, number> {
+    const { lexical } = this.index;
+    const nameWeights = new Map<string, number>();
+    for (const term of terms) {
+      const nameWeight = lexical.hasTerm(term) ? 0 : STEM_WEIGHT;
+      for (const stem of inflectionStems(term)) {
+        if (terms.includes(stem) || !lexical.hasTerm(stem)) continue;
+        nameWeights.set(stem, Math.max(nameWeights.get(stem) ?? 0, nameWeight));
+      }
+    }
+    return nameWeights;
   }
 
   /** Readies what questions will need from the index as it now is (the nearest words' vectors). */
@@ -229,18 +250,17 @@ export class Searcher {
       stages.on('nearest-words') && this.nearestWords
         ? await this.nearestWords.nearest(terms, NEAREST_WORDS)
         : [];
-    // "skipped" in a question finds `skip` in code: stems the index knows count nearly in full.
-    const stems = stages.on('stems')
-      ? [...new Set(terms.flatMap((term) => inflectionStems(term)))].filter(
-          (stem) => !terms.includes(stem) && this.index.lexical.hasTerm(stem),
-        )
-      : [];
+    const stemNames = stages.on('stems') ? this.stems(terms) : new Map<string, number>();
+    const stems = [...stemNames.keys()];
     const queryWeights = new Map([
       ...related.map((word) => [word, RELATED_WEIGHT] as const),
       ...stems.map((stem) => [stem, STEM_WEIGHT] as const),
     ]);
     const lists: RankedHits[] = [
-      lexicalHits(this.index, [...terms, ...related, ...stems], CHUNK_LEVELS, limit, queryWeights),
+      lexicalHits(this.index, [...terms, ...related, ...stems], CHUNK_LEVELS, limit, {
+        queryWeights,
+        nameWeights: stemNames,
+      }),
       await semanticHits(this.index, semanticText, CHUNK_LEVELS, limit),
       symbolHits(this.index, parsed),
       await assignmentHits(this.index, parsed, this.texts),

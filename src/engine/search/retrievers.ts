@@ -6,7 +6,7 @@ import type { LexicalIndex } from '../store/lexical';
 import type { ChunkMeta, Tables } from '../store/tables';
 import type { TextsFile } from '../store/texts';
 import { indexTerms, normalizeIdentifier } from '../text/tokenize';
-import { bm25Search } from './bm25';
+import { bm25Search, type Bm25Options } from './bm25';
 import type { ChunkTexts } from './chunk-texts';
 import { assignmentLine, codeLines, matchMessage, messageFragments, trigrams } from './evidence';
 import { queryTerms, type ParsedQuery } from './preprocess';
@@ -56,17 +56,11 @@ export function lexicalHits(
   terms: readonly string[],
   levels: readonly ChunkLevel[],
   limit: number,
-  queryWeights?: ReadonlyMap<string, number>,
+  weights: Bm25Options = {},
 ): RankedHits {
   const hits: Hit[] = [];
   for (const level of levels) {
-    const found = bm25Search(
-      index.lexical,
-      level,
-      terms,
-      limit,
-      queryWeights ? { queryWeights } : {},
-    );
+    const found = bm25Search(index.lexical, level, terms, limit, weights);
     log.info('bm25_retrieve', {
       query_tokens: terms,
       level,

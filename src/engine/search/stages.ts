@@ -26,7 +26,7 @@ export const STAGES = [
   {
     name: 'stems',
     kind: 'retrieval',
-    what: 'stems of the question words the index knows join the lexical query',
+    what: 'stems of the question words the index knows join the lexical query, naming a definition only for a word the code never uses',
   },
   {
     name: 'graph-strategy',

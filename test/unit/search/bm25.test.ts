@@ -95,6 +95,22 @@ describe('BM25 top-k search', () => {
     assert.ok(hits[0]!.score > hits[1]!.score);
   });
 
+  it('boosts a name match by the name weight, apart from the text weight', () => {
+    const index = new LexicalIndex();
+    index.add([
+      doc('a.py::handle', { handle: 1, request: 1 }, ['handle']),
+      doc('b.py::wrap', { handle: 2, request: 1 }, ['wrap']),
+      doc('c.py::other', { other: 1 }, []),
+    ]);
+    const order = (nameWeights?: Map<string, number>) =>
+      bm25Search(index, 'function', ['handle'], 10, {
+        queryWeights: new Map([['handle', 0.7]]),
+        ...(nameWeights ? { nameWeights } : {}),
+      }).map((hit) => hit.chunkId);
+    assert.deepEqual(order(), ['a.py::handle', 'b.py::wrap']);
+    assert.deepEqual(order(new Map([['handle', 0]])), ['b.py::wrap', 'a.py::handle']);
+  });
+
   it('reads back from a snapshot the posting lists it wrote, and keeps adding to them alike', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'bm25-'));
     try {

@@ -104,4 +104,10 @@ describe('inflection stems', () => {
     assert.deepEqual(inflectionStems('class'), []);
     assert.ok(!inflectionStems('redirects').includes('redirects'));
   });
+
+  it('keeps only stems holding a vowel: a word ending like a gerund is not always one', () => {
+    assert.deepEqual(inflectionStems('string'), []);
+    assert.deepEqual(inflectionStems('thing'), []);
+    assert.ok(inflectionStems('sorting').includes('sort'));
+  });
 });
