@@ -5,6 +5,8 @@
  * on real trees of about 1k and 10k files, beside SQLite FTS5 and ripgrep. The 100k row and the
  * Go standard library alone run when named: `npm run bench -- scale-100k go-std`. Results are
  * printed and written to bench/results/latest.json; the scale rows are drawn in scale.svg.
+ * `--open-search` (bench/scale-open.ts) and `--extract-cost` (bench/extract-cost.ts) measure one
+ * side of a row on its own.
  */
 import { execFileSync } from 'node:child_process';
 import { appendFileSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -19,6 +21,7 @@ import { MemorySink } from '../src/engine/log/sinks';
 import { languageById } from '../src/engine/lang/registry';
 import { unwrap } from '../src/engine/util/result';
 import { round } from './child';
+import { benchExtractCost } from './extract-cost';
 import { scalePlot } from './plot';
 import { benchOpenSearch, OPEN_SEARCH_CHILD, serveOpenSearchChild } from './scale-open';
 import { benchScaleRow, SCALE_CHILD, scaleRows, serveScaleChild, type ScaleRow } from './scale';
@@ -294,6 +297,16 @@ function benchCorpus(id: string): string {
 
 if (process.argv.includes(SCALE_CHILD)) serveScaleChild();
 else if (process.argv.includes(OPEN_SEARCH_CHILD)) serveOpenSearchChild();
+else if (process.argv[2] === '--extract-cost')
+  benchExtractCost(process.argv[3] ?? 'scale-1k').then(
+    (costs) => {
+      for (const cost of costs) process.stdout.write(`${JSON.stringify(cost)}\n`);
+    },
+    (cause: unknown) => {
+      process.stderr.write(`bench: ${cause instanceof Error ? cause.message : String(cause)}\n`);
+      process.exitCode = 1;
+    },
+  );
 else if (process.argv[2] === '--open-search')
   benchOpenSearch(process.argv[3] ?? 'scale-10k', MODEL, CACHE, process.argv.slice(4)).catch(
     (cause: unknown) => {
