@@ -1,3 +1,4 @@
+import type { CitableChunk } from './shaping';
 import type { Span } from './spans';
 
 /**
@@ -72,9 +73,9 @@ const FILE_EVIDENCE_SHARE = 0.5;
  * Groups ranked spans (best first; `score` gives each span's chunk score) into files ranked by
  * their best chunk, fused with any whole-file `evidence`. Files of a role the question does not
  * ask about count ROLE_PRIOR of their score when `rolePriors` is on. Within a file, spans keep
- * their order, and the spans of one chunk stay together. The spans of `contenders` (further
- * files, at no standing of their own) compete for the list's places on evidence alone: the list
- * holds as many files as `spans` do.
+ * their order, and the spans of one chunk stay together. `contenders` (the best chunk of each of
+ * further files, at no standing of their own) compete for the list's places on evidence alone: the
+ * list holds as many files as `spans` do, and only the contenders that take a place are shaped.
  */
 export function rankFiles(
   spans: readonly Span[],
@@ -82,35 +83,38 @@ export function rankFiles(
   definitionNames: (path: string) => readonly string[],
   rolePriors: boolean,
   evidence: readonly ReadonlyMap<string, number>[] = [],
-  contenders: readonly Span[] = [],
+  contenders: readonly Pick<CitableChunk, 'path' | 'spans'>[] = [],
 ): FileResult[] {
   const places = new Set(spans.map((span) => span.path)).size;
-  const byPath = new Map<string, Span[]>();
-  for (const span of [...spans, ...contenders.map((span) => ({ ...span, score: 0 }))])
-    byPath.set(span.path, [...(byPath.get(span.path) ?? []), span]);
+  const byPath = new Map<string, Span[] | (() => Span[])>();
+  for (const span of spans) {
+    const listed = byPath.get(span.path);
+    if (Array.isArray(listed)) listed.push(span);
+    else byPath.set(span.path, [span]);
+  }
+  for (const contender of contenders)
+    if (!byPath.has(contender.path))
+      byPath.set(contender.path, () => contender.spans().map((span) => ({ ...span, score: 0 })));
   const asked = rolesAsked(question);
   const standing = fusedStanding(
     [...byPath].map(([path, fileSpans]) => [
       path,
-      Math.max(...fileSpans.map((span) => span.score)),
+      Array.isArray(fileSpans) ? Math.max(...fileSpans.map((span) => span.score)) : 0,
     ]),
     evidence,
   );
-  const files = [...byPath].map(([path, fileSpans], order) => {
+  const files = [...byPath.keys()].map((path, order) => {
     const role = fileRole(path, definitionNames(path));
     const prior = rolePriors && role && !asked.has(role) ? ROLE_PRIOR : 1;
-    return {
-      path,
-      score: prior * standing.get(path)!,
-      role: prior < 1 ? role : null,
-      spans: byChunk(fileSpans),
-      order,
-    };
+    return { path, score: prior * standing.get(path)!, role: prior < 1 ? role : null, order };
   });
   return files
     .sort((a, b) => b.score - a.score || a.order - b.order)
     .slice(0, places)
-    .map(({ order: _order, ...file }) => file);
+    .map(({ order: _order, ...file }) => {
+      const fileSpans = byPath.get(file.path)!;
+      return { ...file, spans: byChunk(Array.isArray(fileSpans) ? fileSpans : fileSpans()) };
+    });
 }
 
 /**

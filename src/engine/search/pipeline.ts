@@ -39,7 +39,7 @@ import {
   wholeFileScores,
 } from './file-evidence';
 import { rankFiles, type FileResult } from './files';
-import { shapeSpans, type RankedChunk } from './shaping';
+import { citableChunks, shapeSpans, type CitableChunk, type RankedChunk } from './shaping';
 import { StageSwitches, type StageName } from './stages';
 import type { Span } from './spans';
 import {
@@ -338,7 +338,7 @@ export class Searcher {
       stages.on('file-roles'),
       this.fileEvidence(
         stages,
-        [...new Set([...shaped, ...contenders].map((span) => span.path))],
+        [...new Set([...shaped, ...contenders].map((cited) => cited.path))],
         [...terms, ...related, ...stems],
         queryWeights,
         lists.find((list) => list.source === 'semantic')?.hits ?? [],
@@ -429,21 +429,26 @@ export class Searcher {
   /**
    * The files the semantic and lexical lists reached that no ranked chunk brought in, each by the
    * spans of its best chunk there: contenders for the files list's places, lifted only by
-   * whole-file evidence, and never taking lines from the context's budget.
+   * whole-file evidence, and never taking lines from the context's budget. Only the few that take
+   * a place in the list are shaped (see citableChunks).
    */
   private async contenders(
     retrieved: readonly RankedHits[],
     shaped: readonly Span[],
     weights: ReadonlyMap<string, number>,
-  ): Promise<Span[]> {
+  ): Promise<CitableChunk[]> {
     const ids = closestUnlisted(
       retrieved.flatMap((list) => list.hits),
       (id) => this.index.catalog.get(id)?.filePath,
       new Set(shaped.map((span) => span.path)),
     );
     const bodies = await this.texts.get(ids);
-    return shapeSpans(this.rank(ids, retrieved), this.index.catalog, bodies, weights, (chunkId) =>
-      this.definitionLine(chunkId),
+    return citableChunks(
+      this.rank(ids, retrieved),
+      this.index.catalog,
+      bodies,
+      weights,
+      (chunkId) => this.definitionLine(chunkId),
     );
   }
 

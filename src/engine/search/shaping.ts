@@ -51,37 +51,99 @@ export function shapeSpans(
   definitionLine: (chunkId: string) => number | undefined,
 ): Span[] {
   const strong = STRONG_TERM_SHARE * Math.max(0, ...termWeights.values());
-  const perChunk: Span[][] = [];
+  return dropContained(
+    ranked.flatMap((chunk, rank) => {
+      const meta = catalog.get(chunk.chunkId);
+      if (!meta) return [];
+      const ranges = rangesOf(
+        meta,
+        texts.get(chunk.chunkId),
+        chunk.lines,
+        termWeights,
+        strong,
+        rank < LEADING_CHUNKS,
+        definitionLine(chunk.chunkId),
+      );
+      return spansOf(chunk, meta, ranges);
+    }),
+  );
+}
+
+/** One chunk that shapeSpans cites, its spans shaped when first asked for. */
+export interface CitableChunk {
+  readonly chunkId: string;
+  readonly path: string;
+  readonly spans: () => readonly Span[];
+}
+
+/**
+ * The chunks of `ranked` that shapeSpans would cite (one or more spans), each with the spans
+ * shapeSpans gives it — shaped only when asked for. Whether a chunk yields a citable range rarely
+ * needs its lines: a function always does, a class does when it has segments, a folder never;
+ * only a file's module code must be scored to tell. So a caller that cites few of many chunks pays
+ * for those few. Each chunk's spans are its own: a caller passing several chunks of one file gets
+ * the spans a better-ranked chunk of the file would have covered.
+ */
+export function citableChunks(
+  ranked: readonly RankedChunk[],
+  catalog: ReadonlyMap<string, ChunkMeta>,
+  texts: ReadonlyMap<string, string>,
+  termWeights: ReadonlyMap<string, number>,
+  definitionLine: (chunkId: string) => number | undefined,
+): CitableChunk[] {
+  const strong = STRONG_TERM_SHARE * Math.max(0, ...termWeights.values());
+  const out: CitableChunk[] = [];
   ranked.forEach((chunk, rank) => {
     const meta = catalog.get(chunk.chunkId);
     if (!meta) return;
-    const ranges = rangesOf(
-      meta,
-      texts.get(chunk.chunkId),
-      chunk.lines,
-      termWeights,
-      strong,
-      rank < LEADING_CHUNKS,
-      definitionLine(chunk.chunkId),
-    );
-    const message = chunk.message;
-    if (ranges.length) {
-      perChunk.push(
-        ranges.map(([startLine, endLine]) => ({
-          path: meta.filePath ?? meta.directoryPath,
-          startLine,
-          endLine,
-          level: meta.level,
-          score: chunk.score,
-          why: chunk.why,
-          chunkId: chunk.chunkId,
-          // the quoted message goes with the span that shows its line
-          ...(message && startLine <= message.line && message.line <= endLine ? { message } : {}),
-        })),
+    const shape = () =>
+      rangesOf(
+        meta,
+        texts.get(chunk.chunkId),
+        chunk.lines,
+        termWeights,
+        strong,
+        rank < LEADING_CHUNKS,
+        definitionLine(chunk.chunkId),
       );
-    }
+    const known = citableByLevel(meta);
+    const ranges = known === undefined ? shape() : null;
+    if (known === false || ranges?.length === 0) return;
+    let spans: readonly Span[] | undefined;
+    out.push({
+      chunkId: chunk.chunkId,
+      path: meta.filePath ?? meta.directoryPath,
+      spans: () => (spans ??= dropContained(spansOf(chunk, meta, ranges ?? shape()))),
+    });
   });
-  return dropContained(perChunk.flat());
+  return out;
+}
+
+/**
+ * Whether rangesOf yields a range for a chunk of this level, when the level alone decides: a
+ * function is always cited (whole, or by its signature), a class by its header at least when it
+ * has segments, a folder never. A file's module code is cited only where it holds the evidence.
+ */
+function citableByLevel(meta: ChunkMeta): boolean | undefined {
+  if (meta.level === 'function') return true;
+  if (meta.level === 'directory') return false;
+  if (meta.level === 'class') return !!meta.segments?.length;
+  return undefined;
+}
+
+function spansOf(chunk: RankedChunk, meta: ChunkMeta, ranges: readonly [number, number][]): Span[] {
+  const message = chunk.message;
+  return ranges.map(([startLine, endLine]) => ({
+    path: meta.filePath ?? meta.directoryPath,
+    startLine,
+    endLine,
+    level: meta.level,
+    score: chunk.score,
+    why: chunk.why,
+    chunkId: chunk.chunkId,
+    // the quoted message goes with the span that shows its line
+    ...(message && startLine <= message.line && message.line <= endLine ? { message } : {}),
+  }));
 }
 
 function rangesOf(

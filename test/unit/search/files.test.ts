@@ -84,17 +84,25 @@ describe('search results as files with spans', () => {
 
   it('lets contenders take a place on evidence alone, without lengthening the list', () => {
     const spans = [span('best.py', 'x', 1), span('weak.py', 'y', 1 / 4)];
-    const contenders = [span('close.py', 'c', 1), span('unproven.py', 'u', 1)];
+    const shapedFor: string[] = [];
+    const contenders = [span('close.py', 'c', 1), span('unproven.py', 'u', 1)].map((best) => ({
+      path: best.path,
+      spans: () => {
+        shapedFor.push(best.path);
+        return [best];
+      },
+    }));
     const words = new Map([['close.py', 4]]);
     const ranked = rankFiles(spans, 'q', noNames, true, [words], contenders);
     assert.deepEqual(
-      ranked.map((file) => [file.path, file.score]),
+      ranked.map((file) => [file.path, file.score, file.spans.map((cited) => cited.score)]),
       [
-        ['best.py', 1],
-        ['close.py', 0.5],
+        ['best.py', 1, [1]],
+        ['close.py', 0.5, [0]],
       ],
       'a contender stands only on its evidence, and the list keeps two places',
     );
+    assert.deepEqual(shapedFor, ['close.py'], 'only the contender that took a place is shaped');
     assert.deepEqual(
       rankFiles(spans, 'q', noNames, true, [], contenders).map((file) => file.path),
       ['best.py', 'weak.py'],

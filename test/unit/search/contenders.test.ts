@@ -1,0 +1,163 @@
+import * as assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { MODULE_CODE_MARKER } from '../../../src/engine/index/chunks';
+import type { ChunkLevel } from '../../../src/engine/model';
+import { rankFiles } from '../../../src/engine/search/files';
+import { citableChunks, shapeSpans, type RankedChunk } from '../../../src/engine/search/shaping';
+import type { Span } from '../../../src/engine/search/spans';
+import type { ChunkMeta } from '../../../src/engine/store/tables';
+
+/**
+ * Contender files (the best chunk of files no ranked chunk brought in) are shaped only when they
+ * take a place in the files list. Shaping them all first and ranking after must give the same list.
+ */
+const WORDS = Array.from({ length: 8 }, (_, i) => `w${i}`);
+
+const lineArbitrary = fc.oneof(
+  fc.constantFrom('', '# a note', '// a note', '/* a block', 'end */', '"""doc', 'more"""'),
+  fc
+    .array(fc.constantFrom(...WORDS), { minLength: 1, maxLength: 4 })
+    .map((words) => `    x = ${words.join(' + ')}`),
+);
+
+const contenderArbitrary = fc.record({
+  level: fc.constantFrom<ChunkLevel>('function', 'class', 'file', 'directory'),
+  language: fc.constantFrom('python', 'typescript'),
+  role: fc.constantFrom('src', 'tests', 'examples'),
+  startLine: fc.integer({ min: 1, max: 20 }),
+  lines: fc.array(lineArbitrary, { minLength: 0, maxLength: 90 }),
+  segmentCuts: fc.array(fc.integer({ min: 0, max: 89 }), { maxLength: 6 }),
+  marker: fc.boolean(),
+  evidence: fc.array(fc.integer({ min: 1, max: 110 }), { maxLength: 3 }),
+  definitionOffset: fc.option(fc.integer({ min: 0, max: 10 })),
+  message: fc.option(fc.integer({ min: 1, max: 110 })),
+});
+
+type Drawn = typeof contenderArbitrary extends fc.Arbitrary<infer T> ? T : never;
+
+/** Segments cut from the chunk's lines at the drawn points (every other piece kept). */
+function segmentsOf(drawn: Drawn): [number, number][] {
+  const cuts = [...new Set(drawn.segmentCuts.filter((cut) => cut < drawn.lines.length))].sort(
+    (a, b) => a - b,
+  );
+  const pieces: [number, number][] = [];
+  for (let i = 0; i + 1 < cuts.length; i += 2)
+    pieces.push([drawn.startLine + cuts[i]!, drawn.startLine + cuts[i + 1]!]);
+  return pieces;
+}
+
+function contender(drawn: Drawn, index: number) {
+  const filePath = `${drawn.role}/c${index}.py`;
+  const id = `${filePath}::${drawn.level}::${index}`;
+  const endLine = drawn.startLine + Math.max(0, drawn.lines.length - 1);
+  const segments = drawn.level === 'function' ? null : segmentsOf(drawn);
+  const meta: ChunkMeta = {
+    id,
+    level: drawn.level,
+    filePath: drawn.level === 'directory' ? null : filePath,
+    directoryPath: `${drawn.role}/d${index}`,
+    language: drawn.language,
+    className: drawn.level === 'class' ? 'C' : null,
+    functionName: drawn.level === 'function' ? 'f' : null,
+    startLine: drawn.startLine,
+    endLine,
+    parentDirectoryId: null,
+    parentFileId: null,
+    parentClassId: null,
+    isSummarized: false,
+    originalLineCount: null,
+    segments,
+  };
+  const body = drawn.lines.join('\n');
+  const text =
+    drawn.level === 'file'
+      ? `summary\n${drawn.marker ? MODULE_CODE_MARKER : 'code:'}\n${body}`
+      : body;
+  const chunk: RankedChunk = {
+    chunkId: id,
+    score: 1 / (index + 1),
+    why: 'contender',
+    lines: drawn.evidence,
+    ...(drawn.message === null ? {} : { message: { text: 'a message', line: drawn.message } }),
+  };
+  const definitionLine =
+    drawn.definitionOffset === null ? undefined : drawn.startLine + drawn.definitionOffset;
+  return { meta, text, chunk, definitionLine };
+}
+
+const listedSpan = (index: number, score: number): Span => ({
+  path: `src/listed${index}.py`,
+  startLine: 1,
+  endLine: 5,
+  level: 'function',
+  score,
+  why: 'ranked',
+  chunkId: `listed${index}`,
+});
+
+const caseArbitrary = fc.record({
+  contenders: fc.array(contenderArbitrary, { maxLength: 12 }),
+  listed: fc.array(fc.integer({ min: 1, max: 20 }), { minLength: 1, maxLength: 5 }),
+  weights: fc.dictionary(fc.constantFrom(...WORDS), fc.integer({ min: 1, max: 8 })),
+  evidence: fc.array(
+    fc.array(fc.tuple(fc.integer({ min: 0, max: 16 }), fc.integer({ min: 0, max: 6 })), {
+      maxLength: 12,
+    }),
+    { maxLength: 3 },
+  ),
+  rolePriors: fc.boolean(),
+});
+
+describe('contender files, shaped only when they take a place', () => {
+  it('gives the files list and spans that shaping every contender first gives', () => {
+    fc.assert(
+      fc.property(caseArbitrary, (drawn) => {
+        const built = drawn.contenders.map(contender);
+        const catalog = new Map(built.map((entry) => [entry.meta.id, entry.meta]));
+        const texts = new Map(built.map((entry) => [entry.meta.id, entry.text]));
+        const weights = new Map(Object.entries(drawn.weights));
+        const definitionLine = (id: string) =>
+          built.find((entry) => entry.meta.id === id)?.definitionLine;
+        const ranked = built.map((entry) => entry.chunk);
+        const spans = drawn.listed.map((rank, i) => listedSpan(i, 1 / rank));
+        const paths = [
+          ...spans.map((span) => span.path),
+          ...built.map((entry) => entry.meta.filePath ?? entry.meta.directoryPath),
+        ];
+        // integer scores, so ties between files (broken by their order) are drawn too
+        const evidence = drawn.evidence.map(
+          (scores) => new Map(scores.map(([at, score]) => [paths[at % paths.length]!, score])),
+        );
+
+        const eager = shapeSpans(ranked, catalog, texts, weights, definitionLine);
+        const eagerFiles = [...new Set(eager.map((span) => span.path))].map((path) => ({
+          path,
+          spans: () => eager.filter((span) => span.path === path),
+        }));
+        const lazy = citableChunks(ranked, catalog, texts, weights, definitionLine);
+        let shapedCount = 0;
+        const counted = lazy.map((cited) => ({
+          path: cited.path,
+          spans: () => {
+            shapedCount++;
+            return cited.spans();
+          },
+        }));
+        const rank = (contenders: typeof eagerFiles) =>
+          rankFiles(spans, 'how does it work', () => [], drawn.rolePriors, evidence, contenders);
+
+        assert.deepEqual(rank(counted), rank(eagerFiles));
+        assert.ok(shapedCount <= new Set(spans.map((span) => span.path)).size);
+        assert.deepEqual(
+          lazy.map((cited) => cited.path),
+          eagerFiles.map((file) => file.path),
+        );
+        assert.deepEqual(
+          lazy.flatMap((cited) => cited.spans()),
+          eager,
+        );
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
