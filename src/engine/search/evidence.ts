@@ -177,11 +177,14 @@ export function scoreLines(
   lines: readonly CodeLine[],
   weights: ReadonlyMap<string, number>,
 ): { line: number; score: number }[] {
-  return lines.map(({ line, text }) => {
-    let score = 0;
-    for (const term of termsOfLine(text)) score += weights.get(term) ?? 0;
-    return { line, score };
-  });
+  return lines.map(({ line, text }) => ({ line, score: lineScore(text, weights) }));
+}
+
+/** The weight of the query terms a line of code holds. */
+export function lineScore(text: string, weights: ReadonlyMap<string, number>): number {
+  let score = 0;
+  for (const term of termsOfLine(text)) score += weights.get(term) ?? 0;
+  return score;
 }
 
 /** Ranges of ±radius lines around the best-scoring lines, merged, best first, at most `count`. */

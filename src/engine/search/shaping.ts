@@ -2,6 +2,7 @@ import type { ChunkMeta } from '../store/tables';
 import {
   codeLines,
   documentationLines,
+  lineScore,
   scoreLines,
   windowsAround,
   type CodeLine,
@@ -106,14 +107,15 @@ export function citableChunks(
         rank < LEADING_CHUNKS,
         definitionLine(chunk.chunkId),
       );
-    const known = citableByLevel(meta);
-    const ranges = known === undefined ? shape() : null;
-    if (known === false || ranges?.length === 0) return;
+    const citable =
+      citableByLevel(meta) ??
+      moduleCodeCitable(meta, texts.get(chunk.chunkId), chunk.lines, termWeights, strong);
+    if (!citable) return;
     let spans: readonly Span[] | undefined;
     out.push({
       chunkId: chunk.chunkId,
       path: meta.filePath ?? meta.directoryPath,
-      spans: () => (spans ??= dropContained(spansOf(chunk, meta, ranges ?? shape()))),
+      spans: () => (spans ??= dropContained(spansOf(chunk, meta, shape()))),
     });
   });
   return out;
@@ -129,6 +131,29 @@ function citableByLevel(meta: ChunkMeta): boolean | undefined {
   if (meta.level === 'directory') return false;
   if (meta.level === 'class') return !!meta.segments?.length;
   return undefined;
+}
+
+/**
+ * Whether rangesOf cites a file chunk: when one of its segments holds a focus line. Every module
+ * code line lies in a segment, and the best-scoring line is a focus whenever any line above the
+ * `strong` floor is, so one such line, or an evidence line inside a segment, decides it — without
+ * scoring the lines after it.
+ */
+function moduleCodeCitable(
+  meta: ChunkMeta,
+  text: string | undefined,
+  evidence: readonly number[],
+  weights: ReadonlyMap<string, number>,
+  strong: number,
+): boolean {
+  const segments = meta.segments ?? [];
+  if (evidence.some((line) => segments.some(([start, end]) => start <= line && line <= end)))
+    return true;
+  for (const { text: code } of text ? codeLines(meta, text) : []) {
+    const score = lineScore(code, weights);
+    if (score > 0 && score >= strong) return true;
+  }
+  return false;
 }
 
 function spansOf(chunk: RankedChunk, meta: ChunkMeta, ranges: readonly [number, number][]): Span[] {
