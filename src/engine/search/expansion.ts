@@ -41,7 +41,7 @@ export class NearestWords {
     const word = (row: number) => this.lexical.termAt(this.termIds[row]!);
     const wanted = (row: number) => !given.has(word(row)) && this.lexical.hasTerm(word(row));
     const queries = (await this.embedder.embed(terms)).map(l2Normalize);
-    const candidates = queries.map((query) => vectors.candidates(query, count, wanted));
+    const candidates = vectors.candidates(queries, count, wanted);
     // one call for every term's candidates: a model embeds a batch faster than one word at a time
     const embedded = await this.embedder.embed(candidates.flat().map(word), { once: true });
     const found = new Set<string>();

@@ -7,10 +7,13 @@ import { describeError } from '../util/result';
  * The sums are exact integers, the same a plain loop gives, so rankings do not change; a pass
  * over 192k rows of 64 dimensions takes 1–2 ms instead of a JavaScript loop's 10–20.
  *
- * The module is a dozen instructions, written here as bytes (no WebAssembly toolchain is needed
- * to build the extension). The matrix lives in the module's memory, rows padded to a multiple of
- * sixteen bytes with zeros (which add nothing to a dot product). Where WebAssembly SIMD is not
- * available, the same sums are computed in JavaScript.
+ * Several queries are taken in one pass: each row is read from memory once and multiplied with
+ * every query while it sits in the cache (a pass is bound by reading the matrix, not by the sums).
+ *
+ * The module is a few dozen instructions, written here as bytes (no WebAssembly toolchain is
+ * needed to build the extension). The matrix lives in the module's memory, rows padded to a
+ * multiple of sixteen bytes with zeros (which add nothing to a dot product). Where WebAssembly
+ * SIMD is not available, the same sums are computed in JavaScript.
  */
 export interface Int8Matrix {
   readonly rows: number;
@@ -24,6 +27,11 @@ export interface Int8Matrix {
    * call overwrites (a copy per call was megabytes per question for the collector).
    */
   dots(query: Int8Array): Int32Array;
+  /**
+   * The dot products of each of `queries` with every row, as `dots` gives them, handed to `visit`
+   * one query at a time (in order) as a view valid only during that call.
+   */
+  dotsEach(queries: readonly Int8Array[], visit: (dots: Int32Array, index: number) => void): void;
 }
 
 const log = getLogger('search.vectors');
@@ -35,13 +43,19 @@ interface WasmApi {
     module: WasmModule,
     imports: Record<string, Record<string, unknown>>,
   ) => { readonly exports: Record<string, unknown> };
-  readonly Memory: new (descriptor: { initial: number }) => { readonly buffer: ArrayBuffer };
+  readonly Memory: new (descriptor: { initial: number }) => WasmMemory;
+}
+interface WasmMemory {
+  readonly buffer: ArrayBuffer;
+  grow(pages: number): number;
 }
 type WasmModule = { readonly kind: 'wasm-module' };
 
 const wasm = (globalThis as unknown as { WebAssembly?: WasmApi }).WebAssembly;
 const LANES = 16;
 const PAGE = 65536;
+/** Queries taken in one pass: their products (4 bytes a row each) are kept in the module's memory. */
+const QUERIES_PER_PASS = 4;
 
 /** Which implementation `int8Matrix` gives on this runtime. */
 export function int8DotsBackend(): 'simd' | 'javascript' {
@@ -84,25 +98,31 @@ export class PlainMatrix implements Int8Matrix {
     }
     return out;
   }
+
+  dotsEach(queries: readonly Int8Array[], visit: (dots: Int32Array, index: number) => void): void {
+    queries.forEach((query, index) => visit(this.dots(query), index));
+  }
 }
 
 /**
- * Memory layout: the query widened to 16 bits (2 × stride bytes) at 0, the matrix after it, the
- * output (4 bytes per row) after the matrix.
+ * Memory layout: the matrix at 0; after it, the queries of one pass widened to 16 bits (2 × stride
+ * bytes each), then their products (4 bytes per row each, one query's after the other). The room
+ * for more than one query is taken when first asked for.
  */
 class SimdMatrix implements Int8Matrix {
   private readonly stride: number;
-  private readonly bytes: Int8Array;
-  private readonly query: Int16Array;
-  private readonly out: Int32Array;
-  private readonly matrixAt: number;
-  private readonly outAt: number;
+  private readonly memory: WasmMemory;
+  private bytes: Int8Array;
+  /** Queries the memory holds room for in one pass. */
+  private room = 0;
+  private readonly queriesAt: number;
   private readonly run: (
     rows: number,
     stride: number,
     matrix: number,
-    query: number,
+    queries: number,
     out: number,
+    count: number,
   ) => void;
 
   constructor(
@@ -111,30 +131,63 @@ class SimdMatrix implements Int8Matrix {
     readonly dimensions: number,
   ) {
     this.stride = Math.ceil(Math.max(1, dimensions) / LANES) * LANES;
-    this.matrixAt = 2 * this.stride;
-    this.outAt = this.matrixAt + rows * this.stride;
-    const size = this.outAt + rows * 4;
-    const memory = new wasm!.Memory({ initial: Math.max(1, Math.ceil(size / PAGE)) });
-    const instance = new wasm!.Instance(module, { env: { memory } });
+    this.queriesAt = rows * this.stride;
+    this.memory = new wasm!.Memory({ initial: Math.max(1, Math.ceil(this.sizeFor(1) / PAGE)) });
+    const instance = new wasm!.Instance(module, { env: { memory: this.memory } });
     this.run = instance.exports.dots as SimdMatrix['run'];
-    this.bytes = new Int8Array(memory.buffer);
-    this.query = new Int16Array(memory.buffer, 0, this.stride);
-    this.out = new Int32Array(memory.buffer, this.outAt, rows);
+    this.bytes = new Int8Array(this.memory.buffer);
+    this.room = 1;
   }
 
   row(row: number): Int8Array {
-    const at = this.matrixAt + row * this.stride;
+    const at = row * this.stride;
     return this.bytes.subarray(at, at + this.dimensions);
   }
 
   setRow(row: number, values: Int8Array): void {
-    this.bytes.set(values.subarray(0, this.dimensions), this.matrixAt + row * this.stride);
+    this.bytes.set(values.subarray(0, this.dimensions), row * this.stride);
   }
 
   dots(query: Int8Array): Int32Array {
-    for (let i = 0; i < this.dimensions; i++) this.query[i] = query[i]!;
-    this.run(this.rows, this.stride, this.matrixAt, 0, this.outAt);
-    return this.out;
+    let out: Int32Array | undefined;
+    this.dotsEach([query], (dots) => (out = dots));
+    return out!;
+  }
+
+  dotsEach(queries: readonly Int8Array[], visit: (dots: Int32Array, index: number) => void): void {
+    for (let first = 0; first < queries.length; first += QUERIES_PER_PASS) {
+      const pass = queries.slice(first, first + QUERIES_PER_PASS);
+      this.makeRoom(pass.length);
+      const outAt = this.outAt();
+      pass.forEach((query, i) => {
+        const widened = new Int16Array(this.memory.buffer, this.queryAt(i), this.stride);
+        for (let d = 0; d < this.dimensions; d++) widened[d] = query[d]!;
+      });
+      this.run(this.rows, this.stride, 0, this.queryAt(0), outAt, pass.length);
+      pass.forEach((_, i) =>
+        visit(new Int32Array(this.memory.buffer, outAt + i * this.rows * 4, this.rows), first + i),
+      );
+    }
+  }
+
+  private queryAt(index: number): number {
+    return this.queriesAt + index * 2 * this.stride;
+  }
+
+  private outAt(): number {
+    return this.queriesAt + this.room * 2 * this.stride;
+  }
+
+  private sizeFor(queries: number): number {
+    return this.queriesAt + queries * (2 * this.stride + this.rows * 4);
+  }
+
+  private makeRoom(queries: number): void {
+    if (queries <= this.room) return;
+    const pages = Math.ceil(this.sizeFor(queries) / PAGE) - this.memory.buffer.byteLength / PAGE;
+    if (pages > 0) this.memory.grow(pages);
+    this.bytes = new Int8Array(this.memory.buffer);
+    this.room = queries;
   }
 }
 
@@ -162,13 +215,16 @@ const EMPTY = 0x40;
 const ROWS = 0;
 const STRIDE = 1;
 const MATRIX = 2;
-const QUERY = 3;
+const QUERIES = 3;
 const OUT = 4;
-const ROW = 5;
-const AT = 6;
-const COLUMN = 7;
-const SUM = 8;
-const BLOCK = 9;
+const COUNT = 5;
+const ROW = 6;
+const AT = 7;
+const COLUMN = 8;
+const QUERY = 9;
+const QUERY_AT = 10;
+const SUM = 11;
+const BLOCK = 12;
 
 const get = (local: number) => [0x20, local];
 const set = (local: number) => [0x21, local];
@@ -176,6 +232,7 @@ const tee = (local: number) => [0x22, local];
 /** A constant below 64 (one byte of signed LEB128). */
 const i32 = (value: number) => [0x41, value];
 const add = [0x6a];
+const mul = [0x6c];
 const shl = [0x74];
 const below = [0x49];
 const atLeast = [0x4f];
@@ -193,9 +250,9 @@ const widenLow = [0xfd, 0x87, 0x01];
 const widenHigh = [0xfd, 0x88, 0x01];
 const addV128 = [0xfd, 0xae, 0x01];
 const dot16 = [0xfd, 0xba, 0x01];
-/** The query's 16-bit values for the current column: query + 2 × column. */
+/** The current query's 16-bit values for the current column: query + 2 × column. */
 const queryBlock = (offset: number) => [
-  ...get(QUERY),
+  ...get(QUERY_AT),
   ...get(COLUMN),
   ...i32(1),
   ...shl,
@@ -203,9 +260,12 @@ const queryBlock = (offset: number) => [
   ...loadV128(offset),
 ];
 
-/** `dots(rows, stride, matrix, query, out)`: out[row] = Σ matrix[row][i] × query[i]. */
+/**
+ * `dots(rows, stride, matrix, queries, out, count)`: out[q × rows + row] = Σ matrix[row][i] ×
+ * queries[q][i], for each of `count` queries (16-bit, 2 × stride bytes apart) row by row.
+ */
 const DOTS_BODY = [
-  [2, 3, I32, 2, V128], // locals: row, at, column (i32); sum, block (v128)
+  [2, 5, I32, 2, V128], // locals: row, at, column, query, queryAt (i32); sum, block (v128)
   get(MATRIX),
   set(AT),
   block,
@@ -214,6 +274,11 @@ const DOTS_BODY = [
   get(ROWS),
   atLeast,
   branchIf(1),
+  i32(0),
+  set(QUERY),
+  get(QUERIES),
+  set(QUERY_AT),
+  loop, // over the queries, the row still in the cache
   zeroV128,
   set(SUM),
   i32(0),
@@ -244,8 +309,12 @@ const DOTS_BODY = [
   below,
   branchIf(0),
   end,
-  get(OUT), // out + 4 × row ← the four lanes of sum added up
+  get(OUT), // out + 4 × (query × rows + row) ← the four lanes of sum added up
+  get(QUERY),
+  get(ROWS),
+  mul,
   get(ROW),
+  add,
   i32(2),
   shl,
   add,
@@ -253,6 +322,20 @@ const DOTS_BODY = [
   lane(0),
   ...[1, 2, 3].flatMap((index) => [get(SUM), lane(index), add]),
   store32,
+  get(QUERY_AT),
+  get(STRIDE),
+  i32(1),
+  shl,
+  add,
+  set(QUERY_AT),
+  get(QUERY),
+  i32(1),
+  add,
+  tee(QUERY),
+  get(COUNT),
+  below,
+  branchIf(0),
+  end,
   get(AT),
   get(STRIDE),
   add,
@@ -288,7 +371,7 @@ function name(text: string): number[] {
 
 const DOTS_WASM = new Uint8Array([
   ...[0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00],
-  ...section(1, [1, 0x60, 5, I32, I32, I32, I32, I32, 0]),
+  ...section(1, [1, 0x60, 6, I32, I32, I32, I32, I32, I32, 0]),
   ...section(2, [1, ...name('env'), ...name('memory'), 0x02, 0x00, 0x01]),
   ...section(3, [1, 0]),
   ...section(7, [1, ...name('dots'), 0x00, 0]),

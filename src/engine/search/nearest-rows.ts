@@ -59,18 +59,43 @@ export class NearestRows {
   }
 
   /**
-   * The rows `accept` takes that may be among its `count` best by exact product with `query` (a
-   * unit vector), in row order: every row the exact ranking (`nearestExactly`) needs.
+   * For each of `queries` (unit vectors), the rows `accept` takes that may be among its `count`
+   * best by exact product with it, in row order: every row the exact ranking (`nearestExactly`)
+   * needs. The int8 products of all the queries are taken in one pass over the rows.
    */
-  candidates(query: Float32Array, count: number, accept: (row: number) => boolean): number[] {
-    if (!this.rows || count <= 0) return [];
-    const q8 = new Int8Array(this.dimensions);
-    let queryL1 = 0;
+  candidates(
+    queries: readonly Float32Array[],
+    count: number,
+    accept: (row: number) => boolean,
+  ): number[][] {
+    if (!this.rows || count <= 0) return queries.map(() => []);
+    const quantised = queries.map((query) => this.quantise(query));
+    const out: number[][] = [];
+    this.codes.dotsEach(
+      quantised.map((query) => query.codes),
+      (approximate, i) => out.push(this.reaching(approximate, quantised[i]!.l1, count, accept)),
+    );
+    return out;
+  }
+
+  /** The query's int8 values, and their |q|₁ over 127. */
+  private quantise(query: Float32Array): { codes: Int8Array; l1: number } {
+    const codes = new Int8Array(this.dimensions);
+    let l1 = 0;
     for (let d = 0; d < this.dimensions; d++) {
-      q8[d] = Math.round(query[d]! * SCALE);
-      queryL1 += Math.abs(q8[d]!) / SCALE;
+      codes[d] = Math.round(query[d]! * SCALE);
+      l1 += Math.abs(codes[d]!) / SCALE;
     }
-    const approximate = this.codes.dots(q8);
+    return { codes, l1 };
+  }
+
+  /** The candidates of one query from its int8 products with every row. */
+  private reaching(
+    approximate: Int32Array,
+    queryL1: number,
+    count: number,
+    accept: (row: number) => boolean,
+  ): number[] {
     const bound =
       HALF_STEP * (queryL1 + this.maxRowL1) + this.dimensions * HALF_STEP * HALF_STEP + 1e-9;
     const margin = 2 * bound * SCALE * SCALE;

@@ -39,6 +39,43 @@ describe('int8 dot products', () => {
     );
   });
 
+  it('gives each query of a batch the sums it gets alone, across passes and as room is taken', () => {
+    fc.assert(
+      fc.property(
+        matrixArbitrary.chain((matrix) =>
+          fc.record({
+            matrix: fc.constant(matrix),
+            queries: fc.array(
+              fc.array(byte, { minLength: matrix.dimensions, maxLength: matrix.dimensions }),
+              { minLength: 1, maxLength: 9 },
+            ),
+          }),
+        ),
+        ({ matrix: { dimensions, rows }, queries }) => {
+          const fast = int8Matrix(rows.length, dimensions);
+          const plain = new PlainMatrix(rows.length, dimensions);
+          rows.forEach((row, at) => {
+            fast.setRow(at, Int8Array.from(row));
+            plain.setRow(at, Int8Array.from(row));
+          });
+          const alone = queries.map((query) => [...plain.dots(Int8Array.from(query))]);
+          const visited: number[] = [];
+          fast.dotsEach(
+            queries.map((query) => Int8Array.from(query)),
+            (dots, index) => {
+              visited.push(index);
+              assert.deepEqual([...dots], alone[index]);
+            },
+          );
+          assert.deepEqual(visited, [...queries.keys()]);
+          rows.forEach((row, at) => assert.deepEqual([...fast.row(at)], row));
+          assert.deepEqual([...fast.dots(Int8Array.from(queries[0]!))], alone[0]);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
   it('sums the extremes of every lane without overflow', () => {
     const dimensions = 256;
     const matrix = int8Matrix(3, dimensions);

@@ -47,7 +47,7 @@ function nearest(
   count: number,
   accept: (row: number) => boolean,
 ): { found: number[]; candidates: number } {
-  const candidates = rows.candidates(query, count, accept);
+  const candidates = rows.candidates([query], count, accept)[0]!;
   const vectors = candidates.map((row) => values.slice(row * dimensions, (row + 1) * dimensions));
   return {
     found: nearestExactly(query, candidates, vectors, count),
@@ -108,6 +108,39 @@ describe('nearest rows: int8 first, exact after', () => {
         },
       ),
       { numRuns: 500 },
+    );
+  });
+
+  it('gives every question word of one pass the candidates it gets alone', async () => {
+    const dimensions = 8;
+    const direction = fc.array(fc.integer({ min: -3, max: 3 }), {
+      minLength: dimensions,
+      maxLength: dimensions,
+    });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(direction, { maxLength: 200 }),
+        fc.array(direction, { minLength: 1, maxLength: 7 }),
+        fc.integer({ min: 1, max: 12 }),
+        fc.array(fc.boolean(), { minLength: 200, maxLength: 200 }),
+        async (drawn, queryDirections, count, accepted) => {
+          const values = Float32Array.from(drawn.flatMap(unit));
+          const accept = (row: number) => accepted[row]!;
+          const rows = new NearestRows(dimensions);
+          await rows.append(drawn.length, batches(values, dimensions, []));
+          const queries = queryDirections.map((query) => Float32Array.from(unit(query)));
+          assert.deepEqual(
+            rows.candidates(queries, count, accept),
+            queries.map((query) => rows.candidates([query], count, accept)[0]),
+          );
+          for (const query of queries)
+            assert.deepEqual(
+              nearest(rows, values, dimensions, query, count, accept).found,
+              scan(values, dimensions, query, count, accept),
+            );
+        },
+      ),
+      { numRuns: 200 },
     );
   });
 
