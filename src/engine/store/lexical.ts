@@ -339,6 +339,8 @@ export class LexicalIndex {
   private readonly chunkTerms = new ChunkTerms();
   private liveDocs = 0;
   private readonly byPath = new Map<string, number[]>();
+  /** Scratch for fileTermCounts: the place of each chunk's file among the files asked about. */
+  private fileOfDoc = new Int32Array(0);
   private readonly termIds = new Map<string, number>();
   private readonly terms: string[] = [];
   private readonly documentFrequency = new Map<ChunkLevel, TermCounts>();
@@ -443,7 +445,8 @@ export class LexicalIndex {
   /**
    * Per path of `paths`, in order: the summed text length of its live chunks of `levels` and,
    * per term of `terms`, its summed count in their texts (0 when absent): a file's whole text
-   * seen through its chunks, each term's id found once for all of them.
+   * seen through its chunks. A term is counted from its posting lists when they are shorter than
+   * POSTINGS_PER_LOOKUP times the files' chunks, otherwise by looking it up in each of them.
    */
   fileTermCounts(
     paths: readonly string[],
@@ -451,18 +454,41 @@ export class LexicalIndex {
     terms: readonly string[],
   ): { length: number; counts: number[] }[] {
     const wanted = new Set(levels.map((level) => LEVEL_INDEX.get(level)!));
-    const ids = terms.map((term) => this.termIds.get(term) ?? -1);
-    return paths.map((filePath) => {
-      const counts = new Array<number>(ids.length).fill(0);
-      let length = 0;
+    const files = paths.map(() => ({ length: 0, counts: new Array<number>(terms.length).fill(0) }));
+    // each chunk of the files marked with its file's place (-1 elsewhere, restored at the end)
+    if (this.fileOfDoc.length < this.nextDocId)
+      this.fileOfDoc = new Int32Array(Math.max(this.nextDocId, this.lengths.length)).fill(-1);
+    const docs: number[] = [];
+    const firstAt = new Map<string, number>();
+    paths.forEach((filePath, at) => {
+      if (firstAt.has(filePath)) return;
+      firstAt.set(filePath, at);
       for (const docId of this.byPath.get(filePath) ?? []) {
         if (!this.isLive(docId) || !wanted.has(this.levels[docId]!)) continue;
-        length += this.lengths[docId]!;
-        for (let i = 0; i < ids.length; i++)
-          if (ids[i]! >= 0) counts[i]! += this.chunkTerms.frequency(docId, ids[i]!);
+        this.fileOfDoc[docId] = at;
+        files[at]!.length += this.lengths[docId]!;
+        docs.push(docId);
       }
-      return { length, counts };
     });
+    const lists = levels.map((level) => this.postingLists.get(level)!);
+    terms.forEach((term, i) => {
+      const id = this.termIds.get(term);
+      if (id === undefined) return;
+      const postings = lists.map((list) => list.list(id));
+      const listed = postings.reduce((sum, list) => sum + (list?.size ?? 0), 0);
+      if (listed < docs.length * POSTINGS_PER_LOOKUP) {
+        for (const list of postings)
+          for (let k = 0; k < (list?.size ?? 0); k++) {
+            const at = this.fileOfDoc[list!.docs[k]!]!;
+            if (at >= 0) files[at]!.counts[i]! += list!.payload[k]! >> 1;
+          }
+      } else
+        for (const docId of docs)
+          files[this.fileOfDoc[docId]!]!.counts[i]! += this.chunkTerms.frequency(docId, id);
+    });
+    for (const docId of docs) this.fileOfDoc[docId] = -1;
+    // a path asked twice gets its first place's counts
+    return paths.map((filePath) => files[firstAt.get(filePath)!]!);
   }
 
   /** The distinct terms of a chunk's text. */
@@ -825,6 +851,12 @@ export class LexicalIndex {
     this.levels = levels;
   }
 }
+
+/**
+ * Postings read in the time a term is looked up in one chunk's sorted terms (a binary search of
+ * a few steps, against one read of a list's entries and the mark of its chunk).
+ */
+const POSTINGS_PER_LOOKUP = 4;
 
 function bisect(sorted: Uint32Array, value: number): number {
   let low = 0;
