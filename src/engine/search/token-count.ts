@@ -31,7 +31,8 @@ export class TokenCounter {
 
   /** The tokens of one piece of text (a match of `pieces`). */
   countPiece(piece: string): number {
-    const bytes = Buffer.from(piece, 'utf8').toString('latin1');
+    // ASCII text is its own UTF-8 bytes: most code needs no conversion
+    const bytes = isAscii(piece) ? piece : Buffer.from(piece, 'utf8').toString('latin1');
     if (bytes.length <= 1 || this.ranks.has(bytes)) return 1;
     // parts[i] is where part i starts; part i ends where part i + 1 starts
     const parts: number[] = [];
@@ -51,4 +52,9 @@ export class TokenCounter {
     }
     return parts.length - 1;
   }
+}
+
+function isAscii(text: string): boolean {
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) > 0x7f) return false;
+  return true;
 }
