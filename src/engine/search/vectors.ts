@@ -25,16 +25,47 @@ const SCALE = 127;
 
 const log = getLogger('search.vectors');
 
+/**
+ * The vectors in memory. A save marks its files' old rows dead and appends their new ones in the
+ * spare rows at the end, so it costs what it changed; the rows are packed again only when the spare
+ * rows run out or a quarter of the used ones are dead.
+ */
 interface Loaded {
+  /** Row `i` holds the quantised vector of `ids[i]`; a dead row's id is ''. */
   readonly ids: string[];
-  /** Each row's level as its position in CHUNK_LEVELS: a byte per row, tested against a mask. */
+  /** Each row's level as its position in CHUNK_LEVELS (DEAD for a dead or spare row). */
   readonly levels: Uint8Array;
-  /** Row `i` holds the quantised vector of `ids[i]`. */
+  /** The rows, spare ones included. */
   readonly codes: Int8Matrix;
   readonly dimensions: number;
+  /** The rows of each file's chunks and of each folder's summary, by `ownerOf`. */
+  readonly rowsOf: Map<string, number[]>;
+  /** Rows written so far, dead ones included; the rest are spare. */
+  used: number;
+  dead: number;
+}
+
+/** Vectors as read from the table, before they are packed into a matrix. */
+interface ReadRows {
+  readonly ids: string[];
+  readonly levels: Uint8Array;
+  readonly codes: Int8Array;
 }
 
 const LEVEL_CODE = new Map(CHUNK_LEVELS.map((level, index) => [level, index]));
+/** A level code no search mask has a bit for (shifts take their count modulo 32). */
+const DEAD = 31;
+
+/** What a save replaces a chunk's vector with: its file's chunks, or its folder's summary. */
+function ownerOf(meta: ChunkMeta): string | null {
+  if (meta.level === 'directory') return `d:${meta.directoryPath}`;
+  return meta.filePath === null ? null : `f:${meta.filePath}`;
+}
+
+/** Spare rows kept after the used ones: about 3%, so a scan does little extra work. */
+function spareRows(used: number): number {
+  return Math.max(256, used >> 5);
+}
 
 export class VectorScan {
   private loading: Promise<Loaded | null> | null = null;
@@ -84,11 +115,12 @@ export class VectorScan {
     const dimensions = this.tables.dimensions;
     if (!dimensions || this.catalog.size > MAX_IN_MEMORY) return null;
     const started = performance.now();
-    const loaded = await this.read(dimensions, this.tables.vectors(), this.catalog.size);
+    const read = await this.read(dimensions, this.tables.vectors(), this.catalog.size);
+    const loaded = this.pack(dimensions, [read]);
     log.info('vectors_loaded', {
-      chunks: loaded.ids.length,
+      chunks: read.ids.length,
       dimensions,
-      bytes: loaded.ids.length * dimensions,
+      bytes: read.ids.length * dimensions,
       duration_ms: Math.round(performance.now() - started),
     });
     return loaded;
@@ -101,55 +133,90 @@ export class VectorScan {
     const started = performance.now();
     // the folders above a changed file have their summaries rebuilt, and no others
     const folders = new Set([...changed].flatMap(ancestors));
-    const stale = (meta: ChunkMeta | undefined) =>
-      !meta ||
-      (meta.level === 'directory'
-        ? folders.has(meta.directoryPath)
-        : meta.filePath !== null && changed.has(meta.filePath));
-    // one pass over the rows and one over the catalog, with no object per row: a save in a large
-    // index keeps almost every row, and allocating per row would cost more than reading the file
-    const keep = new Uint8Array(loaded.ids.length);
-    let keptCount = 0;
-    for (let row = 0; row < loaded.ids.length; row++)
-      if (!stale(this.catalog.get(loaded.ids[row]!))) {
-        keep[row] = 1;
-        keptCount++;
-      }
+    const staleOwners = [
+      ...[...changed].map((file) => `f:${file}`),
+      ...[...folders].map((folder) => `d:${folder}`),
+    ];
+    const staleRows = staleOwners.flatMap((owner) => loaded.rowsOf.get(owner) ?? []);
     const fresh: string[] = [];
-    for (const meta of this.catalog.values()) if (stale(meta)) fresh.push(meta.id);
+    for (const meta of this.catalog.values())
+      if (
+        meta.level === 'directory'
+          ? folders.has(meta.directoryPath)
+          : meta.filePath !== null && changed.has(meta.filePath)
+      )
+        fresh.push(meta.id);
+    const kept = loaded.used - loaded.dead - staleRows.length;
     // a chunk neither kept nor re-read (a run that failed half-way): read the whole table again
-    if (keptCount + fresh.length !== this.catalog.size) return this.load();
+    if (kept + fresh.length !== this.catalog.size) return this.load();
     const added = await this.read(dimensions, this.tables.vectors(fresh), fresh.length);
-    const total = keptCount + added.ids.length;
-    const codes = int8Matrix(total, dimensions);
-    const levels = new Uint8Array(total);
-    const ids: string[] = new Array<string>(total);
-    let at = 0;
-    for (let row = 0; row < loaded.ids.length; row++) {
-      if (!keep[row]) continue;
-      codes.setRow(at, loaded.codes.row(row));
-      levels[at] = loaded.levels[row]!;
-      ids[at++] = loaded.ids[row]!;
+    // marked only now, with the new rows at once: a search never sees a file without its rows
+    for (const row of staleRows) {
+      loaded.levels[row] = DEAD;
+      loaded.ids[row] = '';
     }
-    for (let row = 0; row < added.ids.length; row++)
-      codes.setRow(keptCount + row, added.codes.row(row));
-    levels.set(added.levels, keptCount);
-    added.ids.forEach((id, i) => (ids[keptCount + i] = id));
+    for (const owner of staleOwners) loaded.rowsOf.delete(owner);
+    loaded.dead += staleRows.length;
+    const fits = loaded.used + added.ids.length <= loaded.codes.rows;
+    const patched =
+      fits && loaded.dead * 4 <= loaded.used
+        ? this.append(loaded, added)
+        : this.pack(dimensions, [liveRows(loaded), added]);
     log.info('vectors_refreshed', {
       files: changed.size,
-      kept: keptCount,
+      kept,
       read: added.ids.length,
+      packed: patched !== loaded,
       duration_ms: Math.round(performance.now() - started),
     });
-    return { ids, levels, codes, dimensions };
+    return patched;
   }
 
-  /** Quantises the rows of `vectors` into one block of codes. */
+  /** Writes `added` into the spare rows of `loaded`. */
+  private append(loaded: Loaded, added: ReadRows): Loaded {
+    const { dimensions } = loaded;
+    for (let i = 0; i < added.ids.length; i++) {
+      const row = loaded.used++;
+      loaded.codes.setRow(row, added.codes.subarray(i * dimensions, (i + 1) * dimensions));
+      loaded.levels[row] = added.levels[i]!;
+      loaded.ids[row] = added.ids[i]!;
+      this.track(loaded, row);
+    }
+    return loaded;
+  }
+
+  /** One matrix of the rows read, with spare rows after them. */
+  private pack(dimensions: number, parts: readonly ReadRows[]): Loaded {
+    const used = parts.reduce((sum, part) => sum + part.ids.length, 0);
+    const capacity = used + spareRows(used);
+    const loaded: Loaded = {
+      ids: new Array<string>(capacity).fill(''),
+      levels: new Uint8Array(capacity).fill(DEAD),
+      codes: int8Matrix(capacity, dimensions),
+      dimensions,
+      rowsOf: new Map(),
+      used: 0,
+      dead: 0,
+    };
+    for (const part of parts) this.append(loaded, part);
+    return loaded;
+  }
+
+  private track(loaded: Loaded, row: number): void {
+    const meta = this.catalog.get(loaded.ids[row]!);
+    const owner = meta ? ownerOf(meta) : null;
+    if (owner === null) return;
+    const rows = loaded.rowsOf.get(owner);
+    if (rows) rows.push(row);
+    else loaded.rowsOf.set(owner, [row]);
+  }
+
+  /** Quantises the rows of `vectors`. */
   private async read(
     dimensions: number,
     vectors: AsyncIterable<VectorBatch>,
     expected: number,
-  ): Promise<Loaded> {
+  ): Promise<ReadRows> {
     const ids: string[] = [];
     let levels = new Uint8Array(Math.max(1, expected));
     let codes = new Int8Array(Math.max(1, expected) * dimensions);
@@ -172,11 +239,26 @@ export class VectorScan {
         ids.push(batch.ids[row]!);
       }
     }
-    const matrix = int8Matrix(ids.length, dimensions);
-    for (let row = 0; row < ids.length; row++)
-      matrix.setRow(row, codes.subarray(row * dimensions, (row + 1) * dimensions));
-    return { ids, levels: levels.slice(0, ids.length), codes: matrix, dimensions };
+    return { ids, levels, codes };
   }
+}
+
+/** The live rows of `loaded`, in row order, as rows read. */
+function liveRows(loaded: Loaded): ReadRows {
+  const { dimensions } = loaded;
+  const live = loaded.used - loaded.dead;
+  const ids = new Array<string>(live);
+  const levels = new Uint8Array(live);
+  const codes = new Int8Array(live * dimensions);
+  let at = 0;
+  for (let row = 0; row < loaded.used; row++) {
+    if (loaded.levels[row] === DEAD) continue;
+    ids[at] = loaded.ids[row]!;
+    levels[at] = loaded.levels[row]!;
+    codes.set(loaded.codes.row(row), at * dimensions);
+    at++;
+  }
+  return { ids, levels, codes };
 }
 
 /** Writes `vector`, scaled to unit length, as signed bytes at `offset`. */
@@ -196,7 +278,7 @@ function scan(loaded: Loaded, vector: Float32Array, limit: number, mask: number)
   const best: { index: number; score: number }[] = [];
   // once the list is full, the weakest score it holds: most rows are passed by this one comparison
   let floor = -Infinity;
-  for (let row = 0; row < ids.length; row++) {
+  for (let row = 0; row < loaded.used; row++) {
     const dot = dots[row]!;
     if (dot <= floor || !((mask >> levels[row]!) & 1)) continue;
     if (best.length < limit) {

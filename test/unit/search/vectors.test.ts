@@ -94,4 +94,111 @@ describe('vector scan', () => {
       { numRuns: 150 },
     );
   });
+
+  it('after any saves, the vectors patched in memory rank as vectors read whole again do', async () => {
+    const files = ['a/x.py', 'a/b/y.py', 'a/b/z.py', 'c/w.py', 'top.py'];
+    const folders = ['.', 'a', 'a/b', 'c'];
+    const vector = fc.array(fc.integer({ min: -3, max: 3 }), {
+      minLength: DIMENSIONS,
+      maxLength: DIMENSIONS,
+    });
+    // a save: the files saved, each with the vectors of its new chunks
+    const save = fc.array(fc.tuple(fc.constantFrom(...files), fc.array(vector, { maxLength: 6 })), {
+      minLength: 1,
+      maxLength: 3,
+    });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(save, { minLength: 1, maxLength: 12 }),
+        vector,
+        async (saves, query) => {
+          const tables = await Tables.open(path.join(scratch.folder(), 'lance'), DIMENSIONS, true);
+          try {
+            const catalog = new Map<string, ChunkMeta>();
+            let generation = 0;
+            // writes the chunks of `saved` files and of every folder, as an index run does
+            const write = async (saved: ReadonlyMap<string, readonly number[][]>) => {
+              generation++;
+              const chunks: Chunk[] = [];
+              const vectors = new Map<string, Float32Array>();
+              const add = (made: Chunk, values: readonly number[]) => {
+                chunks.push(made);
+                vectors.set(made.id, Float32Array.from(values));
+              };
+              for (const [file, rows] of saved)
+                rows.forEach((values, i) =>
+                  add(fileChunk(file, `g${generation}n${i}`, path.posix.dirname(file)), values),
+                );
+              const touched = new Set([...saved.keys()].flatMap(ancestorsOf));
+              for (const folder of folders.filter((name) => touched.has(name)))
+                add(folderChunk(folder, generation), [
+                  (generation % 5) - 2,
+                  folders.indexOf(folder),
+                  1,
+                  0,
+                  0,
+                  0,
+                  0,
+                  -1,
+                ]);
+              const goneFolders = [...catalog.values()]
+                .filter((meta) => meta.level === 'directory' && touched.has(meta.directoryPath))
+                .map((meta) => meta.id);
+              await tables.deleteFiles([...saved.keys()]);
+              await tables.deleteChunks(goneFolders);
+              for (const [id, meta] of [...catalog])
+                if (goneFolders.includes(id) || (meta.filePath && saved.has(meta.filePath)))
+                  catalog.delete(id);
+              await tables.addChunks(chunks, vectors);
+              for (const made of chunks) catalog.set(made.id, made);
+            };
+            await write(new Map(files.map((file) => [file, [[1, 0, 0, 0, 0, 0, 0, 1]]])));
+            const scan = new VectorScan(tables, catalog);
+            const all = ['directory', 'file', 'class', 'function'] as const;
+            const q = Float32Array.from(query);
+            await scan.nearest(q, 1, all);
+            for (const saved of saves) {
+              await write(new Map(saved));
+              scan.refresh(saved.map(([file]) => file));
+              assert.deepEqual(
+                await scan.nearest(q, catalog.size + 1, all),
+                await new VectorScan(tables, catalog).nearest(q, catalog.size + 1, all),
+              );
+            }
+          } finally {
+            tables.close();
+          }
+        },
+      ),
+      { numRuns: 40 },
+    );
+  });
 });
+
+function ancestorsOf(file: string): string[] {
+  const found: string[] = [];
+  for (let dir = path.posix.dirname(file); ; dir = path.posix.dirname(dir)) {
+    found.push(dir);
+    if (dir === '.') return found;
+  }
+}
+
+function fileChunk(file: string, name: string, directoryPath: string): Chunk {
+  return {
+    ...chunk(0, 'function'),
+    id: `${file}::${name}`,
+    filePath: file,
+    directoryPath,
+    functionName: name,
+  };
+}
+
+function folderChunk(folder: string, generation: number): Chunk {
+  return {
+    ...chunk(0, 'directory'),
+    id: `dir:${folder}:${generation}`,
+    filePath: null,
+    directoryPath: folder,
+    functionName: null,
+  };
+}
