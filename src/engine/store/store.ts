@@ -768,6 +768,7 @@ async function loadCommitted(
   notices: string[],
 ): Promise<Loaded> {
   const started = performance.now();
+  const phases = new PhaseTimes();
   const committed = manifest.tableVersions;
   if (!committed) throw new Error('the manifest names no table versions');
   const tables = await Tables.open(
@@ -775,18 +776,24 @@ async function loadCommitted(
     manifest.embedding?.dimensions ?? null,
     false,
   );
+  phases.mark('tables');
   try {
     if (role === 'writer') await rollBack(directory, manifest, tables, notices);
     else await tables.checkout(committed);
+    phases.mark(role === 'writer' ? 'roll_back' : 'check_out');
     await verifyDataFiles(directory, manifest.dataHashes);
+    phases.mark('table_files_verified');
     const lexical = await readLexical(directory, manifest);
+    phases.mark('lexical');
     // paths and names repeat across the catalog and the facts: one copy of each
     const strings = new Strings();
     const catalog = new Map<string, ChunkMeta>();
     for (const meta of await tables.chunkMetadata(strings)) catalog.set(meta.id, meta);
+    phases.mark('chunk_metadata');
     const counts = await tables.counts();
     // reading every fact proves the facts table readable, and the graph needs them anyway
     const facts = await tables.allFacts(strings);
+    phases.mark('facts');
     checkCounts(manifest, { ...counts, facts: facts.length }, catalog, lexical);
     const texts = TextsFile.load(
       textsPath(directory, manifest.textsGeneration),
@@ -794,6 +801,7 @@ async function loadCommitted(
       catalog,
       role === 'writer',
     );
+    phases.mark('texts');
     if (role === 'writer')
       await removeStrayFiles(directory, manifest).catch((cause: unknown) => {
         texts.close();
@@ -805,6 +813,7 @@ async function loadCommitted(
       files: Object.keys(manifest.files).length,
       chunks: catalog.size,
       duration_ms: elapsedMs(started),
+      phases_ms: phases.durations,
     });
     return { manifest, tables, lexical, texts, catalog, facts };
   } catch (cause) {
@@ -1077,6 +1086,18 @@ async function verifyDataFiles(
     if ((await hashFile(full)) !== hash)
       throw new Error(`the table file ${file} was changed after it was written`);
     verified.set(full, `${stamp}:${hash}`);
+  }
+}
+
+/** How long each step of a longer operation took, in milliseconds, in the order they ran. */
+class PhaseTimes {
+  readonly durations: Record<string, number> = {};
+  private last = performance.now();
+
+  mark(phase: string): void {
+    const now = performance.now();
+    this.durations[phase] = Math.round(now - this.last);
+    this.last = now;
   }
 }
 
