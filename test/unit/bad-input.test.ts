@@ -67,10 +67,8 @@ describe('bad input', () => {
       assert.deepEqual([walk.startLine, walk.endLine, walk.docstring], [4, 6, 'Walk.']);
       const add = engine.graph.fact('bom.ts::add')!;
       assert.deepEqual([add.startLine, add.docstring], [2, 'Adds.']);
-      const text = (await engine.store.tables.chunkTexts(['bom.ts::None::add::function'])).get(
-        'bom.ts::None::add::function',
-      )!;
-      assert.ok(text.content.startsWith('/** Adds. */'), 'no BOM in chunk text');
+      const text = unwrap(engine.store.texts.read('bom.ts::None::add::function'))!;
+      assert.ok(text.startsWith('/** Adds. */'), 'no BOM in chunk text');
     } finally {
       engine.dispose();
     }

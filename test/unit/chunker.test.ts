@@ -168,7 +168,7 @@ describe('chunker', () => {
         .filter((meta) => meta.level === 'directory')
         .map((meta) => meta.id);
       assert.deepEqual(chunkIds, ['shop::None::None::directory']);
-      const text = (await engine.store.tables.chunkTexts(chunkIds)).get(chunkIds[0]!)!.content;
+      const text = unwrap(engine.store.texts.read(chunkIds[0]!))!;
       assert.match(text, /^Directory: shop\//);
       assert.match(
         text,

@@ -1,60 +1,35 @@
 import { getLogger } from '../log/logger';
-import type { Tables } from '../store/tables';
 import type { TextsFile } from '../store/texts';
-import { describeError } from '../util/result';
 
 /**
  * Chunk texts for the search steps that read code (message matching, focused windows), read by
  * offset from the store's texts file (which keeps recently read texts decoded): a read costs
- * microseconds, so nothing is read ahead. A record that fails its checksum is read from the chunks table instead, so a damaged
- * texts file costs speed, never an answer.
+ * microseconds, so nothing is read ahead. The texts file is the only copy of the texts. Opening
+ * the store checks every record, so a record failing its checksum here was damaged since: its
+ * chunk is left out of this answer with a warning, and the next opening finds the damage and
+ * rebuilds the index with a notice.
  */
 const log = getLogger('search.texts');
 
 export class ChunkTexts {
-  constructor(
-    private readonly stored: TextsFile,
-    private readonly tables: Tables,
-  ) {}
+  constructor(private readonly stored: TextsFile) {}
 
-  /** The texts of `ids` that exist, in the order asked. */
-  async get(ids: Iterable<string>): Promise<Map<string, string>> {
-    // callers pass iterators too: read once, kept for the order
-    const wanted = [...ids];
+  /** The texts of `ids` that exist and can be read, in the order asked. */
+  get(ids: Iterable<string>): Promise<Map<string, string>> {
     const out = new Map<string, string>();
-    const damaged: string[] = [];
+    let damaged = 0;
     let failure: string | null = null;
-    for (const id of wanted) {
+    for (const id of ids) {
       if (out.has(id)) continue;
       const read = this.stored.read(id);
       if (read.ok) {
         if (read.value !== undefined) out.set(id, read.value);
       } else {
-        damaged.push(id);
+        damaged++;
         failure ??= read.error.message;
       }
     }
-    if (!damaged.length) return out;
-    log.warn('chunk_texts_damaged', { chunks: damaged.length, error: failure });
-    return this.withDamaged(wanted, out, damaged);
-  }
-
-  /** `found` with the texts the file could not give read from the table, in the order of `ids`. */
-  private async withDamaged(
-    ids: readonly string[],
-    found: ReadonlyMap<string, string>,
-    damaged: readonly string[],
-  ): Promise<Map<string, string>> {
-    const rows = await this.tables.chunkTexts(damaged).catch((cause: unknown) => {
-      log.warn('chunk_texts_read_failed', { chunks: damaged.length, error: describeError(cause) });
-      return new Map<string, { content: string; fullContent: string | null }>();
-    });
-    const out = new Map<string, string>();
-    for (const id of ids) {
-      const row = rows.get(id);
-      const text = found.get(id) ?? (row && (row.fullContent ?? row.content));
-      if (text !== undefined) out.set(id, text);
-    }
-    return out;
+    if (damaged) log.warn('chunk_texts_damaged', { chunks: damaged, error: failure });
+    return Promise.resolve(out);
   }
 }

@@ -144,7 +144,7 @@ export class Searcher {
 
   constructor(index: Omit<SearchIndex, 'vectors'>) {
     this.index = { ...index, vectors: new VectorScan(index.tables, index.catalog) };
-    this.texts = new ChunkTexts(index.texts, index.tables);
+    this.texts = new ChunkTexts(index.texts);
     this.nearestWords = index.embedder ? new NearestWords(index.lexical, index.embedder) : null;
   }
 

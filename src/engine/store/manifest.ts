@@ -16,8 +16,9 @@ import { appendAt, writeFileAtomic } from '../util/atomic-file';
  * 4: facts no longer carry a calledBy column. 5: committed table versions, counts, checksums.
  * 6: the chunks' texts in a file of their own, read by offset.
  * 7: the file entries in a snapshot and a delta log beside the manifest.
+ * 8: the chunks table no longer holds the texts: the texts file is their only copy.
  */
-export const SCHEMA_VERSION = 7;
+export const SCHEMA_VERSION = 8;
 
 const FileEntry = z.object({
   hash: z.string().nullable(),

@@ -35,8 +35,8 @@ import {
 } from './columns';
 
 /**
- * The LanceDB side of the store: a `chunks` table (metadata, text and, when a model is loaded,
- * its vector) and a `facts` table (one row per definition, plus one 'module' row per file).
+ * The LanceDB side of the store: a `chunks` table (metadata and, when a model is loaded, its
+ * vector; the chunks' texts live in the texts file only) and a `facts` table (one row per definition, plus one 'module' row per file).
  * Rows are replaced per file, so writing the same file twice is harmless.
  */
 const CHUNKS = 'chunks';
@@ -67,8 +67,6 @@ function chunkSchema(dimensions: number | null): Schema {
     text('parentDirectoryId', true),
     text('parentFileId', true),
     text('parentClassId', true),
-    text('content'),
-    text('fullContent', true),
     new Field('isSummarized', new Bool(), false),
     int('originalLineCount', true),
     text('segments', true),
@@ -106,12 +104,6 @@ const factSchema = new Schema([
   strings('bases'),
 ]);
 
-/** A chunk's text; for a summarised function, the summary and the raw body. */
-export interface ChunkText {
-  readonly content: string;
-  readonly fullContent: string | null;
-}
-
 /** Vectors of a batch of chunks: row `i`'s at `values[i × dimensions …]`. */
 export interface VectorBatch {
   readonly ids: string[];
@@ -147,8 +139,6 @@ export interface TableVersions {
 
 export class Tables {
   private readonly chunkSchema: Schema;
-  /** Reads search started and may not wait for (texts read ahead): closing waits for them. */
-  private readonly reading = new Set<Promise<unknown>>();
 
   private constructor(
     private readonly db: lancedb.Connection,
@@ -349,22 +339,6 @@ export class Tables {
     return out;
   }
 
-  chunkTexts(ids: readonly string[]): Promise<Map<string, ChunkText>> {
-    return this.tracked(this.readChunkTexts(ids));
-  }
-
-  private async readChunkTexts(ids: readonly string[]): Promise<Map<string, ChunkText>> {
-    const out = new Map<string, ChunkText>();
-    for (let i = 0; i < ids.length; i += DELETE_BATCH) {
-      const query = this.chunks
-        .query()
-        .where(`id IN (${sqlList(ids.slice(i, i + DELETE_BATCH))})`)
-        .select(['id', 'content', 'fullContent']);
-      for await (const batch of query) readTexts(batch, out);
-    }
-    return out;
-  }
-
   /** Every fact, read column by column; `strings` shares repeated values (paths, names, kinds). */
   async allFacts(strings = new Strings()): Promise<CodeFact[]> {
     const out: CodeFact[] = [];
@@ -533,25 +507,10 @@ export class Tables {
     return Math.max(chunks.length, facts.length);
   }
 
-  /**
-   * Closes the tables once the reads in flight are done: LanceDB refuses to close a table a read
-   * still holds, and a search may have started reading texts it then did not need.
-   */
   close(): void {
-    const closeNow = () => {
-      this.chunks.close();
-      this.facts.close();
-      this.db.close();
-    };
-    if (!this.reading.size) return closeNow();
-    void Promise.allSettled([...this.reading]).then(closeNow);
-  }
-
-  private tracked<T>(read: Promise<T>): Promise<T> {
-    this.reading.add(read);
-    const done = () => this.reading.delete(read);
-    read.then(done, done);
-    return read;
+    this.chunks.close();
+    this.facts.close();
+    this.db.close();
   }
 }
 
@@ -714,14 +673,6 @@ function sharedCall(call: CallSite, strings: Strings): void {
   if (typeof call.receiver === 'string') shared.receiver = strings.intern(call.receiver);
   if (typeof call.receiverType === 'string')
     shared.receiverType = strings.intern(call.receiverType);
-}
-
-function readTexts(batch: RecordBatch, out: Map<string, ChunkText>): void {
-  const ids = stringColumn(batch, 'id');
-  const contents = stringColumn(batch, 'content');
-  const fullContents = stringColumn(batch, 'fullContent');
-  for (let row = 0; row < batch.numRows; row++)
-    out.set(ids[row]!, { content: contents[row]!, fullContent: fullContents[row] ?? null });
 }
 
 function sqlList(values: readonly string[]): string {

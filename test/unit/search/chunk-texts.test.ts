@@ -4,7 +4,6 @@ import * as path from 'node:path';
 import fc from 'fast-check';
 import type { Chunk } from '../../../src/engine/model';
 import { ChunkTexts } from '../../../src/engine/search/chunk-texts';
-import { Tables } from '../../../src/engine/store/tables';
 import { TextsFile } from '../../../src/engine/store/texts';
 import { captureLogs, eventsNamed } from '../../helpers/logs';
 import { Scratch } from '../../helpers/workspace';
@@ -49,41 +48,37 @@ describe('chunk texts', () => {
   const scratch = new Scratch();
   after(() => scratch.cleanup());
 
-  /** Chunks written to a table and to a texts file, as a store writes them. */
-  async function stored(
-    chunks: readonly Chunk[],
-  ): Promise<{ tables: Tables; file: TextsFile; path: string }> {
-    const folder = scratch.folder();
-    const tables = await Tables.open(path.join(folder, 'lance'), null, true);
-    await tables.addChunks(chunks, null);
-    const file = TextsFile.create(path.join(folder, 'texts-0.bin'));
+  /** Chunks' texts written to a texts file, as a store writes them. */
+  function stored(chunks: readonly Chunk[]): { file: TextsFile; path: string } {
+    const at = path.join(scratch.folder(), 'texts-0.bin');
+    const file = TextsFile.create(at);
     file.write(
       [],
       chunks.map((c) => ({ id: c.id, text: c.fullContent ?? c.content })),
     );
-    return { tables, file, path: path.join(folder, 'texts-0.bin') };
+    return { file, path: at };
   }
 
-  it('reads from the texts file what the table holds, in the order asked, for any chunks and requests', async () => {
+  it('reads what each chunk holds, in the order asked, for any chunks and requests', async () => {
     await fc.assert(
       fc.asyncProperty(
         drawnChunks,
         fc.array(fc.nat(45), { maxLength: 20 }),
         async (drawn, requested) => {
           const chunks = drawn.map((d, i) => chunk(d.file, i, d.content, d.fullContent));
-          const { tables, file } = await stored(chunks);
+          const { file } = stored(chunks);
           try {
-            // ids past the last chunk name nothing and are left out, as in the table
+            // ids past the last chunk name nothing and are left out
             const ids = requested.map((n) => `f${n % 7}.py::None::g${n}::function`);
-            const byId = await tables.chunkTexts(ids);
-            const read = await new ChunkTexts(file, tables).get(ids);
-            const asked = [...new Set(ids)].filter((id) => byId.has(id));
-            assert.deepEqual([...read.keys()], asked);
+            const read = await new ChunkTexts(file).get(ids);
             const expected = expectedTexts(chunks);
+            assert.deepEqual(
+              [...read.keys()],
+              [...new Set(ids)].filter((id) => expected.has(id)),
+            );
             for (const [id, text] of read) assert.equal(text, expected.get(id));
           } finally {
             file.close();
-            tables.close();
           }
         },
       ),
@@ -91,9 +86,9 @@ describe('chunk texts', () => {
     );
   });
 
-  it('reads a text whose record was damaged from the table, saying so', async () => {
+  it('leaves out a text whose record was damaged after opening, saying so, and reads the rest', async () => {
     const chunks = [0, 1, 2].map((i) => chunk(i, i, `text ${i}`, null));
-    const { tables, file, path: at } = await stored(chunks);
+    const { file, path: at } = stored(chunks);
     try {
       // the first record's text changed on disk after it was written
       const bytes = readFileSync(at);
@@ -101,13 +96,12 @@ describe('chunk texts', () => {
       writeFileSync(at, bytes);
       const { result, events } = await captureLogs(() =>
         // an iterator, as some callers pass
-        new ChunkTexts(file, tables).get(new Set(chunks.map((c) => c.id).reverse()).values()),
+        new ChunkTexts(file).get(new Set(chunks.map((c) => c.id).reverse()).values()),
       );
-      assert.deepEqual([...result.values()], ['text 2', 'text 1', 'text 0']);
+      assert.deepEqual([...result.values()], ['text 2', 'text 1']);
       assert.equal(eventsNamed(events, 'chunk_texts_damaged')[0]?.chunks, 1);
     } finally {
       file.close();
-      tables.close();
     }
   });
 });

@@ -1,6 +1,7 @@
 import { strict as assert } from 'node:assert';
 import type { Engine } from '../../../src/engine/engine';
 import { weaveIn } from '../../../src/engine/search/fusion';
+import { ChunkTexts } from '../../../src/engine/search/chunk-texts';
 import { neighbourHits } from '../../../src/engine/search/strategies';
 import { unwrap } from '../../../src/engine/util/result';
 import { openEngine, Scratch } from '../../helpers/workspace';
@@ -165,12 +166,7 @@ describe('graph neighbours of the best hits', () => {
   });
 
   it('links a method to the members of its class it names without calling: a property it reads', async () => {
-    const texts = new Map(
-      [...(await engine.store.tables.chunkTexts([chunk('Reply.decoded')]))].map(([id, text]) => [
-        id,
-        text.content,
-      ]),
-    );
+    const texts = await new ChunkTexts(engine.store.texts).get([chunk('Reply.decoded')]);
     const hits = neighbourHits(
       { graph: engine.graph, catalog: engine.store.catalog },
       [chunk('Reply.decoded')],
@@ -190,11 +186,7 @@ describe('graph neighbours of the best hits', () => {
     const file = [...engine.store.catalog.values()].find(
       (meta) => meta.level === 'file' && meta.filePath === 'app/pool.py',
     )!;
-    const texts = new Map(
-      [...(await engine.store.tables.chunkTexts([chunk('open_pool'), file.id]))].map(
-        ([id, text]) => [id, text.content],
-      ),
-    );
+    const texts = await new ChunkTexts(engine.store.texts).get([chunk('open_pool'), file.id]);
     const constants = neighbourHits(
       { graph: engine.graph, catalog: engine.store.catalog },
       [chunk('open_pool')],
