@@ -1,5 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { spawn } from 'node:child_process';
+import * as lancedb from '@lancedb/lancedb';
 import {
   existsSync,
   readdirSync,
@@ -269,6 +270,54 @@ describe('index store', () => {
       );
     } finally {
       result.engine.dispose();
+    }
+  });
+
+  it('holds each chunk text once: the chunks table has no text column, the texts file has them all', async () => {
+    const { root, storeDir } = await indexedStore();
+    const engine = await openEngine(scratch, root, { storeDir });
+    try {
+      const db = await lancedb.connect(path.join(storeDir, 'lance'));
+      const chunks = await db.openTable('chunks');
+      const columns = (await chunks.schema()).fields.map((field) => field.name);
+      chunks.close();
+      db.close();
+      assert.ok(!columns.includes('content') && !columns.includes('fullContent'), String(columns));
+      for (const id of engine.store.catalog.keys())
+        assert.ok(unwrap(engine.store.texts.read(id)), `no text for ${id}`);
+    } finally {
+      engine.dispose();
+    }
+  });
+
+  it('answers without a text damaged while the index is open, and rebuilds it on the next opening with a message', async () => {
+    const { root, storeDir, snapshot } = await indexedStore();
+    const engine = await openEngine(scratch, root, { storeDir });
+    const file = path.join(storeDir, textsFileOf(storeDir));
+    try {
+      // every record holding the function changes on disk after the opening checked it
+      const bytes = readFileSync(file);
+      const name = Buffer.from('def get_connection');
+      for (let at = bytes.indexOf(name); at >= 0; at = bytes.indexOf(name, at + 1))
+        bytes[at] = 'D'.charCodeAt(0);
+      writeFileSync(file, bytes);
+      const { result, events } = await captureLogs(() =>
+        engine.search({ query: 'get_connection' }),
+      );
+      assert.ok(unwrap(result).files.length > 0, 'the search still answers');
+      assert.equal(eventsNamed(events, 'chunk_texts_damaged').length > 0, true);
+    } finally {
+      engine.dispose();
+    }
+    const { engine: reopened, notices } = await reopenAndIndex(root, storeDir);
+    try {
+      assert.match(
+        notices.join('\n'),
+        /damaged \(the texts file is damaged at byte \d+\).*rebuilt/,
+      );
+      assert.deepEqual(await storeSnapshot(reopened), snapshot);
+    } finally {
+      reopened.dispose();
     }
   });
 
