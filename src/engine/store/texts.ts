@@ -237,6 +237,9 @@ export class TextsFile {
     readSync(this.fd!, header, 0, FILE_HEADER_BYTES, 0);
     if (header.readUInt32LE(0) !== MAGIC || header.readUInt32LE(4) !== FORMAT_VERSION)
       throw new Error('the texts file has an unknown header');
+    // one live record per chunk of the catalog: the slots are sized for them once
+    this.offsets = new Float64Array(Math.max(1024, catalog.size));
+    this.lengths = new Uint32Array(this.offsets.length);
     let block = Buffer.allocUnsafe(SCAN_BLOCK_BYTES);
     let position = FILE_HEADER_BYTES;
     while (position < this.end) {
@@ -249,10 +252,7 @@ export class TextsFile {
         const meta = catalog.get(
           block.toString('utf8', at + RECORD_HEADER_BYTES, record.textStart),
         );
-        if (meta) {
-          this.drop(meta.id);
-          this.place(meta.id, position + at, record.end - at);
-        }
+        if (meta) this.supersede(meta.id, position + at, record.end - at);
         at = record.end;
       }
       if (at === 0) {
@@ -277,6 +277,15 @@ export class TextsFile {
     writeFully(this.fd, fileHeader(), 0);
     this.end = FILE_HEADER_BYTES;
     return this.fd;
+  }
+
+  /** Points `id` at a later record: its slot is reused, as an earlier record is never read. */
+  private supersede(id: string, offset: number, length: number): void {
+    const slot = this.slots.get(id);
+    if (slot === undefined) return this.place(id, offset, length);
+    this.liveBytes += length - this.lengths[slot]!;
+    this.offsets[slot] = offset;
+    this.lengths[slot] = length;
   }
 
   private drop(id: string): void {
