@@ -832,10 +832,21 @@ export class LexicalIndex {
     const lists = this.postingLists.get(CHUNK_LEVELS[this.levels[docId]!]!)!;
     const termIds = this.chunkTerms.termIds(docId);
     const counts = this.chunkTerms.counts(docId);
-    const nameIds = this.chunkTerms.nameIds(docId);
-    termIds.forEach((id, i) => lists.append(id, docId, counts[i]!, nameIds.includes(id)));
-    for (const id of nameIds) if (bisect(termIds, id) < 0) lists.append(id, docId, 0, true);
+    // which of its terms are also names: found by bisecting the sorted terms once per name (a
+    // file chunk has hundreds of both, so asking the names about every term cost ~0.7 s at open)
+    if (this.namedTerms.length < termIds.length)
+      this.namedTerms = new Uint8Array(termIds.length * 2);
+    const named = this.namedTerms.fill(0, 0, termIds.length);
+    for (const id of this.chunkTerms.nameIds(docId)) {
+      const at = bisect(termIds, id);
+      if (at >= 0) named[at] = 1;
+      else lists.append(id, docId, 0, true);
+    }
+    termIds.forEach((id, i) => lists.append(id, docId, counts[i]!, named[i] === 1));
   }
+
+  /** Scratch for `post`: whether each term of the chunk being posted is also one of its names. */
+  private namedTerms = new Uint8Array(1024);
 
   private grow(docId: number): void {
     if (docId < this.lengths.length) return;
