@@ -172,14 +172,6 @@ function termsOfLine(text: string): readonly string[] {
   return terms;
 }
 
-/** Per line of a chunk, the weight of the query terms it holds. */
-export function scoreLines(
-  lines: readonly CodeLine[],
-  weights: ReadonlyMap<string, number>,
-): { line: number; score: number }[] {
-  return lines.map(({ line, text }) => ({ line, score: lineScore(text, weights) }));
-}
-
 /** The weight of the query terms a line of code holds. */
 export function lineScore(text: string, weights: ReadonlyMap<string, number>): number {
   let score = 0;

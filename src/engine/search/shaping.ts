@@ -1,12 +1,5 @@
 import type { ChunkMeta } from '../store/tables';
-import {
-  codeLines,
-  documentationLines,
-  lineScore,
-  scoreLines,
-  windowsAround,
-  type CodeLine,
-} from './evidence';
+import { codeLines, documentationLines, lineScore, windowsAround, type CodeLine } from './evidence';
 import type { QuotedMessage } from './retrievers';
 import type { Span } from './spans';
 
@@ -39,7 +32,7 @@ const WINDOWS_PER_CHUNK = 3;
 const SIGNATURE_LINES = 3;
 const HEADER_LINES = 12;
 /** A line must hold at least this share of the best line's weight to be a focus. */
-const FOCUS_SHARE = 0.6;
+export const FOCUS_SHARE = 0.6;
 /** Module and class-body lines must hold a term weighing at least this share of the rarest term's. */
 const STRONG_TERM_SHARE = 0.5;
 
@@ -318,18 +311,30 @@ function clip(ranges: readonly [number, number][], last: number): [number, numbe
  * Evidence lines first, then the lines that carry most of the question's weight (and at least
  * `floor`, so a line holding only common words is no focus).
  */
-function focusLines(
+export function focusLines(
   lines: readonly CodeLine[],
   evidence: readonly number[],
   weights: ReadonlyMap<string, number>,
   floor: number,
 ): number[] {
-  const scored = scoreLines(lines, weights).filter((entry) => entry.score > 0);
-  const best = Math.max(0, ...scored.map((entry) => entry.score));
-  const strong = scored
-    .filter((entry) => entry.score >= Math.max(best * FOCUS_SHARE, floor))
-    .sort((a, b) => b.score - a.score);
-  return [...new Set([...evidence, ...strong.map((entry) => entry.line)])];
+  // Scores in a typed array and line positions sorted by score: no object per line, and no
+  // spread of every score into Math.max (a long chunk's lines are scored for every question).
+  const scores = new Float64Array(lines.length);
+  let best = 0;
+  for (let i = 0; i < lines.length; i++) {
+    scores[i] = lineScore(lines[i]!.text, weights);
+    if (scores[i]! > best) best = scores[i]!;
+  }
+  const threshold = Math.max(best * FOCUS_SHARE, floor);
+  const strong: number[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    if (scores[i]! > 0 && scores[i]! >= threshold) strong.push(i);
+  }
+  // A stable sort keeps lines of equal score in line order.
+  strong.sort((a, b) => scores[b]! - scores[a]!);
+  const focus = new Set(evidence);
+  for (const i of strong) focus.add(lines[i]!.line);
+  return [...focus];
 }
 
 function mergeRanges(ranges: [number, number][]): [number, number][] {

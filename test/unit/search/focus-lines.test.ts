@@ -1,0 +1,45 @@
+import { strict as assert } from 'node:assert';
+import fc from 'fast-check';
+import { lineScore, type CodeLine } from '../../../src/engine/search/evidence';
+import { FOCUS_SHARE, focusLines } from '../../../src/engine/search/shaping';
+
+/** The focus lines as first written: every line scored into an object, filtered, sorted. */
+function focusLinesByObjects(
+  lines: readonly CodeLine[],
+  evidence: readonly number[],
+  weights: ReadonlyMap<string, number>,
+  floor: number,
+  share: number,
+): number[] {
+  const scored = lines
+    .map(({ line, text }) => ({ line, score: lineScore(text, weights) }))
+    .filter((entry) => entry.score > 0);
+  const best = Math.max(0, ...scored.map((entry) => entry.score));
+  const strong = scored
+    .filter((entry) => entry.score >= Math.max(best * share, floor))
+    .sort((a, b) => b.score - a.score);
+  return [...new Set([...evidence, ...strong.map((entry) => entry.line)])];
+}
+
+describe('focus lines of a shaped chunk', () => {
+  const words = ['retry', 'limit', 'timeout', 'config', 'value', 'other'];
+
+  it('are the evidence lines, then the strong lines best first (ties in line order)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.array(fc.constantFrom(...words), { maxLength: 6 }), { maxLength: 40 }),
+        fc.array(fc.tuple(fc.constantFrom(...words), fc.integer({ min: 0, max: 8 }))),
+        fc.array(fc.integer({ min: 1, max: 45 }), { maxLength: 4 }),
+        fc.integer({ min: 0, max: 12 }),
+        (texts, weighted, evidence, floor) => {
+          const lines = texts.map((terms, i) => ({ line: i + 1, text: terms.join(' ') }));
+          const weights = new Map(weighted);
+          assert.deepEqual(
+            focusLines(lines, evidence, weights, floor),
+            focusLinesByObjects(lines, evidence, weights, floor, FOCUS_SHARE),
+          );
+        },
+      ),
+    );
+  });
+});
