@@ -44,22 +44,47 @@ export function shapeSpans(
   /** The line a function's own definition starts on (after its doc comment and any overloads). */
   definitionLine: (chunkId: string) => number | undefined,
 ): Span[] {
-  const strong = STRONG_TERM_SHARE * Math.max(0, ...termWeights.values());
+  const context = shapingContext(texts, termWeights, definitionLine);
   return dropContained(
     ranked.flatMap((chunk, rank) => {
       const meta = catalog.get(chunk.chunkId);
-      if (!meta) return [];
-      const ranges = rangesOf(
-        meta,
-        texts.get(chunk.chunkId),
-        chunk.lines,
-        termWeights,
-        strong,
-        rank < LEADING_CHUNKS,
-        definitionLine(chunk.chunkId),
-      );
-      return spansOf(chunk, meta, ranges);
+      return meta ? spansOf(chunk, meta, chunkRanges(chunk, rank, meta, context)) : [];
     }),
+  );
+}
+
+/** What shaping any chunk of one question needs besides the chunk. */
+interface ShapingContext {
+  readonly texts: ReadonlyMap<string, string>;
+  readonly termWeights: ReadonlyMap<string, number>;
+  /** The weight a module or class-body line's best term must reach. */
+  readonly strong: number;
+  readonly definitionLine: (chunkId: string) => number | undefined;
+}
+
+function shapingContext(
+  texts: ReadonlyMap<string, string>,
+  termWeights: ReadonlyMap<string, number>,
+  definitionLine: (chunkId: string) => number | undefined,
+): ShapingContext {
+  const strong = STRONG_TERM_SHARE * Math.max(0, ...termWeights.values());
+  return { texts, termWeights, strong, definitionLine };
+}
+
+function chunkRanges(
+  chunk: RankedChunk,
+  rank: number,
+  meta: ChunkMeta,
+  { texts, termWeights, strong, definitionLine }: ShapingContext,
+): [number, number][] {
+  return rangesOf(
+    meta,
+    texts.get(chunk.chunkId),
+    chunk.lines,
+    termWeights,
+    strong,
+    rank < LEADING_CHUNKS,
+    definitionLine(chunk.chunkId),
   );
 }
 
@@ -85,30 +110,21 @@ export function citableChunks(
   termWeights: ReadonlyMap<string, number>,
   definitionLine: (chunkId: string) => number | undefined,
 ): CitableChunk[] {
-  const strong = STRONG_TERM_SHARE * Math.max(0, ...termWeights.values());
+  const context = shapingContext(texts, termWeights, definitionLine);
   const out: CitableChunk[] = [];
   ranked.forEach((chunk, rank) => {
     const meta = catalog.get(chunk.chunkId);
     if (!meta) return;
-    const shape = () =>
-      rangesOf(
-        meta,
-        texts.get(chunk.chunkId),
-        chunk.lines,
-        termWeights,
-        strong,
-        rank < LEADING_CHUNKS,
-        definitionLine(chunk.chunkId),
-      );
     const citable =
       citableByLevel(meta) ??
-      moduleCodeCitable(meta, texts.get(chunk.chunkId), chunk.lines, termWeights, strong);
+      moduleCodeCitable(meta, texts.get(chunk.chunkId), chunk.lines, termWeights, context.strong);
     if (!citable) return;
     let spans: readonly Span[] | undefined;
     out.push({
       chunkId: chunk.chunkId,
       path: meta.filePath ?? meta.directoryPath,
-      spans: () => (spans ??= dropContained(spansOf(chunk, meta, shape()))),
+      spans: () =>
+        (spans ??= dropContained(spansOf(chunk, meta, chunkRanges(chunk, rank, meta, context)))),
     });
   });
   return out;
