@@ -8,7 +8,8 @@ import { describeError } from '../util/result';
  * over 192k rows of 64 dimensions takes 1–2 ms instead of a JavaScript loop's 10–20.
  *
  * Several queries are taken in one pass: each row is read from memory once and multiplied with
- * every query while it sits in the cache (a pass is bound by reading the matrix, not by the sums).
+ * every query while it sits in the cache. The sums dominate a pass, so this saves only the
+ * repeated reads (four queries at 10k files: about 4-5 ms in one pass against 6 in four).
  *
  * The module is a few dozen instructions, written here as bytes (no WebAssembly toolchain is
  * needed to build the extension). The matrix lives in the module's memory, rows padded to a

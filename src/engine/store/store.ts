@@ -164,7 +164,11 @@ export class IndexStore {
         'invalid_input',
         `${directory} is not an index folder (it holds ${foreign}); choose an empty or new folder for the index.`,
       );
-    const stamp = await fileStamp(manifestPath(directory)).catch(() => null);
+    // a stamp that cannot be taken only means the manifest is read again under the lock
+    const stamp = await fileStamp(manifestPath(directory)).catch((cause: unknown) => {
+      log.warn('manifest_stamp_failed', { directory, error: describeError(cause) });
+      return null;
+    });
     const read = await readManifest(manifestPath(directory));
     if (read.kind === 'ok' && path.resolve(read.manifest.root) !== path.resolve(options.root))
       return fail(
