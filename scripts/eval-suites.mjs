@@ -25,7 +25,7 @@ function homeFor(withModel) {
   return path.resolve('.cache', withModel ? 'eval-home' : 'eval-home-lexical');
 }
 
-function answer({ questions, corpora, corpusRoot, out, withModel, ablate, quiet }) {
+function answer({ questions, corpora, corpusRoot, out, withModel, ablate, quiet, trace }) {
   mkdirSync(path.dirname(out), { recursive: true });
   execFileSync(
     process.execPath,
@@ -43,6 +43,7 @@ function answer({ questions, corpora, corpusRoot, out, withModel, ablate, quiet 
       '--model',
       modelArgument(withModel),
       ...(ablate?.length ? ['--ablate', ablate.join(',')] : []),
+      ...(trace ? ['--trace'] : []),
       ...(quiet ? [] : ['--baseline']),
     ],
     {
@@ -52,10 +53,22 @@ function answer({ questions, corpora, corpusRoot, out, withModel, ablate, quiet 
   );
 }
 
-/** Recall and MRR@10 of one line question set, overall and per category. */
-export function lineScores(name, questions, { withModel, ablate = [], quiet = false }) {
-  const tag = `${name.replace(/\.jsonl$/, '')}-${withModel ? 'model' : 'none'}${ablate.length ? `-${ablate.join('+')}` : ''}`;
-  const out = path.join(WORK, `${tag}-results.jsonl`);
+/** Where a run's results are written: one file per set, model setting, stages off and tracing. */
+export function resultsPath(name, { withModel, ablate = [], trace = false }) {
+  const tag = `${name.replace(/\.jsonl$/, '')}-${withModel ? 'model' : 'none'}${ablate.length ? `-${ablate.join('+')}` : ''}${trace ? '-traced' : ''}`;
+  return path.join(WORK, `${tag}-results.jsonl`);
+}
+
+/**
+ * Recall and MRR@10 of one line question set, overall and per category. With `trace`, each
+ * result also says where its chunks were found (see `code-oracle eval --trace`).
+ */
+export function lineScores(
+  name,
+  questions,
+  { withModel, ablate = [], quiet = false, trace = false },
+) {
+  const out = resultsPath(name, { withModel, ablate, trace });
   answer({
     questions,
     corpora: path.join(EVAL_DIR, 'corpora.json'),
@@ -64,6 +77,7 @@ export function lineScores(name, questions, { withModel, ablate = [], quiet = fa
     withModel,
     ablate,
     quiet,
+    trace,
   });
   const scored = JSON.parse(
     execFileSync(
@@ -86,7 +100,7 @@ export function lineScores(name, questions, { withModel, ablate = [], quiet = fa
  * The peer development half's nDCG@10, mean over repositories. The search's result is a ranked
  * list of files, so each file is one result (its best span's lines), as the suite's scorer expects.
  */
-export function peerScore({ withModel, ablate = [] }) {
+export function peerScore({ withModel, ablate = [], trace = false }) {
   const questionsDir = path.join(WORK, 'peer-questions');
   execFileSync(
     process.execPath,
@@ -95,8 +109,8 @@ export function peerScore({ withModel, ablate = [] }) {
       stdio: ['ignore', 'ignore', 'inherit'],
     },
   );
-  const tag = `peer-${withModel ? 'model' : 'none'}${ablate.length ? `-${ablate.join('+')}` : ''}`;
-  const out = path.join(WORK, `${tag}-results.jsonl`);
+  const out = resultsPath('peer', { withModel, ablate, trace });
+  const tag = path.basename(out).replace(/-results\.jsonl$/, '');
   answer({
     questions: path.join(questionsDir, 'questions.jsonl'),
     corpora: path.join(questionsDir, 'corpora.json'),
@@ -105,6 +119,7 @@ export function peerScore({ withModel, ablate = [] }) {
     withModel,
     ablate,
     quiet: true,
+    trace,
   });
   const perFile = path.join(WORK, `${tag}-files.jsonl`);
   writeFileSync(

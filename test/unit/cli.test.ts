@@ -107,6 +107,59 @@ describe('code-oracle CLI', () => {
     assert.match(stdout, /callers: precision 1\.000, recall 1\.000 over 1 cases/);
   });
 
+  it('eval --trace writes where each result found its chunks: every list and the ranked order', () => {
+    const corpusRoot = scratch.folder();
+    writeFileSync(
+      path.join(corpusRoot, 'corpora.json'),
+      JSON.stringify({
+        corpora: [
+          {
+            id: 'shop',
+            extract_dir: path.relative(corpusRoot, scratch.fixture('shop-py')),
+            index_subfolder: 'shop',
+            language: 'python',
+          },
+        ],
+      }),
+    );
+    const questions = path.join(corpusRoot, 'questions.jsonl');
+    writeFileSync(
+      questions,
+      `${JSON.stringify({ id: 'q1', corpus: 'shop', question: 'why is a readonly database refused?' })}\n`,
+    );
+    const answer = (...flags: string[]) => {
+      const out = path.join(corpusRoot, `results${flags.length}.jsonl`);
+      const eval_ = ['eval', '--questions', questions, '--corpus-root', corpusRoot, '--out', out];
+      const { code, stdout } = run(...eval_, ...flags);
+      assert.equal(code, 0, stdout);
+      return JSON.parse(readFileSync(out, 'utf8'));
+    };
+    assert.equal(answer().trace, undefined, 'no trace unless asked');
+    const row = answer('--trace');
+    type Located = [string, number, number, string];
+    const { lists, ranked } = row.trace as {
+      lists: { source: string; chunks: Located[] }[];
+      ranked: Located[];
+    };
+    const connect: Located = ['db.py', 20, 26, 'function'];
+    assert.deepEqual(
+      lists
+        .find((list) => list.source === 'lexical')!
+        .chunks.find((chunk) => chunk[0] === 'db.py' && chunk[3] === 'function'),
+      connect,
+    );
+    const first = row.results[0] as { path: string; startLine: number; endLine: number };
+    const holding = ranked.find(
+      ([file, start, end]) =>
+        file === first.path && start <= first.startLine && first.endLine <= end,
+    );
+    assert.ok(holding, 'the ranked order holds the chunk of the first span');
+    assert.ok(
+      lists.find((list) => list.source === 'lexical')!.chunks.length > 8,
+      'each list traced deeper than the 8 hits a search trace keeps',
+    );
+  });
+
   it('searches: spans as path:start-end with why, as JSON, and the whole trace with --debug-query', () => {
     const root = scratch.fixture('shop-py');
     const plain = run('search', root, "why do I get 'attempt to write a readonly database'?");

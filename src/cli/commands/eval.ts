@@ -2,6 +2,8 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
 import { findDefinitions } from '../../engine/resolve/symbols';
+import { fileRole } from '../../engine/search/files';
+import type { SearchResult, TracedChunk } from '../../engine/search/pipeline';
 import { isStageName, STAGES, type StageName } from '../../engine/search/stages';
 import { ENGINE_FLAGS, engineOptions, logLevel, parse, positiveInteger, UsageError } from '../args';
 import { WindowBaseline } from '../baseline';
@@ -12,7 +14,7 @@ import { indexWithProgress, withEngine } from '../session';
 
 export const EVAL_HELP = `code-oracle eval (--questions Q.jsonl | --callers CASES.jsonl) --corpus-root DIR [--corpora corpora.json]
                   --out RESULTS.jsonl [--fast|--thinking] [--baseline] [--budget-lines N]
-                  [--ablate STAGE[,STAGE]]
+                  [--ablate STAGE[,STAGE]] [--trace]
   Indexes each corpus once (a store of its own) and answers every question, writing
   {"id", "results": [{"path", "startLine", "endLine"}], "files": [{"path", "ranges"}]} (spans
   best first across files, at most 50; files best first with their ranges), or every
@@ -20,7 +22,10 @@ export const EVAL_HELP = `code-oracle eval (--questions Q.jsonl | --callers CASE
   folder to index. corpora.json is read from beside the questions unless --corpora names one.
   Questions with gold lines are scored (recall within the line budget, hit, MRR and nDCG at 10),
   and --baseline scores BM25 over 40-line windows beside them. --ablate switches stages of the
-  ranking stack off: ${STAGES.map((stage) => stage.name).join(', ')}.`;
+  ranking stack off: ${STAGES.map((stage) => stage.name).join(', ')}. --trace adds to each
+  result where its chunks were found: "trace": {"lists": [{"source", "chunks"}], "ranked"}, each
+  chunk as [path, startLine, endLine, level] (every retriever's list, then the order the spans
+  were shaped from), for telling where a missed answer was lost.`;
 
 const Question = z.looseObject({
   id: z.string(),
@@ -56,7 +61,32 @@ const EVAL_FLAGS = {
   baseline: { type: 'boolean' },
   'budget-lines': { type: 'string' },
   ablate: { type: 'string' },
+  trace: { type: 'boolean' },
 } as const;
+/** How deep --trace follows each list: beyond every retriever's list length. */
+const TRACE_DEPTH = 1000;
+
+/** A chunk of the trace as --trace writes it. */
+function where(chunk: TracedChunk): [string | null, number, number, string] {
+  return [chunk.path, chunk.startLine, chunk.endLine, chunk.level];
+}
+
+/**
+ * The trace's lists and ranked order, each chunk by where it is, and the role each listed file's
+ * path gives it (whether or not the question asked about that role).
+ */
+function located({ trace, files }: SearchResult) {
+  return {
+    lists: trace.retrievers.map((list) => ({ source: list.source, chunks: list.top.map(where) })),
+    ranked: trace.ranked.map(where),
+    roles: Object.fromEntries(
+      files.slice(0, MAX_RESULTS).flatMap((file) => {
+        const role = fileRole(file.path);
+        return role ? [[file.path, role]] : [];
+      }),
+    ),
+  };
+}
 
 /** The stages named by --ablate, refused when one is unknown. */
 function ablated(value: string | undefined): StageName[] {
@@ -165,6 +195,7 @@ async function evalQuestions(
             query: question.question,
             mode: values.thinking ? 'thinking' : 'fast',
             ablate,
+            ...(values.trace ? { traceDepth: TRACE_DEPTH } : {}),
           });
           const spans = result.ok
             ? result.value.spans
@@ -182,7 +213,8 @@ async function evalQuestions(
               }))
             : [];
           if (!result.ok) note(`warning: ${question.id}: ${result.error.message}`);
-          lines.push(JSON.stringify({ id: question.id, results: spans, files }));
+          const trace = values.trace && result.ok ? { trace: located(result.value) } : {};
+          lines.push(JSON.stringify({ id: question.id, results: spans, files, ...trace }));
           if (question.gold)
             scored.push({
               question,

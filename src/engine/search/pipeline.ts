@@ -72,6 +72,20 @@ export interface SearchRequest {
   readonly signal?: AbortSignal;
   /** Stages of the ranking stack switched off (see stages.ts): for measuring each one's effect. */
   readonly ablate?: readonly StageName[];
+  /**
+   * How many hits of each retriever's list and of the ranked order the trace keeps (8 and 20 when
+   * absent): the evaluation reads deep traces to tell where a missed answer was lost.
+   */
+  readonly traceDepth?: number;
+}
+
+/** A chunk in the trace, with where it is. */
+export interface TracedChunk {
+  readonly chunkId: string;
+  readonly path: string | null;
+  readonly startLine: number;
+  readonly endLine: number;
+  readonly level: string;
 }
 
 export type CorrectionStrategy = 'none' | 'web_search';
@@ -101,9 +115,11 @@ export interface SearchTrace {
   readonly modeDecision: ModeDecision;
   readonly retrievers: readonly {
     source: string;
-    top: readonly { chunkId: string; score: number; evidence: string }[];
+    top: readonly (TracedChunk & { score: number; evidence: string })[];
   }[];
   readonly fused: readonly { chunkId: string; score: number; ranks: readonly (number | null)[] }[];
+  /** The order the spans were shaped from (fused, graph neighbours woven in), best first. */
+  readonly ranked: readonly TracedChunk[];
 }
 
 export interface SearchResult {
@@ -394,13 +410,26 @@ export class Searcher {
         retrievers: [...lists, neighbours].map((list) => ({
           source: list.source,
           top: list.hits
-            .slice(0, 8)
-            .map(({ chunkId, score, evidence }) => ({ chunkId, score, evidence })),
+            .slice(0, request.traceDepth ?? 8)
+            .map(({ chunkId, score, evidence }) => ({ ...this.traced(chunkId), score, evidence })),
         })),
         fused: fused
           .slice(0, 20)
           .map((hit) => ({ chunkId: hit.id, score: hit.score, ranks: hit.ranks })),
+        ranked: order.slice(0, request.traceDepth ?? 20).map((chunkId) => this.traced(chunkId)),
       },
+    };
+  }
+
+  /** A chunk as the trace shows it: its id and where it is. */
+  private traced(chunkId: string): TracedChunk {
+    const meta = this.index.catalog.get(chunkId);
+    return {
+      chunkId,
+      path: meta ? (meta.filePath ?? meta.directoryPath) : null,
+      startLine: meta?.startLine ?? 0,
+      endLine: meta?.endLine ?? 0,
+      level: meta?.level ?? 'unknown',
     };
   }
 
