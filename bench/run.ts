@@ -24,6 +24,7 @@ import { round } from './child';
 import { benchExtractCost } from './extract-cost';
 import { scalePlot } from './plot';
 import { benchOpenSearch, OPEN_SEARCH_CHILD, serveOpenSearchChild } from './scale-open';
+import { benchSaveProfile, SAVE_PROFILE_CHILD, serveSaveProfileChild } from './save-profile';
 import { benchScaleRow, SCALE_CHILD, scaleRows, serveScaleChild, type ScaleRow } from './scale';
 import { packageRoot, readCorpora } from './scale-corpus';
 
@@ -297,6 +298,7 @@ function benchCorpus(id: string): string {
 
 if (process.argv.includes(SCALE_CHILD)) serveScaleChild();
 else if (process.argv.includes(OPEN_SEARCH_CHILD)) serveOpenSearchChild();
+else if (process.argv.includes(SAVE_PROFILE_CHILD)) serveSaveProfileChild();
 else if (process.argv[2] === '--extract-cost')
   benchExtractCost(process.argv[3] ?? 'scale-1k').then(
     (costs) => {
@@ -309,6 +311,13 @@ else if (process.argv[2] === '--extract-cost')
   );
 else if (process.argv[2] === '--open-search')
   benchOpenSearch(process.argv[3] ?? 'scale-10k', MODEL, CACHE, process.argv.slice(4)).catch(
+    (cause: unknown) => {
+      process.stderr.write(`bench: ${cause instanceof Error ? cause.message : String(cause)}\n`);
+      process.exitCode = 1;
+    },
+  );
+else if (process.argv[2] === '--save-profile')
+  benchSaveProfile(process.argv[3] ?? 'scale-10k', MODEL, CACHE, process.argv.slice(4)).catch(
     (cause: unknown) => {
       process.stderr.write(`bench: ${cause instanceof Error ? cause.message : String(cause)}\n`);
       process.exitCode = 1;

@@ -303,7 +303,7 @@ async function saveToSearchable(engine: Engine, request: ChildRequest): Promise<
 }
 
 /** A small function named `name`, written in the language of files ending in `extension`. */
-function newFunction(extension: string, name: string): string {
+export function newFunction(extension: string, name: string): string {
   switch (extension) {
     case '.py':
       return `\ndef ${name}():\n    return 0`;
