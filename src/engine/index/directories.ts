@@ -1,6 +1,6 @@
 import type { CodeGraph } from '../graph/code-graph';
 import { languageById } from '../lang/registry';
-import { baseName, parentDir } from '../util/paths';
+import { ancestors, baseName, parentDir } from '../util/paths';
 import { chunkId } from './chunks';
 import { MAX_DIRECTORY_FILES, MIN_DIRECTORY_FILES, type Chunk, type LanguageId } from '../model';
 
@@ -16,58 +16,230 @@ export interface DirectoryUnit {
 }
 
 export function planDirectoryUnits(files: Iterable<string>): DirectoryUnit[] {
-  const tree = new Map<string, { files: string[]; children: Set<string> }>();
-  const node = (directory: string) => {
-    let entry = tree.get(directory);
-    if (!entry) {
-      tree.set(directory, (entry = { files: [], children: new Set() }));
-      if (directory !== '.') node(parentDir(directory)).children.add(directory);
-    }
-    return entry;
-  };
-  for (const file of files) node(parentDir(file)).files.push(file);
-  node('.');
+  return new DirectoryPlan(files).units();
+}
 
-  const subtreeSize = new Map<string, number>();
-  const sizeOf = (directory: string): number => {
-    let size = subtreeSize.get(directory);
-    if (size === undefined) {
-      const entry = tree.get(directory)!;
-      size =
-        entry.files.length + [...entry.children].reduce((sum, child) => sum + sizeOf(child), 0);
-      subtreeSize.set(directory, size);
-    }
-    return size;
-  };
-  const subtreeFiles = (directory: string): string[] => {
-    const entry = tree.get(directory)!;
-    return [...entry.files, ...[...entry.children].flatMap(subtreeFiles)];
-  };
+/** A unit as planned: a folder's whole subtree, or the own files of a folder split by subfolder. */
+interface PlannedUnit extends DirectoryUnit {
+  readonly whole: boolean;
+}
 
-  const units: DirectoryUnit[] = [];
-  const visit = (start: string) => {
+/** One folder of the indexed files' tree. */
+interface Folder {
+  readonly files: Set<string>;
+  readonly children: Set<string>;
+  /** Files in the folder's whole subtree. */
+  size: number;
+}
+
+/** What a change to the set of files did to the units. */
+export interface PlanChange {
+  /** Units that appeared, or whose files changed (in their new form). */
+  readonly added: readonly DirectoryUnit[];
+  /** Units that disappeared, or whose files changed (in their old form). */
+  readonly removed: readonly DirectoryUnit[];
+  /** Units left as they were whose nearest enclosing unit changed. */
+  readonly reparented: readonly DirectoryUnit[];
+}
+
+/**
+ * The directory units of a set of files, kept up to date as files come and go: a change costs
+ * what it touches (the folders above the files, and the subtrees whose units appear or vanish
+ * with them), not a new plan of every file. Which units a folder's subtree holds depends on that
+ * subtree alone, once the folder is reached; so the folders above changed files are visited
+ * again, and a folder off their path is visited whole only when it starts or stops being reached.
+ */
+export class DirectoryPlan {
+  private readonly folders = new Map<string, Folder>();
+  private readonly planned = new Map<string, PlannedUnit>();
+
+  constructor(files: Iterable<string>) {
+    this.folder('.');
+    for (const file of files) this.addFile(file);
+    const units: PlannedUnit[] = [];
+    this.visit('.', null, units, []);
+    for (const unit of units) this.planned.set(unit.directory, unit);
+  }
+
+  /** The units, in the order planDirectoryUnits lists them (folders before their subfolders). */
+  units(): DirectoryUnit[] {
+    return [...this.planned.values()].sort(byVisitOrder);
+  }
+
+  /** The unit at `directory`, if there is one. */
+  unit(directory: string): DirectoryUnit | undefined {
+    return this.planned.get(directory);
+  }
+
+  has(file: string): boolean {
+    return this.folders.get(parentDir(file))?.files.has(file) ?? false;
+  }
+
+  /** The directory of the unit covering `file`, or null. */
+  unitOf(file: string): string | null {
+    if (!this.has(file)) return null;
+    const own = parentDir(file);
+    for (let folder = own; ; folder = parentDir(folder)) {
+      const unit = this.planned.get(folder);
+      if (unit && (unit.whole || folder === own)) return folder;
+      if (folder === '.') return null;
+    }
+  }
+
+  /** The nearest unit above `directory` (not itself), or null. */
+  enclosingUnit(directory: string): string | null {
+    if (directory === '.') return null;
+    for (let folder = parentDir(directory); ; folder = parentDir(folder)) {
+      if (this.planned.has(folder)) return folder;
+      if (folder === '.') return null;
+    }
+  }
+
+  /** Takes `added` files in and `removed` ones out, and says which units changed. */
+  update(added: readonly string[], removed: readonly string[]): PlanChange {
+    const dirty = new Set<string>();
+    for (const file of [...added, ...removed])
+      for (const folder of ancestors(file)) dirty.add(folder);
+    const clean = (folder: string) => !dirty.has(folder);
+    const before: PlannedUnit[] = [];
+    const reachedBefore: string[] = [];
+    this.visit('.', clean, before, reachedBefore);
+    for (const file of removed) this.removeFile(file);
+    for (const file of added) this.addFile(file);
+    const after: PlannedUnit[] = [];
+    const reachedAfter: string[] = [];
+    this.visit('.', clean, after, reachedAfter);
+    // a folder off the changed paths holds the same units as before, if it is still reached
+    const stillReached = new Set(reachedAfter);
+    const wasReached = new Set(reachedBefore);
+    for (const folder of reachedBefore)
+      if (!stillReached.has(folder)) this.visit(folder, null, before, []);
+    for (const folder of reachedAfter)
+      if (!wasReached.has(folder)) this.visit(folder, null, after, []);
+
+    const beforeAt = new Map(before.map((unit) => [unit.directory, unit]));
+    const afterAt = new Map(after.map((unit) => [unit.directory, unit]));
+    const gone = before.filter((unit) => !sameUnit(unit, afterAt.get(unit.directory)));
+    const came = after.filter((unit) => !sameUnit(unit, beforeAt.get(unit.directory)));
+    for (const unit of gone) this.planned.delete(unit.directory);
+    for (const unit of came) this.planned.set(unit.directory, unit);
+    const appeared = new Set(came.map((unit) => unit.directory));
+    const reparented = new Map<string, DirectoryUnit>();
+    for (const directory of new Set([...gone, ...came].map((unit) => unit.directory))) {
+      // a unit that only changed its files encloses the same units as before
+      if (beforeAt.has(directory) && afterAt.has(directory)) continue;
+      for (const unit of this.nearestUnitsBelow(directory))
+        if (!appeared.has(unit.directory)) reparented.set(unit.directory, unit);
+    }
+    return { added: came, removed: gone, reparented: [...reparented.values()] };
+  }
+
+  /** Units below `directory` with no unit between them and it. */
+  private nearestUnitsBelow(directory: string): DirectoryUnit[] {
+    const out: DirectoryUnit[] = [];
+    const pending = [...(this.folders.get(directory)?.children ?? [])];
+    for (let folder = pending.pop(); folder !== undefined; folder = pending.pop()) {
+      const unit = this.planned.get(folder);
+      if (unit) out.push(unit);
+      const entry = this.folders.get(folder)!;
+      // a subtree too small for a unit holds none
+      if (!unit?.whole && entry.size >= MIN_DIRECTORY_FILES) pending.push(...entry.children);
+    }
+    return out;
+  }
+
+  /**
+   * The units of the subtree of `start` as planDirectoryUnits finds them. A folder `skip` says
+   * yes to is not entered but listed in `reached`: its units are those of visiting it alone.
+   */
+  private visit(
+    start: string,
+    skip: ((folder: string) => boolean) | null,
+    units: PlannedUnit[],
+    reached: string[],
+  ): void {
     // A folder with no files of its own and one subfolder covers exactly what that subfolder does.
     let directory = start;
     for (
-      let entry = tree.get(directory)!;
-      !entry.files.length && entry.children.size === 1;
-      entry = tree.get(directory)!
+      let entry = this.folders.get(directory)!;
+      !entry.files.size && entry.children.size === 1;
+      entry = this.folders.get(directory)!
     ) {
-      directory = [...entry.children][0]!;
+      directory = entry.children.values().next().value!;
+      if (skip?.(directory)) {
+        reached.push(directory);
+        return;
+      }
     }
-    const size = sizeOf(directory);
-    if (size < MIN_DIRECTORY_FILES) return;
-    if (size <= MAX_DIRECTORY_FILES) {
-      units.push({ directory, files: subtreeFiles(directory).sort() });
+    const folder = this.folders.get(directory)!;
+    if (folder.size < MIN_DIRECTORY_FILES) return;
+    if (folder.size <= MAX_DIRECTORY_FILES) {
+      units.push({ directory, files: this.subtreeFiles(directory).sort(), whole: true });
       return;
     }
-    const direct = tree.get(directory)!.files;
-    if (direct.length >= MIN_DIRECTORY_FILES && direct.length <= MAX_DIRECTORY_FILES)
-      units.push({ directory, files: [...direct].sort() });
-    for (const child of [...tree.get(directory)!.children].sort()) visit(child);
-  };
-  visit('.');
-  return units;
+    const direct = folder.files.size;
+    if (direct >= MIN_DIRECTORY_FILES && direct <= MAX_DIRECTORY_FILES)
+      units.push({ directory, files: [...folder.files].sort(), whole: false });
+    for (const child of [...folder.children].sort()) {
+      if (skip?.(child)) reached.push(child);
+      else this.visit(child, skip, units, reached);
+    }
+  }
+
+  private subtreeFiles(directory: string): string[] {
+    const folder = this.folders.get(directory)!;
+    return [...folder.files, ...[...folder.children].flatMap((child) => this.subtreeFiles(child))];
+  }
+
+  private folder(directory: string): Folder {
+    let entry = this.folders.get(directory);
+    if (!entry) {
+      this.folders.set(directory, (entry = { files: new Set(), children: new Set(), size: 0 }));
+      if (directory !== '.') this.folder(parentDir(directory)).children.add(directory);
+    }
+    return entry;
+  }
+
+  private addFile(file: string): void {
+    const own = this.folder(parentDir(file));
+    if (own.files.has(file)) return;
+    own.files.add(file);
+    for (const folder of ancestors(file)) this.folders.get(folder)!.size++;
+  }
+
+  private removeFile(file: string): void {
+    const own = this.folders.get(parentDir(file));
+    if (!own?.files.delete(file)) return;
+    for (const folder of ancestors(file)) {
+      const entry = this.folders.get(folder)!;
+      // a folder left with no file below it goes, as it never was
+      if (--entry.size === 0 && folder !== '.') {
+        this.folders.delete(folder);
+        this.folders.get(parentDir(folder))!.children.delete(folder);
+      }
+    }
+  }
+}
+
+function sameUnit(a: PlannedUnit, b: PlannedUnit | undefined): boolean {
+  return (
+    !!b &&
+    a.whole === b.whole &&
+    a.files.length === b.files.length &&
+    a.files.every((file, i) => file === b.files[i])
+  );
+}
+
+/** Folders before their subfolders, sibling folders by name: the order a plan visits them in. */
+export function byVisitOrder(a: DirectoryUnit, b: DirectoryUnit): number {
+  if (a.directory === b.directory) return 0;
+  if (a.directory === '.') return -1;
+  if (b.directory === '.') return 1;
+  const left = a.directory.split('/');
+  const right = b.directory.split('/');
+  for (let i = 0; i < Math.min(left.length, right.length); i++)
+    if (left[i] !== right[i]) return left[i]! < right[i]! ? -1 : 1;
+  return left.length - right.length;
 }
 
 export function directoryChunkId(directory: string): string {

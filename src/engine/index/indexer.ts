@@ -6,10 +6,12 @@ import type { LexicalDocument } from '../store/lexical';
 import type { FileEntry } from '../store/manifest';
 import { Emitter, type Event } from '../util/event';
 import { fail, ok, type Result } from '../util/result';
-import { ancestors, parentDir } from '../util/paths';
+import { ancestors } from '../util/paths';
 import {
   buildDirectoryChunk,
+  byVisitOrder,
   directoryChunkId,
+  DirectoryPlan,
   planDirectoryUnits,
   type DirectoryUnit,
 } from './directories';
@@ -96,6 +98,11 @@ const log = getLogger('index.indexer');
 export class Indexer {
   private readonly progressEmitter = new Emitter<IndexProgress>();
   readonly onProgress: Event<IndexProgress> = this.progressEmitter.event;
+  /**
+   * The directory units of the committed files, kept from run to run so that a save plans only
+   * the folders it touched; planned again from the graph after a reload or a failed run.
+   */
+  private plan: DirectoryPlan | null = null;
 
   constructor(
     private readonly options: IndexerOptions,
@@ -103,7 +110,18 @@ export class Indexer {
     private readonly graph: CodeGraph,
     private readonly embedder: Embedder | null,
     private readonly pool: ParsePool,
-  ) {}
+  ) {
+    store.onReload(async () => {
+      this.plan = null;
+    });
+  }
+
+  /** The directory plan of the committed files; `fresh` when it was just planned from the graph. */
+  directoryPlan(): { plan: DirectoryPlan; fresh: boolean } {
+    if (this.plan) return { plan: this.plan, fresh: false };
+    this.plan = new DirectoryPlan(this.graph.files());
+    return { plan: this.plan, fresh: true };
+  }
 
   report(progress: IndexProgress): void {
     this.progressEmitter.fire(progress);
@@ -152,7 +170,10 @@ export class Indexer {
     } finally {
       // a run that failed or was cancelled leaves the memory ahead of the disk: back to the commit
       try {
-        if (!committed) await this.store.prepareWrite();
+        if (!committed) {
+          this.plan = null;
+          await this.store.prepareWrite();
+        }
       } finally {
         lock.value.dispose();
       }
@@ -196,6 +217,8 @@ class Run {
    * parsing goes on; planned at the first such write (a small run writes only once, at the end).
    */
   private plannedUnitOf: Map<string, string> | null = null;
+  /** The directory units as committed, taken before the graph changes (see rebuildDirectories). */
+  private readonly directories: { plan: DirectoryPlan; fresh: boolean };
   private chunksWritten = 0;
   private parseErrors = 0;
   private flagged = 0;
@@ -204,7 +227,9 @@ class Run {
     private readonly indexer: Indexer,
     private readonly plan: IndexPlan,
     private readonly signal: AbortSignal | undefined,
-  ) {}
+  ) {
+    this.directories = indexer.directoryPlan();
+  }
 
   async execute(): Promise<Result<Omit<IndexSummary, 'durationMs'>>> {
     const { store, graph } = this.indexer.parts;
@@ -228,10 +253,12 @@ class Run {
     });
 
     this.indexer.report({ stage: 'facts', done: 0, total: 1 });
-    await this.timed('facts_graph', async () => {
-      graph.update(this.rewrittenPaths, this.newFacts);
-    });
-    const directories = await this.timed('directories', () => this.rebuildDirectories());
+    const graphChange = await this.timed('facts_graph', async () =>
+      graph.update(this.rewrittenPaths, this.newFacts),
+    );
+    const directories = await this.timed('directories', () =>
+      this.rebuildDirectories(graphChange.changedTargets),
+    );
     this.indexer.report({ stage: 'facts', done: 1, total: 1 });
 
     const embedded = await this.timed('embed_directories', () =>
@@ -401,7 +428,8 @@ class Run {
   private flush(): Promise<void> {
     const batch = this.takePending();
     this.plannedUnitOf ??= unitOfFiles(this.expectedFiles());
-    const unitOf = this.plannedUnitOf;
+    const planned = this.plannedUnitOf;
+    const unitOf = (file: string) => planned.get(file) ?? null;
     this.flushes = this.flushes.then(() => this.write(batch, unitOf));
     return this.flushes;
   }
@@ -428,7 +456,7 @@ class Run {
    */
   private async write(
     batch: PendingBatch,
-    unitOf: ReadonlyMap<string, string>,
+    unitOf: (file: string) => string | null,
     directories?: DirectoryWrite,
   ): Promise<void> {
     const { store, embedder } = this.indexer.parts;
@@ -449,9 +477,7 @@ class Run {
       });
     }
     const linked = chunks.map((chunk) =>
-      chunk.level === 'file'
-        ? { ...chunk, parentDirectoryId: unitOf.get(chunk.filePath!) ?? null }
-        : chunk,
+      chunk.level === 'file' ? { ...chunk, parentDirectoryId: unitOf(chunk.filePath!) } : chunk,
     );
     if (directories && embedder) {
       vectors ??= new Map();
@@ -528,32 +554,76 @@ class Run {
     return [...files];
   }
 
-  /** Directory chunks of the folders this run touched, and of units that appeared or vanished. */
-  private async rebuildDirectories(): Promise<{
+  /**
+   * The directory chunks this run changes: the plan takes the files that came or went, and the
+   * units whose text or place may differ are built again — those covering or above a rewritten
+   * file, those that appeared or now sit under another unit, and those defining what the run's
+   * calls now reach more or less often (their most used names). A unit whose chunk comes out as
+   * stored is left as it is. A plan made in this run (the first of a session) also checks every
+   * unit and file chunk against the store.
+   */
+  private async rebuildDirectories(changedTargets: ReadonlySet<string>): Promise<{
     chunks: Chunk[];
     removedIds: string[];
     lexical: LexicalDocument[];
     lexicalRemoved: string[];
-    unitOf: Map<string, string>;
+    unitOf: (file: string) => string | null;
   }> {
     const { store, graph } = this.indexer.parts;
-    const units = planDirectoryUnits(graph.files());
-    const unitIds = new Set(units.map((unit) => directoryChunkId(unit.directory)));
-    const removedIds = [...store.directoryChunkIds()].filter((id) => !unitIds.has(id));
-    const touchedFolders = new Set([...this.rewrittenPaths].flatMap(ancestors));
-    const stale = units.filter(
-      (unit) =>
-        !store.catalog.has(directoryChunkId(unit.directory)) || touchedFolders.has(unit.directory),
+    const { plan, fresh } = this.directories;
+    const entering: string[] = [];
+    const leaving: string[] = [];
+    for (const file of this.rewrittenPaths) {
+      const held = graph.factsInFile(file).length > 0;
+      if (held && !plan.has(file)) entering.push(file);
+      else if (!held && plan.has(file)) leaving.push(file);
+    }
+    const change = plan.update(entering, leaving);
+    const candidates = new Map<string, DirectoryUnit>();
+    const consider = (directory: string | null) => {
+      const unit = directory === null ? undefined : plan.unit(directory);
+      if (unit) candidates.set(unit.directory, unit);
+    };
+    for (const unit of [...change.added, ...change.reparented]) consider(unit.directory);
+    for (const file of this.rewrittenPaths) {
+      consider(plan.unitOf(file));
+      ancestors(file).forEach(consider);
+    }
+    for (const id of changedTargets) {
+      const fact = graph.fact(id);
+      if (fact && fact.parent === null && fact.kind !== 'module') consider(plan.unitOf(fact.path));
+    }
+    const removed = new Set(
+      change.removed.filter((unit) => !plan.unit(unit.directory)).map((unit) => unit.directory),
     );
-    const chunks = stale.map((unit) =>
-      buildDirectoryChunk(unit, graph, nearestUnit(unit.directory, unitIds)),
-    );
+    if (fresh) {
+      // planned from the graph in this run: what the store holds is checked once, in full
+      for (const unit of plan.units())
+        if (!store.catalog.has(directoryChunkId(unit.directory))) consider(unit.directory);
+      for (const id of store.directoryChunkIds()) {
+        const directory = store.catalog.get(id)?.directoryPath;
+        if (directory !== undefined && !plan.unit(directory)) removed.add(directory);
+      }
+    }
+    const chunks = [...candidates.values()]
+      .sort(byVisitOrder)
+      .map((unit) =>
+        buildDirectoryChunk(unit, graph, this.unitChunkId(plan.enclosingUnit(unit.directory))),
+      )
+      .filter((chunk) => !this.storedAlready(chunk));
+    const removedIds = [...removed].map(directoryChunkId).filter((id) => store.catalog.has(id));
     const lexical = chunks.map((chunk) => {
       const terms = lexicalTerms(chunk);
       return lexicalDocument(chunk.id, directoryLexicalKey(chunk.id), 'directory', terms);
     });
-    const unitOf = unitMap(units);
-    await this.relinkFileChunks(unitOf);
+    const unitOf = (file: string) => this.unitChunkId(plan.unitOf(file));
+    // the files whose unit may have changed: all of them when batches were written with the
+    // units planned before parsing, or when the plan was made in this run
+    const moved =
+      fresh || this.plannedUnitOf
+        ? store.filesWithChunks()
+        : new Set([...change.removed, ...change.added].flatMap((unit) => unit.files));
+    await this.relinkFileChunks(moved, unitOf);
     return {
       chunks,
       removedIds,
@@ -563,18 +633,40 @@ class Run {
     };
   }
 
+  private unitChunkId(directory: string | null): string | null {
+    return directory === null ? null : directoryChunkId(directory);
+  }
+
+  /** Whether the store holds this directory chunk as it is: same text, place and language. */
+  private storedAlready(chunk: Chunk): boolean {
+    const { store } = this.indexer.parts;
+    const meta = store.catalog.get(chunk.id);
+    if (
+      !meta ||
+      meta.parentDirectoryId !== chunk.parentDirectoryId ||
+      meta.language !== chunk.language ||
+      meta.directoryPath !== chunk.directoryPath
+    )
+      return false;
+    const stored = store.texts.read(chunk.id);
+    return stored.ok && stored.value === chunk.content;
+  }
+
   /**
-   * File chunks whose directory unit differs from the one they carry are pointed at the right
-   * one (those of files still waiting in the last batch are written with the right one).
+   * File chunks (of `files`) whose directory unit differs from the one they carry are pointed at
+   * the right one (those of files still waiting in the last batch are written with the right one).
    */
-  private async relinkFileChunks(unitOf: ReadonlyMap<string, string>): Promise<void> {
+  private async relinkFileChunks(
+    files: Iterable<string>,
+    unitOf: (file: string) => string | null,
+  ): Promise<void> {
     const { store } = this.indexer.parts;
     const waiting = new Set(this.pendingChunks.map((chunk) => chunk.filePath));
     const moves = new Map<string | null, string[]>();
-    for (const file of store.filesWithChunks()) {
+    for (const file of files) {
       const meta = store.catalog.get(chunkId(file, null, null, 'file'));
       if (!meta || waiting.has(file)) continue;
-      const wanted = unitOf.get(file) ?? null;
+      const wanted = unitOf(file);
       if (meta.parentDirectoryId === wanted) continue;
       const ids = moves.get(wanted) ?? [];
       ids.push(meta.id);
@@ -750,12 +842,4 @@ function unitMap(units: readonly DirectoryUnit[]): Map<string, string> {
   for (const unit of units)
     for (const file of unit.files) unitOf.set(file, directoryChunkId(unit.directory));
   return unitOf;
-}
-
-function nearestUnit(directory: string, unitIds: ReadonlySet<string>): string | null {
-  if (directory === '.') return null;
-  for (let folder = parentDir(directory); ; folder = parentDir(folder)) {
-    if (unitIds.has(directoryChunkId(folder))) return directoryChunkId(folder);
-    if (folder === '.') return null;
-  }
 }
