@@ -185,6 +185,7 @@ export class Engine implements Disposable {
     // another process committed, or a failed write was rolled back: what is in memory follows
     store.onReload(async () => {
       graph.update([...graph.files()], store.takeFacts());
+      this.indexer.forgetDirectories();
       this.searcher = this.newSearcher();
       // the writer may have measured the retrievers again for what it committed
       this.useCalibration(await readCalibration(store.directory));
@@ -292,6 +293,8 @@ export class Engine implements Disposable {
       await this.idle();
       if (this.disposed) return;
       await this.filter.warm();
+      // never during a write: its plan may be ahead of the graph until it commits
+      if (!this.writing) this.indexer.warmDirectories();
       for (const task of tasks) {
         await this.idle();
         if (this.disposed) return;

@@ -103,6 +103,8 @@ export class Indexer {
    * the folders it touched; planned again from the graph after a reload or a failed run.
    */
   private plan: DirectoryPlan | null = null;
+  /** Where the store disagreed with the plan when it was made: the next run puts it right. */
+  private repairs: DirectoryRepairs | null = null;
 
   constructor(
     private readonly options: IndexerOptions,
@@ -110,17 +112,37 @@ export class Indexer {
     private readonly graph: CodeGraph,
     private readonly embedder: Embedder | null,
     private readonly pool: ParsePool,
-  ) {
-    store.onReload(async () => {
-      this.plan = null;
-    });
+  ) {}
+
+  /** Forgets the directory plan: the graph was loaded again (another process's commit, a rollback). */
+  forgetDirectories(): void {
+    this.plan = null;
+    this.repairs = null;
   }
 
-  /** The directory plan of the committed files; `fresh` when it was just planned from the graph. */
-  directoryPlan(): { plan: DirectoryPlan; fresh: boolean } {
-    if (this.plan) return { plan: this.plan, fresh: false };
-    this.plan = new DirectoryPlan(this.graph.files());
-    return { plan: this.plan, fresh: true };
+  /**
+   * Plans the directory units of the committed files, if no run has yet: called while the engine
+   * idles after opening, so that the first save does not plan every file.
+   */
+  warmDirectories(): void {
+    this.plan ??= this.planFromGraph();
+  }
+
+  /**
+   * The directory plan of the committed files, and once after it was made from the graph, what
+   * the store holds that disagrees with it (handed to one run only).
+   */
+  takeDirectoryPlan(): { plan: DirectoryPlan; repairs: DirectoryRepairs | null } {
+    this.plan ??= this.planFromGraph();
+    const repairs = this.repairs;
+    this.repairs = null;
+    return { plan: this.plan, repairs };
+  }
+
+  private planFromGraph(): DirectoryPlan {
+    const plan = new DirectoryPlan(this.graph.files());
+    this.repairs = directoryRepairs(plan, this.store);
+    return plan;
   }
 
   report(progress: IndexProgress): void {
@@ -171,7 +193,7 @@ export class Indexer {
       // a run that failed or was cancelled leaves the memory ahead of the disk: back to the commit
       try {
         if (!committed) {
-          this.plan = null;
+          this.forgetDirectories();
           await this.store.prepareWrite();
         }
       } finally {
@@ -218,7 +240,7 @@ class Run {
    */
   private plannedUnitOf: Map<string, string> | null = null;
   /** The directory units as committed, taken before the graph changes (see rebuildDirectories). */
-  private readonly directories: { plan: DirectoryPlan; fresh: boolean };
+  private readonly directories: { plan: DirectoryPlan; repairs: DirectoryRepairs | null };
   private chunksWritten = 0;
   private parseErrors = 0;
   private flagged = 0;
@@ -228,7 +250,7 @@ class Run {
     private readonly plan: IndexPlan,
     private readonly signal: AbortSignal | undefined,
   ) {
-    this.directories = indexer.directoryPlan();
+    this.directories = indexer.takeDirectoryPlan();
   }
 
   async execute(): Promise<Result<Omit<IndexSummary, 'durationMs'>>> {
@@ -559,8 +581,8 @@ class Run {
    * units whose text or place may differ are built again — those covering or above a rewritten
    * file, those that appeared or now sit under another unit, and those defining what the run's
    * calls now reach more or less often (their most used names). A unit whose chunk comes out as
-   * stored is left as it is. A plan made in this run (the first of a session) also checks every
-   * unit and file chunk against the store.
+   * stored is left as it is. Where the store disagreed with the plan when it was made (see
+   * directoryRepairs), this run puts it right.
    */
   private async rebuildDirectories(changedTargets: ReadonlySet<string>): Promise<{
     chunks: Chunk[];
@@ -570,7 +592,7 @@ class Run {
     unitOf: (file: string) => string | null;
   }> {
     const { store, graph } = this.indexer.parts;
-    const { plan, fresh } = this.directories;
+    const { plan, repairs } = this.directories;
     const entering: string[] = [];
     const leaving: string[] = [];
     for (const file of this.rewrittenPaths) {
@@ -596,15 +618,8 @@ class Run {
     const removed = new Set(
       change.removed.filter((unit) => !plan.unit(unit.directory)).map((unit) => unit.directory),
     );
-    if (fresh) {
-      // planned from the graph in this run: what the store holds is checked once, in full
-      for (const unit of plan.units())
-        if (!store.catalog.has(directoryChunkId(unit.directory))) consider(unit.directory);
-      for (const id of store.directoryChunkIds()) {
-        const directory = store.catalog.get(id)?.directoryPath;
-        if (directory !== undefined && !plan.unit(directory)) removed.add(directory);
-      }
-    }
+    for (const directory of repairs?.missing ?? []) consider(directory);
+    for (const directory of repairs?.stray ?? []) if (!plan.unit(directory)) removed.add(directory);
     const chunks = [...candidates.values()]
       .sort(byVisitOrder)
       .map((unit) =>
@@ -618,11 +633,13 @@ class Run {
     });
     const unitOf = (file: string) => this.unitChunkId(plan.unitOf(file));
     // the files whose unit may have changed: all of them when batches were written with the
-    // units planned before parsing, or when the plan was made in this run
-    const moved =
-      fresh || this.plannedUnitOf
-        ? store.filesWithChunks()
-        : new Set([...change.removed, ...change.added].flatMap((unit) => unit.files));
+    // units planned before parsing
+    const moved = this.plannedUnitOf
+      ? store.filesWithChunks()
+      : new Set([
+          ...[...change.removed, ...change.added].flatMap((unit) => unit.files),
+          ...(repairs?.misplaced ?? []),
+        ]);
     await this.relinkFileChunks(moved, unitOf);
     return {
       chunks,
@@ -789,6 +806,37 @@ class Run {
       flaggedForSummary: this.flagged,
     };
   }
+}
+
+/** What a store holds that a directory plan made from the graph disagrees with. */
+interface DirectoryRepairs {
+  /** Units with no chunk. */
+  readonly missing: readonly string[];
+  /** Folders with a directory chunk and no unit. */
+  readonly stray: readonly string[];
+  /** Files whose file chunk points at another unit than the one covering them. */
+  readonly misplaced: readonly string[];
+}
+
+/** Checks every directory chunk and file chunk of the store against `plan`. */
+function directoryRepairs(plan: DirectoryPlan, store: IndexStore): DirectoryRepairs {
+  const missing = plan
+    .units()
+    .map((unit) => unit.directory)
+    .filter((directory) => !store.catalog.has(directoryChunkId(directory)));
+  const stray: string[] = [];
+  for (const id of store.directoryChunkIds()) {
+    const directory = store.catalog.get(id)?.directoryPath;
+    if (directory !== undefined && !plan.unit(directory)) stray.push(directory);
+  }
+  const misplaced: string[] = [];
+  for (const file of store.filesWithChunks()) {
+    const meta = store.catalog.get(chunkId(file, null, null, 'file'));
+    const unit = plan.unitOf(file);
+    if (meta && meta.parentDirectoryId !== (unit === null ? null : directoryChunkId(unit)))
+      misplaced.push(file);
+  }
+  return { missing, stray, misplaced };
 }
 
 interface PendingBatch {
