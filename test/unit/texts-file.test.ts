@@ -104,6 +104,38 @@ describe('texts file', () => {
     );
   });
 
+  it('keeps every text readable as its slots run out, whether they grow or are packed', () => {
+    const folder = scratch.folder();
+    const texts = TextsFile.create(path.join(folder, 'texts-0.bin'));
+    const live = new Map<string, string>();
+    // 1,500 new chunks outgrow the first slots with all of them live (the arrays grow); then
+    // rewriting them again and again leaves most slots dead (the live ones are packed)
+    for (let round = 0; round < 6; round++) {
+      for (let from = 0; from < 1500; from += 250) {
+        const added = Array.from({ length: 250 }, (_, i) => ({
+          id: idOf(from + i),
+          text: `round ${round} chunk ${from + i}`,
+        }));
+        texts.write([], added);
+        for (const { id, text } of added) live.set(id, text);
+        assert.deepEqual(readAll(texts, live.keys()), live);
+      }
+    }
+    assert.equal(texts.size, 1500);
+    texts.sync();
+    const reopened = TextsFile.load(
+      path.join(folder, 'texts-0.bin'),
+      texts.bytes,
+      catalogOf(live),
+      true,
+    );
+    reopened.write([], [{ id: idOf(0), text: 'after opening' }]);
+    live.set(idOf(0), 'after opening');
+    assert.deepEqual(readAll(reopened, live.keys()), live);
+    reopened.close();
+    texts.close();
+  });
+
   it('asks for a rewrite once superseded texts outgrow the live ones', () => {
     const folder = scratch.folder();
     const texts = TextsFile.create(path.join(folder, 'texts-0.bin'));

@@ -304,8 +304,25 @@ export class TextsFile {
     this.liveBytes += length;
   }
 
-  /** Slots are never reused: when they run out, the live ones are packed into larger arrays. */
+  /**
+   * Slots are never reused. When they run out, the arrays grow by a quarter with every slot kept
+   * where it is; the live ones are packed (every chunk's slot renumbered) only once most slots are
+   * dead. A store is loaded with no slot to spare, and renumbering its million chunks took the
+   * first save after opening ~0.3-0.8 s at 100k files.
+   */
   private grow(): void {
+    if (this.slots.size * 2 < this.slotCount) return this.pack();
+    const capacity = Math.max(1024, this.offsets.length + (this.offsets.length >> 2));
+    const offsets = new Float64Array(capacity);
+    offsets.set(this.offsets);
+    const lengths = new Uint32Array(capacity);
+    lengths.set(this.lengths);
+    this.offsets = offsets;
+    this.lengths = lengths;
+  }
+
+  /** The live slots, renumbered end to end into arrays with as many spare. */
+  private pack(): void {
     const capacity = Math.max(1024, this.slots.size * 2);
     const offsets = new Float64Array(capacity);
     const lengths = new Uint32Array(capacity);
