@@ -3,6 +3,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import fc from 'fast-check';
 import { unwrap } from '../../src/engine/util/result';
+import { captureLogs, eventsNamed } from '../helpers/logs';
 import { freshSnapshot, storeSnapshot } from '../helpers/snapshot';
 import { openEngine, Scratch } from '../helpers/workspace';
 
@@ -54,19 +55,56 @@ function source(file: string, calls: readonly string[]): string {
   ].join('\n');
 }
 
+/** The starting tree: 26 files, so the root is split into the units app, lib and tools. */
+function initialTree(): Record<string, string> {
+  const tree: Record<string, string> = {};
+  for (const [folder, count] of Object.entries(INITIAL))
+    for (let i = 0; i < count; i++) {
+      const file = `${folder}/${folder.replace('/', '_')}${i}.py`;
+      tree[file] = source(file, []);
+    }
+  return tree;
+}
+
 describe('incremental indexing, directory summaries', () => {
   const scratch = new Scratch();
   after(() => scratch.cleanup());
 
+  it('writes a summary again only when its text or place changes', async () => {
+    const root = scratch.tree(initialTree());
+    const engine = await openEngine(scratch, root);
+    try {
+      unwrap(await engine.index());
+      const save = async (file: string, text: string) => {
+        writeFileSync(path.join(root, file), text);
+        const { events } = await captureLogs(() => engine.updateFiles([file]));
+        return eventsNamed(events, 'directories_updated')[0]!;
+      };
+      // a comment changes no summary: app and the units above are looked at, none written
+      const comment = await save(
+        'app/core/app_core0.py',
+        `${source('app/core/app_core0.py', [])}# note\n`,
+      );
+      assert.equal(comment.units_written, 0);
+      // calling lib's function from app changes what app says the file imports, and what lib
+      // says its most used names are
+      const call = await save(
+        'app/core/app_core0.py',
+        source('app/core/app_core0.py', ['lib/lib3.py:lib3_run']),
+      );
+      assert.equal(call.units_written, 2);
+      const lib = unwrap(engine.store.texts.read('lib::None::None::directory'))!;
+      assert.match(lib, /Most exported identifiers:\n {2}lib3_run, /);
+      assert.deepEqual(await storeSnapshot(engine), await freshSnapshot(scratch, root));
+    } finally {
+      engine.dispose();
+    }
+  });
+
   it('equals a fresh index after saves that move calls between folders and files that come and go', async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(edit, { minLength: 1, maxLength: 6 }), async (edits) => {
-        const tree: Record<string, string> = {};
-        for (const [folder, count] of Object.entries(INITIAL))
-          for (let i = 0; i < count; i++) {
-            const file = `${folder}/${folder.replace('/', '_')}${i}.py`;
-            tree[file] = source(file, []);
-          }
+        const tree = initialTree();
         const root = scratch.tree(tree);
         const files = Object.keys(tree);
         const engine = await openEngine(scratch, root);

@@ -640,7 +640,13 @@ class Run {
           ...[...change.removed, ...change.added].flatMap((unit) => unit.files),
           ...(repairs?.misplaced ?? []),
         ]);
-    await this.relinkFileChunks(moved, unitOf);
+    const relinked = await this.relinkFileChunks(moved, unitOf);
+    log.info('directories_updated', {
+      units_considered: candidates.size,
+      units_written: chunks.length,
+      units_removed: removedIds.length,
+      file_chunks_relinked: relinked,
+    });
     return {
       chunks,
       removedIds,
@@ -672,11 +678,12 @@ class Run {
   /**
    * File chunks (of `files`) whose directory unit differs from the one they carry are pointed at
    * the right one (those of files still waiting in the last batch are written with the right one).
+   * Returns how many were.
    */
   private async relinkFileChunks(
     files: Iterable<string>,
     unitOf: (file: string) => string | null,
-  ): Promise<void> {
+  ): Promise<number> {
     const { store } = this.indexer.parts;
     const waiting = new Set(this.pendingChunks.map((chunk) => chunk.filePath));
     const moves = new Map<string | null, string[]>();
@@ -689,11 +696,14 @@ class Run {
       ids.push(meta.id);
       moves.set(wanted, ids);
     }
+    let relinked = 0;
     for (const [parent, ids] of moves) {
       await store.tables.setParentDirectory(ids, parent);
       for (const id of ids)
         store.catalog.set(id, { ...store.catalog.get(id)!, parentDirectoryId: parent });
+      relinked += ids.length;
     }
+    return relinked;
   }
 
   /** Vectors for chunks that have none yet (directory chunks; everything with a transformer model). */
