@@ -217,7 +217,9 @@ export class Tables {
 
   /**
    * One write of a run: the rows of `files` and the chunks `chunkIds` go, in one deletion per
-   * table (per few hundred names), then the new rows come in: a version or two per table.
+   * table (per few hundred names), then the new rows come in: a version or two per table. The two
+   * tables are written side by side (a save's four writes took ~60-85 ms one after another at
+   * 10k files, ~35-40 ms two at a time).
    */
   async replace(change: {
     files: readonly string[];
@@ -234,11 +236,15 @@ export class Tables {
         ...(byFile.length ? [`filePath IN (${sqlList(byFile)})`] : []),
         ...(byId.length ? [`id IN (${sqlList(byId)})`] : []),
       ].join(' OR ');
-      await this.chunks.delete(where);
-      if (byFile.length) await this.facts.delete(`path IN (${sqlList(byFile)})`);
+      await settleBoth(
+        this.chunks.delete(where),
+        byFile.length ? this.facts.delete(`path IN (${sqlList(byFile)})`) : null,
+      );
     }
-    if (change.chunks.length) await this.addChunks(change.chunks, change.vectors);
-    if (change.facts.length) await this.addFacts(change.facts);
+    await settleBoth(
+      change.chunks.length ? this.addChunks(change.chunks, change.vectors) : null,
+      change.facts.length ? this.addFacts(change.facts) : null,
+    );
   }
 
   async deleteFiles(paths: readonly string[]): Promise<void> {
@@ -673,6 +679,16 @@ function sharedCall(call: CallSite, strings: Strings): void {
   if (typeof call.receiver === 'string') shared.receiver = strings.intern(call.receiver);
   if (typeof call.receiverType === 'string')
     shared.receiverType = strings.intern(call.receiverType);
+}
+
+/**
+ * Waits for both writes to end, then fails with the first failure: a write still running when
+ * the run rolls back would land after the rollback.
+ */
+async function settleBoth(first: Promise<unknown> | null, second: Promise<unknown> | null) {
+  const [a, b] = await Promise.allSettled([first, second]);
+  if (a.status === 'rejected') throw a.reason;
+  if (b.status === 'rejected') throw b.reason;
 }
 
 function sqlList(values: readonly string[]): string {
