@@ -7,13 +7,16 @@
  * store is rebuilt when it is missing or was built with another store format or extraction version
  * (such a store would open empty and rebuild inside the timed run).
  * With --fts5, SQLite FTS5 over the same files is timed in the same run; --cpu-prof and
- * --heap-prof write the child's profiles into .cache/bench-profiles.
+ * --heap-prof write the child's profiles into .cache/bench-profiles. `--results FILE` writes
+ * what each question returned (files, spans, the context's items), one JSON line per question,
+ * so that two builds' answers can be compared line by line.
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { walkWorkspace } from '../src/engine/index/walk';
 import { PARSER_VERSION } from '../src/engine/model';
 import { SCHEMA_VERSION } from '../src/engine/store/manifest';
+import type { SearchResult } from '../src/engine/search/pipeline';
 import { unwrap } from '../src/engine/util/result';
 import { openAndAskFirst, openEngine, round, runChild, serveChild } from './child';
 import { available, fts5Times, summarise } from './scale-baselines';
@@ -26,6 +29,8 @@ interface OpenSearchRequest {
   readonly storeDir: string;
   readonly model: string;
   readonly queries: readonly BenchQuery[];
+  /** Where to write each question's answer, when asked. */
+  readonly resultsFile?: string;
 }
 
 interface OpenSearchReport {
@@ -59,6 +64,9 @@ export async function benchOpenSearch(
   }));
   const queries = sampleQueries(files, QUESTIONS_PER_KIND);
   const storeDir = path.join(cache, 'bench-stores', `${row.id}-kept`);
+  const resultsAt = flags.indexOf('--results');
+  const resultsFile = resultsAt >= 0 ? flags[resultsAt + 1] : undefined;
+  if (resultsAt >= 0 && !resultsFile) throw new Error('--results needs a file to write');
   const request = { root, storeDir, model, queries };
   if (!keptStoreCurrent(storeDir)) {
     process.stderr.write(`bench: ${row.id}: building the kept store in ${storeDir}\n`);
@@ -73,7 +81,11 @@ export async function benchOpenSearch(
   ];
   const report = await runChild<OpenSearchReport>(
     OPEN_SEARCH_CHILD,
-    { phase: 'search', ...request },
+    {
+      phase: 'search',
+      ...request,
+      ...(resultsFile ? { resultsFile: path.resolve(resultsFile) } : {}),
+    },
     profiling,
   );
   const search = summarise(report.searchTimes);
@@ -146,6 +158,7 @@ async function openAndSearch(request: OpenSearchRequest): Promise<OpenSearchRepo
   try {
     const searchTimes: number[] = [];
     const stageTimes: Record<string, number[]> = {};
+    const answers: string[] = [];
     const cpuBefore = process.cpuUsage();
     for (const query of rest) {
       const started = performance.now();
@@ -153,8 +166,10 @@ async function openAndSearch(request: OpenSearchRequest): Promise<OpenSearchRepo
       searchTimes.push(performance.now() - started);
       for (const [stage, ms] of Object.entries(result.metadata.timings))
         (stageTimes[stage] ??= []).push(ms);
+      if (request.resultsFile) answers.push(answerLine(query.text, result));
     }
     const cpu = process.cpuUsage(cpuBefore);
+    if (request.resultsFile) writeFileSync(request.resultsFile, answers.join(''));
     const memory = process.memoryUsage();
     return {
       openSeconds,
@@ -169,4 +184,11 @@ async function openAndSearch(request: OpenSearchRequest): Promise<OpenSearchRepo
   } finally {
     engine.dispose();
   }
+}
+
+/** What a question returned, as one JSON line: everything but the timings, which differ run to run. */
+function answerLine(question: string, result: SearchResult): string {
+  const { timings: _timings, ...metadata } = result.metadata;
+  const { files, context, trace } = result;
+  return `${JSON.stringify({ question, files, context, metadata, trace })}\n`;
 }
