@@ -1,5 +1,6 @@
 import { CHUNK_LEVELS } from '../model';
 import type { LlmClient } from '../llm/client';
+import type { DocumentStats } from '../store/lexical';
 import { elapsedMs, getLogger } from '../log/logger';
 import { withTrace } from '../log/trace';
 import type { RetrieverCalibration } from './calibration';
@@ -39,7 +40,13 @@ import {
   wholeFileScores,
 } from './file-evidence';
 import { rankFiles, type FileResult } from './files';
-import { citableChunks, shapeSpans, type CitableChunk, type RankedChunk } from './shaping';
+import {
+  citableChunks,
+  shapeSpans,
+  type CitableChunk,
+  type RankedChunk,
+  type TextReach,
+} from './shaping';
 import { StageSwitches, type StageName } from './stages';
 import type { Span } from './spans';
 import {
@@ -337,14 +344,21 @@ export class Searcher {
     const ranked = this.rank(order, [...lists, neighbours]).slice(0, SHAPED_CHUNKS);
     const bodies = await this.texts.get(ranked.map((chunk) => chunk.chunkId));
     const weights = this.termWeights(terms);
-    const shaped = shapeSpans(ranked, this.index.catalog, bodies, weights, (chunkId) =>
-      this.definitionLine(chunkId),
+    const reach = this.textReach(weights);
+    const shaped = shapeSpans(
+      ranked,
+      this.index.catalog,
+      bodies,
+      weights,
+      (chunkId) => this.definitionLine(chunkId),
+      reach,
     );
     const contenders = stages.on('contender-files')
       ? await this.contenders(
           lists.filter((list) => list.source === 'semantic' || list.source === 'lexical'),
           shaped,
           weights,
+          reach,
         )
       : [];
     const files = rankFiles(
@@ -465,6 +479,7 @@ export class Searcher {
     retrieved: readonly RankedHits[],
     shaped: readonly Span[],
     weights: ReadonlyMap<string, number>,
+    reach: TextReach,
   ): Promise<CitableChunk[]> {
     const ids = closestUnlisted(
       retrieved.flatMap((list) => list.hits),
@@ -478,6 +493,7 @@ export class Searcher {
       bodies,
       weights,
       (chunkId) => this.definitionLine(chunkId),
+      reach,
     );
   }
 
@@ -653,6 +669,26 @@ export class Searcher {
       weights.set(term, Math.log(1 + (documents + 1) / (frequency + 1)));
     }
     return weights;
+  }
+
+  /**
+   * How much of the question's `weights` each chunk's indexed text holds (see TextReach), its
+   * file's chunks looked up once per question. A chunk's stored text is the text it was indexed
+   * from, unless a summary replaced it: then nothing is known.
+   */
+  private textReach(weights: ReadonlyMap<string, number>): TextReach {
+    const { lexical } = this.index;
+    const documents = new Map<string, DocumentStats[]>();
+    return (meta) => {
+      if (meta.isSummarized || !meta.filePath || meta.level === 'directory') return Infinity;
+      let held = documents.get(meta.filePath);
+      if (!held) documents.set(meta.filePath, (held = lexical.documentsAt(meta.filePath)));
+      const document = held.find((entry) => entry.chunkId === meta.id);
+      if (!document) return Infinity;
+      let reach = 0;
+      for (const [term, weight] of weights) if (document.termFrequency(term) > 0) reach += weight;
+      return reach;
+    };
   }
 
   /** The index's folders (for scopes like "in the auth module"), kept until the index changes. */

@@ -35,6 +35,25 @@ const HEADER_LINES = 12;
 export const FOCUS_SHARE = 0.6;
 /** Module and class-body lines must hold a term weighing at least this share of the rarest term's. */
 const STRONG_TERM_SHARE = 0.5;
+/**
+ * A line's score and a chunk's reach (see TextReach) are sums of the same weights in different
+ * orders: their rounding differs by far less than this share.
+ */
+const SUM_ROUNDING = 1e-9;
+
+/**
+ * The most any line of a chunk's text can score: the summed weight of the question's terms its
+ * indexed text holds (a line holds no term its chunk does not), Infinity when that is not known.
+ * Lines that cannot reach a floor are then not scored at all.
+ */
+export type TextReach = (meta: ChunkMeta) => number;
+
+const UNKNOWN_REACH: TextReach = () => Infinity;
+
+/** Whether no line of a chunk whose lines score at most `reach` scores above 0 and at least `floor`. */
+function outOfReach(reach: number, floor: number): boolean {
+  return reach === 0 || reach * (1 + SUM_ROUNDING) < floor;
+}
 
 export function shapeSpans(
   ranked: readonly RankedChunk[],
@@ -43,8 +62,9 @@ export function shapeSpans(
   termWeights: ReadonlyMap<string, number>,
   /** The line a function's own definition starts on (after its doc comment and any overloads). */
   definitionLine: (chunkId: string) => number | undefined,
+  reach: TextReach = UNKNOWN_REACH,
 ): Span[] {
-  const context = shapingContext(texts, termWeights, definitionLine);
+  const context = shapingContext(texts, termWeights, definitionLine, reach);
   return dropContained(
     ranked.flatMap((chunk, rank) => {
       const meta = catalog.get(chunk.chunkId);
@@ -60,32 +80,40 @@ interface ShapingContext {
   /** The weight a module or class-body line's best term must reach. */
   readonly strong: number;
   readonly definitionLine: (chunkId: string) => number | undefined;
+  readonly reach: TextReach;
 }
 
 function shapingContext(
   texts: ReadonlyMap<string, string>,
   termWeights: ReadonlyMap<string, number>,
   definitionLine: (chunkId: string) => number | undefined,
+  reach: TextReach,
 ): ShapingContext {
   const strong = STRONG_TERM_SHARE * Math.max(0, ...termWeights.values());
-  return { texts, termWeights, strong, definitionLine };
+  return { texts, termWeights, strong, definitionLine, reach };
 }
 
 function chunkRanges(
   chunk: RankedChunk,
   rank: number,
   meta: ChunkMeta,
-  { texts, termWeights, strong, definitionLine }: ShapingContext,
+  { texts, termWeights, strong, definitionLine, reach }: ShapingContext,
 ): [number, number][] {
   return rangesOf(
     meta,
     texts.get(chunk.chunkId),
     chunk.lines,
-    termWeights,
+    { weights: termWeights, reach: reach(meta) },
     strong,
     rank < LEADING_CHUNKS,
     definitionLine(chunk.chunkId),
   );
+}
+
+/** The question's term weights, and the most a line of the chunk at hand can score with them. */
+interface LineWeights {
+  readonly weights: ReadonlyMap<string, number>;
+  readonly reach: number;
 }
 
 /** One chunk that shapeSpans cites, its spans shaped when first asked for. */
@@ -109,15 +137,22 @@ export function citableChunks(
   texts: ReadonlyMap<string, string>,
   termWeights: ReadonlyMap<string, number>,
   definitionLine: (chunkId: string) => number | undefined,
+  reach: TextReach = UNKNOWN_REACH,
 ): CitableChunk[] {
-  const context = shapingContext(texts, termWeights, definitionLine);
+  const context = shapingContext(texts, termWeights, definitionLine, reach);
   const out: CitableChunk[] = [];
   ranked.forEach((chunk, rank) => {
     const meta = catalog.get(chunk.chunkId);
     if (!meta) return;
     const citable =
       citableByLevel(meta) ??
-      moduleCodeCitable(meta, texts.get(chunk.chunkId), chunk.lines, termWeights, context.strong);
+      moduleCodeCitable(
+        meta,
+        texts.get(chunk.chunkId),
+        chunk.lines,
+        { weights: termWeights, reach: reach(meta) },
+        context.strong,
+      );
     if (!citable) return;
     let spans: readonly Span[] | undefined;
     out.push({
@@ -146,18 +181,19 @@ function citableByLevel(meta: ChunkMeta): boolean | undefined {
  * Whether rangesOf cites a file chunk: when one of its segments holds a focus line. Every module
  * code line lies in a segment, and the best-scoring line is a focus whenever any line above the
  * `strong` floor is, so one such line, or an evidence line inside a segment, decides it — without
- * scoring the lines after it.
+ * scoring the lines after it, and without scoring any when no line can reach the floor.
  */
 function moduleCodeCitable(
   meta: ChunkMeta,
   text: string | undefined,
   evidence: readonly number[],
-  weights: ReadonlyMap<string, number>,
+  { weights, reach }: LineWeights,
   strong: number,
 ): boolean {
   const segments = meta.segments ?? [];
   if (evidence.some((line) => segments.some(([start, end]) => start <= line && line <= end)))
     return true;
+  if (outOfReach(reach, strong)) return false;
   for (const { text: code } of text ? codeLines(meta, text) : []) {
     const score = lineScore(code, weights);
     if (score > 0 && score >= strong) return true;
@@ -184,7 +220,7 @@ function rangesOf(
   meta: ChunkMeta,
   text: string | undefined,
   evidence: readonly number[],
-  weights: ReadonlyMap<string, number>,
+  weights: LineWeights,
   strong: number,
   leading: boolean,
   definitionLine: number | undefined,
@@ -202,7 +238,7 @@ function rangesOf(
       definitionLine,
     );
   const segments = meta.segments ?? [];
-  const focus = focusLines(lines, evidence, weights, strong);
+  const focus = focusLines(lines, evidence, weights.weights, strong, weights.reach);
   const chosen = segments.filter(([start, end]) =>
     focus.some((line) => start <= line && line <= end),
   );
@@ -227,7 +263,7 @@ function functionRanges(
   meta: ChunkMeta,
   lines: readonly CodeLine[],
   evidence: readonly number[],
-  weights: ReadonlyMap<string, number>,
+  weights: LineWeights,
   allowance: number,
   definitionLine: number | undefined,
 ): [number, number][] {
@@ -247,7 +283,7 @@ function functionRanges(
     ),
     RANGES_PER_FUNCTION,
   );
-  const focus = focusLines(code, evidence, weights, 0);
+  const focus = focusLines(code, evidence, weights.weights, 0, weights.reach);
   // Code before the definition's own first line (TypeScript overload signatures) is preamble.
   const preamble =
     definitionLine === undefined ? [] : ranges.filter(([, end]) => end < definitionLine);
@@ -325,14 +361,17 @@ function clip(ranges: readonly [number, number][], last: number): [number, numbe
 
 /**
  * Evidence lines first, then the lines that carry most of the question's weight (and at least
- * `floor`, so a line holding only common words is no focus).
+ * `floor`, so a line holding only common words is no focus). No line scores more than `reach`
+ * (see TextReach): when that cannot reach the floor, the lines are not scored.
  */
 export function focusLines(
   lines: readonly CodeLine[],
   evidence: readonly number[],
   weights: ReadonlyMap<string, number>,
   floor: number,
+  reach = Infinity,
 ): number[] {
+  if (outOfReach(reach, floor)) return [...new Set(evidence)];
   // Scores in a typed array and line positions sorted by score: no object per line, and no
   // spread of every score into Math.max (a long chunk's lines are scored for every question).
   const scores = new Float64Array(lines.length);

@@ -6,6 +6,7 @@ import { rankFiles } from '../../../src/engine/search/files';
 import { citableChunks, shapeSpans, type RankedChunk } from '../../../src/engine/search/shaping';
 import type { Span } from '../../../src/engine/search/spans';
 import type { ChunkMeta } from '../../../src/engine/store/tables';
+import { indexTerms } from '../../../src/engine/text/tokenize';
 
 /**
  * Contender files (the best chunk of files no ranked chunk brought in) are shaped only when they
@@ -168,5 +169,89 @@ describe('contender files, shaped only when they take a place', () => {
       }),
       { numRuns: 1000 },
     );
+  });
+});
+
+/** The reach the pipeline gives a chunk: the summed weight of the question's terms its text holds. */
+function reachOf(texts: ReadonlyMap<string, string>, weights: ReadonlyMap<string, number>) {
+  return (meta: ChunkMeta) => {
+    const held = new Set(indexTerms(texts.get(meta.id) ?? ''));
+    let reach = 0;
+    for (const [term, weight] of weights) if (held.has(term)) reach += weight;
+    return reach;
+  };
+}
+
+/** Term weights that count how often a line's terms are looked up. */
+class CountedWeights extends Map<string, number> {
+  lookups = 0;
+  override get(term: string): number | undefined {
+    this.lookups++;
+    return super.get(term);
+  }
+}
+
+describe("shaping with each chunk's reach known", () => {
+  it('gives the spans and citable chunks that scoring every line gives', () => {
+    fc.assert(
+      fc.property(caseArbitrary, (drawn) => {
+        const built = drawn.contenders.map(contender);
+        const catalog = new Map(built.map((entry) => [entry.meta.id, entry.meta]));
+        const texts = new Map(built.map((entry) => [entry.meta.id, entry.text]));
+        const weights = new Map(Object.entries(drawn.weights));
+        const definitionLine = (id: string) =>
+          built.find((entry) => entry.meta.id === id)?.definitionLine;
+        const ranked = built.map((entry) => entry.chunk);
+        const reach = reachOf(texts, weights);
+        assert.deepEqual(
+          shapeSpans(ranked, catalog, texts, weights, definitionLine, reach),
+          shapeSpans(ranked, catalog, texts, weights, definitionLine),
+        );
+        const spansOf = (cited: ReturnType<typeof citableChunks>) =>
+          cited.map((chunk) => ({ path: chunk.path, spans: chunk.spans() }));
+        assert.deepEqual(
+          spansOf(citableChunks(ranked, catalog, texts, weights, definitionLine, reach)),
+          spansOf(citableChunks(ranked, catalog, texts, weights, definitionLine)),
+        );
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('scores no line of a chunk that holds none of the question words', () => {
+    const meta: ChunkMeta = {
+      id: 'src/a.py::f',
+      level: 'function',
+      filePath: 'src/a.py',
+      directoryPath: 'src',
+      language: 'python',
+      className: null,
+      functionName: 'f',
+      startLine: 1,
+      endLine: 3,
+      parentDirectoryId: null,
+      parentFileId: null,
+      parentClassId: null,
+      isSummarized: false,
+      originalLineCount: null,
+      segments: null,
+    };
+    const texts = new Map([[meta.id, 'def f():\n    x = w1 + w2\n    return x']]);
+    const ranked: RankedChunk[] = [{ chunkId: meta.id, score: 1, why: 'ranked', lines: [2] }];
+    const shape = (weights: CountedWeights) =>
+      shapeSpans(
+        ranked,
+        new Map([[meta.id, meta]]),
+        texts,
+        weights,
+        () => undefined,
+        () => 0,
+      );
+    const absent = new CountedWeights([['w7', 1]]);
+    assert.deepEqual(
+      shape(absent).map((span) => [span.startLine, span.endLine]),
+      [[1, 3]],
+    );
+    assert.equal(absent.lookups, 0);
   });
 });
