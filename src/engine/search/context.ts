@@ -97,7 +97,8 @@ export async function countTokens(text: string): Promise<number> {
 
 function countWith(counter: TokenCounter, text: string): number {
   let total = 0;
-  for (const [piece] of text.matchAll(counter.pieces)) {
+  counter.eachPiece(text, (start, end) => {
+    const piece = text.slice(start, end);
     let count = pieceTokens.get(piece);
     if (count === undefined) {
       // special-token names are ordinary text here, as in the whole-text encoding
@@ -106,7 +107,7 @@ function countWith(counter: TokenCounter, text: string): number {
       pieceTokens.set(piece, count);
     }
     total += count;
-  }
+  });
   return total;
 }
 

@@ -16,9 +16,12 @@ export interface Ranks {
 export class TokenCounter {
   private readonly ranks = new Map<string, number>();
   readonly pieces: RegExp;
+  /** Whether the pattern is cl100k's, whose pieces of ASCII text `asciiPieces` cuts without it. */
+  private readonly cl100k: boolean;
 
   constructor(ranks: Ranks) {
     this.pieces = new RegExp(ranks.pat_str, 'gu');
+    this.cl100k = ranks.pat_str === CL100K_PATTERN;
     for (const line of ranks.bpe_ranks.split('\n')) {
       if (!line) continue;
       const [, offset, ...tokens] = line.split(' ');
@@ -27,6 +30,20 @@ export class TokenCounter {
         this.ranks.set(Buffer.from(token, 'base64').toString('latin1'), first + i),
       );
     }
+  }
+
+  /**
+   * Hands `visit` each piece of `text` (start and end offsets) in order, as matching `pieces`
+   * over it cuts them: by hand for the ASCII text of cl100k's pattern, which most code is (the
+   * regular expression's match objects were a large part of counting a search's context).
+   */
+  eachPiece(text: string, visit: (start: number, end: number) => void): void {
+    if (this.cl100k && isAscii(text)) {
+      asciiPieces(text, visit);
+      return;
+    }
+    for (const match of text.matchAll(this.pieces))
+      visit(match.index, match.index + match[0].length);
   }
 
   /** The tokens of one piece of text (a match of `pieces`). */
@@ -57,4 +74,81 @@ export class TokenCounter {
 function isAscii(text: string): boolean {
   for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) > 0x7f) return false;
   return true;
+}
+
+/** cl100k's pre-tokeniser pattern (as js-tiktoken gives it). */
+export const CL100K_PATTERN =
+  "('s|'S|'t|'T|'re|'rE|'Re|'RE|'ve|'vE|'Ve|'VE|'m|'M|'ll|'lL|'Ll|'LL|'d|'D)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+
+/** ASCII characters by what the pattern tells apart: \p{L}, \p{N}, \s but a line break, a line break. */
+const OTHER = 0;
+const LETTER = 1;
+const DIGIT = 2;
+const SPACE = 3;
+const BREAK = 4;
+const KINDS = new Uint8Array(128).map((_, code) => {
+  if ((code >= 65 && code <= 90) || (code >= 97 && code <= 122)) return LETTER;
+  if (code >= 48 && code <= 57) return DIGIT;
+  if (code === 10 || code === 13) return BREAK;
+  if (code === 32 || (code >= 9 && code <= 12)) return SPACE;
+  return OTHER;
+});
+const APOSTROPHE = 39;
+
+/**
+ * The pieces cl100k's pattern cuts ASCII `text` into, as offsets. The pattern's alternatives,
+ * first match wins: a contraction ('s 't 'm 'd 're 've 'll, any case); letters, after at most
+ * one character that is neither a letter, a digit nor a line break; one to three digits; other
+ * characters, after at most one space, with the line breaks that follow; whitespace up to its
+ * last line break; whitespace but its last character when something other than whitespace
+ * follows; one whitespace character.
+ */
+export function asciiPieces(text: string, visit: (start: number, end: number) => void): void {
+  const length = text.length;
+  let start = 0;
+  while (start < length) {
+    const first = KINDS[text.charCodeAt(start)]!;
+    const second = start + 1 < length ? KINDS[text.charCodeAt(start + 1)]! : -1;
+    let end = contractionEnd(text, start);
+    if (end > start) {
+      // a contraction
+    } else if (first === LETTER || ((first === OTHER || first === SPACE) && second === LETTER)) {
+      end = start + (first === LETTER ? 1 : 2);
+      while (end < length && KINDS[text.charCodeAt(end)] === LETTER) end++;
+    } else if (first === DIGIT) {
+      end = start + 1;
+      while (end < length && end < start + 3 && KINDS[text.charCodeAt(end)] === DIGIT) end++;
+    } else if (first === OTHER || (text.charCodeAt(start) === 32 && second === OTHER)) {
+      end = start + 1;
+      while (end < length && KINDS[text.charCodeAt(end)] === OTHER) end++;
+      while (end < length && KINDS[text.charCodeAt(end)] === BREAK) end++;
+    } else {
+      // whitespace: up to its last line break, or all but its last character before other text
+      let spaceEnd = start + 1;
+      let lastBreak = first === BREAK ? start : -1;
+      for (; spaceEnd < length; spaceEnd++) {
+        const kind = KINDS[text.charCodeAt(spaceEnd)]!;
+        if (kind === BREAK) lastBreak = spaceEnd;
+        else if (kind !== SPACE) break;
+      }
+      if (lastBreak >= 0) end = lastBreak + 1;
+      else if (spaceEnd === length || spaceEnd - 1 === start) end = spaceEnd;
+      else end = spaceEnd - 1;
+    }
+    visit(start, end);
+    start = end;
+  }
+}
+
+/** Where a contraction starting at `at` ends ('s, 're, …), or `at` when none does. */
+function contractionEnd(text: string, at: number): number {
+  if (text.charCodeAt(at) !== APOSTROPHE) return at;
+  const next = text.charCodeAt(at + 1) | 32;
+  // s t m d
+  if (next === 115 || next === 116 || next === 109 || next === 100) return at + 2;
+  const after = text.charCodeAt(at + 2) | 32;
+  // re ve ll
+  if ((next === 114 || next === 118) && after === 101) return at + 3;
+  if (next === 108 && after === 108) return at + 3;
+  return at;
 }

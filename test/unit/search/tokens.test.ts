@@ -5,6 +5,7 @@ import { Tiktoken } from 'js-tiktoken/lite';
 import ranks from 'js-tiktoken/ranks/cl100k_base';
 import fc from 'fast-check';
 import { countTokens, numberedItemTokens, numberedLines } from '../../../src/engine/search/context';
+import { asciiPieces, CL100K_PATTERN } from '../../../src/engine/search/token-count';
 
 describe('token counting', () => {
   it('counts exactly what encoding the whole text counts, piece by piece', async () => {
@@ -72,5 +73,61 @@ describe('token counting', () => {
       ),
       { numRuns: 400 },
     );
+  });
+});
+
+describe("cl100k's pieces of ASCII text", () => {
+  const pattern = new RegExp(ranks.pat_str, 'gu');
+  const byPattern = (text: string) => [...text.matchAll(pattern)].map((match) => match[0]);
+  const byHand = (text: string) => {
+    const pieces: string[] = [];
+    asciiPieces(text, (start, end) => pieces.push(text.slice(start, end)));
+    return pieces;
+  };
+
+  it('is the pattern js-tiktoken gives', () => {
+    assert.equal(ranks.pat_str, CL100K_PATTERN);
+  });
+
+  it('are the pieces the pattern cuts, for any ASCII text', () => {
+    // every kind the pattern tells apart, contractions in every case, runs of each
+    const alphabet = fc.constantFrom(
+      ...'aZq09 \t\n\r\u000b\u000c\'"(){}|!=.,;:+-*/_$#'.split(''),
+      "'s",
+      "'T",
+      "'re",
+      "'vE",
+      "'Ll",
+      "'d",
+      "'M",
+      "'x",
+      '    ',
+      '\n\n',
+      ' \n ',
+      '\r\n',
+      '1234567',
+      'function',
+      ' |',
+      '  12 |',
+    );
+    fc.assert(
+      fc.property(
+        fc.array(alphabet, { maxLength: 80 }),
+        fc.string({ unit: 'binary-ascii', maxLength: 40 }),
+        (parts, extra) => {
+          const text = parts.join('') + extra;
+          assert.deepEqual(byHand(text), byPattern(text));
+        },
+      ),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('are the pattern pieces of real source files', () => {
+    for (const file of ['src/engine/search/context.ts', 'src/engine/search/token-count.ts']) {
+      // the hand-cut pieces are for ASCII text only: other characters become ones that are
+      const source = readFileSync(path.resolve(file), 'utf8').replace(/[^\x00-\x7f]/g, '~');
+      assert.deepEqual(byHand(source), byPattern(source));
+    }
   });
 });
