@@ -118,6 +118,7 @@ Respond with a JSON object:
 
 const log = getLogger('search.mode');
 
+/** `folders` are the index's folders; a set is read once (see matchScope), so it must not change. */
 export async function classifyMode(
   query: ParsedQuery,
   folders: ReadonlySet<string>,
@@ -222,11 +223,32 @@ function scopeOf(query: ParsedQuery, folders: ReadonlySet<string>): string | nul
   return null;
 }
 
-function matchScope(name: string, folders: ReadonlySet<string>): string | null {
+/**
+ * The first folder (in the set's order) whose lowercased path is `name` or ends with `/name`. Every
+ * word of a question is looked up, so each set of folders is turned once into a table from each
+ * such ending to the first folder having it.
+ */
+export function matchScope(name: string, folders: ReadonlySet<string>): string | null {
   const wanted = name.replace(/^\.?\/|\/$/g, '').toLowerCase();
-  for (const folder of folders) {
-    const lower = folder.toLowerCase();
-    if (lower === wanted || lower.endsWith(`/${wanted}`)) return folder;
+  return endingsOf(folders).get(wanted) ?? null;
+}
+
+const folderEndings = new WeakMap<ReadonlySet<string>, Map<string, string>>();
+
+function endingsOf(folders: ReadonlySet<string>): Map<string, string> {
+  let endings = folderEndings.get(folders);
+  if (!endings) {
+    endings = new Map();
+    for (const folder of folders) {
+      const lower = folder.toLowerCase();
+      let slash = -1;
+      do {
+        const ending = lower.slice(slash + 1);
+        if (!endings.has(ending)) endings.set(ending, folder);
+        slash = lower.indexOf('/', slash + 1);
+      } while (slash >= 0);
+    }
+    folderEndings.set(folders, endings);
   }
-  return null;
+  return endings;
 }

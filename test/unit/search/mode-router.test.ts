@@ -1,5 +1,6 @@
 import { strict as assert } from 'node:assert';
-import { heuristicMode } from '../../../src/engine/search/mode-router';
+import fc from 'fast-check';
+import { heuristicMode, matchScope } from '../../../src/engine/search/mode-router';
 import { preprocessQuery } from '../../../src/engine/search/preprocess';
 
 /** The heuristic layer of mode routing, which decides whenever no model is configured. */
@@ -49,5 +50,40 @@ describe('mode routing heuristics', () => {
     ]);
     assert.equal(decision.mode, 'conceptual');
     assert.equal(decision.scope, 'src/storage');
+  });
+});
+
+describe('the folder a question names', () => {
+  /** The lookup as first written: every folder tested in order. */
+  function matchScopeByScan(name: string, folders: ReadonlySet<string>): string | null {
+    const wanted = name.replace(/^\.?\/|\/$/g, '').toLowerCase();
+    for (const folder of folders) {
+      const lower = folder.toLowerCase();
+      if (lower === wanted || lower.endsWith(`/${wanted}`)) return folder;
+    }
+    return null;
+  }
+
+  it('is the first folder whose path is the name or ends with it, as testing each folder finds', () => {
+    const part = fc.constantFrom('src', 'Api', 'api', 'auth', 'a', 'lib', '', '.', 'x.y');
+    const folder = fc.array(part, { minLength: 1, maxLength: 4 }).map((parts) => parts.join('/'));
+    const name = fc.oneof(
+      folder,
+      folder.map((path) => `./${path}`),
+      folder.map((path) => `${path}/`),
+      folder.map((path) => `/${path.toUpperCase()}`),
+    );
+    fc.assert(
+      fc.property(
+        fc.array(folder, { maxLength: 12 }),
+        fc.array(name, { maxLength: 6 }),
+        (paths, names) => {
+          const folders = new Set(paths);
+          for (const asked of names)
+            assert.equal(matchScope(asked, folders), matchScopeByScan(asked, folders));
+        },
+      ),
+      { numRuns: 2000 },
+    );
   });
 });
