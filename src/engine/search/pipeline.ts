@@ -1,6 +1,7 @@
 import { CHUNK_LEVELS } from '../model';
 import type { LlmClient } from '../llm/client';
 import type { DocumentStats } from '../store/lexical';
+import type { ChunkMeta } from '../store/tables';
 import { elapsedMs, getLogger } from '../log/logger';
 import { withTrace } from '../log/trace';
 import type { RetrieverCalibration } from './calibration';
@@ -341,7 +342,7 @@ export class Searcher {
       NEIGHBOURS_AFTER,
       NEIGHBOUR_EVERY,
     );
-    const ranked = this.rank(order, [...lists, neighbours]).slice(0, SHAPED_CHUNKS);
+    const ranked = this.rank(order.slice(0, SHAPED_CHUNKS), [...lists, neighbours]);
     const bodies = await this.texts.get(ranked.map((chunk) => chunk.chunkId));
     const weights = this.termWeights(terms);
     const reach = this.textReach(weights);
@@ -579,42 +580,8 @@ export class Searcher {
     return fused;
   }
 
-  /**
-   * The fused order, with the evidence of every retriever gathered per chunk. Folder and file
-   * summaries are not moved ahead of code: they reach the reader as the parents of each span.
-   */
   private rank(order: readonly string[], lists: readonly RankedHits[]): RankedChunk[] {
-    const evidence = new Map<string, { why: string[]; lines: number[]; message?: QuotedMessage }>();
-    for (const list of lists) {
-      for (const hit of list.hits) {
-        const entry = evidence.get(hit.chunkId) ?? { why: [], lines: [] };
-        entry.message ??= hit.message;
-        // Word matches and similarity are said once, however many lists found them.
-        if (
-          entry.why.length < 3 &&
-          !entry.why.some((why) => reasonKind(why) === reasonKind(hit.evidence))
-        )
-          entry.why.push(hit.evidence);
-        entry.lines.push(...(hit.lines ?? []));
-        evidence.set(hit.chunkId, entry);
-      }
-    }
-    return order.map((chunkId, rank) => {
-      const entry = evidence.get(chunkId);
-      const meta = this.index.catalog.get(chunkId);
-      const name = meta
-        ? [meta.className, meta.functionName].filter(Boolean).join('.') ||
-          meta.filePath ||
-          meta.directoryPath
-        : chunkId;
-      return {
-        chunkId,
-        score: 1 / (rank + 1),
-        why: `${meta?.level ?? 'chunk'} ${name}: ${entry?.why.join('; ') ?? 'related'}`,
-        lines: [...new Set(entry?.lines ?? [])],
-        ...(entry?.message ? { message: entry.message } : {}),
-      };
-    });
+    return rankWithEvidence(order, lists, this.index.catalog);
   }
 
   /**
@@ -711,6 +678,52 @@ function noticesFor(query: string, parsed: ParsedQuery): string[] {
   return [
     `The question is ${query.length.toLocaleString('en')} characters long; its first ${head} and last ${QUERY_TAIL_CHARACTERS.toLocaleString('en')} characters were searched.`,
   ];
+}
+
+/**
+ * The chunks of `order`, ranked in that order, with the evidence of every retriever gathered per
+ * chunk (of those in the order only: a caller cutting the order first pays for the chunks it
+ * keeps). Folder and file summaries are not moved ahead of code: they reach the reader as the
+ * parents of each span.
+ */
+export function rankWithEvidence(
+  order: readonly string[],
+  lists: readonly RankedHits[],
+  catalog: ReadonlyMap<string, ChunkMeta>,
+): RankedChunk[] {
+  const wanted = new Set(order);
+  const evidence = new Map<string, { why: string[]; lines: number[]; message?: QuotedMessage }>();
+  for (const list of lists) {
+    for (const hit of list.hits) {
+      if (!wanted.has(hit.chunkId)) continue;
+      const entry = evidence.get(hit.chunkId) ?? { why: [], lines: [] };
+      entry.message ??= hit.message;
+      // Word matches and similarity are said once, however many lists found them.
+      if (
+        entry.why.length < 3 &&
+        !entry.why.some((why) => reasonKind(why) === reasonKind(hit.evidence))
+      )
+        entry.why.push(hit.evidence);
+      entry.lines.push(...(hit.lines ?? []));
+      evidence.set(hit.chunkId, entry);
+    }
+  }
+  return order.map((chunkId, rank) => {
+    const entry = evidence.get(chunkId);
+    const meta = catalog.get(chunkId);
+    const name = meta
+      ? [meta.className, meta.functionName].filter(Boolean).join('.') ||
+        meta.filePath ||
+        meta.directoryPath
+      : chunkId;
+    return {
+      chunkId,
+      score: 1 / (rank + 1),
+      why: `${meta?.level ?? 'chunk'} ${name}: ${entry?.why.join('; ') ?? 'related'}`,
+      lines: [...new Set(entry?.lines ?? [])],
+      ...(entry?.message ? { message: entry.message } : {}),
+    };
+  });
 }
 
 function reasonKind(evidence: string): string {

@@ -1,0 +1,113 @@
+import * as assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { rankWithEvidence } from '../../../src/engine/search/pipeline';
+import type { RankedHits, QuotedMessage } from '../../../src/engine/search/retrievers';
+import type { ChunkMeta } from '../../../src/engine/store/tables';
+
+/** The ranking as first written: evidence gathered for every hit, the order cut afterwards. */
+function rankEveryHit(
+  order: readonly string[],
+  lists: readonly RankedHits[],
+  catalog: ReadonlyMap<string, ChunkMeta>,
+) {
+  const kind = (why: string) => /^(matches|similar in meaning)\b/.exec(why)?.[1] ?? why;
+  const evidence = new Map<string, { why: string[]; lines: number[]; message?: QuotedMessage }>();
+  for (const list of lists) {
+    for (const hit of list.hits) {
+      const entry = evidence.get(hit.chunkId) ?? { why: [], lines: [] };
+      entry.message ??= hit.message;
+      if (entry.why.length < 3 && !entry.why.some((why) => kind(why) === kind(hit.evidence)))
+        entry.why.push(hit.evidence);
+      entry.lines.push(...(hit.lines ?? []));
+      evidence.set(hit.chunkId, entry);
+    }
+  }
+  return order.map((chunkId, rank) => {
+    const entry = evidence.get(chunkId);
+    const meta = catalog.get(chunkId);
+    const name = meta
+      ? [meta.className, meta.functionName].filter(Boolean).join('.') ||
+        meta.filePath ||
+        meta.directoryPath
+      : chunkId;
+    return {
+      chunkId,
+      score: 1 / (rank + 1),
+      why: `${meta?.level ?? 'chunk'} ${name}: ${entry?.why.join('; ') ?? 'related'}`,
+      lines: [...new Set(entry?.lines ?? [])],
+      ...(entry?.message ? { message: entry.message } : {}),
+    };
+  });
+}
+
+const IDS = Array.from({ length: 16 }, (_, i) => `c${i}`);
+
+function meta(id: string, i: number): ChunkMeta {
+  return {
+    id,
+    level: i % 3 === 0 ? 'file' : 'function',
+    filePath: `src/f${i % 4}.py`,
+    directoryPath: 'src',
+    language: 'python',
+    className: i % 5 === 0 ? 'K' : null,
+    functionName: i % 3 === 0 ? null : `f${i}`,
+    startLine: 1,
+    endLine: 9,
+    parentDirectoryId: null,
+    parentFileId: null,
+    parentClassId: null,
+    isSummarized: false,
+    originalLineCount: null,
+    segments: null,
+  };
+}
+
+const hit = fc.record(
+  {
+    chunkId: fc.constantFrom(...IDS),
+    score: fc.double({ min: 0, max: 1, noNaN: true }),
+    evidence: fc.constantFrom(
+      'matches a, b',
+      'matches c',
+      'similar in meaning (0.50)',
+      'similar in meaning (0.40)',
+      'defines K.f',
+      'raises E',
+      'calls g',
+    ),
+    lines: fc.array(fc.integer({ min: 1, max: 9 }), { maxLength: 3 }),
+    message: fc.record({
+      text: fc.constantFrom('boom', 'bad'),
+      line: fc.integer({ min: 1, max: 9 }),
+    }),
+  },
+  { requiredKeys: ['chunkId', 'score', 'evidence'] },
+);
+
+describe('ranked chunks with their evidence', () => {
+  it('are, for the order cut first, what gathering every hit and cutting after gives', () => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.record({
+            source: fc.constantFrom<RankedHits['source']>('lexical', 'semantic', 'symbol', 'graph'),
+            hits: fc.array(hit, { maxLength: 12 }),
+          }),
+          { maxLength: 5 },
+        ),
+        fc.uniqueArray(fc.constantFrom(...IDS, 'unknown'), { maxLength: 17 }),
+        fc.integer({ min: 0, max: 18 }),
+        (lists, order, cut) => {
+          const catalog = new Map(
+            IDS.filter((_, i) => i % 7 !== 6).map((id, i) => [id, meta(id, i)]),
+          );
+          assert.deepEqual(
+            rankWithEvidence(order.slice(0, cut), lists, catalog),
+            rankEveryHit(order, lists, catalog).slice(0, cut),
+          );
+        },
+      ),
+      { numRuns: 1000 },
+    );
+  });
+});
