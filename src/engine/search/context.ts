@@ -272,9 +272,14 @@ async function item(
 }
 
 /** A parent's first lines: a class's header and docstring, a file's imports, a folder's summary. */
-function headerOf(body: string): string {
-  const lines = body.split('\n');
-  return lines.length > PARENT_LINES ? `${lines.slice(0, PARENT_LINES).join('\n')}\n…` : body;
+export function headerOf(body: string): string {
+  // the end of the first PARENT_LINES lines, found without splitting a long file's whole text
+  let end = -1;
+  for (let line = 0; line < PARENT_LINES; line++) {
+    end = body.indexOf('\n', end + 1);
+    if (end < 0) return body;
+  }
+  return `${body.slice(0, end)}\n…`;
 }
 
 /** Class, then file, then folder: outermost last, so the reader climbs from the code outwards. */
