@@ -11,8 +11,34 @@ import type { TextsFile } from '../store/texts';
  */
 const log = getLogger('search.texts');
 
+/** Chunk texts by id, as a Map of them gives them: undefined for a chunk with none to read. */
+export interface TextLookup {
+  get(id: string): string | undefined;
+}
+
 export class ChunkTexts {
   constructor(private readonly stored: TextsFile) {}
+
+  /**
+   * The texts of chunks, each read when first asked for and kept by this lookup: for a step that
+   * may need the texts of few of many chunks (a damaged record is left out with a warning).
+   */
+  lookup(): TextLookup {
+    const read = new Map<string, string | undefined>();
+    return {
+      get: (id) => {
+        if (!read.has(id)) read.set(id, this.readOne(id));
+        return read.get(id);
+      },
+    };
+  }
+
+  private readOne(id: string): string | undefined {
+    const read = this.stored.read(id);
+    if (read.ok) return read.value;
+    log.warn('chunk_texts_damaged', { chunks: 1, error: read.error.message });
+    return undefined;
+  }
 
   /** The texts of `ids` that exist and can be read, in the order asked. */
   get(ids: Iterable<string>): Promise<Map<string, string>> {

@@ -355,7 +355,7 @@ export class Searcher {
       reach,
     );
     const contenders = stages.on('contender-files')
-      ? await this.contenders(
+      ? this.contenders(
           lists.filter((list) => list.source === 'semantic' || list.source === 'lexical'),
           shaped,
           weights,
@@ -476,22 +476,22 @@ export class Searcher {
    * whole-file evidence, and never taking lines from the context's budget. Only the few that take
    * a place in the list are shaped (see citableChunks).
    */
-  private async contenders(
+  private contenders(
     retrieved: readonly RankedHits[],
     shaped: readonly Span[],
     weights: ReadonlyMap<string, number>,
     reach: TextReach,
-  ): Promise<CitableChunk[]> {
+  ): CitableChunk[] {
     const ids = closestUnlisted(
       retrieved.flatMap((list) => list.hits),
       (id) => this.index.catalog.get(id)?.filePath,
       new Set(shaped.map((span) => span.path)),
     );
-    const bodies = await this.texts.get(ids);
+    // most contenders are decided by their level, and few are shaped: texts are read when needed
     return citableChunks(
       this.rank(ids, retrieved),
       this.index.catalog,
-      bodies,
+      this.texts.lookup(),
       weights,
       (chunkId) => this.definitionLine(chunkId),
       reach,

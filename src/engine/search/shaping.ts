@@ -1,4 +1,5 @@
 import type { ChunkMeta } from '../store/tables';
+import type { TextLookup } from './chunk-texts';
 import { codeLines, documentationLines, lineScore, windowsAround, type CodeLine } from './evidence';
 import type { QuotedMessage } from './retrievers';
 import type { Span } from './spans';
@@ -58,7 +59,7 @@ function outOfReach(reach: number, floor: number): boolean {
 export function shapeSpans(
   ranked: readonly RankedChunk[],
   catalog: ReadonlyMap<string, ChunkMeta>,
-  texts: ReadonlyMap<string, string>,
+  texts: TextLookup,
   termWeights: ReadonlyMap<string, number>,
   /** The line a function's own definition starts on (after its doc comment and any overloads). */
   definitionLine: (chunkId: string) => number | undefined,
@@ -75,7 +76,7 @@ export function shapeSpans(
 
 /** What shaping any chunk of one question needs besides the chunk. */
 interface ShapingContext {
-  readonly texts: ReadonlyMap<string, string>;
+  readonly texts: TextLookup;
   readonly termWeights: ReadonlyMap<string, number>;
   /** The weight a module or class-body line's best term must reach. */
   readonly strong: number;
@@ -84,7 +85,7 @@ interface ShapingContext {
 }
 
 function shapingContext(
-  texts: ReadonlyMap<string, string>,
+  texts: TextLookup,
   termWeights: ReadonlyMap<string, number>,
   definitionLine: (chunkId: string) => number | undefined,
   reach: TextReach,
@@ -134,7 +135,7 @@ export interface CitableChunk {
 export function citableChunks(
   ranked: readonly RankedChunk[],
   catalog: ReadonlyMap<string, ChunkMeta>,
-  texts: ReadonlyMap<string, string>,
+  texts: TextLookup,
   termWeights: ReadonlyMap<string, number>,
   definitionLine: (chunkId: string) => number | undefined,
   reach: TextReach = UNKNOWN_REACH,

@@ -104,4 +104,51 @@ describe('chunk texts', () => {
       file.close();
     }
   });
+
+  it('looks each text up when first asked for, as reading them all first gives', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        drawnChunks,
+        fc.array(fc.nat(45), { maxLength: 20 }),
+        async (drawn, requested) => {
+          const chunks = drawn.map((d, i) => chunk(d.file, i, d.content, d.fullContent));
+          const { file } = stored(chunks);
+          try {
+            const ids = requested.map((n) => `f${n % 7}.py::None::g${n}::function`);
+            const all = await new ChunkTexts(file).get(ids);
+            let reads = 0;
+            const read = file.read.bind(file);
+            file.read = (id) => {
+              reads++;
+              return read(id);
+            };
+            const lookup = new ChunkTexts(file).lookup();
+            for (const id of [...ids, ...ids]) assert.equal(lookup.get(id), all.get(id));
+            assert.equal(reads, new Set(ids).size);
+          } finally {
+            file.close();
+          }
+        },
+      ),
+      { numRuns: 30 },
+    );
+  });
+
+  it('looks up no text of a damaged record, saying so', async () => {
+    const chunks = [0, 1].map((i) => chunk(i, i, `text ${i}`, null));
+    const { file, path: at } = stored(chunks);
+    try {
+      const bytes = readFileSync(at);
+      bytes[bytes.indexOf('text 0')] = 'T'.charCodeAt(0);
+      writeFileSync(at, bytes);
+      const { result, events } = await captureLogs(() => {
+        const lookup = new ChunkTexts(file).lookup();
+        return Promise.resolve(chunks.map((c) => lookup.get(c.id)));
+      });
+      assert.deepEqual(result, [undefined, 'text 1']);
+      assert.equal(eventsNamed(events, 'chunk_texts_damaged')[0]?.chunks, 1);
+    } finally {
+      file.close();
+    }
+  });
 });
