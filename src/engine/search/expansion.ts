@@ -11,6 +11,8 @@ const log = getLogger('search.expansion');
 
 /** Words embedded per call while the vocabulary is taken in: bounds the vectors alive at once. */
 const EMBED_BATCH = 4096;
+/** Candidate words whose unit vectors are kept across questions (a quarter of a kilobyte each). */
+const KEPT_CANDIDATES = 10_000;
 
 /**
  * The index words nearest each question word in the embedding model's space: the codebase's own
@@ -26,6 +28,12 @@ export class NearestWords {
   private vectors: NearestRows | null = null;
   /** How many of the lexical index's terms (in their order of arrival) were looked at. */
   private seen = 0;
+  /**
+   * Unit vectors of candidate words, kept across questions when the model is static: it embeds a
+   * word the same way whatever else it is given with, and the next question often weighs the same
+   * candidates. Emptied when full.
+   */
+  private readonly candidateVectors = new Map<string, Float32Array>();
 
   constructor(
     private readonly lexical: LexicalIndex,
@@ -42,16 +50,39 @@ export class NearestWords {
     const wanted = (row: number) => !given.has(word(row)) && this.lexical.hasTerm(word(row));
     const queries = (await this.embedder.embed(terms)).map(l2Normalize);
     const candidates = vectors.candidates(queries, count, wanted);
-    // one call for every term's candidates: a model embeds a batch faster than one word at a time
-    const embedded = await this.embedder.embed(candidates.flat().map(word), { once: true });
+    const unitVectors = await this.candidateUnitVectors(candidates.flat().map(word));
     const found = new Set<string>();
-    let at = 0;
     queries.forEach((query, i) => {
       const rows = candidates[i]!;
-      const rowVectors = embedded.slice(at, (at += rows.length)).map(l2Normalize);
+      const rowVectors = rows.map((row) => unitVectors.get(word(row))!);
       for (const row of nearestExactly(query, rows, rowVectors, count)) found.add(word(row));
     });
     return [...found];
+  }
+
+  /** The unit vectors of `words`, embedded in one call but for those kept from earlier questions. */
+  private async candidateUnitVectors(words: readonly string[]): Promise<Map<string, Float32Array>> {
+    const keep = this.embedder.kind === 'static';
+    const out = new Map<string, Float32Array>();
+    const missing: string[] = [];
+    for (const candidate of words) {
+      const kept = keep ? this.candidateVectors.get(candidate) : undefined;
+      if (kept) out.set(candidate, kept);
+      else if (!out.has(candidate)) {
+        out.set(candidate, EMPTY_VECTOR);
+        missing.push(candidate);
+      }
+    }
+    // one call for every term's candidates: a model embeds a batch faster than one word at a time
+    const embedded = await this.embedder.embed(missing, { once: true });
+    missing.forEach((candidate, i) => {
+      const vector = l2Normalize(embedded[i]!);
+      out.set(candidate, vector);
+      if (!keep) return;
+      if (this.candidateVectors.size >= KEPT_CANDIDATES) this.candidateVectors.clear();
+      this.candidateVectors.set(candidate, vector);
+    });
+    return out;
   }
 
   /**
@@ -93,6 +124,9 @@ export class NearestWords {
     }
   }
 }
+
+/** A placeholder for a vector being embedded. */
+const EMPTY_VECTOR = new Float32Array(0);
 
 /** A word of text, not a number, a keyword or a word too short or common to say anything. */
 function isWord(term: string): boolean {

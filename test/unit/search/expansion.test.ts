@@ -83,6 +83,26 @@ describe('expansion from the embedding model: nearest index words', () => {
     assert.deepEqual(await nearest.nearest(['password'], 1), ['template']);
   });
 
+  it('keeps the candidate words of a static model across questions, finding the same words', async () => {
+    for (const kind of ['static', 'transformer'] as const) {
+      const lexical = new LexicalIndex();
+      lexical.add([
+        document('follow', 'redirect allowredirects location'),
+        document('page', 'render template'),
+        document('login', 'password hashing'),
+      ]);
+      const asked: string[][] = [];
+      const nearest = new NearestWords(lexical, { ...embedder(asked), kind });
+      await nearest.catchUp();
+      const first = await nearest.nearest(['redirect', 'password'], 2);
+      asked.length = 0;
+      assert.deepEqual(await nearest.nearest(['redirect', 'password'], 2), first);
+      const candidates = asked.slice(1).flat();
+      if (kind === 'static') assert.deepEqual(candidates, [], 'no candidate embedded again');
+      else assert.ok(candidates.includes('allowredirects'), 'a transformer embeds them again');
+    }
+  });
+
   it('takes the vocabulary in batches, each word once, in the order the index met them', async () => {
     const lexical = new LexicalIndex();
     const words = Array.from({ length: 9000 }, (_, i) => letterWord(26 ** 3 + i));
