@@ -41,7 +41,7 @@ export const MODE_BUDGETS: Readonly<Record<QueryMode, number>> = {
   analytical: 8000,
 };
 /** No single item takes more than this; longer code is cut after its first lines, with a marker. */
-const ITEM_CAP = 1500;
+export const ITEM_CAP = 1500;
 const PARENT_LINES = 10;
 
 const log = getLogger('search.context');
@@ -157,6 +157,13 @@ export async function buildContext(
   for (const span of spans) {
     const meta = catalog.get(span.chunkId);
     if (!meta) continue;
+    const shown = spanBody(meta, bodies.get(span.chunkId), span);
+    // a span too large for what is left, whatever its exact count, is not counted (nor its parents)
+    const title = titleOf(meta, 'evidence', span.startLine, span.endLine);
+    if (shown.numbered && used + evidenceTokensAtLeast(title, shown.numbered) > budget) {
+      dropped++;
+      continue;
+    }
     const pending: ContextItem[] = [];
     for (const parentId of parentsOf(catalog, span.chunkId)) {
       if (included.has(parentId)) continue;
@@ -169,13 +176,7 @@ export async function buildContext(
           }),
         );
     }
-    const evidence = await item(
-      meta,
-      'evidence',
-      span.startLine,
-      span.endLine,
-      spanBody(meta, bodies.get(span.chunkId), span),
-    );
+    const evidence = await item(meta, 'evidence', span.startLine, span.endLine, shown);
     const cost = pending.reduce((sum, entry) => sum + entry.tokens, evidence.tokens);
     if (used + cost > budget) {
       dropped++;
@@ -238,6 +239,36 @@ export function linesNotShown(omitted: number): string {
   return `… (${omitted} more lines not shown)`;
 }
 
+/**
+ * The fewest tokens an evidence item of numbered `lines` under `title` can come to, known from its
+ * size without counting it: the title takes one at least, and each line three (its number, the
+ * ` |` after it, its text). An item is cut to ITEM_CAP only when it has more UTF-8 bytes than
+ * that (no token is shorter than a byte); then each line it keeps still takes two.
+ */
+export function evidenceTokensAtLeast(
+  title: string,
+  { lines, width }: { readonly lines: readonly CodeLine[]; readonly width: number },
+): number {
+  const whole = 1 + 3 * lines.length;
+  // `${title}\n`, then `${number} | ${text}\n` per line, the number padded to `width` digits
+  let bytes = Buffer.byteLength(title) + 1;
+  for (const line of lines)
+    bytes += Math.max(width, String(line.line).length) + 4 + Buffer.byteLength(line.text);
+  if (bytes <= ITEM_CAP) return whole;
+  const kept = Math.min(lines.length, linesToKeep(lines.length, bytes, ITEM_CAP, 3));
+  return Math.min(whole, 1 + 2 * kept);
+}
+
+/** An item's heading: where its lines are and what they are. */
+function titleOf(
+  meta: ChunkMeta,
+  role: ContextItem['role'],
+  startLine: number,
+  endLine: number,
+): string {
+  return `### ${meta.filePath ?? `${meta.directoryPath}/`}${meta.level === 'directory' ? '' : `:${startLine}-${endLine}`} (${meta.level}${meta.className || meta.functionName ? ` ${[meta.className, meta.functionName].filter(Boolean).join('.')}` : ''}${role === 'parent' ? ', surroundings' : ''})`;
+}
+
 async function item(
   meta: ChunkMeta,
   role: ContextItem['role'],
@@ -245,7 +276,7 @@ async function item(
   endLine: number,
   shown: ItemBody,
 ): Promise<ContextItem> {
-  const title = `### ${meta.filePath ?? `${meta.directoryPath}/`}${meta.level === 'directory' ? '' : `:${startLine}-${endLine}`} (${meta.level}${meta.className || meta.functionName ? ` ${[meta.className, meta.functionName].filter(Boolean).join('.')}` : ''}${role === 'parent' ? ', surroundings' : ''})`;
+  const title = titleOf(meta, role, startLine, endLine);
   let body = shown.text;
   let tokens = shown.numbered
     ? await numberedItemTokens(title, shown.numbered.lines, shown.numbered.width)

@@ -4,7 +4,15 @@ import * as path from 'node:path';
 import { Tiktoken } from 'js-tiktoken/lite';
 import ranks from 'js-tiktoken/ranks/cl100k_base';
 import fc from 'fast-check';
-import { countTokens, numberedItemTokens, numberedLines } from '../../../src/engine/search/context';
+import {
+  countTokens,
+  evidenceTokensAtLeast,
+  ITEM_CAP,
+  linesNotShown,
+  linesToKeep,
+  numberedItemTokens,
+  numberedLines,
+} from '../../../src/engine/search/context';
 import { asciiPieces, CL100K_PATTERN } from '../../../src/engine/search/token-count';
 
 describe('token counting', () => {
@@ -76,6 +84,68 @@ describe('token counting', () => {
   });
 });
 
+describe('the fewest tokens an evidence item can take', () => {
+  /** An item's tokens as the context counts them: whole, or cut to ITEM_CAP with a marker. */
+  async function itemTokens(title: string, lines: { line: number; text: string }[], width: number) {
+    const tokens = await numberedItemTokens(title, lines, width);
+    if (tokens <= ITEM_CAP) return tokens;
+    const numbered = numberedLines(lines, width).split('\n');
+    const keep = linesToKeep(numbered.length, tokens, ITEM_CAP, 3);
+    const body = `${numbered.slice(0, keep).join('\n')}\n${linesNotShown(numbered.length - keep)}`;
+    return countTokens(`${title}\n${body}`);
+  }
+
+  it('are never more than it takes, cut or whole', async () => {
+    const piece = fc.constantFrom(
+      ...'aZ_09 \t\r\'"(){}|!=.,;ëé日本🎉\u00a0'.split(''),
+      '',
+      '    ',
+      'return',
+      'x'.repeat(200),
+      '日本語'.repeat(40),
+      '1234567890'.repeat(8),
+    );
+    const text = fc.array(piece, { maxLength: 20 }).map((parts) => parts.join(''));
+    await fc.assert(
+      fc.asyncProperty(
+        fc.string({ maxLength: 60 }),
+        fc.array(text, { maxLength: 160 }),
+        fc.integer({ min: 1, max: 90_000 }),
+        async (title, texts, first) => {
+          const lines = texts.map((line, i) => ({ line: first + i, text: line }));
+          const width = String(first + Math.max(0, texts.length - 1)).length;
+          const least = evidenceTokensAtLeast(title, { lines, width });
+          const counted = await itemTokens(title, lines, width);
+          assert.ok(least <= counted, `${least} > ${counted}`);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('are never more than an item cut short after lines of next to nothing takes', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 0, max: 400 }),
+        fc.integer({ min: 1, max: 80 }),
+        fc.constantFrom('', ' ', 'x', ';'),
+        async (short, long, text) => {
+          const texts = [
+            ...Array<string>(short).fill(text),
+            ...Array<string>(long).fill('日本語'.repeat(40)),
+          ];
+          const lines = texts.map((line, i) => ({ line: 1 + i, text: line }));
+          const width = String(texts.length).length;
+          const least = evidenceTokensAtLeast('### a.py:1-2 (function f)', { lines, width });
+          const counted = await itemTokens('### a.py:1-2 (function f)', lines, width);
+          assert.ok(least <= counted, `${least} > ${counted}`);
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+});
+
 describe("cl100k's pieces of ASCII text", () => {
   const pattern = new RegExp(ranks.pat_str, 'gu');
   const byPattern = (text: string) => [...text.matchAll(pattern)].map((match) => match[0]);
@@ -126,7 +196,7 @@ describe("cl100k's pieces of ASCII text", () => {
   it('are the pattern pieces of real source files', () => {
     for (const file of ['src/engine/search/context.ts', 'src/engine/search/token-count.ts']) {
       // the hand-cut pieces are for ASCII text only: other characters become ones that are
-      const source = readFileSync(path.resolve(file), 'utf8').replace(/[^\x00-\x7f]/g, '~');
+      const source = readFileSync(path.resolve(file), 'utf8').replace(/[^\p{ASCII}]/gu, '~');
       assert.deepEqual(byHand(source), byPattern(source));
     }
   });
