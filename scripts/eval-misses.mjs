@@ -3,7 +3,8 @@
 // and with none, each question traced (`code-oracle eval --trace`), and prints for each setting the
 // recall each mechanism loses on the line set (overall and per category) and the nDCG@10 each
 // loses on the peer half (mean over repositories). The mechanisms are in scripts/eval-mechanisms.mjs.
-// `--json FILE` also writes the numbers.
+// `--json FILE` also writes the numbers. `--peer-only` leaves out the line set: a change to the files
+// list's order alone cannot move it (its questions are scored on the spans, not on the files).
 import { readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -23,15 +24,18 @@ ensureCorpora();
 const { loadBench } = await import(pathToFileURL(path.join(PEER_DIR, 'lib.mjs')).href);
 const { repos } = loadBench(PEER_DIR);
 const report = {};
+const peerOnly = process.argv.includes('--peer-only');
 
 for (const { label, withModel } of [
   { label: 'model', withModel: true },
   { label: 'none', withModel: false },
 ]) {
-  const line = lineScores('dev.jsonl', DEV, { withModel, quiet: true, trace: true }).overall;
+  const line = peerOnly
+    ? null
+    : lineScores('dev.jsonl', DEV, { withModel, quiet: true, trace: true }).overall;
   const peer = peerScore({ withModel, trace: true });
   report[label] = {
-    line: lineTable(resultsPath('dev.jsonl', { withModel, trace: true })),
+    ...(line && { line: lineTable(resultsPath('dev.jsonl', { withModel, trace: true })) }),
     peer: peerTable(resultsPath('peer', { withModel, trace: true })),
   };
   print(label, line, peer, report[label]);
@@ -84,6 +88,13 @@ function peerTable(resultsFile) {
 function print(label, line, peer, { line: lineLost, peer: peerLost }) {
   const row = (text, value) => console.log(`  ${text.padEnd(82)}${value}`);
   console.log(`\n== model: ${label}`);
+  if (line) printLine(line, lineLost, row);
+  console.log(`peer dev half: nDCG@10 ${peer.toFixed(3)}; nDCG lost by mechanism (targets)`);
+  for (const [key, text] of Object.entries(PEER_MECHANISMS))
+    row(text, `${(peerLost.lost[key] ?? 0).toFixed(3)} (${peerLost.targets[key] ?? 0})`);
+}
+
+function printLine(line, lineLost, row) {
   console.log(`line dev: recall ${line.recall.toFixed(3)}; recall lost by mechanism`);
   for (const [key, text] of Object.entries(LINE_MECHANISMS))
     row(text, (lineLost.overall[key] ?? 0).toFixed(3));
@@ -94,7 +105,4 @@ function print(label, line, peer, { line: lineLost, peer: peerLost }) {
         .map(([key, value]) => `${key} ${value.toFixed(3)}`)
         .join(', ')}`,
     );
-  console.log(`peer dev half: nDCG@10 ${peer.toFixed(3)}; nDCG lost by mechanism (targets)`);
-  for (const [key, text] of Object.entries(PEER_MECHANISMS))
-    row(text, `${(peerLost.lost[key] ?? 0).toFixed(3)} (${peerLost.targets[key] ?? 0})`);
 }
