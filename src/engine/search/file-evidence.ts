@@ -38,6 +38,40 @@ export function wholeFileScores(
   return scores;
 }
 
+/**
+ * The share of the question's words each file holds, in any of their forms (`words` maps each
+ * question word to its forms: the word and its stems), in its text or in its folder and file
+ * names. Each word counts by its rarity among the index's chunks (a word the index lacks in every
+ * form counts nothing). How often the file repeats a word does not matter here: that is what
+ * wholeFileScores weighs.
+ */
+export function coverageScores(
+  lexical: LexicalIndex,
+  paths: readonly string[],
+  words: ReadonlyMap<string, readonly string[]>,
+): Map<string, number> {
+  const { idf } = fileStatistics(lexical, [...new Set([...words.values()].flat())], new Map());
+  const present = [...idf.keys()];
+  const files = lexical.fileTermCounts(paths, FILE_LEVELS, present);
+  const weighted = [...words.values()].map((forms) => ({
+    forms,
+    weight: Math.max(0, ...forms.map((form) => idf.get(form) ?? 0)),
+  }));
+  const total = weighted.reduce((sum, word) => sum + word.weight, 0);
+  const scores = new Map<string, number>();
+  if (!total) return scores;
+  paths.forEach((path, at) => {
+    const held = new Set(present.filter((_, i) => files[at]!.counts[i]! > 0));
+    const named = [...pathWords(path)];
+    const inPath = (form: string) => named.some((word) => word === form || prefixMatch(form, word));
+    const covered = weighted
+      .filter(({ forms }) => forms.some((form) => held.has(form) || inPath(form)))
+      .reduce((sum, word) => sum + word.weight, 0);
+    scores.set(path, covered / total);
+  });
+  return scores;
+}
+
 /** Each present term's weight (query weight × rarity over chunks) and the mean file length. */
 function fileStatistics(
   lexical: LexicalIndex,

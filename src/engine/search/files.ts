@@ -70,12 +70,24 @@ export function rolesAsked(question: string): Set<FileRole> {
 const FILE_EVIDENCE_SHARE = 0.5;
 
 /**
+ * How much a file's share of the question's words (see coverageScores) weighs in its order within
+ * the list: its standing is multiplied by the share's square root, so a file holding half the
+ * words keeps 0.71 of its standing, not half (a plain product, as a coordination factor, let one
+ * missing word outweigh the rest of the evidence and lost places in both columns).
+ */
+const COVERAGE_EXPONENT = 0.5;
+
+/**
  * Groups ranked spans (best first; `score` gives each span's chunk score) into files ranked by
  * their best chunk, fused with any whole-file `evidence`. Files of a role the question does not
  * ask about count ROLE_PRIOR of their score when `rolePriors` is on. Within a file, spans keep
  * their order, and the spans of one chunk stay together. `contenders` (the best chunk of each of
  * further files, at no standing of their own) compete for the list's places on evidence alone: the
  * list holds as many files as `spans` do, and only the contenders that take a place are shaped.
+ * With `coverage` (each file's share of the question's words), the files that took the places are
+ * then ordered by their standing weighed by it: a file holding more of the question's words
+ * outranks a sibling repeating fewer of them more often. The share orders the list and never
+ * decides who is in it, where a file lacking one word would lose its place to a weaker one.
  */
 export function rankFiles(
   spans: readonly Span[],
@@ -84,6 +96,7 @@ export function rankFiles(
   rolePriors: boolean,
   evidence: readonly ReadonlyMap<string, number>[] = [],
   contenders: readonly Pick<CitableChunk, 'path' | 'spans'>[] = [],
+  coverage: ReadonlyMap<string, number> | null = null,
 ): FileResult[] {
   const places = new Set(spans.map((span) => span.path)).size;
   const byPath = new Map<string, Span[] | (() => Span[])>();
@@ -108,13 +121,21 @@ export function rankFiles(
     const prior = rolePriors && role && !asked.has(role) ? ROLE_PRIOR : 1;
     return { path, score: prior * standing.get(path)!, role: prior < 1 ? role : null, order };
   });
-  return files
-    .sort((a, b) => b.score - a.score || a.order - b.order)
-    .slice(0, places)
-    .map(({ order: _order, ...file }) => {
-      const fileSpans = byPath.get(file.path)!;
-      return { ...file, spans: byChunk(Array.isArray(fileSpans) ? fileSpans : fileSpans()) };
-    });
+  const byScore = (a: { score: number; order: number }, b: { score: number; order: number }) =>
+    b.score - a.score || a.order - b.order;
+  const placed = files.sort(byScore).slice(0, places);
+  const ordered = coverage
+    ? placed
+        .map((file) => ({
+          ...file,
+          score: file.score * (coverage.get(file.path) ?? 0) ** COVERAGE_EXPONENT,
+        }))
+        .sort(byScore)
+    : placed;
+  return ordered.map(({ order: _order, ...file }) => {
+    const fileSpans = byPath.get(file.path)!;
+    return { ...file, spans: byChunk(Array.isArray(fileSpans) ? fileSpans : fileSpans()) };
+  });
 }
 
 /**

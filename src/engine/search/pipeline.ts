@@ -34,6 +34,7 @@ import {
 import { inflectionStems, NearestWords } from './expansion';
 import {
   closestUnlisted,
+  coverageScores,
   definingScores,
   meaningScores,
   pathScores,
@@ -376,6 +377,7 @@ export class Searcher {
         lists.find((list) => list.source === 'symbol')?.hits ?? [],
       ),
       contenders,
+      stages.on('file-coverage') ? this.fileCoverage(shaped, contenders, terms) : null,
     );
     mark('shape', started);
     started = performance.now();
@@ -518,6 +520,17 @@ export class Searcher {
       evidence.push(pathScores(this.pathVocabulary, paths, terms, weights));
     }
     return evidence;
+  }
+
+  /** Each candidate file's share of the question's words, each word in any of its forms. */
+  private fileCoverage(
+    shaped: readonly Span[],
+    contenders: readonly Pick<CitableChunk, 'path'>[],
+    terms: readonly string[],
+  ): Map<string, number> {
+    const paths = [...new Set([...shaped, ...contenders].map((cited) => cited.path))];
+    const forms = new Map(terms.map((term) => [term, [term, ...inflectionStems(term)]]));
+    return coverageScores(this.index.lexical, paths, forms);
   }
 
   /** The names the definitions of a file carry (its content's say in its role). */

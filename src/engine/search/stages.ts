@@ -54,6 +54,11 @@ export const STAGES = [
     what: "files whose folder or file names hold the question's words, weighted by rarity among the index's paths, rise in the files list",
   },
   {
+    name: 'file-coverage',
+    kind: 'file-order',
+    what: "within the files list, files holding more of the question's distinct words (in any form, in their text or path) rise above files repeating fewer of them",
+  },
+  {
     name: 'file-definitions',
     kind: 'file-order',
     what: 'files that define what the question names rise above the files that only use it',

@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import type { ChunkLevel } from '../../../src/engine/model';
 import {
   closestUnlisted,
+  coverageScores,
   definingScores,
   meaningScores,
   pathScores,
@@ -10,6 +11,7 @@ import {
   pathWords,
   wholeFileScores,
 } from '../../../src/engine/search/file-evidence';
+import { bm25Idf } from '../../../src/engine/search/bm25';
 import { LexicalIndex } from '../../../src/engine/store/lexical';
 
 /** A chunk of `path` at `level` holding `terms` (word → count). */
@@ -67,6 +69,47 @@ describe('whole-file evidence', () => {
       new Map([['backoff', 0.5]]),
     );
     assert.ok(Math.abs(related.get('spread.py')! - full / 2) < 1e-9);
+  });
+});
+
+describe('coverage evidence', () => {
+  const words = (...list: string[][]) => new Map(list.map((forms) => [forms[0]!, forms]));
+
+  it("gives each file the share of the question's words it holds, each by its rarity", () => {
+    const lexical = fixture();
+    const scores = coverageScores(
+      lexical,
+      ['single.py', 'spread.py', 'other.py'],
+      words(['retry'], ['backoff']),
+    );
+    assert.equal(scores.get('spread.py'), 1, 'spread.py holds both words');
+    assert.equal(scores.get('other.py'), 0, 'other.py holds neither');
+    // single.py repeats retry but lacks the rarer backoff: its share is retry's part of the
+    // two rarities (over the 17 file, class and function chunks: retry in 4, backoff in 1)
+    const [retry, backoff] = [bm25Idf(17, 4), bm25Idf(17, 1)];
+    assert.ok(Math.abs(scores.get('single.py')! - retry / (retry + backoff)) < 1e-9);
+    assert.ok(scores.get('single.py')! < 0.5, 'the rarer word weighs more');
+  });
+
+  it('counts a word held in any of its forms, in the text or in the path', () => {
+    const lexical = new LexicalIndex();
+    lexical.add([
+      chunk('src/multipart.py', 'a', 'function', { boundary: 1 }),
+      chunk('src/formdata.py', 'a', 'function', { parse: 1, boundaries: 1 }),
+      chunk('src/other.py', 'a', 'function', { multipart: 1 }),
+    ]);
+    const scores = coverageScores(
+      lexical,
+      ['src/multipart.py', 'src/formdata.py'],
+      words(['multipart'], ['boundaries', 'boundary']),
+    );
+    assert.equal(scores.get('src/multipart.py'), 1, 'multipart in its name, a stem in its text');
+    assert.ok(scores.get('src/formdata.py')! < 1, 'formdata.py never holds multipart');
+  });
+
+  it('counts nothing for a word the index lacks in every form', () => {
+    const scores = coverageScores(fixture(), ['spread.py'], words(['retry'], ['zeppelin']));
+    assert.equal(scores.get('spread.py'), 1);
   });
 });
 

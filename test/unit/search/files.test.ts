@@ -109,6 +109,38 @@ describe('search results as files with spans', () => {
     );
   });
 
+  it("orders the listed files by their share of the question's words, never changing who is listed", () => {
+    const spans = [
+      span('http/urls.py', 'u', 1),
+      span('http/urlparse.py', 'p', 0.9),
+      span('http/client.py', 'c', 0.5),
+    ];
+    const contenders = [span('http/parse.py', 'x', 1)].map((best) => ({
+      path: best.path,
+      spans: () => [best],
+    }));
+    const coverage = new Map([
+      ['http/urls.py', 0.5],
+      ['http/urlparse.py', 1],
+      ['http/client.py', 0.25],
+      ['http/parse.py', 1],
+    ]);
+    const ranked = rankFiles(spans, 'q', noNames, true, [], contenders, coverage);
+    assert.deepEqual(
+      ranked.map((file) => [file.path, Math.round(file.score * 1000) / 1000]),
+      [
+        ['http/urlparse.py', 0.9],
+        ['http/urls.py', 0.707],
+        ['http/client.py', 0.25],
+      ],
+      'the file holding every word goes first; the square root softens a missing word',
+    );
+    assert.deepEqual(
+      rankFiles(spans, 'q', noNames, true, [], contenders).map((file) => file.path),
+      ['http/urls.py', 'http/urlparse.py', 'http/client.py'],
+    );
+  });
+
   it('ranks tests, stubs and examples below source unless the question asks about them', () => {
     const spans = [span('tests/test_client.py', 't', 1), span('src/client.py', 's', 0.7)];
     const ranked = rankFiles(spans, 'how is the client configured', noNames, true);
