@@ -84,8 +84,9 @@ const COVERAGE_EXPONENT = 0.5;
  * their order, and the spans of one chunk stay together. `contenders` (the best chunk of each of
  * further files, at no standing of their own) compete for the list's places on evidence alone: the
  * list holds as many files as `spans` do, and only the contenders that take a place are shaped.
- * With `coverage` (each file's share of the question's words), the files that took the places are
- * then ordered by their standing weighed by it: a file holding more of the question's words
+ * With `coverage` (each given file's share of the question's words; asked only for the files that
+ * took the places, since it never decides who is listed), those files are then ordered by their
+ * standing weighed by it: a file holding more of the question's words
  * outranks a sibling repeating fewer of them more often. The share orders the list and never
  * decides who is in it, where a file lacking one word would lose its place to a weaker one.
  */
@@ -96,7 +97,7 @@ export function rankFiles(
   rolePriors: boolean,
   evidence: readonly ReadonlyMap<string, number>[] = [],
   contenders: readonly Pick<CitableChunk, 'path' | 'spans'>[] = [],
-  coverage: ReadonlyMap<string, number> | null = null,
+  coverage: ((paths: readonly string[]) => ReadonlyMap<string, number>) | null = null,
 ): FileResult[] {
   const places = new Set(spans.map((span) => span.path)).size;
   const byPath = new Map<string, Span[] | (() => Span[])>();
@@ -124,11 +125,12 @@ export function rankFiles(
   const byScore = (a: { score: number; order: number }, b: { score: number; order: number }) =>
     b.score - a.score || a.order - b.order;
   const placed = files.sort(byScore).slice(0, places);
-  const ordered = coverage
+  const shares = coverage?.(placed.map((file) => file.path));
+  const ordered = shares
     ? placed
         .map((file) => ({
           ...file,
-          score: file.score * (coverage.get(file.path) ?? 0) ** COVERAGE_EXPONENT,
+          score: file.score * (shares.get(file.path) ?? 0) ** COVERAGE_EXPONENT,
         }))
         .sort(byScore)
     : placed;

@@ -377,7 +377,7 @@ export class Searcher {
         lists.find((list) => list.source === 'symbol')?.hits ?? [],
       ),
       contenders,
-      stages.on('file-coverage') ? this.fileCoverage(shaped, contenders, terms) : null,
+      stages.on('file-coverage') ? (paths) => this.fileCoverage(paths, terms) : null,
     );
     mark('shape', started);
     started = performance.now();
@@ -522,13 +522,8 @@ export class Searcher {
     return evidence;
   }
 
-  /** Each candidate file's share of the question's words, each word in any of its forms. */
-  private fileCoverage(
-    shaped: readonly Span[],
-    contenders: readonly Pick<CitableChunk, 'path'>[],
-    terms: readonly string[],
-  ): Map<string, number> {
-    const paths = [...new Set([...shaped, ...contenders].map((cited) => cited.path))];
+  /** Each listed file's share of the question's words, each word in any of its forms. */
+  private fileCoverage(paths: readonly string[], terms: readonly string[]): Map<string, number> {
     const forms = new Map(terms.map((term) => [term, [term, ...inflectionStems(term)]]));
     return coverageScores(this.index.lexical, paths, forms);
   }

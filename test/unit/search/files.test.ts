@@ -125,7 +125,16 @@ describe('search results as files with spans', () => {
       ['http/client.py', 0.25],
       ['http/parse.py', 1],
     ]);
-    const ranked = rankFiles(spans, 'q', noNames, true, [], contenders, coverage);
+    const asked: string[][] = [];
+    const ranked = rankFiles(spans, 'q', noNames, true, [], contenders, (paths) => {
+      asked.push([...paths]);
+      return coverage;
+    });
+    assert.deepEqual(
+      asked,
+      [['http/urls.py', 'http/urlparse.py', 'http/client.py']],
+      'the shares are asked for once, for the listed files only',
+    );
     assert.deepEqual(
       ranked.map((file) => [file.path, Math.round(file.score * 1000) / 1000]),
       [
