@@ -3,6 +3,8 @@ import * as path from 'node:path';
 import fc from 'fast-check';
 import type { CallSite, Chunk, CodeFact } from '../../src/engine/model';
 import { Tables } from '../../src/engine/store/tables';
+import { vectorRowBytes } from '../../src/engine/store/vector-memory';
+import { captureLogs, eventsNamed } from '../helpers/logs';
 import { Scratch } from '../helpers/workspace';
 
 function chunk(i: number): Chunk {
@@ -47,6 +49,65 @@ describe('LanceDB tables', () => {
       assert.equal(await tables.ensureIndexes(), false, 'created once');
       await tables.deleteFiles(['f7.py']);
       assert.equal((await tables.counts()).chunks, 21_000 - 42);
+    } finally {
+      tables.close();
+    }
+  });
+
+  it('indexes the vectors once they outgrow the memory budget, and finds nearly every exact neighbour through the index', async () => {
+    const dimensions = 64;
+    const rows = 4_000;
+    // clustered, as embeddings of code are: 40 centres, each row near one
+    const random = seeded(7);
+    const centres = Array.from({ length: 40 }, () =>
+      Array.from({ length: dimensions }, () => random() * 2 - 1),
+    );
+    const vectorOf = (i: number) =>
+      Float32Array.from(centres[i % centres.length]!, (value) => value + (random() - 0.5) * 0.6);
+    const chunks = Array.from({ length: rows }, (_, i): Chunk => {
+      const level = i % 2 ? 'function' : 'class';
+      return { ...chunk(i), id: `f${i}::${level}`, level };
+    });
+    const vectors = new Map(chunks.map((c, i) => [c.id, vectorOf(i)]));
+    const tables = await Tables.open(path.join(scratch.folder(), 'lance'), dimensions, true);
+    try {
+      await tables.addChunks(chunks, vectors);
+      const budget = rows * vectorRowBytes(dimensions);
+      assert.equal(await tables.ensureIndexes(budget), false, 'the vectors fit: no index');
+      const built = await captureLogs(() => tables.ensureIndexes(budget - 1));
+      assert.equal(built.result, true);
+      assert.equal(eventsNamed(built.events, 'vector_index_created').length, 1);
+      assert.equal(await tables.ensureIndexes(budget - 1), false, 'created once');
+      const cosine = (a: Float32Array, b: Float32Array) => {
+        let dot = 0;
+        let na = 0;
+        let nb = 0;
+        for (let d = 0; d < dimensions; d++) {
+          dot += a[d]! * b[d]!;
+          na += a[d]! * a[d]!;
+          nb += b[d]! * b[d]!;
+        }
+        return dot / Math.sqrt(na * nb);
+      };
+      let found = 0;
+      const queries = 20;
+      for (let q = 0; q < queries; q++) {
+        const query = vectorOf(q);
+        const exact = chunks
+          .filter((c) => c.level === 'function')
+          .map((c) => ({ id: c.id, similarity: cosine(query, vectors.get(c.id)!) }))
+          .sort((a, b) => b.similarity - a.similarity)
+          .slice(0, 10)
+          .map((row) => row.id);
+        const hits = await tables.nearest(query, 10, ['function']);
+        assert.ok(
+          hits.every((hit) => hit.id.endsWith('::function')),
+          'the level filter holds',
+        );
+        const ids = new Set(hits.map((hit) => hit.id));
+        found += exact.filter((id) => ids.has(id)).length;
+      }
+      assert.ok(found / (queries * 10) >= 0.9, `recall@10 ${found / (queries * 10)}`);
     } finally {
       tables.close();
     }
@@ -223,3 +284,14 @@ describe('LanceDB tables', () => {
     }
   });
 });
+
+/** A repeatable stream of numbers in [0, 1) (mulberry32). */
+function seeded(seed: number): () => number {
+  let state = seed;
+  return () => {
+    state = (state + 0x6d2b79f5) | 0;
+    let t = Math.imul(state ^ (state >>> 15), 1 | state);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

@@ -1,6 +1,7 @@
 import { CHUNK_LEVELS, type ChunkLevel } from '../model';
 import { getLogger } from '../log/logger';
 import type { ChunkMeta, Tables, VectorBatch } from '../store/tables';
+import { VECTOR_MEMORY_BYTES, vectorsFitInMemory } from '../store/vector-memory';
 import { ancestors } from '../util/paths';
 import { int8Matrix, type Int8Matrix } from './int8-dots';
 
@@ -8,17 +9,16 @@ import { int8Matrix, type Int8Matrix } from './int8-dots';
  * Nearest chunks by cosine similarity, scanned in memory: the vectors are read from the table once
  * (on the first search after a change), quantised to 8 bits per dimension (a quarter of the memory,
  * with rankings that match float search to well within the noise of a small embedding model), and
- * scanned whole — faster than a query through the database for any workspace that fits. Larger
- * workspaces keep searching the table itself. After a save only the saved files' vectors (and those
- * of the folders above them, whose summaries follow their files) are read again, not the whole table.
+ * scanned whole — faster than a query through the database for any workspace whose vectors fit the
+ * memory budget (store/vector-memory.ts). Above it the table is searched, through the approximate
+ * index it gets at index time. After a save only the saved files' vectors (and those of the folders
+ * above them, whose summaries follow their files) are read again, not the whole table.
  */
 export interface Neighbour {
   readonly id: string;
   readonly distance: number;
 }
 
-/** Above this many chunks (≈50 MB of 256-dimension vectors) the table is searched instead. */
-const MAX_IN_MEMORY = 200_000;
 /** A change to more files than this (a branch switch) reads the whole table again. */
 const REFRESH_MAX_FILES = 500;
 const SCALE = 127;
@@ -26,20 +26,58 @@ const SCALE = 127;
 const log = getLogger('search.vectors');
 
 /**
+ * The files and folders whose chunks have rows, numbered: a row records its owner's number, so a
+ * save finds the rows it replaces by one pass over a typed array instead of a list of rows kept
+ * per file. The keys are the catalog's own path strings.
+ */
+class Owners {
+  private readonly files = new Map<string, number>();
+  private readonly folders = new Map<string, number>();
+
+  /** The number of what a save replaces `meta`'s vector with: its file, or its folder's summary. */
+  of(meta: ChunkMeta): number {
+    if (meta.level === 'directory') return this.number(this.folders, meta.directoryPath);
+    return meta.filePath === null ? NO_OWNER : this.number(this.files, meta.filePath);
+  }
+
+  /** The numbers of `files` and of `folders` that have rows. */
+  known(files: Iterable<string>, folders: Iterable<string>): Set<number> {
+    const found = new Set<number>();
+    for (const file of files) if (this.files.has(file)) found.add(this.files.get(file)!);
+    for (const folder of folders)
+      if (this.folders.has(folder)) found.add(this.folders.get(folder)!);
+    return found;
+  }
+
+  private number(map: Map<string, number>, key: string): number {
+    let number = map.get(key);
+    if (number === undefined) {
+      number = this.files.size + this.folders.size;
+      map.set(key, number);
+    }
+    return number;
+  }
+}
+
+/** The owner of a row whose chunk has neither file nor folder (none in a consistent catalog). */
+const NO_OWNER = -1;
+
+/**
  * The vectors in memory. A save marks its files' old rows dead and appends their new ones in the
  * spare rows at the end, so it costs what it changed; the rows are packed again only when the spare
  * rows run out or a quarter of the used ones are dead.
  */
 interface Loaded {
-  /** Row `i` holds the quantised vector of `ids[i]`; a dead row's id is ''. */
+  /** Row `i` holds the quantised vector of `ids[i]` (the catalog's string); a dead row's id is ''. */
   readonly ids: string[];
   /** Each row's level as its position in CHUNK_LEVELS (DEAD for a dead or spare row). */
   readonly levels: Uint8Array;
+  /** Each row's owner (see Owners). */
+  readonly owners: Int32Array;
+  readonly numbering: Owners;
   /** The rows, spare ones included. */
   readonly codes: Int8Matrix;
   readonly dimensions: number;
-  /** The rows of each file's chunks and of each folder's summary, by `ownerOf`. */
-  readonly rowsOf: Map<string, number[]>;
   /** Rows written so far, dead ones included; the rest are spare. */
   used: number;
   dead: number;
@@ -49,18 +87,13 @@ interface Loaded {
 interface ReadRows {
   readonly ids: string[];
   readonly levels: Uint8Array;
+  readonly owners: Int32Array;
   readonly codes: Int8Array;
 }
 
 const LEVEL_CODE = new Map(CHUNK_LEVELS.map((level, index) => [level, index]));
 /** A level code no search mask has a bit for (shifts take their count modulo 32). */
 const DEAD = 31;
-
-/** What a save replaces a chunk's vector with: its file's chunks, or its folder's summary. */
-function ownerOf(meta: ChunkMeta): string | null {
-  if (meta.level === 'directory') return `d:${meta.directoryPath}`;
-  return meta.filePath === null ? null : `f:${meta.filePath}`;
-}
 
 /** Spare rows kept after the used ones: about 3%, so a scan does little extra work. */
 function spareRows(used: number): number {
@@ -73,6 +106,8 @@ export class VectorScan {
   constructor(
     private readonly tables: Tables,
     private readonly catalog: ReadonlyMap<string, ChunkMeta>,
+    /** Bytes the vectors may take in memory (see store/vector-memory.ts). */
+    private readonly memoryBudget: number = VECTOR_MEMORY_BYTES,
   ) {}
 
   /** Forgets the vectors; the next search reads them again. */
@@ -111,12 +146,22 @@ export class VectorScan {
     return scan(loaded, vector, limit, mask);
   }
 
+  /** Whether the catalog's vectors, of `dimensions`, are kept in memory. */
+  private fits(dimensions: number): boolean {
+    return vectorsFitInMemory(this.catalog.size, dimensions, this.memoryBudget);
+  }
+
   private async load(): Promise<Loaded | null> {
     const dimensions = this.tables.dimensions;
-    if (!dimensions || this.catalog.size > MAX_IN_MEMORY) return null;
+    if (!dimensions) return null;
+    if (!this.fits(dimensions)) {
+      log.info('vectors_searched_in_table', { chunks: this.catalog.size, dimensions });
+      return null;
+    }
     const started = performance.now();
-    const read = await this.read(dimensions, this.tables.vectors(), this.catalog.size);
-    const loaded = this.pack(dimensions, [read]);
+    const numbering = new Owners();
+    const read = await this.read(dimensions, this.tables.vectors(), this.catalog.size, numbering);
+    const loaded = pack(dimensions, numbering, [read]);
     log.info('vectors_loaded', {
       chunks: read.ids.length,
       dimensions,
@@ -128,16 +173,15 @@ export class VectorScan {
 
   private async patch(loaded: Loaded, changed: ReadonlySet<string>): Promise<Loaded | null> {
     const dimensions = this.tables.dimensions;
-    if (!dimensions || dimensions !== loaded.dimensions || this.catalog.size > MAX_IN_MEMORY)
+    if (!dimensions || dimensions !== loaded.dimensions || !this.fits(dimensions))
       return this.load();
     const started = performance.now();
     // the folders above a changed file have their summaries rebuilt, and no others
     const folders = new Set([...changed].flatMap(ancestors));
-    const staleOwners = [
-      ...[...changed].map((file) => `f:${file}`),
-      ...[...folders].map((folder) => `d:${folder}`),
-    ];
-    const staleRows = staleOwners.flatMap((owner) => loaded.rowsOf.get(owner) ?? []);
+    const stale = loaded.numbering.known(changed, folders);
+    const staleRows: number[] = [];
+    for (let row = 0; row < loaded.used; row++)
+      if (loaded.levels[row] !== DEAD && stale.has(loaded.owners[row]!)) staleRows.push(row);
     const fresh: string[] = [];
     for (const meta of this.catalog.values())
       if (
@@ -149,19 +193,23 @@ export class VectorScan {
     const kept = loaded.used - loaded.dead - staleRows.length;
     // a chunk neither kept nor re-read (a run that failed half-way): read the whole table again
     if (kept + fresh.length !== this.catalog.size) return this.load();
-    const added = await this.read(dimensions, this.tables.vectors(fresh), fresh.length);
+    const added = await this.read(
+      dimensions,
+      this.tables.vectors(fresh),
+      fresh.length,
+      loaded.numbering,
+    );
     // marked only now, with the new rows at once: a search never sees a file without its rows
     for (const row of staleRows) {
       loaded.levels[row] = DEAD;
       loaded.ids[row] = '';
     }
-    for (const owner of staleOwners) loaded.rowsOf.delete(owner);
     loaded.dead += staleRows.length;
     const fits = loaded.used + added.ids.length <= loaded.codes.rows;
     const patched =
       fits && loaded.dead * 4 <= loaded.used
-        ? this.append(loaded, added)
-        : this.pack(dimensions, [liveRows(loaded), added]);
+        ? append(loaded, added)
+        : pack(dimensions, loaded.numbering, [liveRows(loaded), added]);
     log.info('vectors_refreshed', {
       files: changed.size,
       kept,
@@ -172,75 +220,79 @@ export class VectorScan {
     return patched;
   }
 
-  /** Writes `added` into the spare rows of `loaded`. */
-  private append(loaded: Loaded, added: ReadRows): Loaded {
-    const { dimensions } = loaded;
-    for (let i = 0; i < added.ids.length; i++) {
-      const row = loaded.used++;
-      loaded.codes.setRow(row, added.codes.subarray(i * dimensions, (i + 1) * dimensions));
-      loaded.levels[row] = added.levels[i]!;
-      loaded.ids[row] = added.ids[i]!;
-      this.track(loaded, row);
-    }
-    return loaded;
-  }
-
-  /** One matrix of the rows read, with spare rows after them. */
-  private pack(dimensions: number, parts: readonly ReadRows[]): Loaded {
-    const used = parts.reduce((sum, part) => sum + part.ids.length, 0);
-    const capacity = used + spareRows(used);
-    const loaded: Loaded = {
-      ids: new Array<string>(capacity).fill(''),
-      levels: new Uint8Array(capacity).fill(DEAD),
-      codes: int8Matrix(capacity, dimensions),
-      dimensions,
-      rowsOf: new Map(),
-      used: 0,
-      dead: 0,
-    };
-    for (const part of parts) this.append(loaded, part);
-    return loaded;
-  }
-
-  private track(loaded: Loaded, row: number): void {
-    const meta = this.catalog.get(loaded.ids[row]!);
-    const owner = meta ? ownerOf(meta) : null;
-    if (owner === null) return;
-    const rows = loaded.rowsOf.get(owner);
-    if (rows) rows.push(row);
-    else loaded.rowsOf.set(owner, [row]);
-  }
-
-  /** Quantises the rows of `vectors`. */
+  /**
+   * Quantises the rows of `vectors`. A row takes the catalog's string for its id (the table's
+   * copy would cost a string per row) and its owner's number from `numbering`.
+   */
   private async read(
     dimensions: number,
     vectors: AsyncIterable<VectorBatch>,
     expected: number,
+    numbering: Owners,
   ): Promise<ReadRows> {
     const ids: string[] = [];
     let levels = new Uint8Array(Math.max(1, expected));
+    let owners = new Int32Array(Math.max(1, expected));
     let codes = new Int8Array(Math.max(1, expected) * dimensions);
     for await (const batch of vectors) {
       for (let row = 0; row < batch.ids.length; row++) {
-        if ((ids.length + 1) * dimensions > codes.length) {
-          const grown = new Int8Array(codes.length * 2);
-          grown.set(codes);
-          codes = grown;
-          const grownLevels = new Uint8Array(levels.length * 2);
-          grownLevels.set(levels);
-          levels = grownLevels;
+        const at = ids.length;
+        if ((at + 1) * dimensions > codes.length) {
+          codes = grown(codes, codes.length * 2);
+          levels = grown(levels, levels.length * 2);
+          owners = grown(owners, owners.length * 2);
         }
         quantise(
           batch.values.subarray(row * dimensions, (row + 1) * dimensions),
           codes,
-          ids.length * dimensions,
+          at * dimensions,
         );
-        levels[ids.length] = LEVEL_CODE.get(batch.levels[row]!)!;
-        ids.push(batch.ids[row]!);
+        levels[at] = LEVEL_CODE.get(batch.levels[row]!)!;
+        const meta = this.catalog.get(batch.ids[row]!);
+        owners[at] = meta ? numbering.of(meta) : NO_OWNER;
+        ids.push(meta ? meta.id : batch.ids[row]!);
       }
     }
-    return { ids, levels, codes };
+    return { ids, levels, owners, codes };
   }
+}
+
+/** A copy of `array` with room for `length` elements. */
+function grown<T extends Int8Array | Uint8Array | Int32Array>(array: T, length: number): T {
+  const copy = new (array.constructor as new (length: number) => T)(length);
+  copy.set(array);
+  return copy;
+}
+
+/** Writes `added` into the spare rows of `loaded`. */
+function append(loaded: Loaded, added: ReadRows): Loaded {
+  const { dimensions } = loaded;
+  for (let i = 0; i < added.ids.length; i++) {
+    const row = loaded.used++;
+    loaded.codes.setRow(row, added.codes.subarray(i * dimensions, (i + 1) * dimensions));
+    loaded.levels[row] = added.levels[i]!;
+    loaded.owners[row] = added.owners[i]!;
+    loaded.ids[row] = added.ids[i]!;
+  }
+  return loaded;
+}
+
+/** One matrix of the rows read, with spare rows after them. */
+function pack(dimensions: number, numbering: Owners, parts: readonly ReadRows[]): Loaded {
+  const used = parts.reduce((sum, part) => sum + part.ids.length, 0);
+  const capacity = used + spareRows(used);
+  const loaded: Loaded = {
+    ids: new Array<string>(capacity).fill(''),
+    levels: new Uint8Array(capacity).fill(DEAD),
+    owners: new Int32Array(capacity).fill(NO_OWNER),
+    numbering,
+    codes: int8Matrix(capacity, dimensions),
+    dimensions,
+    used: 0,
+    dead: 0,
+  };
+  for (const part of parts) append(loaded, part);
+  return loaded;
 }
 
 /** The live rows of `loaded`, in row order, as rows read. */
@@ -249,16 +301,18 @@ function liveRows(loaded: Loaded): ReadRows {
   const live = loaded.used - loaded.dead;
   const ids = new Array<string>(live);
   const levels = new Uint8Array(live);
+  const owners = new Int32Array(live);
   const codes = new Int8Array(live * dimensions);
   let at = 0;
   for (let row = 0; row < loaded.used; row++) {
     if (loaded.levels[row] === DEAD) continue;
     ids[at] = loaded.ids[row]!;
     levels[at] = loaded.levels[row]!;
+    owners[at] = loaded.owners[row]!;
     codes.set(loaded.codes.row(row), at * dimensions);
     at++;
   }
-  return { ids, levels, codes };
+  return { ids, levels, owners, codes };
 }
 
 /** Writes `vector`, scaled to unit length, as signed bytes at `offset`. */

@@ -5,6 +5,12 @@ import { CHUNK_LEVELS, type Chunk, type ChunkLevel } from '../../../src/engine/m
 import type { ChunkMeta } from '../../../src/engine/store/tables';
 import { Tables } from '../../../src/engine/store/tables';
 import { VectorScan } from '../../../src/engine/search/vectors';
+import {
+  VECTOR_MEMORY_BYTES,
+  vectorRowBytes,
+  vectorsFitInMemory,
+} from '../../../src/engine/store/vector-memory';
+import { captureLogs, eventsNamed } from '../../helpers/logs';
 import { Scratch } from '../../helpers/workspace';
 
 const DIMENSIONS = 8;
@@ -93,6 +99,51 @@ describe('vector scan', () => {
       ),
       { numRuns: 150 },
     );
+  });
+
+  it('keeps the vectors in memory while they fit the budget in bytes, and searches the table above it', async () => {
+    const chunks = Array.from({ length: 40 }, (_, i) => chunk(i, CHUNK_LEVELS[i % 4]!));
+    // distinct directions: no ties at the cut
+    const direction = (i: number) =>
+      Float32Array.from({ length: DIMENSIONS }, (_, d) => Math.sin((i + 1) * (d + 1)));
+    const tables = await Tables.open(path.join(scratch.folder(), 'lance'), DIMENSIONS, true);
+    try {
+      await tables.addChunks(chunks, new Map(chunks.map((c, i) => [c.id, direction(i)])));
+      const catalog = new Map<string, ChunkMeta>(chunks.map((c) => [c.id, c]));
+      const budget = chunks.length * vectorRowBytes(DIMENSIONS);
+      const query = direction(100);
+      const search = (scan: VectorScan) => captureLogs(() => scan.nearest(query, 5, CHUNK_LEVELS));
+      const kept = new VectorScan(tables, catalog, budget);
+      const inMemory = await search(kept);
+      assert.equal(eventsNamed(inMemory.events, 'vectors_loaded').length, 1);
+      const inTable = await search(new VectorScan(tables, catalog, budget - 1));
+      assert.equal(eventsNamed(inTable.events, 'vectors_loaded').length, 0);
+      assert.equal(eventsNamed(inTable.events, 'vectors_searched_in_table').length, 1);
+      assert.deepEqual(
+        inTable.result.map((hit) => hit.id),
+        inMemory.result.map((hit) => hit.id),
+      );
+      // a save that takes the catalog past the budget: the kept scan turns to the table
+      const added = chunk(40, 'function');
+      await tables.addChunks([added], new Map([[added.id, direction(40)]]));
+      catalog.set(added.id, added);
+      kept.refresh([added.filePath!]);
+      const grown = await search(kept);
+      assert.equal(eventsNamed(grown.events, 'vectors_searched_in_table').length, 1);
+    } finally {
+      tables.close();
+    }
+  });
+
+  it('budgets bytes per row by the dimensions: 951k chunks of the 64-dimension model fit', () => {
+    assert.ok(vectorsFitInMemory(951_000, 64));
+    assert.ok(!vectorsFitInMemory(951_000, 384));
+    const rows = Math.floor(VECTOR_MEMORY_BYTES / vectorRowBytes(256));
+    assert.ok(vectorsFitInMemory(rows, 256));
+    assert.ok(!vectorsFitInMemory(rows + 1, 256));
+    // codes are padded to the kernel's 16-byte lanes
+    assert.equal(vectorRowBytes(60), vectorRowBytes(64));
+    assert.ok(vectorRowBytes(65) > vectorRowBytes(64));
   });
 
   it('after any saves, the vectors patched in memory rank as vectors read whole again do', async () => {
