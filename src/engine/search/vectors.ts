@@ -3,7 +3,7 @@ import { getLogger } from '../log/logger';
 import type { ChunkMeta, Tables, VectorBatch } from '../store/tables';
 import { VECTOR_MEMORY_BYTES, vectorsFitInMemory } from '../store/vector-memory';
 import { ancestors } from '../util/paths';
-import { int8Matrix, type Int8Matrix } from './int8-dots';
+import { int8Matrix, PlainMatrix, type Int8Matrix } from './int8-dots';
 
 /**
  * Nearest chunks by cosine similarity, scanned in memory: the vectors are read from the table once
@@ -62,33 +62,29 @@ class Owners {
 /** The owner of a row whose chunk has neither file nor folder (none in a consistent catalog). */
 const NO_OWNER = -1;
 
-/**
- * The vectors in memory. A save marks its files' old rows dead and appends their new ones in the
- * spare rows at the end, so it costs what it changed; the rows are packed again only when the spare
- * rows run out or a quarter of the used ones are dead.
- */
-interface Loaded {
+/** Quantised vectors in rows of a matrix: the ones searched, or ones read to be added to them. */
+interface Rows {
   /** Row `i` holds the quantised vector of `ids[i]` (the catalog's string); a dead row's id is ''. */
   readonly ids: string[];
   /** Each row's level as its position in CHUNK_LEVELS (DEAD for a dead or spare row). */
   readonly levels: Uint8Array;
   /** Each row's owner (see Owners). */
   readonly owners: Int32Array;
-  readonly numbering: Owners;
   /** The rows, spare ones included. */
   readonly codes: Int8Matrix;
-  readonly dimensions: number;
   /** Rows written so far, dead ones included; the rest are spare. */
   used: number;
-  dead: number;
 }
 
-/** Vectors as read from the table, before they are packed into a matrix. */
-interface ReadRows {
-  readonly ids: string[];
-  readonly levels: Uint8Array;
-  readonly owners: Int32Array;
-  readonly codes: Int8Array;
+/**
+ * The vectors in memory. A save marks its files' old rows dead and appends their new ones in the
+ * spare rows at the end, so it costs what it changed; the rows are packed again only when the spare
+ * rows run out or a quarter of the used ones are dead.
+ */
+interface Loaded extends Rows {
+  readonly numbering: Owners;
+  readonly dimensions: number;
+  dead: number;
 }
 
 const LEVEL_CODE = new Map(CHUNK_LEVELS.map((level, index) => [level, index]));
@@ -160,12 +156,17 @@ export class VectorScan {
     }
     const started = performance.now();
     const numbering = new Owners();
-    const read = await this.read(dimensions, this.tables.vectors(), this.catalog.size, numbering);
-    const loaded = pack(dimensions, numbering, [read]);
+    // read straight into the matrix searched, with its spare rows: no second copy while loading
+    const size = this.catalog.size;
+    const read = await this.read(dimensions, this.tables.vectors(), size + spareRows(size), {
+      numbering,
+      matrix: int8Matrix,
+    });
+    const loaded: Loaded = { ...read, numbering, dimensions, dead: 0 };
     log.info('vectors_loaded', {
-      chunks: read.ids.length,
+      chunks: read.used,
       dimensions,
-      bytes: read.ids.length * dimensions,
+      bytes: read.used * dimensions,
       duration_ms: Math.round(performance.now() - started),
     });
     return loaded;
@@ -193,19 +194,17 @@ export class VectorScan {
     const kept = loaded.used - loaded.dead - staleRows.length;
     // a chunk neither kept nor re-read (a run that failed half-way): read the whole table again
     if (kept + fresh.length !== this.catalog.size) return this.load();
-    const added = await this.read(
-      dimensions,
-      this.tables.vectors(fresh),
-      fresh.length,
-      loaded.numbering,
-    );
+    const added = await this.read(dimensions, this.tables.vectors(fresh), fresh.length, {
+      numbering: loaded.numbering,
+      matrix: (rows, width) => new PlainMatrix(rows, width),
+    });
     // marked only now, with the new rows at once: a search never sees a file without its rows
     for (const row of staleRows) {
       loaded.levels[row] = DEAD;
       loaded.ids[row] = '';
     }
     loaded.dead += staleRows.length;
-    const fits = loaded.used + added.ids.length <= loaded.codes.rows;
+    const fits = loaded.used + added.used <= loaded.codes.rows;
     const patched =
       fits && loaded.dead * 4 <= loaded.used
         ? append(loaded, added)
@@ -213,7 +212,7 @@ export class VectorScan {
     log.info('vectors_refreshed', {
       files: changed.size,
       kept,
-      read: added.ids.length,
+      read: added.used,
       packed: patched !== loaded,
       duration_ms: Math.round(performance.now() - started),
     });
@@ -221,113 +220,115 @@ export class VectorScan {
   }
 
   /**
-   * Quantises the rows of `vectors`. A row takes the catalog's string for its id (the table's
-   * copy would cost a string per row) and its owner's number from `numbering`.
+   * Quantises the rows of `vectors` into a matrix of `capacity` rows (more when the table holds
+   * more). A row takes the catalog's string for its id (the table's copy would cost a string per
+   * row) and its owner's number from `numbering`.
    */
   private async read(
     dimensions: number,
     vectors: AsyncIterable<VectorBatch>,
-    expected: number,
-    numbering: Owners,
-  ): Promise<ReadRows> {
-    const ids: string[] = [];
-    let levels = new Uint8Array(Math.max(1, expected));
-    let owners = new Int32Array(Math.max(1, expected));
-    let codes = new Int8Array(Math.max(1, expected) * dimensions);
+    capacity: number,
+    into: { numbering: Owners; matrix: (rows: number, dimensions: number) => Int8Matrix },
+  ): Promise<Rows> {
+    let rows = emptyRows(Math.max(1, capacity), dimensions, into.matrix);
     for await (const batch of vectors) {
       for (let row = 0; row < batch.ids.length; row++) {
-        const at = ids.length;
-        if ((at + 1) * dimensions > codes.length) {
-          codes = grown(codes, codes.length * 2);
-          levels = grown(levels, levels.length * 2);
-          owners = grown(owners, owners.length * 2);
-        }
+        if (rows.used === rows.codes.rows)
+          rows = copyRows(rows, rows.codes.rows * 2, dimensions, into.matrix);
+        const at = rows.used++;
         quantise(
           batch.values.subarray(row * dimensions, (row + 1) * dimensions),
-          codes,
-          at * dimensions,
+          rows.codes.row(at),
         );
-        levels[at] = LEVEL_CODE.get(batch.levels[row]!)!;
+        rows.levels[at] = LEVEL_CODE.get(batch.levels[row]!)!;
         const meta = this.catalog.get(batch.ids[row]!);
-        owners[at] = meta ? numbering.of(meta) : NO_OWNER;
-        ids.push(meta ? meta.id : batch.ids[row]!);
+        rows.owners[at] = meta ? into.numbering.of(meta) : NO_OWNER;
+        rows.ids[at] = meta ? meta.id : batch.ids[row]!;
       }
     }
-    return { ids, levels, owners, codes };
+    return rows;
   }
 }
 
-/** A copy of `array` with room for `length` elements. */
-function grown<T extends Int8Array | Uint8Array | Int32Array>(array: T, length: number): T {
-  const copy = new (array.constructor as new (length: number) => T)(length);
-  copy.set(array);
-  return copy;
-}
-
-/** Writes `added` into the spare rows of `loaded`. */
-function append(loaded: Loaded, added: ReadRows): Loaded {
-  const { dimensions } = loaded;
-  for (let i = 0; i < added.ids.length; i++) {
-    const row = loaded.used++;
-    loaded.codes.setRow(row, added.codes.subarray(i * dimensions, (i + 1) * dimensions));
-    loaded.levels[row] = added.levels[i]!;
-    loaded.owners[row] = added.owners[i]!;
-    loaded.ids[row] = added.ids[i]!;
-  }
-  return loaded;
-}
-
-/** One matrix of the rows read, with spare rows after them. */
-function pack(dimensions: number, numbering: Owners, parts: readonly ReadRows[]): Loaded {
-  const used = parts.reduce((sum, part) => sum + part.ids.length, 0);
-  const capacity = used + spareRows(used);
-  const loaded: Loaded = {
+/** `capacity` spare rows. */
+function emptyRows(
+  capacity: number,
+  dimensions: number,
+  matrix: (rows: number, dimensions: number) => Int8Matrix,
+): Rows {
+  return {
     ids: new Array<string>(capacity).fill(''),
     levels: new Uint8Array(capacity).fill(DEAD),
     owners: new Int32Array(capacity).fill(NO_OWNER),
-    numbering,
-    codes: int8Matrix(capacity, dimensions),
-    dimensions,
+    codes: matrix(capacity, dimensions),
     used: 0,
-    dead: 0,
   };
-  for (const part of parts) append(loaded, part);
-  return loaded;
 }
 
-/** The live rows of `loaded`, in row order, as rows read. */
-function liveRows(loaded: Loaded): ReadRows {
+/** The used rows of `rows` in a matrix of `capacity` rows. */
+function copyRows(
+  rows: Rows,
+  capacity: number,
+  dimensions: number,
+  matrix: (rows: number, dimensions: number) => Int8Matrix,
+): Rows {
+  const copy = emptyRows(capacity, dimensions, matrix);
+  append(copy, rows);
+  return copy;
+}
+
+/** Writes the used rows of `added` into the spare rows of `target`. */
+function append<T extends Rows>(target: T, added: Rows): T {
+  for (let i = 0; i < added.used; i++) {
+    const row = target.used++;
+    target.codes.setRow(row, added.codes.row(i));
+    target.levels[row] = added.levels[i]!;
+    target.owners[row] = added.owners[i]!;
+    target.ids[row] = added.ids[i]!;
+  }
+  return target;
+}
+
+/** One matrix of the rows of `parts`, with spare rows after them. */
+function pack(dimensions: number, numbering: Owners, parts: readonly Rows[]): Loaded {
+  const used = parts.reduce((sum, part) => sum + part.used, 0);
+  const rows = emptyRows(used + spareRows(used), dimensions, int8Matrix);
+  for (const part of parts) append(rows, part);
+  return { ...rows, numbering, dimensions, dead: 0 };
+}
+
+/** The live rows of `loaded`, in row order. */
+function liveRows(loaded: Loaded): Rows {
   const { dimensions } = loaded;
-  const live = loaded.used - loaded.dead;
-  const ids = new Array<string>(live);
-  const levels = new Uint8Array(live);
-  const owners = new Int32Array(live);
-  const codes = new Int8Array(live * dimensions);
-  let at = 0;
+  const live = emptyRows(
+    Math.max(1, loaded.used - loaded.dead),
+    dimensions,
+    (rows, width) => new PlainMatrix(rows, width),
+  );
   for (let row = 0; row < loaded.used; row++) {
     if (loaded.levels[row] === DEAD) continue;
-    ids[at] = loaded.ids[row]!;
-    levels[at] = loaded.levels[row]!;
-    owners[at] = loaded.owners[row]!;
-    codes.set(loaded.codes.row(row), at * dimensions);
-    at++;
+    const at = live.used++;
+    live.codes.setRow(at, loaded.codes.row(row));
+    live.levels[at] = loaded.levels[row]!;
+    live.owners[at] = loaded.owners[row]!;
+    live.ids[at] = loaded.ids[row]!;
   }
-  return { ids, levels, owners, codes };
+  return live;
 }
 
-/** Writes `vector`, scaled to unit length, as signed bytes at `offset`. */
-function quantise(vector: Float32Array, codes: Int8Array, offset: number): void {
+/** Writes `vector`, scaled to unit length, as signed bytes into `codes`. */
+function quantise(vector: Float32Array, codes: Int8Array): void {
   let norm = 0;
   for (let i = 0; i < vector.length; i++) norm += vector[i]! * vector[i]!;
   const factor = norm > 0 ? SCALE / Math.sqrt(norm) : 0;
-  for (let i = 0; i < vector.length; i++) codes[offset + i] = Math.round(vector[i]! * factor);
+  for (let i = 0; i < vector.length; i++) codes[i] = Math.round(vector[i]! * factor);
 }
 
 /** One pass over the dot products; `mask` has bit `i` set when level `CHUNK_LEVELS[i]` is wanted. */
 function scan(loaded: Loaded, vector: Float32Array, limit: number, mask: number): Neighbour[] {
   const { codes, dimensions, ids, levels } = loaded;
   const query = new Int8Array(dimensions);
-  quantise(vector, query, 0);
+  quantise(vector, query);
   const dots = codes.dots(query);
   const best: { index: number; score: number }[] = [];
   // once the list is full, the weakest score it holds: most rows are passed by this one comparison
