@@ -10,6 +10,8 @@ import {
   vectorRowBytes,
   vectorsFitInMemory,
 } from '../../../src/engine/store/vector-memory';
+import { logHub } from '../../../src/engine/log/logger';
+import { MemorySink } from '../../../src/engine/log/sinks';
 import { captureLogs, eventsNamed } from '../../helpers/logs';
 import { Scratch } from '../../helpers/workspace';
 
@@ -113,10 +115,10 @@ describe('vector scan', () => {
       const budget = chunks.length * vectorRowBytes(DIMENSIONS);
       const query = direction(100);
       const search = (scan: VectorScan) => captureLogs(() => scan.nearest(query, 5, CHUNK_LEVELS));
-      const kept = new VectorScan(tables, catalog, budget);
+      const kept = new VectorScan(tables, catalog, limits(budget));
       const inMemory = await search(kept);
       assert.equal(eventsNamed(inMemory.events, 'vectors_loaded').length, 1);
-      const inTable = await search(new VectorScan(tables, catalog, budget - 1));
+      const inTable = await search(new VectorScan(tables, catalog, limits(budget - 1)));
       assert.equal(eventsNamed(inTable.events, 'vectors_loaded').length, 0);
       assert.equal(eventsNamed(inTable.events, 'vectors_searched_in_table').length, 1);
       assert.deepEqual(
@@ -130,6 +132,42 @@ describe('vector scan', () => {
       kept.refresh([added.filePath!]);
       const grown = await search(kept);
       assert.equal(eventsNamed(grown.events, 'vectors_searched_in_table').length, 1);
+    } finally {
+      tables.close();
+    }
+  });
+
+  it('answers from the table while a whole read of a large catalog is under way, then from memory', async () => {
+    const chunks = Array.from({ length: 40 }, (_, i) => chunk(i, CHUNK_LEVELS[i % 4]!));
+    const direction = (i: number) =>
+      Float32Array.from({ length: DIMENSIONS }, (_, d) => Math.cos((i + 2) * (d + 1)));
+    const tables = await Tables.open(path.join(scratch.folder(), 'lance'), DIMENSIONS, true);
+    try {
+      await tables.addChunks(chunks, new Map(chunks.map((c, i) => [c.id, direction(i)])));
+      const catalog = new Map<string, ChunkMeta>(chunks.map((c) => [c.id, c]));
+      const query = direction(77);
+      const fromTable = await tables.nearest(query, 5, CHUNK_LEVELS);
+      const sink = new MemorySink('debug');
+      const subscription = logHub.addSink(sink);
+      const result = await (async () => {
+        const scan = new VectorScan(tables, catalog, {
+          memoryBudget: VECTOR_MEMORY_BYTES,
+          waitForReadMaxRows: chunks.length - 1,
+        });
+        const first = await scan.nearest(query, 5, CHUNK_LEVELS);
+        const loaded = await eventually(
+          () => eventsNamed(sink.events, 'vectors_loaded').length > 0,
+        );
+        return { first, loaded, later: await scan.nearest(query, 5, CHUNK_LEVELS) };
+      })().finally(() => subscription.dispose());
+      assert.deepEqual(result.first, fromTable, 'the first question did not wait for the read');
+      assert.ok(result.loaded);
+      // the same neighbours, now with the distances of the int8 codes
+      assert.deepEqual(
+        result.later.map((hit) => hit.id),
+        fromTable.map((hit) => hit.id),
+      );
+      assert.notDeepEqual(result.later, fromTable);
     } finally {
       tables.close();
     }
@@ -225,6 +263,17 @@ describe('vector scan', () => {
     );
   });
 });
+
+function limits(memoryBudget: number) {
+  return { memoryBudget, waitForReadMaxRows: Number.POSITIVE_INFINITY };
+}
+
+/** Whether `condition` holds within a few seconds of turns of the event loop. */
+async function eventually(condition: () => boolean): Promise<boolean> {
+  const until = Date.now() + 5_000;
+  while (!condition() && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 5));
+  return condition();
+}
 
 function ancestorsOf(file: string): string[] {
   const found: string[] = [];
