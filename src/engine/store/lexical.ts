@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { z } from 'zod';
 import { CHUNK_LEVELS, type ChunkLevel } from '../model';
 import { appendAt, writeFileAtomic } from '../util/atomic-file';
+import { Strings } from './columns';
 
 /**
  * The lexical segment: per chunk level, a posting list per term (the chunks holding it, in
@@ -605,7 +606,11 @@ export class LexicalIndex {
     );
   }
 
-  static async readSnapshot(file: string): Promise<LexicalIndex> {
+  /**
+   * Reads a snapshot. Chunk ids and paths are kept through `strings`: a store passes the interner
+   * its chunk catalog and facts read next, so each id and path is held once among them.
+   */
+  static async readSnapshot(file: string, strings = new Strings()): Promise<LexicalIndex> {
     const bytes = await fs.readFile(file);
     if (bytes.length < 4) throw new Error('the lexical snapshot is truncated');
     const headerLength = bytes.readUInt32LE(0);
@@ -660,17 +665,20 @@ export class LexicalIndex {
     }
     for (const [level, counts] of sizes) index.postingLists.get(level)!.reserve(counts);
     index.chunkTerms.useArena(body);
-    // one copy of each path, however many chunks its file has
-    const paths = new Map<string, string>();
     let at = 0;
     for (let i = 0; i < count; i++) {
       const terms = docs.termCounts[i]!;
       const names = docs.nameCounts[i]!;
       const docId = docs.ids[i]!;
-      const path = docs.paths[i]!;
-      if (!paths.has(path)) paths.set(path, path);
       index.chunkTerms.adopt(docId, at, terms, names);
-      index.register(docId, docs.chunkIds[i]!, paths.get(path)!, docs.levels[i]!, docs.lengths[i]!);
+      index.register(
+        docId,
+        strings.intern(docs.chunkIds[i]!),
+        // one copy of each path, however many chunks its file has
+        strings.intern(docs.paths[i]!),
+        docs.levels[i]!,
+        docs.lengths[i]!,
+      );
       at += terms * 2 + names;
     }
     return index;

@@ -797,10 +797,11 @@ async function loadCommitted(
     phases.mark(role === 'writer' ? 'roll_back' : 'check_out');
     await verifyDataFiles(directory, manifest.dataHashes);
     phases.mark('table_files_verified');
-    const lexical = await readLexical(directory, manifest);
-    phases.mark('lexical');
-    // paths and names repeat across the catalog and the facts: one copy of each
+    // chunk ids, paths and names repeat across the lexical index, the catalog and the facts: one
+    // copy of each
     const strings = new Strings();
+    const lexical = await readLexical(directory, manifest, strings);
+    phases.mark('lexical');
     const catalog = new Map<string, ChunkMeta>();
     for (const meta of await tables.chunkMetadata(strings)) catalog.set(meta.id, meta);
     phases.mark('chunk_metadata');
@@ -876,12 +877,18 @@ async function rollBack(
   await fs.rm(pendingJournalPath(directory), { force: true });
 }
 
-async function readLexical(directory: string, manifest: Manifest): Promise<LexicalIndex> {
+async function readLexical(
+  directory: string,
+  manifest: Manifest,
+  strings: Strings,
+): Promise<LexicalIndex> {
   const snapshot = lexicalSnapshotPath(directory, manifest.lexicalGeneration);
   if (manifest.lexicalGeneration > 0 && (await hashFile(snapshot)) !== manifest.lexicalSnapshotHash)
     throw new Error('the lexical snapshot does not match its committed checksum');
   const lexical =
-    manifest.lexicalGeneration > 0 ? await LexicalIndex.readSnapshot(snapshot) : new LexicalIndex();
+    manifest.lexicalGeneration > 0
+      ? await LexicalIndex.readSnapshot(snapshot, strings)
+      : new LexicalIndex();
   await lexical.replayDelta(
     lexicalDeltaPath(directory, manifest.lexicalGeneration),
     manifest.lexicalDeltaBytes,
