@@ -21,6 +21,8 @@ export class NearestRows {
   private codes: Int8Matrix;
   /** The largest |v|₁ of any row's int8 values, over 127. */
   private maxRowL1 = 0;
+  /** The first look's rows of one query: reused by every query (no array per query). */
+  private readonly firstLook = new Int32Array(FIRST_LOOK);
 
   constructor(private readonly dimensions: number) {
     this.codes = int8Matrix(0, dimensions);
@@ -99,15 +101,13 @@ export class NearestRows {
     const bound =
       HALF_STEP * (queryL1 + this.maxRowL1) + this.dimensions * HALF_STEP * HALF_STEP + 1e-9;
     const margin = 2 * bound * SCALE * SCALE;
-    // one pass finds the first look's rows and every row that may come near them
-    const first = topAndNear(approximate, Math.min(FIRST_LOOK, this.rows), margin);
-    const floor = kthAccepted(approximate, first.top, count, accept);
-    if (floor !== null) return reaching(approximate, first.near, floor - margin, accept);
+    const top = topRows(approximate, Math.min(FIRST_LOOK, this.rows), this.firstLook);
+    const floor = kthAccepted(approximate, top, count, accept);
+    if (floor !== null) return rowsReaching(approximate, floor - margin, accept);
     // too few accepted among the first look: wider looks, every row checked against them, and
     // when fewer than `count` rows are accepted at all, every accepted row is a candidate
     const wider = this.rows > FIRST_LOOK ? this.widerFloor(approximate, count, accept) : null;
-    const cutoff = wider === null ? -Infinity : wider - margin;
-    return reaching(approximate, null, cutoff, accept);
+    return rowsReaching(approximate, wider === null ? -Infinity : wider - margin, accept);
   }
 
   /** The int8 product of the `count`-th best accepted row in ever wider looks; null when fewer are accepted. */
@@ -117,7 +117,8 @@ export class NearestRows {
     accept: (row: number) => boolean,
   ): number | null {
     for (let look = FIRST_LOOK * 4; ; look *= 4) {
-      const top = topAndNear(approximate, Math.min(look, this.rows), null).top;
+      const limit = Math.min(look, this.rows);
+      const top = topRows(approximate, limit, new Int32Array(limit));
       const floor = kthAccepted(approximate, top, count, accept);
       if (floor !== null || look >= this.rows) return floor;
     }
@@ -149,65 +150,48 @@ export function nearestExactly(
   return best.map((entry) => entry.row);
 }
 
-/**
- * The rows of `rows` (in row order; every row when null) whose int8 product reaches `cutoff` and
- * that `accept` takes.
- */
-function reaching(
+/** The rows, in row order, whose int8 product reaches `cutoff` and that `accept` takes. */
+export function rowsReaching(
   approximate: Int32Array,
-  rows: readonly number[] | null,
   cutoff: number,
   accept: (row: number) => boolean,
 ): number[] {
   const out: number[] = [];
-  const consider = (row: number) => approximate[row]! >= cutoff && accept(row) && out.push(row);
-  if (rows) for (const row of rows) consider(row);
-  else for (let row = 0; row < approximate.length; row++) consider(row);
+  for (let row = 0; row < approximate.length; row++)
+    if (approximate[row]! >= cutoff && accept(row)) out.push(row);
   return out;
 }
 
 /** The int8 product of the `count`-th row of `top` that `accept` takes, or null when fewer are. */
 function kthAccepted(
   approximate: Int32Array,
-  top: readonly number[],
+  top: ArrayLike<number>,
   count: number,
   accept: (row: number) => boolean,
 ): number | null {
   let accepted = 0;
-  for (const row of top) if (accept(row) && ++accepted === count) return approximate[row]!;
+  for (let i = 0; i < top.length; i++)
+    if (accept(top[i]!) && ++accepted === count) return approximate[top[i]!]!;
   return null;
 }
 
 /**
- * The `limit` rows with the highest values, highest first (ties to the earlier row), and, in row
- * order, every row whose value came within `margin` of the `limit`-th highest seen before it:
- * since that only rises, `near` holds every row within `margin` of any value of `top` (none are
- * gathered when `margin` is null).
+ * The `limit` rows with the highest values, highest first (ties to the earlier row), as the start
+ * of `into` (at least `limit` long). Once `limit` rows are held, most rows are passed with one
+ * comparison against the lowest of them.
  */
-function topAndNear(
-  values: Int32Array,
-  limit: number,
-  margin: number | null,
-): { top: number[]; near: number[] } {
-  const top: number[] = [];
-  const near: number[] = [];
-  const gather = margin !== null;
+export function topRows(values: Int32Array, limit: number, into: Int32Array): Int32Array {
+  let held = 0;
   let floor = -Infinity;
-  // rows below this are neither near nor top: most rows, passed with one comparison
-  let passed = -Infinity;
+  if (limit <= 0) return into.subarray(0, 0);
   for (let row = 0; row < values.length; row++) {
     const value = values[row]!;
-    if (value < passed) continue;
-    if (gather) near.push(row);
     if (value <= floor) continue;
-    let at = top.length;
-    while (at > 0 && values[top[at - 1]!]! < value) at--;
-    top.splice(at, 0, row);
-    if (top.length > limit) top.pop();
-    if (top.length === limit) {
-      floor = values[top[limit - 1]!]!;
-      passed = gather ? floor - margin : floor;
-    }
+    // when full, the lowest row held gives way
+    let at = held < limit ? held++ : limit - 1;
+    for (; at > 0 && values[into[at - 1]!]! < value; at--) into[at] = into[at - 1]!;
+    into[at] = row;
+    if (held === limit) floor = values[into[limit - 1]!]!;
   }
-  return { top, near };
+  return into.subarray(0, held);
 }

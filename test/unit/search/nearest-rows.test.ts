@@ -1,6 +1,11 @@
 import * as assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { NearestRows, nearestExactly } from '../../../src/engine/search/nearest-rows';
+import {
+  NearestRows,
+  nearestExactly,
+  rowsReaching,
+  topRows,
+} from '../../../src/engine/search/nearest-rows';
 
 /** What scanning every row in order and keeping the best gives: the reference. */
 function scan(
@@ -22,6 +27,50 @@ function scan(
     if (best.length > count) best.pop();
   }
   return best.map((entry) => entry.row);
+}
+
+/**
+ * The first look as one pass gathered it before: the `limit` highest rows by sorted insertion, and
+ * every row that came within `margin` of the running `limit`-th highest; the candidates were the
+ * gathered rows reaching the cutoff.
+ */
+function topAndNear(
+  values: Int32Array,
+  limit: number,
+  margin: number,
+): { top: number[]; near: number[] } {
+  const top: number[] = [];
+  const near: number[] = [];
+  let floor = -Infinity;
+  let passed = -Infinity;
+  for (let row = 0; row < values.length; row++) {
+    const value = values[row]!;
+    if (value < passed) continue;
+    near.push(row);
+    if (value <= floor) continue;
+    let at = top.length;
+    while (at > 0 && values[top[at - 1]!]! < value) at--;
+    top.splice(at, 0, row);
+    if (top.length > limit) top.pop();
+    if (top.length === limit) {
+      floor = values[top[limit - 1]!]!;
+      passed = floor - margin;
+    }
+  }
+  return { top, near };
+}
+
+/** The int8 product of the `count`-th accepted row of `top`, or null. */
+function kthAccepted(
+  values: Int32Array,
+  top: ArrayLike<number>,
+  count: number,
+  accept: (row: number) => boolean,
+): number | null {
+  let accepted = 0;
+  for (let i = 0; i < top.length; i++)
+    if (accept(top[i]!) && ++accepted === count) return values[top[i]!]!;
+  return null;
 }
 
 /** `values` as batches of whole rows, cut after the rows `cuts` names. */
@@ -178,6 +227,35 @@ describe('nearest rows: int8 first, exact after', () => {
       scan(values, dimensions, query, 3, () => true),
     );
     assert.ok(candidates < 5000, `scored ${candidates} of 5000 rows exactly`);
+  });
+
+  it('takes the first look and its candidates as gathering near rows in one pass did', () => {
+    fc.assert(
+      fc.property(
+        // few distinct values: many ties, and rows both inside and outside the margin
+        fc.array(fc.integer({ min: -40, max: 40 }), { maxLength: 400 }),
+        fc.integer({ min: 1, max: 70 }),
+        fc.integer({ min: 0, max: 30 }),
+        fc.integer({ min: 1, max: 12 }),
+        fc.array(fc.boolean(), { minLength: 400, maxLength: 400 }),
+        (drawn, limit, margin, count, accepted) => {
+          const values = Int32Array.from(drawn);
+          const accept = (row: number) => accepted[row]!;
+          const before = topAndNear(values, limit, margin);
+          const top = topRows(values, limit, new Int32Array(limit));
+          assert.deepEqual([...top], before.top);
+          const floor = kthAccepted(values, top, count, accept);
+          assert.equal(floor, kthAccepted(values, before.top, count, accept));
+          if (floor === null) return;
+          const cutoff = floor - margin;
+          assert.deepEqual(
+            rowsReaching(values, cutoff, accept),
+            before.near.filter((row) => values[row]! >= cutoff && accept(row)),
+          );
+        },
+      ),
+      { numRuns: 1000 },
+    );
   });
 
   it('refuses batches that do not hold the rows announced, keeping the rows it had', async () => {
