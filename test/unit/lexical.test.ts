@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import fc from 'fast-check';
 import { CHUNK_LEVELS, type ChunkLevel } from '../../src/engine/model';
+import { bm25Search } from '../../src/engine/search/bm25';
 import { LexicalIndex, type LexicalDocument } from '../../src/engine/store/lexical';
 
 /**
@@ -135,44 +136,92 @@ describe('lexical index: chunk terms in one arena', () => {
   beforeEach(() => (directory = mkdtempSync(path.join(tmpdir(), 'lexical-'))));
   afterEach(() => rmSync(directory, { recursive: true, force: true }));
 
+  let snapshots = 0;
+
+  /** Runs `steps` on a new index, calling `check` with the index and its live documents after each. */
+  async function run(
+    steps: readonly Step[],
+    check: (index: LexicalIndex, held: readonly Held[]) => void,
+  ): Promise<void> {
+    let index = new LexicalIndex();
+    let held: Held[] = [];
+    let next = 0;
+    for (const step of steps) {
+      if (step.kind === 'add') {
+        const documents: LexicalDocument[] = step.documents.map((drawn) => ({
+          chunkId: `${drawn.path}::c${next++}`,
+          path: drawn.path,
+          level: drawn.level,
+          terms: new Map(drawn.terms),
+          nameTerms: drawn.names,
+        }));
+        index.add(documents);
+        held.push(
+          ...documents.map((document) => ({
+            chunkId: document.chunkId,
+            path: document.path,
+            level: document.level,
+            terms: new Map(document.terms),
+            names: new Set(document.nameTerms),
+          })),
+        );
+      } else if (step.kind === 'remove') {
+        index.removePaths(step.paths);
+        held = held.filter((document) => !step.paths.includes(document.path));
+      } else if (step.kind === 'snapshot') {
+        const file = path.join(directory, `snapshot-${snapshots++}.bin`);
+        await index.writeSnapshot(file);
+        index = await LexicalIndex.readSnapshot(file);
+      } else index.compactIfNeeded();
+      check(index, held);
+    }
+  }
+
   it('answers what the live documents say through adds, removals, snapshots and compaction', async () => {
-    let snapshots = 0;
     await fc.assert(
-      fc.asyncProperty(fc.array(stepArbitrary, { minLength: 1, maxLength: 16 }), async (steps) => {
-        let index = new LexicalIndex();
-        let held: Held[] = [];
-        let next = 0;
-        for (const step of steps) {
-          if (step.kind === 'add') {
-            const documents: LexicalDocument[] = step.documents.map((drawn) => ({
-              chunkId: `${drawn.path}::c${next++}`,
-              path: drawn.path,
-              level: drawn.level,
-              terms: new Map(drawn.terms),
-              nameTerms: drawn.names,
-            }));
-            index.add(documents);
-            held.push(
-              ...documents.map((document) => ({
-                chunkId: document.chunkId,
-                path: document.path,
-                level: document.level,
-                terms: new Map(document.terms),
-                names: new Set(document.nameTerms),
-              })),
-            );
-          } else if (step.kind === 'remove') {
-            index.removePaths(step.paths);
-            held = held.filter((document) => !step.paths.includes(document.path));
-          } else if (step.kind === 'snapshot') {
-            const file = path.join(directory, `snapshot-${snapshots++}.bin`);
-            await index.writeSnapshot(file);
-            index = await LexicalIndex.readSnapshot(file);
-          } else index.compactIfNeeded();
-          assert.deepEqual(answers(index), expected(held));
-        }
-      }),
+      fc.asyncProperty(fc.array(stepArbitrary, { minLength: 1, maxLength: 16 }), (steps) =>
+        run(steps, (index, held) => assert.deepEqual(answers(index), expected(held))),
+      ),
+      { numRuns: 150 },
+    );
+  });
+
+  it('reads every posting list, main list then what was appended since, as a freshly built index does', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(stepArbitrary, { minLength: 1, maxLength: 16 }), (steps) =>
+        run(steps, (index, held) => {
+          const fresh = new LexicalIndex();
+          fresh.add(
+            held.map((document) => ({
+              chunkId: document.chunkId,
+              path: document.path,
+              level: document.level,
+              terms: document.terms,
+              nameTerms: [...document.names],
+            })),
+          );
+          for (const level of CHUNK_LEVELS) {
+            for (const term of VOCABULARY)
+              assert.deepEqual(livePostings(index, level, term), livePostings(fresh, level, term));
+            const query = VOCABULARY.slice(0, 4);
+            const hits = (of: LexicalIndex) =>
+              bm25Search(of, level, query, 5).map((hit) => [hit.chunkId, hit.score, hit.matched]);
+            assert.deepEqual(hits(index), hits(fresh));
+          }
+        }),
+      ),
       { numRuns: 150 },
     );
   });
 });
+
+/** The live postings of `term` at `level`, in list order, as chunk ids with their payloads. */
+function livePostings(index: LexicalIndex, level: ChunkLevel, term: string): [string, number][] {
+  const list = index.postingList(level, term);
+  const out: [string, number][] = [];
+  for (let at = 0; at < (list?.size ?? 0); at++) {
+    const docId = list!.docs[at]!;
+    if (index.isLive(docId)) out.push([index.document(docId)!.chunkId, list!.payload[at]!]);
+  }
+  return out;
+}

@@ -48,91 +48,38 @@ export interface PostingList {
 }
 
 /**
- * The posting lists of one level, all in one arena of two typed arrays (chunk ids, payloads):
- * a vocabulary of hundreds of thousands of terms, most held by a chunk or two, costs no object
- * per term. Per-term columns say where each list starts, its size and its room. A full list
- * moves to the arena's end with twice the room; the room it left is reclaimed by `settle()`.
+ * Growable posting lists in one arena of two typed arrays (chunk ids, payloads): a vocabulary
+ * of hundreds of thousands of terms, most held by a chunk or two, costs no object per term.
+ * Per-term columns say where each list starts, its size and its room. A full list moves to the
+ * arena's end with twice the room, leaving its old room behind until the lists are folded.
  */
-class LevelPostings {
-  private docs = new Int32Array(1024);
-  private payload = new Int32Array(1024);
-  private used = 0;
-  /** Room left behind by lists that moved. */
-  private abandoned = 0;
-  private start = new Int32Array(1024);
-  private size = new Int32Array(1024);
-  private room = new Int32Array(1024);
+class GrowingLists {
+  docs = new Int32Array(1024);
+  payload = new Int32Array(1024);
+  /** Where the next moved or new list goes; counts the room left behind. */
+  used = 0;
+  start = new Int32Array(0);
+  size = new Int32Array(0);
+  private room = new Int32Array(0);
 
-  list(termId: number): PostingList | undefined {
-    if (termId >= this.size.length || !this.size[termId]) return undefined;
-    const from = this.start[termId]!;
-    const size = this.size[termId]!;
-    return {
-      docs: this.docs.subarray(from, from + size),
-      payload: this.payload.subarray(from, from + size),
-      size,
-    };
+  sizeOf(termId: number): number {
+    return termId < this.size.length ? this.size[termId]! : 0;
   }
 
-  append(termId: number, docId: number, tf: number, named: boolean): void {
+  /** One past the highest term id with a list. */
+  get termLimit(): number {
+    return this.size.length;
+  }
+
+  /** Appends a posting whose chunk id is above every one the term's list holds. */
+  append(termId: number, docId: number, packed: number): void {
     this.growTerms(termId);
     if (this.size[termId] === this.room[termId])
       this.relocate(termId, Math.max(2, this.room[termId]! * 2));
-    const from = this.start[termId]!;
-    // ids only grow, so appending keeps the list sorted; anything else is placed in order
-    const end = from + this.size[termId]!;
-    let at = end;
-    while (at > from && this.docs[at - 1]! > docId) at--;
-    if (at < end) {
-      this.docs.copyWithin(at + 1, at, end);
-      this.payload.copyWithin(at + 1, at, end);
-    }
+    const at = this.start[termId]! + this.size[termId]!;
     this.docs[at] = docId;
-    this.payload[at] = (tf << 1) | (named ? 1 : 0);
+    this.payload[at] = packed;
     this.size[termId]!++;
-  }
-
-  /**
-   * Lays out empty lists with exactly `sizes[term]` places each, end to end, before a bulk load
-   * appends that many postings per term: nothing moves while they are appended.
-   */
-  reserve(sizes: Int32Array): void {
-    if (this.used) throw new Error('postings can only be reserved before any is added');
-    if (sizes.length) this.growTerms(sizes.length - 1);
-    let at = 0;
-    for (let term = 0; term < sizes.length; term++) {
-      this.start[term] = at;
-      this.size[term] = 0;
-      this.room[term] = sizes[term]!;
-      at += sizes[term]!;
-    }
-    this.docs = new Int32Array(Math.max(1024, at));
-    this.payload = new Int32Array(this.docs.length);
-    this.used = at;
-    this.abandoned = 0;
-  }
-
-  /** Packs the lists end to end with no spare room: after a bulk load, or once much room is left behind. */
-  settle(force = false): void {
-    if (!force && this.abandoned < this.used / 2) return;
-    let total = 0;
-    for (let term = 0; term < this.size.length; term++) total += this.size[term]!;
-    const docs = new Int32Array(Math.max(1024, total));
-    const payload = new Int32Array(docs.length);
-    let at = 0;
-    for (let term = 0; term < this.size.length; term++) {
-      const size = this.size[term]!;
-      const from = this.start[term]!;
-      docs.set(this.docs.subarray(from, from + size), at);
-      payload.set(this.payload.subarray(from, from + size), at);
-      this.start[term] = at;
-      this.room[term] = size;
-      at += size;
-    }
-    this.docs = docs;
-    this.payload = payload;
-    this.used = at;
-    this.abandoned = 0;
   }
 
   private relocate(termId: number, room: number): void {
@@ -149,7 +96,6 @@ class LevelPostings {
     const size = this.size[termId]!;
     this.docs.copyWithin(this.used, from, from + size);
     this.payload.copyWithin(this.used, from, from + size);
-    this.abandoned += this.room[termId]!;
     this.start[termId] = this.used;
     this.room[termId] = room;
     this.used += room;
@@ -157,7 +103,7 @@ class LevelPostings {
 
   private growTerms(termId: number): void {
     if (termId < this.size.length) return;
-    const length = Math.max(termId + 1, this.size.length * 2);
+    const length = Math.max(termId + 1, this.size.length * 2, 1024);
     const grown = (column: Int32Array): Int32Array<ArrayBuffer> => {
       const next = new Int32Array(length);
       next.set(column);
@@ -170,26 +116,152 @@ class LevelPostings {
 }
 
 /**
+ * The posting lists of one level. The main lists are packed end to end in term order with no
+ * spare room (a loaded snapshot's lists are laid out at their exact size); what is appended to
+ * a term afterwards goes to its tail, a growable list of its own (`GrowingLists`), read after
+ * the main list. Doc ids only grow, so main list then tail is in ascending id order. Giving the
+ * main lists room would cost memory in proportion to the index; moving a full main list on
+ * append made the first save after opening move the common terms' long lists and double the
+ * arena (a full copy, ~0.4 GB at 100k files). Tails are folded into the main lists when they
+ * grow past half the main lists, and before a snapshot is written.
+ */
+class LevelPostings {
+  private docs = new Int32Array(0);
+  private payload = new Int32Array(0);
+  private used = 0;
+  private start = new Int32Array(0);
+  private size = new Int32Array(0);
+  /** Places a main list has: its exact size to come while a snapshot is loaded, else its size. */
+  private room = new Int32Array(0);
+  private tail = new GrowingLists();
+
+  /**
+   * The term's postings, main list then tail. A term with a tail gets a fresh copy of both end
+   * to end (a copy costs less than scoring what it holds); otherwise a view, valid until the
+   * next change.
+   */
+  list(termId: number): PostingList | undefined {
+    const mainSize = termId < this.size.length ? this.size[termId]! : 0;
+    const tailSize = this.tail.sizeOf(termId);
+    if (!mainSize && !tailSize) return undefined;
+    if (!tailSize) return view(this.docs, this.payload, this.start[termId]!, mainSize);
+    const { tail } = this;
+    if (!mainSize) return view(tail.docs, tail.payload, tail.start[termId]!, tailSize);
+    const from = this.start[termId]!;
+    const tailFrom = this.tail.start[termId]!;
+    const docs = new Int32Array(mainSize + tailSize);
+    docs.set(this.docs.subarray(from, from + mainSize));
+    docs.set(this.tail.docs.subarray(tailFrom, tailFrom + tailSize), mainSize);
+    const payload = new Int32Array(mainSize + tailSize);
+    payload.set(this.payload.subarray(from, from + mainSize));
+    payload.set(this.tail.payload.subarray(tailFrom, tailFrom + tailSize), mainSize);
+    return { docs, payload, size: mainSize + tailSize };
+  }
+
+  /** Appends a posting; `docId` must be above every chunk id the term's list holds. */
+  append(termId: number, docId: number, tf: number, named: boolean): void {
+    const packed = (tf << 1) | (named ? 1 : 0);
+    if (termId < this.size.length && this.size[termId]! < this.room[termId]!) {
+      const at = this.start[termId]! + this.size[termId]!;
+      this.docs[at] = docId;
+      this.payload[at] = packed;
+      this.size[termId]!++;
+    } else this.tail.append(termId, docId, packed);
+  }
+
+  /**
+   * Lays out empty main lists with exactly `sizes[term]` places each, end to end, before a
+   * snapshot's chunks append that many postings per term: nothing goes to a tail while they are.
+   */
+  reserve(sizes: Int32Array): void {
+    if (this.used || this.tail.used)
+      throw new Error('postings can only be reserved before any is added');
+    this.start = new Int32Array(sizes.length);
+    this.size = new Int32Array(sizes.length);
+    this.room = Int32Array.from(sizes);
+    let at = 0;
+    for (let term = 0; term < sizes.length; term++) {
+      this.start[term] = at;
+      at += sizes[term]!;
+    }
+    this.docs = new Int32Array(at);
+    this.payload = new Int32Array(at);
+    this.used = at;
+  }
+
+  /** Folds the tails into the main lists once they outgrow half of them, or now when `force`. */
+  settle(force = false): void {
+    if (!this.tail.used || (!force && this.tail.used < this.used / 2)) return;
+    const terms = Math.max(this.size.length, this.tail.termLimit);
+    let total = 0;
+    for (let term = 0; term < terms; term++)
+      total += (term < this.size.length ? this.size[term]! : 0) + this.tail.sizeOf(term);
+    const docs = new Int32Array(total);
+    const payload = new Int32Array(total);
+    const start = new Int32Array(terms);
+    const size = new Int32Array(terms);
+    let at = 0;
+    for (let term = 0; term < terms; term++) {
+      start[term] = at;
+      if (term < this.size.length) {
+        const from = this.start[term]!;
+        const mainSize = this.size[term]!;
+        docs.set(this.docs.subarray(from, from + mainSize), at);
+        payload.set(this.payload.subarray(from, from + mainSize), at);
+        at += mainSize;
+      }
+      const tailSize = this.tail.sizeOf(term);
+      if (tailSize) {
+        const from = this.tail.start[term]!;
+        docs.set(this.tail.docs.subarray(from, from + tailSize), at);
+        payload.set(this.tail.payload.subarray(from, from + tailSize), at);
+        at += tailSize;
+      }
+      size[term] = at - start[term]!;
+    }
+    this.docs = docs;
+    this.payload = payload;
+    this.used = at;
+    this.start = start;
+    this.size = size;
+    this.room = size.slice();
+    this.tail = new GrowingLists();
+  }
+}
+
+function view(docs: Int32Array, payload: Int32Array, from: number, size: number): PostingList {
+  return {
+    docs: docs.subarray(from, from + size),
+    payload: payload.subarray(from, from + size),
+    size,
+  };
+}
+
+/**
  * Each chunk's own terms: its term ids (ascending, searched by bisection), their counts and its
- * name-term ids, end to end in one arena, with per-chunk columns saying where each chunk's run
- * starts. A snapshot's body has exactly this layout and is read in as the arena. One record
- * object and three typed-array views per chunk held about 80 MB of heap at 192k chunks. The room
- * of removed chunks is reclaimed when the arena would otherwise grow.
+ * name-term ids, end to end, with per-chunk columns saying where each chunk's run starts. One
+ * record object and three typed-array views per chunk held about 80 MB of heap at 192k chunks.
+ * Runs live in two arenas: the packed one (a snapshot's body, which has exactly this layout, or
+ * what the last packing left) and a growable one for chunks added since, addressed after the
+ * packed one. Only the growable arena grows: growing a loaded snapshot's body made the first save
+ * after opening copy all of it. The room of removed chunks is reclaimed, by packing both arenas
+ * into one, when the growable arena would otherwise grow and half of all the room is dead.
  */
 class ChunkTerms {
-  private arena: Uint32Array = new Uint32Array(64);
-  private used = 0;
+  private packed: Uint32Array = new Uint32Array(0);
+  private added: Uint32Array = new Uint32Array(64);
+  private addedUsed = 0;
   private abandoned = 0;
-  /** Where each chunk's run starts, -1 for a chunk not held. */
+  /** Where each chunk's run starts (past the packed arena's end: in the growable one), -1 for a chunk not held. */
   private start = new Int32Array(1024).fill(-1);
   private termCount = new Int32Array(1024);
   private nameCount = new Int32Array(1024);
 
-  /** Takes a snapshot's body as the arena; `adopt` then says where each chunk's run is. */
+  /** Takes a snapshot's body as the packed arena; `adopt` then says where each chunk's run is. */
   useArena(arena: Uint32Array): void {
-    if (this.used) throw new Error('an arena can only be taken before any chunk is added');
-    this.arena = arena;
-    this.used = arena.length;
+    if (this.packed.length || this.addedUsed)
+      throw new Error('an arena can only be taken before any chunk is added');
+    this.packed = arena;
   }
 
   adopt(docId: number, start: number, terms: number, names: number): void {
@@ -207,17 +279,17 @@ class ChunkTerms {
   ): void {
     const size = termIds.length * 2 + nameIds.length;
     this.reserve(size);
-    const at = this.used;
-    this.arena.set(termIds, at);
-    this.arena.set(counts, at + termIds.length);
-    this.arena.set(nameIds, at + termIds.length * 2);
-    this.used += size;
-    this.adopt(docId, at, termIds.length, nameIds.length);
+    const at = this.addedUsed;
+    this.added.set(termIds, at);
+    this.added.set(counts, at + termIds.length);
+    this.added.set(nameIds, at + termIds.length * 2);
+    this.addedUsed += size;
+    this.adopt(docId, this.packed.length + at, termIds.length, nameIds.length);
   }
 
   remove(docId: number): void {
     if (!this.holds(docId)) return;
-    this.abandoned += this.termCount[docId]! * 2 + this.nameCount[docId]!;
+    this.abandoned += this.runSize(docId);
     this.start[docId] = -1;
   }
 
@@ -226,30 +298,27 @@ class ChunkTerms {
   }
 
   termIds(docId: number): Uint32Array {
-    const from = this.start[docId]!;
-    return this.arena.subarray(from, from + this.termCount[docId]!);
+    return this.run(this.start[docId]!, this.termCount[docId]!);
   }
 
   counts(docId: number): Uint32Array {
-    const from = this.start[docId]! + this.termCount[docId]!;
-    return this.arena.subarray(from, from + this.termCount[docId]!);
+    return this.run(this.start[docId]! + this.termCount[docId]!, this.termCount[docId]!);
   }
 
   nameIds(docId: number): Uint32Array {
-    const from = this.start[docId]! + this.termCount[docId]! * 2;
-    return this.arena.subarray(from, from + this.nameCount[docId]!);
+    return this.run(this.start[docId]! + this.termCount[docId]! * 2, this.nameCount[docId]!);
   }
 
   /** The count of `termId` in the chunk's text, 0 when absent. */
   frequency(docId: number, termId: number): number {
-    const from = this.start[docId]!;
     const terms = this.termCount[docId]!;
+    const { arena, from } = this.locate(this.start[docId]!);
     let low = from;
     let high = from + terms - 1;
     while (low <= high) {
       const middle = (low + high) >>> 1;
-      const current = this.arena[middle]!;
-      if (current === termId) return this.arena[middle + terms]!;
+      const current = arena[middle]!;
+      if (current === termId) return arena[middle + terms]!;
       if (current < termId) low = middle + 1;
       else high = middle - 1;
     }
@@ -257,35 +326,51 @@ class ChunkTerms {
   }
 
   hasName(docId: number, termId: number): boolean {
-    const from = this.start[docId]! + this.termCount[docId]! * 2;
+    const { arena, from } = this.locate(this.start[docId]! + this.termCount[docId]! * 2);
     const end = from + this.nameCount[docId]!;
-    for (let at = from; at < end; at++) if (this.arena[at] === termId) return true;
+    for (let at = from; at < end; at++) if (arena[at] === termId) return true;
     return false;
   }
 
-  private reserve(size: number): void {
-    if (this.used + size <= this.arena.length) return;
-    if (this.abandoned >= this.used / 2) this.pack();
-    if (this.used + size <= this.arena.length) return;
-    const arena = new Uint32Array(Math.max(this.used + size, this.arena.length * 2));
-    arena.set(this.arena.subarray(0, this.used));
-    this.arena = arena;
+  private runSize(docId: number): number {
+    return this.termCount[docId]! * 2 + this.nameCount[docId]!;
   }
 
-  /** Moves the runs of held chunks end to end, leaving out the room of removed ones. */
+  /** The arena an address falls in and where it is there. */
+  private locate(address: number): { arena: Uint32Array; from: number } {
+    return address < this.packed.length
+      ? { arena: this.packed, from: address }
+      : { arena: this.added, from: address - this.packed.length };
+  }
+
+  private run(address: number, size: number): Uint32Array {
+    const { arena, from } = this.locate(address);
+    return arena.subarray(from, from + size);
+  }
+
+  private reserve(size: number): void {
+    if (this.addedUsed + size <= this.added.length) return;
+    if (this.abandoned >= (this.packed.length + this.addedUsed) / 2) this.pack();
+    if (this.addedUsed + size <= this.added.length) return;
+    const added = new Uint32Array(Math.max(this.addedUsed + size, this.added.length * 2));
+    added.set(this.added.subarray(0, this.addedUsed));
+    this.added = added;
+  }
+
+  /** Moves the runs of held chunks end to end into a new packed arena, leaving out removed ones. */
   private pack(): void {
-    const arena = new Uint32Array(Math.max(64, this.used - this.abandoned));
+    const packed = new Uint32Array(this.packed.length + this.addedUsed - this.abandoned);
     let at = 0;
     for (let docId = 0; docId < this.start.length; docId++) {
-      const from = this.start[docId]!;
-      if (from < 0) continue;
-      const size = this.termCount[docId]! * 2 + this.nameCount[docId]!;
-      arena.set(this.arena.subarray(from, from + size), at);
+      if (this.start[docId]! < 0) continue;
+      const size = this.runSize(docId);
+      packed.set(this.run(this.start[docId]!, size), at);
       this.start[docId] = at;
       at += size;
     }
-    this.arena = arena;
-    this.used = at;
+    this.packed = packed;
+    this.added = new Uint32Array(64);
+    this.addedUsed = 0;
     this.abandoned = 0;
   }
 
@@ -553,9 +638,16 @@ export class LexicalIndex {
     }
   }
 
-  /** Rebuilds the posting lists without tombstones, when they outgrow a quarter of the live chunks. */
+  /**
+   * Before a snapshot is written: rebuilds the posting lists without tombstones when they outgrow
+   * a quarter of the live chunks (says whether it did), else folds what was appended to the lists
+   * since they were last folded into them, so a long-lived index reads no long tails.
+   */
   compactIfNeeded(): boolean {
-    if (this.tombstones.size === 0 || this.tombstones.size < this.liveDocs / 4) return false;
+    if (this.tombstones.size === 0 || this.tombstones.size < this.liveDocs / 4) {
+      for (const postings of this.postingLists.values()) postings.settle(true);
+      return false;
+    }
     for (const level of CHUNK_LEVELS) this.postingLists.set(level, new LevelPostings());
     for (const docId of this.liveDocIds()) this.post(docId);
     for (const postings of this.postingLists.values()) postings.settle(true);
