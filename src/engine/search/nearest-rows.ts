@@ -163,7 +163,7 @@ export function rowsReaching(
 }
 
 /** The int8 product of the `count`-th row of `top` that `accept` takes, or null when fewer are. */
-function kthAccepted(
+export function kthAccepted(
   approximate: Int32Array,
   top: ArrayLike<number>,
   count: number,

@@ -1,6 +1,7 @@
 import * as assert from 'node:assert/strict';
 import fc from 'fast-check';
 import {
+  kthAccepted,
   NearestRows,
   nearestExactly,
   rowsReaching,
@@ -58,19 +59,6 @@ function topAndNear(
     }
   }
   return { top, near };
-}
-
-/** The int8 product of the `count`-th accepted row of `top`, or null. */
-function kthAccepted(
-  values: Int32Array,
-  top: ArrayLike<number>,
-  count: number,
-  accept: (row: number) => boolean,
-): number | null {
-  let accepted = 0;
-  for (let i = 0; i < top.length; i++)
-    if (accept(top[i]!) && ++accepted === count) return values[top[i]!]!;
-  return null;
 }
 
 /** `values` as batches of whole rows, cut after the rows `cuts` names. */

@@ -1,44 +1,8 @@
 import * as assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { rankWithEvidence } from '../../../src/engine/search/pipeline';
-import type { RankedHits, QuotedMessage } from '../../../src/engine/search/retrievers';
+import type { RankedHits } from '../../../src/engine/search/retrievers';
 import type { ChunkMeta } from '../../../src/engine/store/tables';
-
-/** The ranking as first written: evidence gathered for every hit, the order cut afterwards. */
-function rankEveryHit(
-  order: readonly string[],
-  lists: readonly RankedHits[],
-  catalog: ReadonlyMap<string, ChunkMeta>,
-) {
-  const kind = (why: string) => /^(matches|similar in meaning)\b/.exec(why)?.[1] ?? why;
-  const evidence = new Map<string, { why: string[]; lines: number[]; message?: QuotedMessage }>();
-  for (const list of lists) {
-    for (const hit of list.hits) {
-      const entry = evidence.get(hit.chunkId) ?? { why: [], lines: [] };
-      entry.message ??= hit.message;
-      if (entry.why.length < 3 && !entry.why.some((why) => kind(why) === kind(hit.evidence)))
-        entry.why.push(hit.evidence);
-      entry.lines.push(...(hit.lines ?? []));
-      evidence.set(hit.chunkId, entry);
-    }
-  }
-  return order.map((chunkId, rank) => {
-    const entry = evidence.get(chunkId);
-    const meta = catalog.get(chunkId);
-    const name = meta
-      ? [meta.className, meta.functionName].filter(Boolean).join('.') ||
-        meta.filePath ||
-        meta.directoryPath
-      : chunkId;
-    return {
-      chunkId,
-      score: 1 / (rank + 1),
-      why: `${meta?.level ?? 'chunk'} ${name}: ${entry?.why.join('; ') ?? 'related'}`,
-      lines: [...new Set(entry?.lines ?? [])],
-      ...(entry?.message ? { message: entry.message } : {}),
-    };
-  });
-}
 
 const IDS = Array.from({ length: 16 }, (_, i) => `c${i}`);
 
@@ -101,9 +65,10 @@ describe('ranked chunks with their evidence', () => {
           const catalog = new Map(
             IDS.filter((_, i) => i % 7 !== 6).map((id, i) => [id, meta(id, i)]),
           );
+          // the whole order gathers the evidence of every hit it holds, as before the cut came first
           assert.deepEqual(
             rankWithEvidence(order.slice(0, cut), lists, catalog),
-            rankEveryHit(order, lists, catalog).slice(0, cut),
+            rankWithEvidence(order, lists, catalog).slice(0, cut),
           );
         },
       ),
