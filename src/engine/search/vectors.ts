@@ -294,14 +294,16 @@ function copyRows(
 
 /** Writes the used rows of `added` into the spare rows of `target`. */
 function append<T extends Rows>(target: T, added: Rows): T {
-  for (let i = 0; i < added.used; i++) {
-    const row = target.used++;
-    target.codes.setRow(row, added.codes.row(i));
-    target.levels[row] = added.levels[i]!;
-    target.owners[row] = added.owners[i]!;
-    target.ids[row] = added.ids[i]!;
-  }
+  for (let i = 0; i < added.used; i++) copyRow(added, i, target, target.used++);
   return target;
+}
+
+/** Copies row `from` of `source` into row `to` of `target`: codes, level, owner and id. */
+function copyRow(source: Rows, from: number, target: Rows, to: number): void {
+  target.codes.setRow(to, source.codes.row(from));
+  target.levels[to] = source.levels[from]!;
+  target.owners[to] = source.owners[from]!;
+  target.ids[to] = source.ids[from]!;
 }
 
 /** One matrix of the rows of `parts`, with spare rows after them. */
@@ -321,12 +323,7 @@ function liveRows(loaded: Loaded): Rows {
     (rows, width) => new PlainMatrix(rows, width),
   );
   for (let row = 0; row < loaded.used; row++) {
-    if (loaded.levels[row] === DEAD) continue;
-    const at = live.used++;
-    live.codes.setRow(at, loaded.codes.row(row));
-    live.levels[at] = loaded.levels[row]!;
-    live.owners[at] = loaded.owners[row]!;
-    live.ids[at] = loaded.ids[row]!;
+    if (loaded.levels[row] !== DEAD) copyRow(loaded, row, live, live.used++);
   }
   return live;
 }
