@@ -118,21 +118,27 @@ const caseArbitrary = fc.record({
   rolePriors: fc.boolean(),
 });
 
+/** A drawn case's contenders as the shaping functions take them. */
+function shapingInputs(drawn: { contenders: Drawn[]; weights: Record<string, number> }) {
+  const built = drawn.contenders.map(contender);
+  return {
+    catalog: new Map(built.map((entry) => [entry.meta.id, entry.meta])),
+    texts: new Map(built.map((entry) => [entry.meta.id, entry.text])),
+    weights: new Map(Object.entries(drawn.weights)),
+    definitionLine: (id: string) => built.find((entry) => entry.meta.id === id)?.definitionLine,
+    ranked: built.map((entry) => entry.chunk),
+  };
+}
+
 describe('contender files, shaped only when they take a place', () => {
   it('gives the files list and spans that shaping every contender first gives', () => {
     fc.assert(
       fc.property(caseArbitrary, (drawn) => {
-        const built = drawn.contenders.map(contender);
-        const catalog = new Map(built.map((entry) => [entry.meta.id, entry.meta]));
-        const texts = new Map(built.map((entry) => [entry.meta.id, entry.text]));
-        const weights = new Map(Object.entries(drawn.weights));
-        const definitionLine = (id: string) =>
-          built.find((entry) => entry.meta.id === id)?.definitionLine;
-        const ranked = built.map((entry) => entry.chunk);
+        const { catalog, texts, weights, definitionLine, ranked } = shapingInputs(drawn);
         const spans = drawn.listed.map((rank, i) => listedSpan(i, 1 / rank));
         const paths = [
           ...spans.map((span) => span.path),
-          ...built.map((entry) => entry.meta.filePath ?? entry.meta.directoryPath),
+          ...[...catalog.values()].map((meta) => meta.filePath ?? meta.directoryPath),
         ];
         // integer scores, so ties between files (broken by their order) are drawn too
         const evidence = drawn.evidence.map(
@@ -195,13 +201,7 @@ describe("shaping with each chunk's reach known", () => {
   it('gives the spans and citable chunks that scoring every line gives', () => {
     fc.assert(
       fc.property(caseArbitrary, (drawn) => {
-        const built = drawn.contenders.map(contender);
-        const catalog = new Map(built.map((entry) => [entry.meta.id, entry.meta]));
-        const texts = new Map(built.map((entry) => [entry.meta.id, entry.text]));
-        const weights = new Map(Object.entries(drawn.weights));
-        const definitionLine = (id: string) =>
-          built.find((entry) => entry.meta.id === id)?.definitionLine;
-        const ranked = built.map((entry) => entry.chunk);
+        const { catalog, texts, weights, definitionLine, ranked } = shapingInputs(drawn);
         const reach = reachOf(texts, weights);
         assert.deepEqual(
           shapeSpans(ranked, catalog, texts, weights, definitionLine, reach),
