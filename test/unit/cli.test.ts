@@ -69,9 +69,8 @@ describe('code-oracle CLI', () => {
     assert.match(resolved, /possible lib\/main\.js:13/);
   });
 
-  it('answers a callers evaluation set for any corpora file', () => {
-    const corpusRoot = scratch.folder();
-    const cases = path.join(corpusRoot, 'cases.jsonl');
+  /** A corpora file naming the shop fixture as the corpus `shop`, in `corpusRoot`. */
+  function writeShopCorpora(corpusRoot: string): void {
     writeFileSync(
       path.join(corpusRoot, 'corpora.json'),
       JSON.stringify({
@@ -85,6 +84,12 @@ describe('code-oracle CLI', () => {
         ],
       }),
     );
+  }
+
+  it('answers a callers evaluation set for any corpora file', () => {
+    const corpusRoot = scratch.folder();
+    const cases = path.join(corpusRoot, 'cases.jsonl');
+    writeShopCorpora(corpusRoot);
     writeFileSync(
       cases,
       `${JSON.stringify({ id: 'c1', corpus: 'shop', target: { name: 'get_connection', path: 'db.py', line: 29 }, callers: [{ path: 'service.py', line: 16 }] })}\n`,
@@ -109,19 +114,7 @@ describe('code-oracle CLI', () => {
 
   it('eval --trace writes where each result found its chunks: every list and the ranked order', () => {
     const corpusRoot = scratch.folder();
-    writeFileSync(
-      path.join(corpusRoot, 'corpora.json'),
-      JSON.stringify({
-        corpora: [
-          {
-            id: 'shop',
-            extract_dir: path.relative(corpusRoot, scratch.fixture('shop-py')),
-            index_subfolder: 'shop',
-            language: 'python',
-          },
-        ],
-      }),
-    );
+    writeShopCorpora(corpusRoot);
     const questions = path.join(corpusRoot, 'questions.jsonl');
     writeFileSync(
       questions,

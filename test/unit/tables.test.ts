@@ -6,27 +6,16 @@ import { Tables } from '../../src/engine/store/tables';
 import { vectorRowBytes } from '../../src/engine/store/vector-memory';
 import { captureLogs, eventsNamed } from '../helpers/logs';
 import { Scratch } from '../helpers/workspace';
+import { chunkOf } from '../helpers/chunks';
 
 function chunk(i: number): Chunk {
-  return {
+  return chunkOf({
     id: `f${i % 500}.py::None::f${i}::function`,
-    level: 'function',
     filePath: `f${i % 500}.py`,
-    directoryPath: '.',
-    language: 'python',
-    className: null,
     functionName: `f${i}`,
-    startLine: 1,
-    endLine: 2,
-    parentDirectoryId: null,
     parentFileId: `f${i % 500}.py::None::None::file`,
-    parentClassId: null,
     content: `def f${i}():\n    return ${i}\n`,
-    fullContent: null,
-    isSummarized: false,
-    originalLineCount: null,
-    segments: null,
-  };
+  });
 }
 
 describe('LanceDB tables', () => {

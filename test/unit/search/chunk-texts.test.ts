@@ -7,27 +7,20 @@ import { ChunkTexts } from '../../../src/engine/search/chunk-texts';
 import { TextsFile } from '../../../src/engine/store/texts';
 import { captureLogs, eventsNamed } from '../../helpers/logs';
 import { Scratch } from '../../helpers/workspace';
+import { chunkOf } from '../../helpers/chunks';
 
 function chunk(file: number, i: number, content: string, fullContent: string | null): Chunk {
-  return {
+  return chunkOf({
     id: `f${file}.py::None::g${i}::function`,
-    level: 'function',
     filePath: `f${file}.py`,
-    directoryPath: '.',
-    language: 'python',
-    className: null,
     functionName: `g${i}`,
     startLine: i + 1,
     endLine: i + 2,
-    parentDirectoryId: null,
     parentFileId: `f${file}.py::None::None::file`,
-    parentClassId: null,
     content,
     fullContent,
     isSummarized: fullContent !== null,
-    originalLineCount: null,
-    segments: null,
-  };
+  });
 }
 
 const drawnChunks = fc.array(

@@ -7,6 +7,7 @@ import { citableChunks, shapeSpans, type RankedChunk } from '../../../src/engine
 import type { Span } from '../../../src/engine/search/spans';
 import type { ChunkMeta } from '../../../src/engine/store/tables';
 import { indexTerms } from '../../../src/engine/text/tokenize';
+import { chunkMeta } from '../../helpers/chunks';
 
 /**
  * Contender files (the best chunk of files no ranked chunk brought in) are shaped only when they
@@ -57,7 +58,7 @@ function contender(drawn: Drawn, index: number) {
   const id = `${filePath}::${drawn.level}::${index}`;
   const endLine = drawn.startLine + Math.max(0, drawn.lines.length - 1);
   const segments = drawn.level === 'function' ? null : segmentsOf(drawn);
-  const meta: ChunkMeta = {
+  const meta = chunkMeta({
     id,
     level: drawn.level,
     filePath: drawn.level === 'directory' ? null : filePath,
@@ -67,13 +68,8 @@ function contender(drawn: Drawn, index: number) {
     functionName: drawn.level === 'function' ? 'f' : null,
     startLine: drawn.startLine,
     endLine,
-    parentDirectoryId: null,
-    parentFileId: null,
-    parentClassId: null,
-    isSummarized: false,
-    originalLineCount: null,
     segments,
-  };
+  });
   const body = drawn.lines.join('\n');
   const text =
     drawn.level === 'file'
@@ -219,23 +215,13 @@ describe("shaping with each chunk's reach known", () => {
   });
 
   it('scores no line of a chunk that holds none of the question words', () => {
-    const meta: ChunkMeta = {
+    const meta = chunkMeta({
       id: 'src/a.py::f',
-      level: 'function',
       filePath: 'src/a.py',
       directoryPath: 'src',
-      language: 'python',
-      className: null,
       functionName: 'f',
-      startLine: 1,
       endLine: 3,
-      parentDirectoryId: null,
-      parentFileId: null,
-      parentClassId: null,
-      isSummarized: false,
-      originalLineCount: null,
-      segments: null,
-    };
+    });
     const texts = new Map([[meta.id, 'def f():\n    x = w1 + w2\n    return x']]);
     const ranked: RankedChunk[] = [{ chunkId: meta.id, score: 1, why: 'ranked', lines: [2] }];
     const shape = (weights: CountedWeights) =>

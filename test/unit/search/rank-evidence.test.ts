@@ -3,27 +3,20 @@ import fc from 'fast-check';
 import { rankWithEvidence } from '../../../src/engine/search/pipeline';
 import type { RankedHits } from '../../../src/engine/search/retrievers';
 import type { ChunkMeta } from '../../../src/engine/store/tables';
+import { chunkMeta } from '../../helpers/chunks';
 
 const IDS = Array.from({ length: 16 }, (_, i) => `c${i}`);
 
 function meta(id: string, i: number): ChunkMeta {
-  return {
+  return chunkMeta({
     id,
     level: i % 3 === 0 ? 'file' : 'function',
     filePath: `src/f${i % 4}.py`,
     directoryPath: 'src',
-    language: 'python',
     className: i % 5 === 0 ? 'K' : null,
     functionName: i % 3 === 0 ? null : `f${i}`,
-    startLine: 1,
     endLine: 9,
-    parentDirectoryId: null,
-    parentFileId: null,
-    parentClassId: null,
-    isSummarized: false,
-    originalLineCount: null,
-    segments: null,
-  };
+  });
 }
 
 const hit = fc.record(

@@ -14,29 +14,18 @@ import { logHub } from '../../../src/engine/log/logger';
 import { MemorySink } from '../../../src/engine/log/sinks';
 import { captureLogs, eventsNamed } from '../../helpers/logs';
 import { Scratch } from '../../helpers/workspace';
+import { chunkOf } from '../../helpers/chunks';
 
 const DIMENSIONS = 8;
 
 function chunk(i: number, level: ChunkLevel): Chunk {
-  return {
+  return chunkOf({
     id: `f${i % 5}.py::None::g${i}::${level}`,
     level,
     filePath: level === 'directory' ? null : `f${i % 5}.py`,
-    directoryPath: '.',
-    language: 'python',
-    className: null,
     functionName: `g${i}`,
-    startLine: 1,
-    endLine: 2,
-    parentDirectoryId: null,
-    parentFileId: null,
-    parentClassId: null,
     content: `text ${i}`,
-    fullContent: null,
-    isSummarized: false,
-    originalLineCount: null,
-    segments: null,
-  };
+  });
 }
 
 /** Signed bytes of `vector` scaled to unit length: what the scan compares. */
