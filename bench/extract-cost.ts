@@ -19,7 +19,7 @@ import type { LanguageSpec } from '../src/engine/lang/spec';
 import type { LanguageId } from '../src/engine/model';
 import { unwrap } from '../src/engine/util/result';
 import { round } from './child';
-import { readCorpora, rowRoot } from './scale-corpus';
+import { corporaRow, rowRoot } from './scale-corpus';
 
 /** Files per language whose trees are kept for the query timings (their memory is the limit). */
 const QUERY_SAMPLE_FILES = 400;
@@ -45,8 +45,7 @@ export interface ExtractCost {
 }
 
 export async function benchExtractCost(rowId: string): Promise<ExtractCost[]> {
-  const row = readCorpora().rows.find((candidate) => candidate.id === rowId);
-  if (!row) throw new Error(`bench/corpora.json has no row ${rowId}`);
+  const row = corporaRow(rowId);
   const root = rowRoot(row);
   const walked = unwrap(await walkWorkspace({ root, maxFileBytes: 1024 * 1024 }));
   const byLanguage = new Map<LanguageId, Source[]>();

@@ -25,7 +25,7 @@ import { TextsFile } from '../src/engine/store/texts';
 import { MemorySink } from '../src/engine/log/sinks';
 import { unwrap } from '../src/engine/util/result';
 import { openEngine, round, runChild, serveChild } from './child';
-import { readCorpora, rowRoot } from './scale-corpus';
+import { corporaRow, rowRoot } from './scale-corpus';
 import { newFunction } from './scale';
 
 interface SaveProfileRequest {
@@ -50,8 +50,7 @@ export async function benchSaveProfile(
   cache: string,
   flags: readonly string[],
 ): Promise<void> {
-  const row = readCorpora().rows.find((candidate) => candidate.id === rowId);
-  if (!row) throw new Error(`bench/corpora.json has no row ${rowId}`);
+  const row = corporaRow(rowId);
   const sharedRoot = rowRoot(row);
   const keptStore = path.resolve(
     flagValue(flags, '--store') ?? path.join(cache, 'bench-stores', `${row.id}-kept`),

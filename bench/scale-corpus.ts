@@ -41,6 +41,13 @@ export function readCorpora(): CorporaFile {
   return JSON.parse(readFileSync(path.resolve('bench', 'corpora.json'), 'utf8')) as CorporaFile;
 }
 
+/** The row `rowId` of bench/corpora.json; an error naming it when there is none. */
+export function corporaRow(rowId: string): RowSpec {
+  const row = readCorpora().rows.find((candidate) => candidate.id === rowId);
+  if (!row) throw new Error(`bench/corpora.json has no row ${rowId}`);
+  return row;
+}
+
 /** Fetches a pinned package once (checking its hash) and returns the folder to index. */
 export function packageRoot(spec: PackageSpec): string {
   const root = path.join(BASE, spec.extract_dir, spec.index_subfolder);

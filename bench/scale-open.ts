@@ -20,7 +20,7 @@ import type { SearchResult } from '../src/engine/search/pipeline';
 import { unwrap } from '../src/engine/util/result';
 import { openAndAskFirst, openEngine, round, runChild, serveChild } from './child';
 import { available, fts5Times, summarise } from './scale-baselines';
-import { readCorpora, rowRoot } from './scale-corpus';
+import { corporaRow, rowRoot } from './scale-corpus';
 import { sampleQueries, type BenchQuery } from './scale-queries';
 
 interface OpenSearchRequest {
@@ -54,8 +54,7 @@ export async function benchOpenSearch(
   cache: string,
   flags: readonly string[],
 ): Promise<void> {
-  const row = readCorpora().rows.find((candidate) => candidate.id === rowId);
-  if (!row) throw new Error(`bench/corpora.json has no row ${rowId}`);
+  const row = corporaRow(rowId);
   const root = rowRoot(row);
   const walked = unwrap(await walkWorkspace({ root, maxFileBytes: 1024 * 1024 }));
   const files = walked.candidates.map((candidate) => ({
