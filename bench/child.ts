@@ -97,3 +97,17 @@ export async function openAndAskFirst(
 export function round(value: number, digits: number): number {
   return Math.round(value * 10 ** digits) / 10 ** digits;
 }
+
+/** The value after `name` among a bench command's flags. */
+export function flagValue(flags: readonly string[], name: string): string | undefined {
+  const at = flags.indexOf(name);
+  return at >= 0 ? flags[at + 1] : undefined;
+}
+
+/** CPU time of `work` in milliseconds (this process runs nothing else meanwhile). */
+export function cpuMs(work: () => void): number {
+  const before = process.cpuUsage();
+  work();
+  const spent = process.cpuUsage(before);
+  return (spent.user + spent.system) / 1000;
+}

@@ -18,7 +18,7 @@ import { languageById } from '../src/engine/lang/registry';
 import type { LanguageSpec } from '../src/engine/lang/spec';
 import type { LanguageId } from '../src/engine/model';
 import { unwrap } from '../src/engine/util/result';
-import { round } from './child';
+import { cpuMs, round } from './child';
 import { corporaRow, rowRoot } from './scale-corpus';
 
 /** Files per language whose trees are kept for the query timings (their memory is the limit). */
@@ -114,14 +114,6 @@ async function languageCost(
   } finally {
     for (const tree of trees) tree.delete();
   }
-}
-
-/** CPU time of `work` in milliseconds (this process runs nothing else meanwhile). */
-function cpuMs(work: () => void): number {
-  const before = process.cpuUsage();
-  work();
-  const spent = process.cpuUsage(before);
-  return (spent.user + spent.system) / 1000;
 }
 
 /** Visits every node of the tree, reading its type: the least a walk in JavaScript does. */

@@ -6,7 +6,9 @@
  * Go standard library alone run when named: `npm run bench -- scale-100k go-std`. Results are
  * printed and written to bench/results/latest.json; the scale rows are drawn in scale.svg.
  * `--open-search` (bench/scale-open.ts) and `--extract-cost` (bench/extract-cost.ts) measure one
- * side of a row on its own.
+ * side of a row on its own; `--native-parse` (bench/native-parse.ts) weighs the native tree-sitter
+ * binding against web-tree-sitter on a row's files. With `--cpu-prof`, each scale row's cold index writes CPU profiles of
+ * the engine's threads (parse workers included) into .cache/bench-profiles.
  */
 import { execFileSync } from 'node:child_process';
 import { appendFileSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -22,6 +24,7 @@ import { languageById } from '../src/engine/lang/registry';
 import { unwrap } from '../src/engine/util/result';
 import { round } from './child';
 import { benchExtractCost } from './extract-cost';
+import { benchNativeParse } from './native-parse';
 import { scalePlot } from './plot';
 import { benchOpenSearch, OPEN_SEARCH_CHILD, serveOpenSearchChild } from './scale-open';
 import { benchSaveProfile, SAVE_PROFILE_CHILD, serveSaveProfileChild } from './save-profile';
@@ -67,7 +70,8 @@ const SAVES = 7;
 const SAVE_QUESTION = 'where are errors reported to the caller';
 
 async function main(): Promise<void> {
-  const only = process.argv.slice(2);
+  const only = process.argv.slice(2).filter((arg) => !arg.startsWith('--'));
+  const coldProfile = process.argv.includes('--cpu-prof');
   const corpora = [
     { id: 'rxjs', root: () => evalCorpus('rxjs'), onDemand: false },
     { id: 'go-std', root: () => benchCorpus('go-std'), onDemand: true },
@@ -84,7 +88,7 @@ async function main(): Promise<void> {
   const scale: ScaleRow[] = [];
   for (const row of rows) {
     process.stderr.write(`bench: ${row.id} (${row.note})\n`);
-    scale.push(await benchScaleRow(row, MODEL, CACHE));
+    scale.push(await benchScaleRow(row, MODEL, CACHE, coldProfile));
   }
   if (search) console.table([search]);
   if (scale.length)
@@ -304,6 +308,14 @@ else if (process.argv[2] === '--extract-cost')
     (costs) => {
       for (const cost of costs) process.stdout.write(`${JSON.stringify(cost)}\n`);
     },
+    (cause: unknown) => {
+      process.stderr.write(`bench: ${cause instanceof Error ? cause.message : String(cause)}\n`);
+      process.exitCode = 1;
+    },
+  );
+else if (process.argv[2] === '--native-parse')
+  benchNativeParse(process.argv[3] ?? 'scale-10k', process.argv.slice(4)).then(
+    (report) => process.stdout.write(`${JSON.stringify(report, null, 2)}\n`),
     (cause: unknown) => {
       process.stderr.write(`bench: ${cause instanceof Error ? cause.message : String(cause)}\n`);
       process.exitCode = 1;

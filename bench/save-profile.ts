@@ -24,7 +24,7 @@ import { Tables } from '../src/engine/store/tables';
 import { TextsFile } from '../src/engine/store/texts';
 import { MemorySink } from '../src/engine/log/sinks';
 import { unwrap } from '../src/engine/util/result';
-import { openEngine, round, runChild, serveChild } from './child';
+import { flagValue, openEngine, round, runChild, serveChild } from './child';
 import { corporaRow, rowRoot } from './scale-corpus';
 import { newFunction } from './scale';
 
@@ -221,11 +221,6 @@ function timeMethods(): Map<string, number> {
   wrap(Searcher.prototype, 'searcher', ['prepare', 'invalidate']);
   wrap(Engine.prototype, 'engine', ['planFor', 'recalibrate', 'rememberChangedFiles', 'refresh']);
   return totals;
-}
-
-function flagValue(flags: readonly string[], name: string): string | undefined {
-  const at = flags.indexOf(name);
-  return at >= 0 ? flags[at + 1] : undefined;
 }
 
 function median(values: readonly number[]): number {

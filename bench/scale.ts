@@ -8,6 +8,7 @@
  */
 import {
   appendFileSync,
+  mkdirSync,
   readdirSync,
   readFileSync,
   rmSync,
@@ -107,7 +108,12 @@ export function scaleRows(): readonly RowSpec[] {
   return readCorpora().rows;
 }
 
-export async function benchScaleRow(row: RowSpec, model: string, cache: string): Promise<ScaleRow> {
+export async function benchScaleRow(
+  row: RowSpec,
+  model: string,
+  cache: string,
+  profileCold = false,
+): Promise<ScaleRow> {
   const root = rowRoot(row);
   const walked = unwrap(await walkWorkspace({ root, maxFileBytes: 1024 * 1024 }));
   const files = walked.candidates.map((candidate) => ({
@@ -140,7 +146,11 @@ export async function benchScaleRow(row: RowSpec, model: string, cache: string):
   let warm: WarmReport;
   try {
     lag.enable();
-    cold = await runChild<ColdReport>(SCALE_CHILD, { phase: 'cold', ...request });
+    cold = await runChild<ColdReport>(
+      SCALE_CHILD,
+      { phase: 'cold', ...request },
+      profileCold ? cpuProfileArgs(cache) : [],
+    );
     lag.disable();
     process.stderr.write(`bench: ${row.id}: cold ${cold.coldIndexSeconds} s; searching\n`);
     warm = await runChild<WarmReport>(SCALE_CHILD, { phase: 'warm', ...request });
@@ -194,6 +204,13 @@ export async function benchScaleRow(row: RowSpec, model: string, cache: string):
     editorLagP99Ms: round(lag.percentile(99) / 1e6, 1),
     editorLagMaxMs: round(lag.max / 1e6, 1),
   };
+}
+
+/** Node's flags that write the child's CPU profiles (one per thread) under the cache. */
+function cpuProfileArgs(cache: string): string[] {
+  const profiles = path.join(cache, 'bench-profiles');
+  mkdirSync(profiles, { recursive: true });
+  return ['--cpu-prof', `--cpu-prof-dir=${profiles}`];
 }
 
 /** The floor: parsing every file once, on one thread, with the grammars already loaded. */
