@@ -72,12 +72,28 @@ interface WordPieceTokenizer {
  * them, so this gives the tokenizer's ids without its per-call machinery.
  */
 class AsciiWordPiece {
+  /**
+   * The vocabulary split by kind: word starts, and continuations without their prefix, so a
+   * candidate piece is looked up without building `##piece`. The longest entry of each kind
+   * bounds the pieces worth looking up: a longer one is in neither.
+   */
+  private readonly continuations: ReadonlyMap<string, number>;
+  private readonly longestStart: number;
+  private readonly longestContinuation: number;
+
   private constructor(
-    private readonly vocabulary: ReadonlyMap<string, number>,
-    private readonly prefix: string,
+    private readonly starts: ReadonlyMap<string, number>,
+    prefix: string,
     private readonly maxCharacters: number,
     private readonly unknownId: number,
-  ) {}
+  ) {
+    const continuations = new Map<string, number>();
+    for (const [token, id] of starts)
+      if (token.startsWith(prefix)) continuations.set(token.slice(prefix.length), id);
+    this.continuations = continuations;
+    this.longestStart = longestKey(starts);
+    this.longestContinuation = longestKey(continuations);
+  }
 
   /** Null unless the tokenizer is BERT-style (the only kind this reproduces exactly). */
   static from(tokenizerJson: unknown): AsciiWordPiece | null {
@@ -119,11 +135,14 @@ class AsciiWordPiece {
     const lower = word.toLowerCase();
     const ids: number[] = [];
     for (let start = 0; start < lower.length;) {
-      let end = lower.length;
+      const pieces = start > 0 ? this.continuations : this.starts;
+      let end = Math.min(
+        lower.length,
+        start + (start > 0 ? this.longestContinuation : this.longestStart),
+      );
       let id: number | undefined;
       for (; end > start; end--) {
-        const piece = lower.slice(start, end);
-        id = this.vocabulary.get(start > 0 ? this.prefix + piece : piece);
+        id = pieces.get(lower.slice(start, end));
         if (id !== undefined) break;
       }
       if (id === undefined) return [this.unknownId];
@@ -276,6 +295,12 @@ export class StaticModel implements Embedder {
   dispose(): void {
     this.wordCache.clear();
   }
+}
+
+function longestKey(map: ReadonlyMap<string, number>): number {
+  let longest = 0;
+  for (const key of map.keys()) longest = Math.max(longest, key.length);
+  return longest;
 }
 
 /** A piece of the scanner made of ASCII characters only: letters and digits (see charClass). */
