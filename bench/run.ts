@@ -7,8 +7,9 @@
  * printed and written to bench/results/latest.json; the scale rows are drawn in scale.svg.
  * `--open-search` (bench/scale-open.ts) and `--extract-cost` (bench/extract-cost.ts) measure one
  * side of a row on its own; `--native-parse` (bench/native-parse.ts) weighs the native tree-sitter
- * binding against web-tree-sitter on a row's files. With `--cpu-prof`, each scale row's cold index writes CPU profiles of
- * the engine's threads (parse workers included) into .cache/bench-profiles.
+ * binding against web-tree-sitter on a row's files. With `--cpu-prof`, each scale row's cold index
+ * writes CPU profiles of the engine's threads (its parse worker's included) into
+ * .cache/bench-profiles.
  */
 import { execFileSync } from 'node:child_process';
 import { appendFileSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

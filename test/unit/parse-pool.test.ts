@@ -1,5 +1,8 @@
 import * as assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
 import { getPriority } from 'node:os';
+import * as path from 'node:path';
 import { defaultPoolSize, ParsePool } from '../../src/engine/index/parse-pool';
 import { threadNiceValues } from '../helpers/threads';
 import { Scratch } from '../helpers/workspace';
@@ -66,5 +69,25 @@ describe('parse pool', function () {
     } finally {
       pool.dispose();
     }
+  });
+
+  it('profiles its worker too when the process runs with --cpu-prof', () => {
+    const root = scratch.tree({ 'a.py': 'def f(x):\n    return g(x)\n' });
+    const profiles = scratch.folder('oracle-profiles-');
+    const pool = path.resolve(__dirname, '../../src/engine/index/parse-pool.ts');
+    const script = `const { ParsePool } = require(${JSON.stringify(pool)});
+      const pool = new ParsePool(1, null);
+      pool.run({ root: ${JSON.stringify(root)}, path: 'a.py', language: 'python',
+        maxFileBytes: 1 << 20, previousHash: null }).then((outcome) => {
+        if (outcome.kind !== 'indexed') throw new Error(outcome.kind);
+        pool.dispose();
+      });`;
+    execFileSync(
+      process.execPath,
+      ['--require', 'tsx/cjs', '--cpu-prof', `--cpu-prof-dir=${profiles}`, '-e', script],
+      { stdio: 'pipe' },
+    );
+    // one profile for the main thread, one for the worker
+    assert.equal(readdirSync(profiles).filter((name) => name.endsWith('.cpuprofile')).length, 2);
   });
 });

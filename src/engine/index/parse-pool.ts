@@ -256,9 +256,17 @@ export function threadLoadGauge(): () => boolean {
   };
 }
 
-/** The bundle ships parse-worker.js beside itself; from sources the worker runs through tsx. */
+/**
+ * The bundle ships parse-worker.js beside itself; from sources the worker runs through tsx. A
+ * process started with --cpu-prof (the bench's `--cpu-prof`) has its workers profiled too: a
+ * worker given its own flags inherits none of the process's.
+ */
 function workerScript(): { file: string; execArgv: string[] } {
+  const profiling = process.execArgv.filter((flag) => flag.startsWith('--cpu-prof'));
   const bundled = path.join(__dirname, 'parse-worker.js');
-  if (existsSync(bundled)) return { file: bundled, execArgv: [] };
-  return { file: path.join(__dirname, 'parse-worker.ts'), execArgv: ['--require', 'tsx/cjs'] };
+  if (existsSync(bundled)) return { file: bundled, execArgv: profiling };
+  return {
+    file: path.join(__dirname, 'parse-worker.ts'),
+    execArgv: ['--require', 'tsx/cjs', ...profiling],
+  };
 }
