@@ -2,6 +2,7 @@ import type { ChunkLevel } from '../model';
 import type { LexicalIndex } from '../store/lexical';
 import { indexTerms } from '../text/tokenize';
 import { bm25Idf, bm25TermScore } from './bm25';
+import type { QuestionWord } from './proximity';
 
 /**
  * Evidence about whole files, beside the evidence about their chunks: a file that holds more of
@@ -50,13 +51,11 @@ export function coverageScores(
   paths: readonly string[],
   words: ReadonlyMap<string, readonly string[]>,
 ): Map<string, number> {
-  const { idf } = fileStatistics(lexical, [...new Set([...words.values()].flat())], new Map());
-  const present = [...idf.keys()];
+  const weighted = weighQuestionWords(lexical, words);
+  const present = [...new Set(weighted.flatMap(({ forms }) => forms))].filter((form) =>
+    FILE_LEVELS.some((level) => lexical.documentFrequencyOf(level, form) > 0),
+  );
   const files = lexical.fileTermCounts(paths, FILE_LEVELS, present);
-  const weighted = [...words.values()].map((forms) => ({
-    forms,
-    weight: Math.max(0, ...forms.map((form) => idf.get(form) ?? 0)),
-  }));
   const total = weighted.reduce((sum, word) => sum + word.weight, 0);
   const scores = new Map<string, number>();
   if (!total) return scores;
@@ -70,6 +69,22 @@ export function coverageScores(
     scores.set(path, covered / total);
   });
   return scores;
+}
+
+/**
+ * Each question word with its forms (`words` maps each word to its forms: the word and its
+ * stems), weighed by the rarity among the index's chunks of its rarest form the index holds; a
+ * word the index lacks in every form weighs nothing.
+ */
+export function weighQuestionWords(
+  lexical: LexicalIndex,
+  words: ReadonlyMap<string, readonly string[]>,
+): QuestionWord[] {
+  const { idf } = fileStatistics(lexical, [...new Set([...words.values()].flat())], new Map());
+  return [...words.values()].map((forms) => ({
+    forms,
+    weight: Math.max(0, ...forms.map((form) => idf.get(form) ?? 0)),
+  }));
 }
 
 /** Each present term's weight (query weight × rarity over chunks) and the mean file length. */

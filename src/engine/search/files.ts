@@ -89,6 +89,8 @@ const COVERAGE_EXPONENT = 0.5;
  * standing weighed by it: a file holding more of the question's words
  * outranks a sibling repeating fewer of them more often. The share orders the list and never
  * decides who is in it, where a file lacking one word would lose its place to a weaker one.
+ * `chunkStanding`, when given, scores each chunk for the files list in place of its spans' scores
+ * (a ranking read for the files order only); the spans keep their own.
  */
 export function rankFiles(
   spans: readonly Span[],
@@ -98,6 +100,7 @@ export function rankFiles(
   evidence: readonly ReadonlyMap<string, number>[] = [],
   contenders: readonly Pick<CitableChunk, 'path' | 'spans'>[] = [],
   coverage: ((paths: readonly string[]) => ReadonlyMap<string, number>) | null = null,
+  chunkStanding: ReadonlyMap<string, number> | null = null,
 ): FileResult[] {
   const places = new Set(spans.map((span) => span.path)).size;
   const byPath = new Map<string, Span[] | (() => Span[])>();
@@ -113,7 +116,9 @@ export function rankFiles(
   const standing = fusedStanding(
     [...byPath].map(([path, fileSpans]) => [
       path,
-      Array.isArray(fileSpans) ? Math.max(...fileSpans.map((span) => span.score)) : 0,
+      Array.isArray(fileSpans)
+        ? Math.max(...fileSpans.map((span) => chunkStanding?.get(span.chunkId) ?? span.score))
+        : 0,
     ]),
     evidence,
   );

@@ -59,6 +59,11 @@ export const STAGES = [
     what: "within the files list, files holding more of the question's distinct words (in any form, in their text or path) rise above files repeating fewer of them",
   },
   {
+    name: 'file-proximity',
+    kind: 'file-order',
+    what: "the files list is ordered from a ranking whose first lexical hits holding more of the question's words within one window come first",
+  },
+  {
     name: 'file-definitions',
     kind: 'file-order',
     what: 'files that define what the question names rise above the files that only use it',
