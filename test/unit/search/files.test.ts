@@ -40,6 +40,26 @@ describe('search results as files with spans', () => {
     );
   });
 
+  it('orders files by the chunk standing given for them, the spans keeping their own scores', () => {
+    const spans = [span('first.py', 'x', 1), span('second.py', 'y', 0.5)];
+    const standing = new Map([
+      ['x', 0.5],
+      ['y', 1],
+    ]);
+    const ranked = rankFiles(spans, 'q', noNames, true, [], [], null, standing);
+    assert.deepEqual(
+      ranked.map((file) => [file.path, file.score]),
+      [
+        ['second.py', 1],
+        ['first.py', 0.5],
+      ],
+    );
+    assert.deepEqual(
+      ranked.map((file) => file.spans),
+      [[spans[1]], [spans[0]]],
+    );
+  });
+
   it('ranks a file by its best chunk, not by how many chunks it has', () => {
     const spans = [
       span('one.py', 'x', 0.5),

@@ -61,7 +61,9 @@ describe('search stages', () => {
     const standing = (result: SearchResult) =>
       result.files.map((file) => file.score - Math.max(...file.spans.map((span) => span.score)));
     const fileStages = ['file-words', 'file-paths'] as const;
-    const off = await search(query, [...fileStages]);
+    // file-proximity orders the files from another ranking of the chunks: off, so each file
+    // stands by its best chunk here
+    const off = await search(query, [...fileStages, 'file-proximity']);
     assert.ok(
       standing(off).every((gain) => gain <= 0),
       'off: a file stands by its best chunk',
