@@ -189,29 +189,6 @@ function prefixMatch(a: string, b: string): boolean {
 }
 
 /**
- * How close in meaning each candidate file is to the question, pooled over its chunks: each of
- * its chunks among the model's nearest adds how far its similarity rises above the farthest chunk
- * that list still holds. A file with several close chunks beats a file with one, and a chunk that
- * barely made the list adds next to nothing. With no model the list is empty and so is this.
- */
-export function meaningScores(
-  nearest: readonly { readonly chunkId: string; readonly score: number }[],
-  fileOf: (chunkId: string) => string | null | undefined,
-  paths: readonly string[],
-): Map<string, number> {
-  const scores = new Map<string, number>();
-  if (!nearest.length) return scores;
-  const farthest = Math.min(...nearest.map((hit) => hit.score));
-  const candidates = new Set(paths);
-  for (const hit of nearest) {
-    const path = fileOf(hit.chunkId);
-    if (path && candidates.has(path) && hit.score > farthest)
-      scores.set(path, (scores.get(path) ?? 0) + hit.score - farthest);
-  }
-  return scores;
-}
-
-/**
  * The files holding the definitions the question names (the definition lookup's hits), each at
  * its best hit's score: the file that defines a named class outranks the files that only use it.
  */

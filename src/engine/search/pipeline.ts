@@ -36,7 +36,6 @@ import {
   closestUnlisted,
   coverageScores,
   definingScores,
-  meaningScores,
   pathScores,
   PathVocabulary,
   weighQuestionWords,
@@ -375,7 +374,6 @@ export class Searcher {
         [...new Set([...shaped, ...contenders].map((cited) => cited.path))],
         [...terms, ...related, ...stems],
         queryWeights,
-        lists.find((list) => list.source === 'semantic')?.hits ?? [],
         lists.find((list) => list.source === 'symbol')?.hits ?? [],
       ),
       contenders,
@@ -515,14 +513,12 @@ export class Searcher {
     paths: readonly string[],
     terms: readonly string[],
     weights: ReadonlyMap<string, number>,
-    nearest: readonly Hit[],
     named: readonly Hit[],
   ): ReadonlyMap<string, number>[] {
     const { lexical } = this.index;
     const evidence: ReadonlyMap<string, number>[] = [];
     const fileOf = (id: string) => this.index.catalog.get(id)?.filePath;
     if (stages.on('file-definitions')) evidence.push(definingScores(named, fileOf, paths));
-    if (stages.on('file-meaning')) evidence.push(meaningScores(nearest, fileOf, paths));
     if (stages.on('file-words')) evidence.push(wholeFileScores(lexical, paths, terms, weights));
     if (stages.on('file-paths')) {
       this.pathVocabulary ??= new PathVocabulary(this.index.graph.files());
@@ -550,10 +546,13 @@ export class Searcher {
     terms: readonly string[],
     fusion: { technicality: Technicality; mode: QueryMode; stages: StageSwitches },
   ): Map<string, number> | null {
-    const query = new ProximityQuery(weighQuestionWords(this.index.lexical, wordForms(terms)));
+    // a word's stems are its forms here only while the stems stage is on: they are what it switches
+    const forms = fusion.stages.on('stems')
+      ? wordForms(terms)
+      : new Map(terms.map((term) => [term, [term]]));
+    const query = new ProximityQuery(weighQuestionWords(this.index.lexical, forms));
     if (!query.measurable) return null;
     const texts = this.texts.lookup();
-
     const reordered = lists.map((list) =>
       list.source === 'lexical'
         ? {

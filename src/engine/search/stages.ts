@@ -26,7 +26,7 @@ export const STAGES = [
   {
     name: 'stems',
     kind: 'retrieval',
-    what: 'stems of the question words the index knows join the lexical query, naming a definition only for a word the code never uses',
+    what: 'stems of the question words the index knows join the lexical query (naming a definition only for a word the code never uses) and count as the words in the proximity window',
   },
   {
     name: 'graph-strategy',
@@ -67,12 +67,6 @@ export const STAGES = [
     name: 'file-definitions',
     kind: 'file-order',
     what: 'files that define what the question names rise above the files that only use it',
-  },
-  {
-    name: 'file-meaning',
-    kind: 'file-order',
-    what: 'files whose chunks are close in meaning to the question, pooled over the file, rise in the files list',
-    needsModel: true,
   },
   {
     name: 'contender-files',

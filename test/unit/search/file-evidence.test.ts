@@ -5,7 +5,6 @@ import {
   closestUnlisted,
   coverageScores,
   definingScores,
-  meaningScores,
   pathScores,
   PathVocabulary,
   pathWords,
@@ -220,28 +219,16 @@ describe('path evidence', () => {
   });
 });
 
-describe('meaning evidence', () => {
-  // the model's nearest chunks, best first, as `file::chunk` with their similarity
+describe('contender files', () => {
+  // the model's nearest chunks, best first, as `file::chunk`
   const nearest = [
-    { chunkId: 'single.py::a', score: 0.8 },
-    { chunkId: 'spread.py::a', score: 0.7 },
-    { chunkId: 'spread.py::b', score: 0.65 },
-    { chunkId: 'spread.py::c', score: 0.6 },
-    { chunkId: 'outside.py::a', score: 0.9 },
-    { chunkId: 'far.py::a', score: 0.3 },
-  ];
+    'single.py::a',
+    'spread.py::a',
+    'spread.py::b',
+    'outside.py::a',
+    'far.py::a',
+  ].map((chunkId) => ({ chunkId }));
   const fileOf = (chunkId: string) => chunkId.split('::')[0];
-
-  it("pools a file's close chunks: several close chunks beat one closer chunk", () => {
-    const scores = meaningScores(nearest, fileOf, ['single.py', 'spread.py', 'far.py']);
-    assert.ok(scores.get('spread.py')! > scores.get('single.py')!);
-    assert.ok(Math.abs(scores.get('single.py')! - 0.5) < 1e-9, 'rise above the farthest chunk');
-  });
-
-  it('scores only candidate files, and a chunk at the far end of the list adds nothing', () => {
-    const scores = meaningScores(nearest, fileOf, ['single.py', 'far.py']);
-    assert.deepEqual([...scores.keys()], ['single.py']);
-  });
 
   it('takes the closest chunk of each file not listed yet, closest files first', () => {
     assert.deepEqual(closestUnlisted(nearest, fileOf, new Set(['single.py'])), [
@@ -249,10 +236,6 @@ describe('meaning evidence', () => {
       'outside.py::a',
       'far.py::a',
     ]);
-  });
-
-  it('is empty without a model (no nearest chunks)', () => {
-    assert.equal(meaningScores([], fileOf, ['single.py']).size, 0);
   });
 });
 
