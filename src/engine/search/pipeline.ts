@@ -537,8 +537,8 @@ export class Searcher {
    * first CLOSE_WORDS_HEAD hits that hold more of the question's words within one window come
    * first, fused and woven with the neighbours as the ranking itself is. Only the files list's
    * order reads it: the spans and the context keep the ranking without it, where putting close
-   * words first lowered the line questions' recall with a model. Null when the question has fewer
-   * than two words the index holds.
+   * words first lowered the line questions' recall with a model. Null when that changes nothing
+   * (the question has fewer than two words the index holds, or the head is in that order already).
    */
   private standingByCloseWords(
     lists: readonly RankedHits[],
@@ -553,13 +553,15 @@ export class Searcher {
     const query = new ProximityQuery(weighQuestionWords(this.index.lexical, forms));
     if (!query.measurable) return null;
     const texts = this.texts.lookup();
+    const lexical = lists.find((list) => list.source === 'lexical');
+    if (!lexical) return null;
+    const closeFirst = closeWordsFirst(lexical.hits, CLOSE_WORDS_HEAD, query, (id) =>
+      texts.get(id),
+    );
+    // the same order ranks the chunks as the spans already do: nothing to fuse again
+    if (closeFirst.every((hit, at) => hit === lexical.hits[at])) return null;
     const reordered = lists.map((list) =>
-      list.source === 'lexical'
-        ? {
-            ...list,
-            hits: closeWordsFirst(list.hits, CLOSE_WORDS_HEAD, query, (id) => texts.get(id)),
-          }
-        : list,
+      list === lexical ? { ...list, hits: closeFirst } : list,
     );
     const order = weaveIn(
       this.fuse(reordered, fusion.technicality, fusion.mode, fusion.stages).map((hit) => hit.id),
