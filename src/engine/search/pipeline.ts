@@ -153,6 +153,12 @@ const RELATED_WEIGHT = 0.35;
 const NEAREST_WORDS = 4;
 /** A stem of a question word counts this much of the word. */
 const STEM_WEIGHT = 0.7;
+/**
+ * The lexical list's first hits reordered by how closely they hold the question's words, for the
+ * files list's order (see standingByCloseWords). The first 10, 40 and the whole list were measured
+ * too; all helped the peer suite, 20 the most.
+ */
+const CLOSE_WORDS_HEAD = 20;
 /** Lists that rank the whole index; the others hold only the chunks some evidence points at. */
 const RETRIEVAL_SOURCES: ReadonlySet<RankedHits['source']> = new Set(['lexical', 'semantic']);
 
@@ -732,24 +738,17 @@ function noticesFor(query: string, parsed: ParsedQuery): string[] {
   ];
 }
 
+/** Each question word with its forms: the word and its stems. */
+function wordForms(terms: readonly string[]): Map<string, string[]> {
+  return new Map(terms.map((term) => [term, [term, ...inflectionStems(term)]]));
+}
+
 /**
  * The chunks of `order`, ranked in that order, with the evidence of every retriever gathered per
  * chunk (of those in the order only: a caller cutting the order first pays for the chunks it
  * keeps). Folder and file summaries are not moved ahead of code: they reach the reader as the
  * parents of each span.
  */
-/**
- * How many of the lexical list's first hits are reordered by how closely they hold the question's
- * words, for the files list's order (see standingByCloseWords): the hits fusion ranks highest.
- * The first 10, 40 and the whole list were measured too; all helped the peer suite, 20 the most.
- */
-const CLOSE_WORDS_HEAD = 20;
-
-/** Each question word with its forms: the word and its stems. */
-function wordForms(terms: readonly string[]): Map<string, string[]> {
-  return new Map(terms.map((term) => [term, [term, ...inflectionStems(term)]]));
-}
-
 export function rankWithEvidence(
   order: readonly string[],
   lists: readonly RankedHits[],
