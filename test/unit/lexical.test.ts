@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import fc from 'fast-check';
@@ -9,8 +9,8 @@ import { LexicalIndex, type LexicalDocument } from '../../src/engine/store/lexic
 
 /**
  * The lexical index keeps each chunk's terms in one arena addressed by per-chunk columns, reuses
- * the room of removed chunks, and reads a snapshot's body in as that arena. Whatever it goes
- * through, it must answer what a plain list of the live documents answers.
+ * the room of removed chunks, and reads a snapshot's posting lists and chunk terms from its file.
+ * Whatever it goes through, it must answer what a plain list of the live documents answers.
  */
 
 const VOCABULARY = ['alpha', 'beta', 'gamma', 'delta', 'eps', 'zeta', 'eta', 'theta'];
@@ -29,7 +29,7 @@ type Step =
   | { readonly kind: 'add'; readonly documents: readonly DrawnDocument[] }
   | { readonly kind: 'remove'; readonly paths: string[] }
   | { readonly kind: 'snapshot' }
-  | { readonly kind: 'compact' };
+  | { readonly kind: 'rewrite' };
 
 type DrawnDocument = typeof documentArbitrary extends fc.Arbitrary<infer T> ? T : never;
 
@@ -47,7 +47,7 @@ const stepArbitrary: fc.Arbitrary<Step> = fc.oneof(
       .map((paths) => ({ kind: 'remove' as const, paths })),
   },
   { weight: 1, arbitrary: fc.constant({ kind: 'snapshot' as const }) },
-  { weight: 1, arbitrary: fc.constant({ kind: 'compact' as const }) },
+  { weight: 1, arbitrary: fc.constant({ kind: 'rewrite' as const }) },
 );
 
 /** What a live document looks like from outside, in the reference's terms. */
@@ -168,16 +168,21 @@ describe('lexical index: chunk terms in one arena', () => {
       } else if (step.kind === 'remove') {
         index.removePaths(step.paths);
         held = held.filter((document) => !step.paths.includes(document.path));
-      } else if (step.kind === 'snapshot') {
+      } else {
         const file = path.join(directory, `snapshot-${snapshots++}.bin`);
         await index.writeSnapshot(file);
-        index = await LexicalIndex.readSnapshot(file);
-      } else index.compactIfNeeded();
+        // a snapshot read back, or the index that wrote it going on from its own file
+        if (step.kind === 'snapshot') {
+          index.close();
+          index = await LexicalIndex.readSnapshot(file);
+        }
+      }
       check(index, held);
     }
+    index.close();
   }
 
-  it('answers what the live documents say through adds, removals, snapshots and compaction', async () => {
+  it('answers what the live documents say through adds, removals, snapshots read back and snapshots written and read on', async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(stepArbitrary, { minLength: 1, maxLength: 16 }), (steps) =>
         run(steps, (index, held) => assert.deepEqual(answers(index), expected(held))),
@@ -211,6 +216,97 @@ describe('lexical index: chunk terms in one arena', () => {
         }),
       ),
       { numRuns: 150 },
+    );
+  });
+});
+
+describe('lexical index: posting lists and chunk terms read from the snapshot file', () => {
+  let directory: string;
+  beforeEach(() => (directory = mkdtempSync(path.join(tmpdir(), 'lexical-disk-'))));
+  afterEach(() => rmSync(directory, { recursive: true, force: true }));
+
+  /** Chunks enough that runs and lists cross the blocks the file is read in (16 KB and 1 MB). */
+  function largeDocuments(count: number, from = 0): LexicalDocument[] {
+    let seed = 7 + from;
+    const random = (below: number) => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed % below;
+    };
+    return Array.from({ length: count }, (_, i) => {
+      const terms = new Map<string, number>();
+      const distinct = 20 + random(300);
+      for (let k = 0; k < distinct; k++) terms.set(`t${random(3000)}`, 1 + random(4));
+      return {
+        chunkId: `f${(from + i) % 97}.py::c${from + i}`,
+        path: `f${(from + i) % 97}.py`,
+        // most at one level, so its lists outgrow a 1 MB block
+        level: i % 10 ? 'function' : CHUNK_LEVELS[random(CHUNK_LEVELS.length)]!,
+        terms,
+        nameTerms: [`t${random(3000)}`, `name${i % 13}`],
+      };
+    });
+  }
+
+  function assertSameAs(index: LexicalIndex, documents: readonly LexicalDocument[]): void {
+    const fresh = new LexicalIndex();
+    fresh.add(documents);
+    for (const level of CHUNK_LEVELS)
+      for (const term of [...fresh.vocabulary()])
+        assert.deepEqual(livePostings(index, level, term), livePostings(fresh, level, term));
+    const terms = (of: LexicalIndex) =>
+      [...of.documents()].map((document) => [document.chunkId, [...document.terms].sort()]);
+    assert.deepEqual(terms(index), terms(fresh));
+  }
+
+  it('reads back every list and chunk across the blocks it is read in, before and after changes', async () => {
+    const first = largeDocuments(1200);
+    const index = new LexicalIndex();
+    index.add(first);
+    const file = path.join(directory, 'lexical-1.bin');
+    await index.writeSnapshot(file);
+    const read = await LexicalIndex.readSnapshot(file);
+    assertSameAs(read, first);
+    read.removePaths(['f3.py', 'f50.py']);
+    const added = largeDocuments(300, 1200);
+    read.add(added);
+    const live = [...first.filter((d) => d.path !== 'f3.py' && d.path !== 'f50.py'), ...added];
+    assertSameAs(read, live);
+    await read.writeSnapshot(path.join(directory, 'lexical-2.bin'));
+    assertSameAs(read, live);
+    assert.equal(read.tombstoneCount, 0);
+    index.close();
+    read.close();
+  });
+
+  it('keeps reading the generation it opened when a new snapshot is renamed over its file', async () => {
+    const documents = largeDocuments(200);
+    const writer = new LexicalIndex();
+    writer.add(documents);
+    const file = path.join(directory, 'lexical-1.bin');
+    await writer.writeSnapshot(file);
+    const reader = await LexicalIndex.readSnapshot(file);
+    writer.removePaths(['f1.py']);
+    writer.add(largeDocuments(50, 200));
+    await writer.writeSnapshot(file);
+    assertSameAs(reader, documents);
+    reader.close();
+    writer.close();
+  });
+
+  it('says an older snapshot format is not read, and reads nothing after closing', async () => {
+    const file = path.join(directory, 'lexical-1.bin');
+    const header = Buffer.from(JSON.stringify({ version: 2, nextDocId: 1, terms: [] }), 'utf8');
+    const length = Buffer.alloc(4);
+    length.writeUInt32LE(header.length);
+    writeFileSync(file, Buffer.concat([length, header]));
+    await assert.rejects(LexicalIndex.readSnapshot(file), /format version 2, this version reads 3/);
+    const index = new LexicalIndex();
+    index.add(largeDocuments(5));
+    await index.writeSnapshot(file);
+    index.close();
+    assert.throws(
+      () => CHUNK_LEVELS.forEach((level) => index.postingList(level, 'name0')),
+      /closed while a search read it/,
     );
   });
 });

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { CHUNK_LEVELS, type ChunkLevel } from '../model';
 import { appendAt, writeFileAtomic } from '../util/atomic-file';
 import { Strings } from './columns';
+import { BlockWriter, WordFile, WordReader } from './snapshot-file';
 
 /**
  * The lexical segment: per chunk level, a posting list per term (the chunks holding it, in
@@ -12,10 +13,12 @@ import { Strings } from './columns';
  * and beside them per-chunk lengths and per-level document frequencies: what BM25 needs, laid out
  * so a top-k search can skip through the lists instead of scoring every chunk.
  *
- * Updates are cheap: a removed chunk becomes a tombstone (dropped from the lists when tombstones
- * outgrow a quarter of the live chunks), new chunks are appended, and both are logged to a delta
- * file; a snapshot is written after large batches. Snapshots are a JSON header followed by the
- * term arrays in binary, so large indexes load fast; the posting lists are rebuilt from them.
+ * The lists and each chunk's terms are kept in the snapshot file and read from it when a query
+ * or a change asks for them; the worker holds only the per-term directory (where each list
+ * starts), the per-chunk columns and what changed since the snapshot. Updates are cheap: a
+ * removed chunk becomes a tombstone (skipped by readers), new chunks are appended in memory, and
+ * both are logged to a delta file; a snapshot written after large batches (or when the delta or
+ * the tombstones pile up) holds the live chunks only and is read from then on.
  */
 export interface LexicalDocument {
   readonly chunkId: string;
@@ -116,86 +119,120 @@ class GrowingLists {
 }
 
 /**
- * The posting lists of one level. The main lists are packed end to end in term order with no
- * spare room (a loaded snapshot's lists are laid out at their exact size); what is appended to
- * a term afterwards goes to its tail, a growable list of its own (`GrowingLists`), read after
- * the main list. Doc ids only grow, so main list then tail is in ascending id order. Giving the
- * main lists room would cost memory in proportion to the index; moving a full main list on
- * append made the first save after opening move the common terms' long lists and double the
- * arena (a full copy, ~0.4 GB at 100k files). Tails are folded into the main lists when they
- * grow past half the main lists, and before a snapshot is written.
+ * The posting lists of one level, in up to three parts read one after another: the snapshot's
+ * lists on disk (term after term, each its chunk ids then its payloads, read when a query asks
+ * for the term), the main lists in memory (packed end to end in term order with no spare room)
+ * and the tails, a growable list per term (`GrowingLists`) that appends go to. Doc ids only grow,
+ * so disk, then main, then tail is in ascending id order. Tails are folded into the main lists
+ * when they grow past half of them; the main lists hold only what was added since the snapshot,
+ * and writing the next snapshot moves everything to disk. Giving the main lists room would cost
+ * memory in proportion to the index; moving a full main list on append made the first save
+ * after opening move the common terms' long lists.
  */
 class LevelPostings {
+  /** The snapshot's lists: `starts[term]` counts the postings of the terms before it. */
+  private disk: { file: WordFile; offset: number; starts: Int32Array } | null = null;
   private docs = new Int32Array(0);
   private payload = new Int32Array(0);
   private used = 0;
   private start = new Int32Array(0);
   private size = new Int32Array(0);
-  /** Places a main list has: its exact size to come while a snapshot is loaded, else its size. */
-  private room = new Int32Array(0);
   private tail = new GrowingLists();
 
+  /** Reads the lists from `file` at byte `offset` from now on, dropping those in memory. */
+  useDisk(file: WordFile, offset: number, starts: Int32Array): void {
+    this.disk = { file, offset, starts };
+    this.docs = new Int32Array(0);
+    this.payload = new Int32Array(0);
+    this.used = 0;
+    this.start = new Int32Array(0);
+    this.size = new Int32Array(0);
+    this.tail = new GrowingLists();
+  }
+
   /**
-   * The term's postings, main list then tail. A term with a tail gets a fresh copy of both end
-   * to end (a copy costs less than scoring what it holds); otherwise a view, valid until the
-   * next change.
+   * The term's postings, disk then main list then tail. A term with one part in memory gets a
+   * view of it, valid until the next change; otherwise a fresh copy of its parts end to end (a
+   * copy costs less than scoring what it holds).
    */
   list(termId: number): PostingList | undefined {
-    const mainSize = termId < this.size.length ? this.size[termId]! : 0;
+    const onDisk = this.diskSize(termId);
+    const mainSize = this.mainSize(termId);
     const tailSize = this.tail.sizeOf(termId);
-    if (!mainSize && !tailSize) return undefined;
-    if (!tailSize) return view(this.docs, this.payload, this.start[termId]!, mainSize);
+    const total = onDisk + mainSize + tailSize;
+    if (!total) return undefined;
+    if (total === mainSize) return view(this.docs, this.payload, this.start[termId]!, mainSize);
     const { tail } = this;
-    if (!mainSize) return view(tail.docs, tail.payload, tail.start[termId]!, tailSize);
-    const from = this.start[termId]!;
-    const tailFrom = this.tail.start[termId]!;
-    const docs = new Int32Array(mainSize + tailSize);
-    docs.set(this.docs.subarray(from, from + mainSize));
-    docs.set(this.tail.docs.subarray(tailFrom, tailFrom + tailSize), mainSize);
-    const payload = new Int32Array(mainSize + tailSize);
-    payload.set(this.payload.subarray(from, from + mainSize));
-    payload.set(this.tail.payload.subarray(tailFrom, tailFrom + tailSize), mainSize);
-    return { docs, payload, size: mainSize + tailSize };
+    if (total === tailSize) return view(tail.docs, tail.payload, tail.start[termId]!, tailSize);
+    const both = new Int32Array(total * 2);
+    const docs = both.subarray(0, total);
+    const payload = both.subarray(total);
+    if (onDisk) {
+      const { file, offset, starts } = this.disk!;
+      const position = offset + starts[termId]! * 8;
+      if (total === onDisk) file.read(both, 0, onDisk * 2, position);
+      else {
+        file.read(docs, 0, onDisk, position);
+        file.read(payload, 0, onDisk, position + onDisk * 4);
+      }
+    }
+    this.copyMemory(termId, docs, payload, onDisk);
+    return { docs, payload, size: total };
   }
 
   /** Appends a posting; `docId` must be above every chunk id the term's list holds. */
   append(termId: number, docId: number, tf: number, named: boolean): void {
-    const packed = (tf << 1) | (named ? 1 : 0);
-    if (termId < this.size.length && this.size[termId]! < this.room[termId]!) {
-      const at = this.start[termId]! + this.size[termId]!;
-      this.docs[at] = docId;
-      this.payload[at] = packed;
-      this.size[termId]!++;
-    } else this.tail.append(termId, docId, packed);
+    this.tail.append(termId, docId, (tf << 1) | (named ? 1 : 0));
   }
 
   /**
-   * Lays out empty main lists with exactly `sizes[term]` places each, end to end, before a
-   * snapshot's chunks append that many postings per term: nothing goes to a tail while they are.
+   * Puts every term's live postings (below `termLimit`) to `out`, term after term, each its chunk
+   * ids then its payloads, handing out the blocks filled as it goes; `starts` gets how many were
+   * put before each term, as `useDisk` takes them.
    */
-  reserve(sizes: Int32Array): void {
-    if (this.used || this.tail.used)
-      throw new Error('postings can only be reserved before any is added');
-    this.start = new Int32Array(sizes.length);
-    this.size = new Int32Array(sizes.length);
-    this.room = Int32Array.from(sizes);
-    let at = 0;
-    for (let term = 0; term < sizes.length; term++) {
-      this.start[term] = at;
-      at += sizes[term]!;
+  *write(
+    termLimit: number,
+    isLive: (docId: number) => boolean,
+    out: BlockWriter,
+    starts: Int32Array,
+  ): Generator<Uint8Array> {
+    const reader = this.disk ? new WordReader(this.disk.file, this.disk.offset) : null;
+    let docs = new Int32Array(1024);
+    let payload = new Int32Array(1024);
+    const before = out.written;
+    for (let term = 0; term < termLimit; term++) {
+      starts[term] = (out.written - before) / 2;
+      const onDisk = this.diskSize(term);
+      const total = onDisk + this.mainSize(term) + this.tail.sizeOf(term);
+      if (!total) continue;
+      if (docs.length < total) {
+        docs = new Int32Array(total * 2);
+        payload = new Int32Array(total * 2);
+      }
+      if (onDisk) {
+        docs.set(reader!.take(onDisk));
+        payload.set(reader!.take(onDisk));
+      }
+      this.copyMemory(term, docs, payload, onDisk);
+      let kept = 0;
+      for (let at = 0; at < total; at++) {
+        if (!isLive(docs[at]!)) continue;
+        docs[kept] = docs[at]!;
+        payload[kept++] = payload[at]!;
+      }
+      out.put(docs.subarray(0, kept));
+      out.put(payload.subarray(0, kept));
+      yield* out.drain();
     }
-    this.docs = new Int32Array(at);
-    this.payload = new Int32Array(at);
-    this.used = at;
+    starts[termLimit] = (out.written - before) / 2;
   }
 
-  /** Folds the tails into the main lists once they outgrow half of them, or now when `force`. */
-  settle(force = false): void {
-    if (!this.tail.used || (!force && this.tail.used < this.used / 2)) return;
+  /** Folds the tails into the main lists once they outgrow half of them. */
+  settle(): void {
+    if (!this.tail.used || this.tail.used < this.used / 2) return;
     const terms = Math.max(this.size.length, this.tail.termLimit);
     let total = 0;
-    for (let term = 0; term < terms; term++)
-      total += (term < this.size.length ? this.size[term]! : 0) + this.tail.sizeOf(term);
+    for (let term = 0; term < terms; term++) total += this.mainSize(term) + this.tail.sizeOf(term);
     const docs = new Int32Array(total);
     const payload = new Int32Array(total);
     const start = new Int32Array(terms);
@@ -203,29 +240,41 @@ class LevelPostings {
     let at = 0;
     for (let term = 0; term < terms; term++) {
       start[term] = at;
-      if (term < this.size.length) {
-        const from = this.start[term]!;
-        const mainSize = this.size[term]!;
-        docs.set(this.docs.subarray(from, from + mainSize), at);
-        payload.set(this.payload.subarray(from, from + mainSize), at);
-        at += mainSize;
-      }
-      const tailSize = this.tail.sizeOf(term);
-      if (tailSize) {
-        const from = this.tail.start[term]!;
-        docs.set(this.tail.docs.subarray(from, from + tailSize), at);
-        payload.set(this.tail.payload.subarray(from, from + tailSize), at);
-        at += tailSize;
-      }
-      size[term] = at - start[term]!;
+      size[term] = this.mainSize(term) + this.tail.sizeOf(term);
+      this.copyMemory(term, docs, payload, at);
+      at += size[term];
     }
     this.docs = docs;
     this.payload = payload;
     this.used = at;
     this.start = start;
     this.size = size;
-    this.room = size.slice();
     this.tail = new GrowingLists();
+  }
+
+  private diskSize(termId: number): number {
+    const starts = this.disk?.starts;
+    return starts && termId + 1 < starts.length ? starts[termId + 1]! - starts[termId]! : 0;
+  }
+
+  private mainSize(termId: number): number {
+    return termId < this.size.length ? this.size[termId]! : 0;
+  }
+
+  /** Copies the term's main list then tail into `docs` / `payload` from `at`. */
+  private copyMemory(termId: number, docs: Int32Array, payload: Int32Array, at: number): void {
+    const mainSize = this.mainSize(termId);
+    if (mainSize) {
+      const from = this.start[termId]!;
+      docs.set(this.docs.subarray(from, from + mainSize), at);
+      payload.set(this.payload.subarray(from, from + mainSize), at);
+    }
+    const tailSize = this.tail.sizeOf(termId);
+    if (tailSize) {
+      const from = this.tail.start[termId]!;
+      docs.set(this.tail.docs.subarray(from, from + tailSize), at + mainSize);
+      payload.set(this.tail.payload.subarray(from, from + tailSize), at + mainSize);
+    }
   }
 }
 
@@ -237,31 +286,49 @@ function view(docs: Int32Array, payload: Int32Array, from: number, size: number)
   };
 }
 
+/** A chunk's own terms: its term ids (ascending), their counts and its name-term ids. */
+interface ChunkRun {
+  readonly termIds: Uint32Array;
+  readonly counts: Uint32Array;
+  readonly nameIds: Uint32Array;
+}
+
+/** Words of a snapshot's body read at once: the chunks of one file, read together, share them. */
+const BODY_BLOCK_WORDS = 4096;
+
 /**
  * Each chunk's own terms: its term ids (ascending, searched by bisection), their counts and its
  * name-term ids, end to end, with per-chunk columns saying where each chunk's run starts. One
  * record object and three typed-array views per chunk held about 80 MB of heap at 192k chunks.
- * Runs live in two arenas: the packed one (a snapshot's body, which has exactly this layout, or
- * what the last packing left) and a growable one for chunks added since, addressed after the
- * packed one. Only the growable arena grows: growing a loaded snapshot's body made the first save
- * after opening copy all of it. The room of removed chunks is reclaimed, by packing both arenas
- * into one, when the growable arena would otherwise grow and half of all the room is dead.
+ * Runs live in two places: the snapshot's body on disk, which has exactly this layout and is read
+ * a block at a time when a chunk is asked about (saves and removals; a search asks about a few
+ * dozen chunks), and a growable arena in memory for chunks added since, addressed after the
+ * body. The room of chunks removed from the arena is reclaimed, by packing it, when it would
+ * otherwise grow and half of it is dead; the body's is reclaimed by the next snapshot.
  */
 class ChunkTerms {
-  private packed: Uint32Array = new Uint32Array(0);
+  private body: { file: WordFile; offset: number; words: number } | null = null;
+  /** The block of the body read last, from `blockFrom`. */
+  private block = new Uint32Array(BODY_BLOCK_WORDS);
+  private blockFrom = 0;
+  private blockWords = 0;
   private added: Uint32Array = new Uint32Array(64);
   private addedUsed = 0;
+  /** Words of the arena held by removed chunks. */
   private abandoned = 0;
-  /** Where each chunk's run starts (past the packed arena's end: in the growable one), -1 for a chunk not held. */
+  /** Where each chunk's run starts (past the body's end: in the arena), -1 for a chunk not held. */
   private start = new Int32Array(1024).fill(-1);
   private termCount = new Int32Array(1024);
   private nameCount = new Int32Array(1024);
 
-  /** Takes a snapshot's body as the packed arena; `adopt` then says where each chunk's run is. */
-  useArena(arena: Uint32Array): void {
-    if (this.packed.length || this.addedUsed)
-      throw new Error('an arena can only be taken before any chunk is added');
-    this.packed = arena;
+  /** Forgets every chunk and reads runs from `words` words at byte `offset` of `file`; `adopt` then places them. */
+  useBody(file: WordFile, offset: number, words: number): void {
+    this.body = { file, offset, words };
+    this.blockWords = 0;
+    this.added = new Uint32Array(64);
+    this.addedUsed = 0;
+    this.abandoned = 0;
+    this.start.fill(-1);
   }
 
   adopt(docId: number, start: number, terms: number, names: number): void {
@@ -284,12 +351,12 @@ class ChunkTerms {
     this.added.set(counts, at + termIds.length);
     this.added.set(nameIds, at + termIds.length * 2);
     this.addedUsed += size;
-    this.adopt(docId, this.packed.length + at, termIds.length, nameIds.length);
+    this.adopt(docId, this.bodyWords + at, termIds.length, nameIds.length);
   }
 
   remove(docId: number): void {
     if (!this.holds(docId)) return;
-    this.abandoned += this.runSize(docId);
+    if (this.start[docId]! >= this.bodyWords) this.abandoned += this.runSize(docId);
     this.start[docId] = -1;
   }
 
@@ -297,22 +364,31 @@ class ChunkTerms {
     return docId < this.start.length && this.start[docId]! >= 0;
   }
 
-  termIds(docId: number): Uint32Array {
-    return this.run(this.start[docId]!, this.termCount[docId]!);
+  /** How many distinct terms the chunk's text has. */
+  termsIn(docId: number): number {
+    return this.termCount[docId]!;
   }
 
-  counts(docId: number): Uint32Array {
-    return this.run(this.start[docId]! + this.termCount[docId]!, this.termCount[docId]!);
+  /** How many distinct name terms the chunk has. */
+  namesIn(docId: number): number {
+    return this.nameCount[docId]!;
   }
 
-  nameIds(docId: number): Uint32Array {
-    return this.run(this.start[docId]! + this.termCount[docId]! * 2, this.nameCount[docId]!);
+  /** The chunk's terms, read where they are: views valid until the next read. */
+  read(docId: number): ChunkRun {
+    const terms = this.termCount[docId]!;
+    const { arena, from } = this.locate(docId);
+    return {
+      termIds: arena.subarray(from, from + terms),
+      counts: arena.subarray(from + terms, from + terms * 2),
+      nameIds: arena.subarray(from + terms * 2, from + terms * 2 + this.nameCount[docId]!),
+    };
   }
 
   /** The count of `termId` in the chunk's text, 0 when absent. */
   frequency(docId: number, termId: number): number {
     const terms = this.termCount[docId]!;
-    const { arena, from } = this.locate(this.start[docId]!);
+    const { arena, from } = this.locate(docId);
     let low = from;
     let high = from + terms - 1;
     while (low <= high) {
@@ -326,51 +402,61 @@ class ChunkTerms {
   }
 
   hasName(docId: number, termId: number): boolean {
-    const { arena, from } = this.locate(this.start[docId]! + this.termCount[docId]! * 2);
+    const { arena, from: runFrom } = this.locate(docId);
+    const from = runFrom + this.termCount[docId]! * 2;
     const end = from + this.nameCount[docId]!;
     for (let at = from; at < end; at++) if (arena[at] === termId) return true;
     return false;
+  }
+
+  private get bodyWords(): number {
+    return this.body?.words ?? 0;
   }
 
   private runSize(docId: number): number {
     return this.termCount[docId]! * 2 + this.nameCount[docId]!;
   }
 
-  /** The arena an address falls in and where it is there. */
-  private locate(address: number): { arena: Uint32Array; from: number } {
-    return address < this.packed.length
-      ? { arena: this.packed, from: address }
-      : { arena: this.added, from: address - this.packed.length };
-  }
-
-  private run(address: number, size: number): Uint32Array {
-    const { arena, from } = this.locate(address);
-    return arena.subarray(from, from + size);
+  /** Where the chunk's whole run is: in the arena, or in the block of the body read for it. */
+  private locate(docId: number): { arena: Uint32Array; from: number } {
+    const address = this.start[docId]!;
+    if (address >= this.bodyWords) return { arena: this.added, from: address - this.bodyWords };
+    const size = this.runSize(docId);
+    if (address < this.blockFrom || address + size > this.blockFrom + this.blockWords) {
+      const { file, offset, words } = this.body!;
+      const count = Math.min(Math.max(size, BODY_BLOCK_WORDS), words - address);
+      if (this.block.length < count) this.block = new Uint32Array(count);
+      file.read(this.block, 0, count, offset + address * 4);
+      this.blockFrom = address;
+      this.blockWords = count;
+    }
+    return { arena: this.block, from: address - this.blockFrom };
   }
 
   private reserve(size: number): void {
     if (this.addedUsed + size <= this.added.length) return;
-    if (this.abandoned >= (this.packed.length + this.addedUsed) / 2) this.pack();
+    if (this.abandoned >= this.addedUsed / 2) this.pack();
     if (this.addedUsed + size <= this.added.length) return;
     const added = new Uint32Array(Math.max(this.addedUsed + size, this.added.length * 2));
     added.set(this.added.subarray(0, this.addedUsed));
     this.added = added;
   }
 
-  /** Moves the runs of held chunks end to end into a new packed arena, leaving out removed ones. */
+  /** Moves the arena's runs of held chunks end to end into a new arena, leaving out removed ones. */
   private pack(): void {
-    const packed = new Uint32Array(this.packed.length + this.addedUsed - this.abandoned);
+    const added = new Uint32Array(Math.max(64, this.addedUsed - this.abandoned));
     let at = 0;
     for (let docId = 0; docId < this.start.length; docId++) {
-      if (this.start[docId]! < 0) continue;
+      const address = this.start[docId]!;
+      if (address < this.bodyWords) continue;
       const size = this.runSize(docId);
-      packed.set(this.run(this.start[docId]!, size), at);
-      this.start[docId] = at;
+      const from = address - this.bodyWords;
+      added.set(this.added.subarray(from, from + size), at);
+      this.start[docId] = this.bodyWords + at;
       at += size;
     }
-    this.packed = packed;
-    this.added = new Uint32Array(64);
-    this.addedUsed = 0;
+    this.added = added;
+    this.addedUsed = at;
     this.abandoned = 0;
   }
 
@@ -389,7 +475,15 @@ class ChunkTerms {
   }
 }
 
-const SNAPSHOT_VERSION = 2;
+/**
+ * The snapshot's layout: the byte length of a JSON header (`SnapshotHeader`: the vocabulary, the
+ * chunks' columns, the postings per level), the header, padding to a multiple of 4 bytes, then
+ * 32-bit little-endian words: the body (each chunk's run, as `ChunkTerms` keeps it: term ids,
+ * their counts, name ids) and per level in CHUNK_LEVELS order each term's posting list in term
+ * order (its chunk ids ascending, then their payloads). Version 3 added the posting lists
+ * (version 2 rebuilt them in memory from the body at every open).
+ */
+const SNAPSHOT_VERSION = 3;
 const LEVEL_INDEX = new Map(CHUNK_LEVELS.map((level, index) => [level, index]));
 
 /** Counts per term id that grow with the vocabulary. */
@@ -408,6 +502,13 @@ class TermCounts {
       this.counts = grown;
     }
     return (this.counts[id]! += delta);
+  }
+
+  /** Per id below `limit`, the sum of the counts before it (and the total at `limit`). */
+  prefixSums(limit: number): Int32Array {
+    const sums = new Int32Array(limit + 1);
+    for (let id = 0; id < limit; id++) sums[id + 1] = sums[id]! + this.get(id);
+    return sums;
   }
 }
 
@@ -437,6 +538,8 @@ export class LexicalIndex {
   private readonly termDocuments = new TermCounts();
   private liveTerms = 0;
   private nextDocId = 1;
+  /** The snapshot the postings and chunk terms not held in memory are read from. */
+  private snapshot: WordFile | null = null;
 
   constructor() {
     for (const level of CHUNK_LEVELS) {
@@ -462,6 +565,11 @@ export class LexicalIndex {
 
   get vocabularySize(): number {
     return this.liveTerms;
+  }
+
+  /** Closes the snapshot file; reading what was on disk fails from now on. */
+  close(): void {
+    this.snapshot?.close();
   }
 
   add(documents: readonly LexicalDocument[]): void {
@@ -557,21 +665,27 @@ export class LexicalIndex {
       }
     });
     const lists = levels.map((level) => this.postingLists.get(level)!);
-    terms.forEach((term, i) => {
+    // terms looked up in each chunk's own terms, each chunk's read once for all of them
+    const lookedUp: { place: number; id: number }[] = [];
+    terms.forEach((term, place) => {
       const id = this.termIds.get(term);
       if (id === undefined) return;
       const postings = lists.map((list) => list.list(id));
       const listed = postings.reduce((sum, list) => sum + (list?.size ?? 0), 0);
-      if (listed < docs.length * POSTINGS_PER_LOOKUP) {
+      if (listed >= docs.length * POSTINGS_PER_LOOKUP) lookedUp.push({ place, id });
+      else
         for (const list of postings)
           for (let k = 0; k < (list?.size ?? 0); k++) {
             const at = this.fileOfDoc[list!.docs[k]!]!;
-            if (at >= 0) files[at]!.counts[i]! += list!.payload[k]! >> 1;
+            if (at >= 0) files[at]!.counts[place]! += list!.payload[k]! >> 1;
           }
-      } else
-        for (const docId of docs)
-          files[this.fileOfDoc[docId]!]!.counts[i]! += this.chunkTerms.frequency(docId, id);
     });
+    if (lookedUp.length)
+      for (const docId of docs) {
+        const { counts } = files[this.fileOfDoc[docId]!]!;
+        for (const { place, id } of lookedUp)
+          counts[place]! += this.chunkTerms.frequency(docId, id);
+      }
     for (const docId of docs) this.fileOfDoc[docId] = -1;
     // a path asked twice gets its first place's counts
     return paths.map((filePath) => files[firstAt.get(filePath)!]!);
@@ -580,7 +694,7 @@ export class LexicalIndex {
   /** The distinct terms of a chunk's text. */
   termsOf(docId: number): string[] {
     if (!this.isLive(docId)) return [];
-    return Array.from(this.chunkTerms.termIds(docId), (id) => this.terms[id]!);
+    return Array.from(this.chunkTerms.read(docId).termIds, (id) => this.terms[id]!);
   }
 
   documentFrequencyOf(level: ChunkLevel, term: string): number {
@@ -626,8 +740,8 @@ export class LexicalIndex {
   }> {
     for (const docId of this.liveDocIds()) {
       const terms = new Map<string, number>();
-      const counts = this.chunkTerms.counts(docId);
-      this.chunkTerms.termIds(docId).forEach((id, i) => terms.set(this.terms[id]!, counts[i]!));
+      const { termIds, counts } = this.chunkTerms.read(docId);
+      termIds.forEach((id, i) => terms.set(this.terms[id]!, counts[i]!));
       yield {
         chunkId: this.chunkIds[docId]!,
         path: this.paths[docId]!,
@@ -639,141 +753,168 @@ export class LexicalIndex {
   }
 
   /**
-   * Before a snapshot is written: rebuilds the posting lists without tombstones when they outgrow
-   * a quarter of the live chunks (says whether it did), else folds what was appended to the lists
-   * since they were last folded into them, so a long-lived index reads no long tails.
+   * Writes the live chunks to a new snapshot (see the layout at SNAPSHOT_VERSION), replacing
+   * `file` atomically, then reads what is not in memory from it: the posting lists and chunk
+   * terms held in memory since the last snapshot move to disk, and removed chunks are gone from
+   * the lists (no tombstones are left). The file is written block by block from the old
+   * snapshot and memory: no copy of the whole index is made.
    */
-  compactIfNeeded(): boolean {
-    if (this.tombstones.size === 0 || this.tombstones.size < this.liveDocs / 4) {
-      for (const postings of this.postingLists.values()) postings.settle(true);
-      return false;
-    }
-    for (const level of CHUNK_LEVELS) this.postingLists.set(level, new LevelPostings());
-    for (const docId of this.liveDocIds()) this.post(docId);
-    for (const postings of this.postingLists.values()) postings.settle(true);
-    this.tombstones.clear();
-    return true;
-  }
-
   async writeSnapshot(file: string): Promise<void> {
     const ids = [...this.liveDocIds()];
-    const header = {
+    const termCounts = new Int32Array(ids.length);
+    const nameCounts = new Int32Array(ids.length);
+    ids.forEach((docId, i) => {
+      termCounts[i] = this.chunkTerms.termsIn(docId);
+      nameCounts[i] = this.chunkTerms.namesIn(docId);
+    });
+    const header: SnapshotHeader = {
       version: SNAPSHOT_VERSION,
       nextDocId: this.nextDocId,
       terms: this.terms,
-      tombstones: [...this.tombstones],
       docs: {
         ids,
         chunkIds: ids.map((docId) => this.chunkIds[docId]!),
         paths: ids.map((docId) => this.paths[docId]!),
         levels: ids.map((docId) => this.levels[docId]!),
         lengths: ids.map((docId) => this.lengths[docId]!),
-        termCounts: ids.map((docId) => this.chunkTerms.termIds(docId).length),
-        nameCounts: ids.map((docId) => this.chunkTerms.nameIds(docId).length),
+        termCounts: [...termCounts],
+        nameCounts: [...nameCounts],
       },
-      // the posting lists are rebuilt from the records; the field stays for older readers
-      flex: {},
+      postings: CHUNK_LEVELS.map(
+        (level) =>
+          this.documentFrequency.get(level)!.prefixSums(this.terms.length)[this.terms.length]!,
+      ),
     };
     const headerBytes = Buffer.from(JSON.stringify(header), 'utf8');
-    const total = header.docs.termCounts.reduce(
-      (sum, terms, i) => sum + terms * 2 + header.docs.nameCounts[i]!,
-      0,
-    );
-    const body = new Uint32Array(total);
-    let at = 0;
-    for (const docId of ids) {
-      const termIds = this.chunkTerms.termIds(docId);
-      body.set(termIds, at);
-      body.set(this.chunkTerms.counts(docId), at + termIds.length);
-      body.set(this.chunkTerms.nameIds(docId), at + termIds.length * 2);
-      at += termIds.length * 2 + this.chunkTerms.nameIds(docId).length;
-    }
-    const length = Buffer.alloc(4);
-    length.writeUInt32LE(headerBytes.length);
-    const padding = Buffer.alloc((4 - ((4 + headerBytes.length) % 4)) % 4);
+    const layout = snapshotLayout(headerBytes.length, header);
+    const prefix = Buffer.alloc(layout.bodyOffset);
+    prefix.writeUInt32LE(headerBytes.length);
+    headerBytes.copy(prefix, 4);
+    const addresses = new Int32Array(ids.length);
+    const starts = CHUNK_LEVELS.map(() => new Int32Array(this.terms.length + 1));
     await fs.mkdir(path.dirname(file), { recursive: true });
     await writeFileAtomic(
       file,
-      Buffer.concat([length, headerBytes, padding, Buffer.from(body.buffer)]),
+      this.snapshotParts(prefix, ids, header.postings, addresses, starts),
     );
+    const snapshot = WordFile.open(file);
+    if (snapshot.bytes !== layout.bytes) {
+      snapshot.close();
+      throw new Error(`the lexical snapshot ${file} was not written whole`);
+    }
+    this.useSnapshot(snapshot, layout, (place) => {
+      ids.forEach((docId, i) => place(docId, addresses[i]!, termCounts[i]!, nameCounts[i]!));
+      return starts;
+    });
+    this.tombstones.clear();
   }
 
   /**
-   * Reads a snapshot. Chunk ids and paths are kept through `strings`: a store passes the interner
-   * its chunk catalog and facts read next, so each id and path is held once among them.
+   * The snapshot's bytes after `prefix` (its length and header), block by block: the live chunks'
+   * runs (noting where each starts in `addresses`), then each level's lists (their starts in
+   * `starts`), which must hold `postings` entries.
+   */
+  private *snapshotParts(
+    prefix: Uint8Array,
+    ids: readonly number[],
+    postings: readonly number[],
+    addresses: Int32Array,
+    starts: readonly Int32Array[],
+  ): Generator<Uint8Array> {
+    yield prefix;
+    const out = new BlockWriter();
+    for (let i = 0; i < ids.length; i++) {
+      addresses[i] = out.written;
+      const { termIds, counts, nameIds } = this.chunkTerms.read(ids[i]!);
+      out.put(termIds);
+      out.put(counts);
+      out.put(nameIds);
+      yield* out.drain();
+    }
+    const isLive = (docId: number) => this.isLive(docId);
+    for (let level = 0; level < CHUNK_LEVELS.length; level++) {
+      const before = out.written;
+      const lists = this.postingLists.get(CHUNK_LEVELS[level]!)!;
+      yield* lists.write(this.terms.length, isLive, out, starts[level]!);
+      if (out.written - before !== postings[level]! * 2)
+        throw new Error('the lexical postings do not match the document frequencies');
+    }
+    yield* out.finish();
+  }
+
+  /**
+   * Reads a snapshot: its chunks' columns and statistics into memory, its posting lists and chunk
+   * terms left on disk, read when asked for. Chunk ids and paths are kept through `strings`: a
+   * store passes the interner its chunk catalog and facts read next, so each id and path is held
+   * once among them.
    */
   static async readSnapshot(file: string, strings = new Strings()): Promise<LexicalIndex> {
-    const bytes = await fs.readFile(file);
-    if (bytes.length < 4) throw new Error('the lexical snapshot is truncated');
-    const headerLength = bytes.readUInt32LE(0);
-    if (4 + headerLength > bytes.length) throw new Error('the lexical snapshot is truncated');
-    const header = SnapshotHeader.parse(
-      JSON.parse(bytes.subarray(4, 4 + headerLength).toString('utf8')),
-    );
-    const bodyStart = 4 + headerLength + ((4 - ((4 + headerLength) % 4)) % 4);
-    const body = new Uint32Array(new Uint8Array(bytes.subarray(bodyStart)).buffer);
-    const { docs } = header;
-    const count = docs.ids.length;
-    for (const column of [
-      docs.chunkIds,
-      docs.paths,
-      docs.levels,
-      docs.lengths,
-      docs.termCounts,
-      docs.nameCounts,
-    ]) {
-      if (column.length !== count)
-        throw new Error('the lexical snapshot has columns of different lengths');
+    const snapshot = WordFile.open(file);
+    try {
+      const { header, layout } = readHeader(snapshot);
+      const index = new LexicalIndex();
+      index.nextDocId = header.nextDocId;
+      header.terms.forEach((term, id) => {
+        index.terms.push(term);
+        index.termIds.set(term, id);
+      });
+      const { docs } = header;
+      index.useSnapshot(snapshot, layout, (place) => {
+        for (let i = 0, at = 0; i < docs.ids.length; i++) {
+          const docId = docs.ids[i]!;
+          if (index.isLive(docId) || docId >= header.nextDocId)
+            throw new Error('the lexical snapshot names a chunk twice or past its last');
+          place(docId, at, docs.termCounts[i]!, docs.nameCounts[i]!);
+          index.register(
+            docId,
+            strings.intern(docs.chunkIds[i]!),
+            // one copy of each path, however many chunks its file has
+            strings.intern(docs.paths[i]!),
+            docs.levels[i]!,
+            docs.lengths[i]!,
+          );
+          at += docs.termCounts[i]! * 2 + docs.nameCounts[i]!;
+        }
+        // each level's lists are laid out term after term: where a term's starts follows from
+        // how many chunks hold the terms before it
+        return CHUNK_LEVELS.map((level, place) => {
+          const starts = index.documentFrequency.get(level)!.prefixSums(header.terms.length);
+          if (starts[header.terms.length] !== header.postings[place])
+            throw new Error("the lexical snapshot's postings do not match its chunks");
+          return starts;
+        });
+      });
+      return index;
+    } catch (cause) {
+      snapshot.close();
+      throw cause;
     }
-    const expected =
-      docs.termCounts.reduce((sum, n) => sum + n * 2, 0) +
-      docs.nameCounts.reduce((sum, n) => sum + n, 0);
-    if (body.length !== expected)
-      throw new Error('the lexical snapshot body does not match its header');
+  }
 
-    const index = new LexicalIndex();
-    index.nextDocId = header.nextDocId;
-    header.terms.forEach((term, id) => {
-      index.terms.push(term);
-      index.termIds.set(term, id);
-    });
-    // postings of tombstoned chunks are not rebuilt: nothing is left to remove
-    header.tombstones.forEach((docId) => index.tombstones.add(docId));
-    // every list gets its exact room first, so no list moves while the chunks are posted
-    const sizes = new Map(
-      CHUNK_LEVELS.map((level) => [level, new Int32Array(header.terms.length)]),
+  /**
+   * Reads postings and chunk terms from `snapshot` from now on. `placeChunks` places each chunk's
+   * terms in its body (through the function it is given) and returns each level's list starts.
+   */
+  private useSnapshot(
+    snapshot: WordFile,
+    layout: SnapshotLayout,
+    placeChunks: (
+      place: (docId: number, address: number, terms: number, names: number) => void,
+    ) => Int32Array[],
+  ): void {
+    this.chunkTerms.useBody(snapshot, layout.bodyOffset, layout.bodyWords);
+    const starts = placeChunks((docId, address, terms, names) =>
+      this.chunkTerms.adopt(docId, address, terms, names),
     );
-    for (let i = 0, at = 0; i < count; i++) {
-      const terms = docs.termCounts[i]!;
-      const names = docs.nameCounts[i]!;
-      const level = CHUNK_LEVELS[docs.levels[i]!];
-      if (!level) throw new Error('the lexical snapshot names an unknown level');
-      const counts = sizes.get(level)!;
-      const termIds = body.subarray(at, at + terms);
-      for (const id of termIds) counts[id]!++;
-      for (const id of body.subarray(at + terms * 2, at + terms * 2 + names))
-        if (bisect(termIds, id) < 0) counts[id]!++;
-      at += terms * 2 + names;
-    }
-    for (const [level, counts] of sizes) index.postingLists.get(level)!.reserve(counts);
-    index.chunkTerms.useArena(body);
-    let at = 0;
-    for (let i = 0; i < count; i++) {
-      const terms = docs.termCounts[i]!;
-      const names = docs.nameCounts[i]!;
-      const docId = docs.ids[i]!;
-      index.chunkTerms.adopt(docId, at, terms, names);
-      index.register(
-        docId,
-        strings.intern(docs.chunkIds[i]!),
-        // one copy of each path, however many chunks its file has
-        strings.intern(docs.paths[i]!),
-        docs.levels[i]!,
-        docs.lengths[i]!,
-      );
-      at += terms * 2 + names;
-    }
-    return index;
+    let offset = layout.postingsOffset;
+    CHUNK_LEVELS.forEach((level, place) => {
+      const levelStarts = starts[place]!;
+      this.postingLists.get(level)!.useDisk(snapshot, offset, levelStarts);
+      offset += levelStarts[levelStarts.length - 1]! * 8;
+    });
+    const previous = this.snapshot;
+    this.snapshot = snapshot;
+    if (previous !== snapshot) previous?.close();
   }
 
   /**
@@ -856,9 +997,10 @@ export class LexicalIndex {
       [...new Set(document.nameTerms.map((term) => this.intern(term)))],
     );
     this.register(docId, document.chunkId, document.path, LEVEL_INDEX.get(document.level)!, length);
+    this.post(docId);
   }
 
-  /** Makes a chunk whose terms `chunkTerms` holds live: its columns, postings and counts. */
+  /** Makes a chunk whose terms `chunkTerms` holds live: its columns and counts (not its postings). */
   private register(
     docId: number,
     chunkId: string,
@@ -875,7 +1017,6 @@ export class LexicalIndex {
     this.chunkIds[docId] = chunkId;
     this.paths[docId] = path;
     this.liveDocs++;
-    this.post(docId);
     const ids = this.byPath.get(path);
     if (ids) ids.push(docId);
     else this.byPath.set(path, [docId]);
@@ -912,9 +1053,9 @@ export class LexicalIndex {
       if (delta > 0 && total === 1) this.liveTerms++;
       if (delta < 0 && total === 0) this.liveTerms--;
     };
-    const termIds = this.chunkTerms.termIds(docId);
+    const { termIds, nameIds } = this.chunkTerms.read(docId);
     for (const id of termIds) count(id);
-    for (const id of this.chunkTerms.nameIds(docId)) if (bisect(termIds, id) < 0) count(id);
+    for (const id of nameIds) if (bisect(termIds, id) < 0) count(id);
   }
 
   private intern(term: string): number {
@@ -930,14 +1071,13 @@ export class LexicalIndex {
   /** Appends the chunk to the posting list of each term of its text and names. */
   private post(docId: number): void {
     const lists = this.postingLists.get(CHUNK_LEVELS[this.levels[docId]!]!)!;
-    const termIds = this.chunkTerms.termIds(docId);
-    const counts = this.chunkTerms.counts(docId);
+    const { termIds, counts, nameIds } = this.chunkTerms.read(docId);
     // which of its terms are also names: found by bisecting the sorted terms once per name (a
     // file chunk has hundreds of both, so asking the names about every term cost ~0.7 s at open)
     if (this.namedTerms.length < termIds.length)
       this.namedTerms = new Uint8Array(termIds.length * 2);
     const named = this.namedTerms.fill(0, 0, termIds.length);
-    for (const id of this.chunkTerms.nameIds(docId)) {
+    for (const id of nameIds) {
       const at = bisect(termIds, id);
       if (at >= 0) named[at] = 1;
       else lists.append(id, docId, 0, true);
@@ -998,7 +1138,6 @@ const SnapshotHeader = z.object({
   version: z.literal(SNAPSHOT_VERSION),
   nextDocId: z.number().int(),
   terms: z.array(z.string()),
-  tombstones: numbers,
   docs: z.object({
     ids: numbers,
     chunkIds: z.array(z.string()),
@@ -1008,9 +1147,64 @@ const SnapshotHeader = z.object({
     termCounts: numbers,
     nameCounts: numbers,
   }),
-  /** Written empty; older snapshots held FlexSearch's export here, which is not read any more. */
-  flex: z.record(z.string(), z.unknown()).optional(),
+  /** Postings per level, in CHUNK_LEVELS order. */
+  postings: numbers.length(CHUNK_LEVELS.length),
 });
+type SnapshotHeader = z.infer<typeof SnapshotHeader>;
+
+/** Where a snapshot's parts are, in bytes (the body also in words), and its length. */
+interface SnapshotLayout {
+  readonly bodyOffset: number;
+  readonly bodyWords: number;
+  readonly postingsOffset: number;
+  readonly bytes: number;
+}
+
+function snapshotLayout(headerLength: number, header: SnapshotHeader): SnapshotLayout {
+  const bodyOffset = 4 + headerLength + ((4 - ((4 + headerLength) % 4)) % 4);
+  const { termCounts, nameCounts } = header.docs;
+  let bodyWords = 0;
+  for (let i = 0; i < termCounts.length; i++) bodyWords += termCounts[i]! * 2 + nameCounts[i]!;
+  const postingsOffset = bodyOffset + bodyWords * 4;
+  const postings = header.postings.reduce((sum, count) => sum + count, 0);
+  return { bodyOffset, bodyWords, postingsOffset, bytes: postingsOffset + postings * 8 };
+}
+
+/** A snapshot's header, checked against itself and the file's length. */
+function readHeader(snapshot: WordFile): { header: SnapshotHeader; layout: SnapshotLayout } {
+  if (snapshot.bytes < 4) throw new Error('the lexical snapshot is truncated');
+  const length = Buffer.alloc(4);
+  snapshot.readBytes(length, 0, 4, 0);
+  const headerLength = length.readUInt32LE(0);
+  if (4 + headerLength > snapshot.bytes) throw new Error('the lexical snapshot is truncated');
+  const headerBytes = Buffer.alloc(headerLength);
+  snapshot.readBytes(headerBytes, 0, headerLength, 4);
+  const json = safeJson(headerBytes.toString('utf8'));
+  const version = (json as { version?: unknown } | null)?.version;
+  if (typeof version === 'number' && version !== SNAPSHOT_VERSION)
+    throw new Error(
+      `the lexical snapshot has format version ${version}, this version reads ${SNAPSHOT_VERSION}`,
+    );
+  const parsed = SnapshotHeader.safeParse(json);
+  if (!parsed.success) throw new Error('the lexical snapshot header is damaged');
+  const header = parsed.data;
+  const { docs } = header;
+  for (const column of [
+    docs.chunkIds,
+    docs.paths,
+    docs.levels,
+    docs.lengths,
+    docs.termCounts,
+    docs.nameCounts,
+  ]) {
+    if (column.length !== docs.ids.length)
+      throw new Error('the lexical snapshot has columns of different lengths');
+  }
+  const layout = snapshotLayout(headerLength, header);
+  if (layout.bytes !== snapshot.bytes)
+    throw new Error('the lexical snapshot body does not match its header');
+  return { header, layout };
+}
 
 const DeltaLine = z.object({
   remove: z.array(z.string()),

@@ -551,7 +551,6 @@ export class IndexStore {
       this.lexical.tombstoneCount > this.lexical.size / 4 ||
       this.deltaBytes > Math.max(MIN_DELTA_BYTES, snapshotBytes * DELTA_SHARE);
     if (compact) {
-      this.lexical.compactIfNeeded();
       const generation = this.manifestState.lexicalGeneration + 1;
       await this.lexical.writeSnapshot(lexicalSnapshotPath(this.directory, generation));
       this.pendingGeneration = generation;
@@ -719,6 +718,7 @@ export class IndexStore {
   close(): void {
     this.tables.close();
     this.textsState.close();
+    this.lexicalState.close();
   }
 
   private async writeCommit(manifest: Manifest, changes?: FileChanges): Promise<void> {
@@ -730,6 +730,7 @@ export class IndexStore {
   private async replace(loaded: Loaded, stamp: string | null): Promise<void> {
     const old = this.tablesState;
     const oldTexts = this.textsState;
+    const oldLexical = this.lexicalState;
     this.manifestState = loaded.manifest;
     this.tablesState = loaded.tables;
     this.lexicalState = loaded.lexical;
@@ -745,6 +746,7 @@ export class IndexStore {
     this.dirty = false;
     if (old !== loaded.tables) old.close();
     if (oldTexts !== loaded.texts) oldTexts.close();
+    if (oldLexical !== loaded.lexical) oldLexical.close();
     for (const handler of this.reloadHandlers) await handler();
   }
 
@@ -791,6 +793,7 @@ async function loadCommitted(
     false,
   );
   phases.mark('tables');
+  let lexical: LexicalIndex | null = null;
   try {
     if (role === 'writer') await rollBack(directory, manifest, tables, notices);
     else await tables.checkout(committed);
@@ -800,7 +803,7 @@ async function loadCommitted(
     // chunk ids, paths and names repeat across the lexical index, the catalog and the facts: one
     // copy of each
     const strings = new Strings();
-    const lexical = await readLexical(directory, manifest, strings);
+    lexical = await readLexical(directory, manifest, strings);
     phases.mark('lexical');
     const catalog = new Map<string, ChunkMeta>();
     for (const meta of await tables.chunkMetadata(strings)) catalog.set(meta.id, meta);
@@ -833,6 +836,7 @@ async function loadCommitted(
     return { manifest, tables, lexical, texts, catalog, facts };
   } catch (cause) {
     tables.close();
+    lexical?.close();
     throw cause;
   }
 }
@@ -889,10 +893,15 @@ async function readLexical(
     manifest.lexicalGeneration > 0
       ? await LexicalIndex.readSnapshot(snapshot, strings)
       : new LexicalIndex();
-  await lexical.replayDelta(
-    lexicalDeltaPath(directory, manifest.lexicalGeneration),
-    manifest.lexicalDeltaBytes,
-  );
+  await lexical
+    .replayDelta(
+      lexicalDeltaPath(directory, manifest.lexicalGeneration),
+      manifest.lexicalDeltaBytes,
+    )
+    .catch((cause: unknown) => {
+      lexical.close();
+      throw cause;
+    });
   return lexical;
 }
 

@@ -3,9 +3,13 @@ import * as path from 'node:path';
 
 /**
  * Writes a file so that a crash leaves either the old or the new content, never a mix:
- * write a sibling temp file, flush it, rename over the target, flush the directory.
+ * write a sibling temp file, flush it, rename over the target, flush the directory. `data` may
+ * come in parts, written one after another as they are made.
  */
-export async function writeFileAtomic(target: string, data: string | Uint8Array): Promise<void> {
+export async function writeFileAtomic(
+  target: string,
+  data: string | Uint8Array | Iterable<Uint8Array>,
+): Promise<void> {
   const temp = `${target}.tmp-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
   const handle = await fs.open(temp, 'w');
   try {

@@ -1,0 +1,127 @@
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+
+/**
+ * An immutable file of 32-bit words read by offset through the descriptor opened with it. A newer
+ * generation is written beside it and renamed over its name: this descriptor keeps reading the
+ * generation it opened (Node opens files sharing deletion on every platform), never a
+ * half-written one. What the reads bring in stays in the operating system's page cache, which is
+ * not the worker's memory.
+ */
+export class WordFile {
+  private constructor(
+    private fd: number | null,
+    /** The file's length in bytes when opened. */
+    readonly bytes: number,
+  ) {}
+
+  static open(file: string): WordFile {
+    const fd = openSync(file, 'r');
+    try {
+      return new WordFile(fd, fstatSync(fd).size);
+    } catch (cause) {
+      closeSync(fd);
+      throw cause;
+    }
+  }
+
+  /** Reads `count` bytes at byte `position` into `target` from byte `at`. */
+  readBytes(target: Uint8Array, at: number, count: number, position: number): void {
+    // a search that outlived the index it read
+    if (this.fd === null) throw new Error('The index was closed while a search read it.');
+    if (position + count > this.bytes) throw new Error('the lexical snapshot is truncated');
+    let done = 0;
+    while (done < count) {
+      const read = readSync(this.fd, target, at + done, count - done, position + done);
+      if (read === 0) throw new Error('the lexical snapshot ended early');
+      done += read;
+    }
+  }
+
+  /** Reads `words` 32-bit words at byte `position` into `target` from word `at`. */
+  read(target: Uint32Array | Int32Array, at: number, words: number, position: number): void {
+    const bytes = new Uint8Array(target.buffer, target.byteOffset, target.byteLength);
+    this.readBytes(bytes, at * 4, words * 4, position);
+  }
+
+  close(): void {
+    if (this.fd !== null) closeSync(this.fd);
+    this.fd = null;
+  }
+}
+
+/** Words read per block when a file region is read from start to end. */
+const SEQUENTIAL_BLOCK_WORDS = 256 * 1024;
+
+/** Reads a region of a `WordFile` front to back in large blocks, handing out views. */
+export class WordReader {
+  private block = new Int32Array(SEQUENTIAL_BLOCK_WORDS);
+  private blockWords = 0;
+  /** Words handed out of the block so far. */
+  private taken = 0;
+
+  constructor(
+    private readonly file: WordFile,
+    /** The byte position of the block's first word. */
+    private position: number,
+  ) {}
+
+  /** The next `words` words: a view valid until the next call. */
+  take(words: number): Int32Array {
+    if (this.taken + words > this.blockWords) this.refill(words);
+    const from = this.taken;
+    this.taken += words;
+    return this.block.subarray(from, from + words);
+  }
+
+  private refill(words: number): void {
+    this.position += this.taken * 4;
+    this.taken = 0;
+    const available = Math.floor((this.file.bytes - this.position) / 4);
+    const wanted = Math.min(Math.max(words, SEQUENTIAL_BLOCK_WORDS), available);
+    if (wanted < words) throw new Error('the lexical snapshot is truncated');
+    if (this.block.length < wanted) this.block = new Int32Array(wanted);
+    this.file.read(this.block, 0, wanted, this.position);
+    this.blockWords = wanted;
+  }
+}
+
+/**
+ * Collects 32-bit words into blocks for a file written as a sequence of them: a writer puts
+ * words and hands the full blocks (`drain`) to the file, so no more than a block is held.
+ */
+export class BlockWriter {
+  private block = new Uint32Array(SEQUENTIAL_BLOCK_WORDS);
+  private used = 0;
+  private readonly full: Uint8Array[] = [];
+  /** Words put so far. */
+  written = 0;
+
+  put(words: Uint32Array | Int32Array): void {
+    let from = 0;
+    while (from < words.length) {
+      const count = Math.min(words.length - from, this.block.length - this.used);
+      this.block.set(words.subarray(from, from + count), this.used);
+      this.used += count;
+      from += count;
+      if (this.used === this.block.length) this.seal();
+    }
+    this.written += words.length;
+  }
+
+  /** The blocks filled since the last call. */
+  *drain(): Generator<Uint8Array> {
+    while (this.full.length) yield this.full.shift()!;
+  }
+
+  /** The last, partly filled block too. */
+  *finish(): Generator<Uint8Array> {
+    if (this.used) this.seal();
+    yield* this.drain();
+  }
+
+  private seal(): void {
+    this.full.push(new Uint8Array(this.block.buffer, 0, this.used * 4));
+    this.block = new Uint32Array(SEQUENTIAL_BLOCK_WORDS);
+    this.used = 0;
+  }
+}
