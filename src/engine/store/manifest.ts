@@ -17,8 +17,9 @@ import { appendAt, writeFileAtomic } from '../util/atomic-file';
  * 6: the chunks' texts in a file of their own, read by offset.
  * 7: the file entries in a snapshot and a delta log beside the manifest.
  * 8: the chunks table no longer holds the texts: the texts file is their only copy.
+ * 9: the lexical snapshot holds the posting lists, read from it by offset (its format 3).
  */
-export const SCHEMA_VERSION = 8;
+export const SCHEMA_VERSION = 9;
 
 const FileEntry = z.object({
   hash: z.string().nullable(),
