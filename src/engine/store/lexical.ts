@@ -180,6 +180,11 @@ class LevelPostings {
     return { docs, payload, size: total };
   }
 
+  /** How many postings the term's list holds (tombstones included), without reading it. */
+  sizeOf(termId: number): number {
+    return this.diskSize(termId) + this.mainSize(termId) + this.tail.sizeOf(termId);
+  }
+
   /** Appends a posting; `docId` must be above every chunk id the term's list holds. */
   append(termId: number, docId: number, tf: number, named: boolean): void {
     this.tail.append(termId, docId, (tf << 1) | (named ? 1 : 0));
@@ -670,11 +675,10 @@ export class LexicalIndex {
     terms.forEach((term, place) => {
       const id = this.termIds.get(term);
       if (id === undefined) return;
-      const postings = lists.map((list) => list.list(id));
-      const listed = postings.reduce((sum, list) => sum + (list?.size ?? 0), 0);
+      const listed = lists.reduce((sum, list) => sum + list.sizeOf(id), 0);
       if (listed >= docs.length * POSTINGS_PER_LOOKUP) lookedUp.push({ place, id });
       else
-        for (const list of postings)
+        for (const list of lists.map((postings) => postings.list(id)))
           for (let k = 0; k < (list?.size ?? 0); k++) {
             const at = this.fileOfDoc[list!.docs[k]!]!;
             if (at >= 0) files[at]!.counts[place]! += list!.payload[k]! >> 1;
