@@ -232,9 +232,13 @@ class LevelPostings {
     starts[termLimit] = (out.written - before) / 2;
   }
 
-  /** Folds the tails into the main lists once they outgrow half of them. */
+  /**
+   * Folds the tails into the main lists once they outgrow half of them and MIN_FOLD_POSTINGS: a
+   * fold passes over every term, so the saves after opening a snapshot (whose main lists in
+   * memory start empty) do not each pay for one.
+   */
   settle(): void {
-    if (!this.tail.used || this.tail.used < this.used / 2) return;
+    if (this.tail.used < Math.max(this.used / 2, MIN_FOLD_POSTINGS)) return;
     const terms = Math.max(this.size.length, this.tail.termLimit);
     let total = 0;
     for (let term = 0; term < terms; term++) total += this.mainSize(term) + this.tail.sizeOf(term);
@@ -282,6 +286,9 @@ class LevelPostings {
     }
   }
 }
+
+/** Postings appended to the tails before they are folded, however short the main lists are. */
+const MIN_FOLD_POSTINGS = 1 << 16;
 
 function view(docs: Int32Array, payload: Int32Array, from: number, size: number): PostingList {
   return {
