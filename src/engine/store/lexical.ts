@@ -53,39 +53,66 @@ export interface PostingList {
 /**
  * Growable posting lists in one arena of two typed arrays (chunk ids, payloads): a vocabulary
  * of hundreds of thousands of terms, most held by a chunk or two, costs no object per term.
- * Per-term columns say where each list starts, its size and its room. A full list moves to the
- * arena's end with twice the room, leaving its old room behind until the lists are folded.
+ * Each term with a list has a slot in columns saying where its list starts, its size and its
+ * room; slots are given out as terms first get a posting, so a save's few terms cost a few slots,
+ * not columns as long as the vocabulary (three such columns per level held ~20 MB at 10k files
+ * after the first save added a new word). A full list moves to the arena's end with twice the
+ * room, leaving its old room behind until the lists are folded.
  */
 class GrowingLists {
   docs = new Int32Array(1024);
   payload = new Int32Array(1024);
   /** Where the next moved or new list goes; counts the room left behind. */
   used = 0;
-  start = new Int32Array(0);
-  size = new Int32Array(0);
-  private room = new Int32Array(0);
+  private readonly slots = new Map<number, number>();
+  private start = new Int32Array(64);
+  private size = new Int32Array(64);
+  private room = new Int32Array(64);
+  private highest = -1;
 
   sizeOf(termId: number): number {
-    return termId < this.size.length ? this.size[termId]! : 0;
+    const slot = this.slots.get(termId);
+    return slot === undefined ? 0 : this.size[slot]!;
+  }
+
+  /** Where the term's list starts in the arena (the term must have one). */
+  startOf(termId: number): number {
+    return this.start[this.slots.get(termId)!]!;
   }
 
   /** One past the highest term id with a list. */
   get termLimit(): number {
-    return this.size.length;
+    return this.highest + 1;
   }
 
   /** Appends a posting whose chunk id is above every one the term's list holds. */
   append(termId: number, docId: number, packed: number): void {
-    this.growTerms(termId);
-    if (this.size[termId] === this.room[termId])
-      this.relocate(termId, Math.max(2, this.room[termId]! * 2));
-    const at = this.start[termId]! + this.size[termId]!;
+    const slot = this.slots.get(termId) ?? this.newSlot(termId);
+    if (this.size[slot] === this.room[slot]) this.relocate(slot, Math.max(2, this.room[slot]! * 2));
+    const at = this.start[slot]! + this.size[slot]!;
     this.docs[at] = docId;
     this.payload[at] = packed;
-    this.size[termId]!++;
+    this.size[slot]!++;
   }
 
-  private relocate(termId: number, room: number): void {
+  private newSlot(termId: number): number {
+    const slot = this.slots.size;
+    if (slot === this.size.length) {
+      const grown = (column: Int32Array): Int32Array<ArrayBuffer> => {
+        const next = new Int32Array(column.length * 2);
+        next.set(column);
+        return next;
+      };
+      this.start = grown(this.start);
+      this.size = grown(this.size);
+      this.room = grown(this.room);
+    }
+    this.slots.set(termId, slot);
+    this.highest = Math.max(this.highest, termId);
+    return slot;
+  }
+
+  private relocate(slot: number, room: number): void {
     if (this.used + room > this.docs.length) {
       const capacity = Math.max(this.used + room, this.docs.length * 2);
       const docs = new Int32Array(capacity);
@@ -95,26 +122,13 @@ class GrowingLists {
       payload.set(this.payload.subarray(0, this.used));
       this.payload = payload;
     }
-    const from = this.start[termId]!;
-    const size = this.size[termId]!;
+    const from = this.start[slot]!;
+    const size = this.size[slot]!;
     this.docs.copyWithin(this.used, from, from + size);
     this.payload.copyWithin(this.used, from, from + size);
-    this.start[termId] = this.used;
-    this.room[termId] = room;
+    this.start[slot] = this.used;
+    this.room[slot] = room;
     this.used += room;
-  }
-
-  private growTerms(termId: number): void {
-    if (termId < this.size.length) return;
-    const length = Math.max(termId + 1, this.size.length * 2, 1024);
-    const grown = (column: Int32Array): Int32Array<ArrayBuffer> => {
-      const next = new Int32Array(length);
-      next.set(column);
-      return next;
-    };
-    this.start = grown(this.start);
-    this.size = grown(this.size);
-    this.room = grown(this.room);
   }
 }
 
@@ -163,7 +177,7 @@ class LevelPostings {
     if (!total) return undefined;
     if (total === mainSize) return view(this.docs, this.payload, this.start[termId]!, mainSize);
     const { tail } = this;
-    if (total === tailSize) return view(tail.docs, tail.payload, tail.start[termId]!, tailSize);
+    if (total === tailSize) return view(tail.docs, tail.payload, tail.startOf(termId), tailSize);
     const both = new Int32Array(total * 2);
     const docs = both.subarray(0, total);
     const payload = both.subarray(total);
@@ -280,7 +294,7 @@ class LevelPostings {
     }
     const tailSize = this.tail.sizeOf(termId);
     if (tailSize) {
-      const from = this.tail.start[termId]!;
+      const from = this.tail.startOf(termId);
       docs.set(this.tail.docs.subarray(from, from + tailSize), at + mainSize);
       payload.set(this.tail.payload.subarray(from, from + tailSize), at + mainSize);
     }
