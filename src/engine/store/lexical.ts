@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { CHUNK_LEVELS, type ChunkLevel } from '../model';
 import { appendAt, writeFileAtomic } from '../util/atomic-file';
 import { Strings } from './columns';
+import { TermTable } from './term-table';
 import { BlockWriter, WordFile, WordReader } from './snapshot-file';
 
 /**
@@ -554,8 +555,8 @@ export class LexicalIndex {
   private readonly byPath = new Map<string, number[]>();
   /** Scratch for fileTermCounts: the place of each chunk's file among the files asked about. */
   private fileOfDoc = new Int32Array(0);
-  private readonly termIds = new Map<string, number>();
   private readonly terms: string[] = [];
+  private readonly termIds = new TermTable(this.terms);
   private readonly documentFrequency = new Map<ChunkLevel, TermCounts>();
   private readonly totalLength = new Map<ChunkLevel, number>();
   private readonly liveCount = new Map<ChunkLevel, number>();
@@ -881,7 +882,7 @@ export class LexicalIndex {
       index.nextDocId = header.nextDocId;
       header.terms.forEach((term, id) => {
         index.terms.push(term);
-        index.termIds.set(term, id);
+        index.termIds.add(id);
       });
       const { docs } = header;
       index.useSnapshot(snapshot, layout, (place) => {
@@ -1088,7 +1089,7 @@ export class LexicalIndex {
     if (id === undefined) {
       id = this.terms.length;
       this.terms.push(term);
-      this.termIds.set(term, id);
+      this.termIds.add(id);
     }
     return id;
   }
