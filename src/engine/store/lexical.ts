@@ -6,7 +6,7 @@ import { CHUNK_LEVELS, type ChunkLevel } from '../model';
 import { appendAt, writeFileAtomic } from '../util/atomic-file';
 import { Strings } from './columns';
 import { TermTable } from './term-table';
-import { BlockWriter, WordFile, WordReader } from './snapshot-file';
+import { BlockWriter, ReadArena, WordFile, WordReader } from './snapshot-file';
 
 /**
  * The lexical segment: per chunk level, a posting list per term (the chunks holding it, in
@@ -167,10 +167,10 @@ class LevelPostings {
 
   /**
    * The term's postings, disk then main list then tail. A term with one part in memory gets a
-   * view of it, valid until the next change; otherwise a fresh copy of its parts end to end (a
-   * copy costs less than scoring what it holds).
+   * view of it, valid until the next change; otherwise a copy of its parts end to end in room
+   * from `arena` (a copy costs less than scoring what it holds).
    */
-  list(termId: number): PostingList | undefined {
+  list(termId: number, arena: ReadArena): PostingList | undefined {
     const onDisk = this.diskSize(termId);
     const mainSize = this.mainSize(termId);
     const tailSize = this.tail.sizeOf(termId);
@@ -179,7 +179,7 @@ class LevelPostings {
     if (total === mainSize) return view(this.docs, this.payload, this.start[termId]!, mainSize);
     const { tail } = this;
     if (total === tailSize) return view(tail.docs, tail.payload, tail.startOf(termId), tailSize);
-    const both = new Int32Array(total * 2);
+    const both = arena.take(total * 2);
     const docs = both.subarray(0, total);
     const payload = both.subarray(total);
     if (onDisk) {
@@ -565,6 +565,8 @@ export class LexicalIndex {
   private readonly termDocuments = new TermCounts();
   private liveTerms = 0;
   private nextDocId = 1;
+  /** Room for the posting lists a search reads from the snapshot. */
+  private readonly readArena = new ReadArena();
   /** The snapshot the postings and chunk terms not held in memory are read from. */
   private snapshot: WordFile | null = null;
 
@@ -622,10 +624,21 @@ export class LexicalIndex {
     return out;
   }
 
-  /** The raw posting list of `term` at `level`; it may hold tombstones (see `isLive`). */
+  /**
+   * Starts a search: the posting lists read for the one before may be overwritten from now on
+   * (their room is reused, see ReadArena).
+   */
+  startReading(): void {
+    this.readArena.reset();
+  }
+
+  /**
+   * The raw posting list of `term` at `level`; it may hold tombstones (see `isLive`). Valid until
+   * the next change, or the next `startReading`.
+   */
   postingList(level: ChunkLevel, term: string): PostingList | undefined {
     const id = this.termIds.get(term);
-    return id === undefined ? undefined : this.postingLists.get(level)!.list(id);
+    return id === undefined ? undefined : this.postingLists.get(level)!.list(id, this.readArena);
   }
 
   isLive(docId: number): boolean {
@@ -674,6 +687,7 @@ export class LexicalIndex {
     levels: readonly ChunkLevel[],
     terms: readonly string[],
   ): { length: number; counts: number[] }[] {
+    this.startReading();
     const wanted = new Set(levels.map((level) => LEVEL_INDEX.get(level)!));
     const files = paths.map(() => ({ length: 0, counts: new Array<number>(terms.length).fill(0) }));
     // each chunk of the files marked with its file's place (-1 elsewhere, restored at the end)
@@ -700,7 +714,7 @@ export class LexicalIndex {
       const listed = lists.reduce((sum, list) => sum + list.sizeOf(id), 0);
       if (listed >= docs.length * POSTINGS_PER_LOOKUP) lookedUp.push({ place, id });
       else
-        for (const list of lists.map((postings) => postings.list(id)))
+        for (const list of lists.map((postings) => postings.list(id, this.readArena)))
           for (let k = 0; k < (list?.size ?? 0); k++) {
             const at = this.fileOfDoc[list!.docs[k]!]!;
             if (at >= 0) files[at]!.counts[place]! += list!.payload[k]! >> 1;
