@@ -1,11 +1,12 @@
 import type { CallSite, CodeFact, LanguageId, SymbolKind } from '../model';
+import { NameTable } from './names';
 
 /** Numbers per call site in the arena: name, receiver, line, receiver type and kind. */
 const FIELDS = 4;
 
 /**
  * Every fact's call sites, packed: four numbers per site in one arena (names, receivers and
- * receiver types as ids into one string table), found by the fact's slot. A million call sites
+ * receiver types as numbers of the graph's name table), found by the fact's slot. A million call sites
  * as objects held about 64 MB of heap at 10k files; here they take 16 bytes each. The room of a
  * replaced or removed fact's sites is reclaimed when the arena would otherwise grow.
  */
@@ -18,8 +19,8 @@ export class CallTable {
   private count = new Int32Array(1024);
   /** The fact each slot's sites belong to: a fact no longer in the graph has none to read. */
   private readonly owners: (object | undefined)[] = [];
-  private readonly strings: string[] = [];
-  private readonly stringIds = new Map<string, number>();
+
+  constructor(private readonly names = new NameTable()) {}
 
   /** Stores `calls` as the sites of `slot`, owned by `owner`, replacing any it held. */
   set(slot: number, calls: readonly CallSite[], owner: object): void {
@@ -66,17 +67,22 @@ export class CallTable {
     const typeAndKind = this.arena[at + 3]!;
     const type = typeAndKind >> 1;
     return {
-      name: this.strings[this.arena[at]!]!,
-      receiver: receiver < 0 ? null : this.strings[receiver]!,
+      name: this.names.at(this.arena[at]!),
+      receiver: receiver < 0 ? null : this.names.at(receiver),
       line: this.arena[at + 2]!,
-      ...(type ? { receiverType: this.strings[type - 1]! } : {}),
+      ...(type ? { receiverType: this.names.at(type - 1) } : {}),
       ...(typeAndKind & 1 ? { kind: 'reference' as const } : {}),
     };
   }
 
   /** The called name of site `index` of `slot`, without building the site. */
   nameAt(slot: number, index: number): string {
-    return this.strings[this.arena[this.start[slot]! + index * FIELDS]!]!;
+    return this.names.at(this.nameIdAt(slot, index));
+  }
+
+  /** The number of the called name of site `index` of `slot` in the name table. */
+  nameIdAt(slot: number, index: number): number {
+    return this.arena[this.start[slot]! + index * FIELDS]!;
   }
 
   lineAt(slot: number, index: number): number {
@@ -90,20 +96,27 @@ export class CallTable {
   }
 
   private id(value: string): number {
-    let id = this.stringIds.get(value);
-    if (id === undefined) {
-      id = this.strings.length;
-      this.strings.push(value);
-      this.stringIds.set(value, id);
-    }
-    return id;
+    return this.names.id(value);
   }
 
-  private reserve(size: number): void {
+  /**
+   * Makes room for `sites` more sites at once, exactly: opening a store adds every fact's sites
+   * in one update, and an arena grown by doubling would hold up to twice what they need.
+   */
+  reserveSites(sites: number): void {
+    this.reserve(sites * FIELDS, 1);
+  }
+
+  /**
+   * Room for `size` more numbers. Growing by a quarter (not doubling) keeps the spare room of a
+   * million sites small; each growth copies the arena, which a save rarely needs.
+   */
+  private reserve(size: number, growth = 1.25): void {
     if (this.used + size <= this.arena.length) return;
     if (this.abandoned >= this.used / 2) this.pack();
     if (this.used + size <= this.arena.length) return;
-    const arena = new Int32Array(Math.max(this.used + size, this.arena.length * 2));
+    const length = Math.max(this.used + size, Math.ceil(this.arena.length * growth));
+    const arena = new Int32Array(length);
     arena.set(this.arena.subarray(0, this.used));
     this.arena = arena;
   }

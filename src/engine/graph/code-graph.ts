@@ -2,8 +2,10 @@ import { MODULE_QUALIFIED_NAME, type CallSite, type CodeFact, type ImportBinding
 import { languageById } from '../lang/registry';
 import type { LanguageSpec } from '../lang/spec';
 import { CallTable, StoredFact } from './call-table';
-import { IdsByKey } from './ids-by-key';
+import { IntLists } from './int-lists';
 import { ModuleMap } from './modules';
+import { NameTable } from './names';
+import { SlotsByKey } from './slots-by-key';
 import { normalizeIdentifier } from '../text/tokenize';
 
 /**
@@ -246,21 +248,23 @@ export class CodeGraph {
   private readonly byFile = new Map<string, FileFacts>();
   /** Top-level definitions of every folder by name: a Go package sees all of them. */
   private readonly folderTopLevel = new Map<string, Map<string, CodeFact>>();
-  private readonly byName = new IdsByKey();
+  /** The names the indexes below are keyed by, numbered; the call table numbers its names here too. */
+  private readonly names = new NameTable();
+  private readonly byName = new SlotsByKey();
   /** By name without case or separators: `getuserbyid` for `get_user_by_id` and `getUserById`. */
-  private readonly byLooseName = new IdsByKey();
-  private readonly callersByName = new IdsByKey();
+  private readonly byLooseName = new SlotsByKey();
+  private readonly callersByName = new SlotsByKey();
   /** Definitions by the exception types they raise (as written, without a module). */
-  private readonly raisersByType = new IdsByKey();
+  private readonly raisersByType = new SlotsByKey();
   /** Each caller's resolved calls by its slot: pairs of target slot and stored call. */
-  private readonly outgoing: (number[] | undefined)[] = [];
+  private readonly outgoing = new IntLists();
   /**
    * The calls into each definition by its slot: pairs of caller slot and stored call, one
    * caller's calls together, callers in the order they were (last) resolved.
    */
-  private readonly incoming: (number[] | undefined)[] = [];
+  private readonly incoming = new IntLists();
   private readonly modules: ModuleMap;
-  private readonly callTable = new CallTable();
+  private readonly callTable = new CallTable(this.names);
 
   constructor(rootPackage: string) {
     this.modules = new ModuleMap(rootPackage);
@@ -319,11 +323,11 @@ export class CodeGraph {
     const target = this.fact(id);
     if (!target || target.kind === 'module') return [];
     const out: PossibleCall[] = [];
-    for (const callerId of this.callersByName.get(target.name)) {
-      const slot = this.slotById.get(callerId)!;
+    for (const slot of this.callersByName.get(this.names.find(target.name))) {
       const caller = this.slots[slot]!;
+      const callerId = caller.id;
       const resolved = new Set<number>();
-      const calls = this.outgoing[slot] ?? [];
+      const calls = this.outgoing.get(slot);
       for (let at = 1; at < calls.length; at += 2)
         resolved.add(Math.floor(calls[at]! / RESOLUTION_SPAN));
       let context: CallContext | undefined;
@@ -339,7 +343,7 @@ export class CodeGraph {
 
   private incomingOf(id: string): ResolvedCall[] {
     const slot = this.slotById.get(id);
-    const calls = slot === undefined ? undefined : this.incoming[slot];
+    const calls = slot === undefined ? undefined : this.incoming.get(slot);
     const out: ResolvedCall[] = [];
     for (let at = 0; calls && at < calls.length; at += 2)
       out.push(this.resolvedCall(calls[at]!, slot!, calls[at + 1]!));
@@ -349,7 +353,7 @@ export class CodeGraph {
   /** What `id` calls (functions it names as values are references, not calls). */
   callees(id: string): readonly ResolvedCall[] {
     const slot = this.slotById.get(id);
-    const calls = slot === undefined ? undefined : this.outgoing[slot];
+    const calls = slot === undefined ? undefined : this.outgoing.get(slot);
     const out: ResolvedCall[] = [];
     for (let at = 0; calls && at < calls.length; at += 2) {
       const call = this.resolvedCall(slot!, calls[at]!, calls[at + 1]!);
@@ -371,19 +375,23 @@ export class CodeGraph {
 
   /** Definitions with a call naming `name` (`f()`, `obj.f()`, `new f()`), resolved or not. */
   factsCalling(name: string): CodeFact[] {
-    return [...this.callersByName.get(name)].map((id) => this.fact(id)!);
+    return this.factsIn(this.callersByName, name);
   }
 
   /** Definitions raising exception type `type` (as the code names it), in the order they were added. */
   factsRaising(type: string): CodeFact[] {
-    return [...this.raisersByType.get(type)].map((id) => this.fact(id)!);
+    return this.factsIn(this.raisersByType, type);
+  }
+
+  /** The facts an index holds under `key`, in its order. */
+  private factsIn(index: SlotsByKey, key: string): CodeFact[] {
+    return index.get(this.names.find(key)).map((slot) => this.slots[slot]!);
   }
 
   /** Definitions with this simple name (`ensure_sync`) or qualified name (`Flask.ensure_sync`). */
   definitionsNamed(name: string): CodeFact[] {
     const simple = name.slice(name.lastIndexOf('.') + 1);
-    const ids = this.byName.get(simple);
-    const matches = [...ids].map((id) => this.fact(id)!);
+    const matches = this.factsIn(this.byName, simple);
     if (simple === name) return matches;
     return matches.filter(
       (fact) => fact.qualifiedName === name || fact.qualifiedName.endsWith(`.${name}`),
@@ -411,7 +419,7 @@ export class CodeGraph {
 
   /** Definitions whose name, without case or separators, is `normalized`. */
   definitionsLooselyNamed(normalized: string): CodeFact[] {
-    return [...this.byLooseName.get(normalized)].map((id) => this.fact(id)!);
+    return this.factsIn(this.byLooseName, normalized);
   }
 
   /**
@@ -442,10 +450,10 @@ export class CodeGraph {
           touchedNames.add(fact.name);
           // Its callers resolve again below; unresolving them records what they took away.
           // (callers already let go of their calls in this update no longer count as its callers)
-          const calls = this.incoming[slot] ?? [];
+          const calls = this.incoming.get(slot);
           for (let at = 0; at < calls.length; at += 2)
-            if (this.outgoing[calls[at]!]) affectedCallers.add(this.slots[calls[at]!]!.id);
-          this.incoming[slot] = undefined;
+            if (this.outgoing.has(calls[at]!)) affectedCallers.add(this.slots[calls[at]!]!.id);
+          this.incoming.clear(slot);
         }
         if (fact.qualifiedName === MODULE_QUALIFIED_NAME) {
           const next = replacement?.imports ?? [];
@@ -458,6 +466,8 @@ export class CodeGraph {
       this.byFile.delete(path);
       this.modules.remove(path);
     }
+    this.flushRemovals();
+    this.callTable.reserveSites(added.reduce((sites, fact) => sites + fact.calls.length, 0));
     for (const fact of added) {
       this.addFact(fact, keptSlots.get(fact.id));
       if (!keptSlots.has(fact.id)) touchedNames.add(fact.name);
@@ -466,11 +476,13 @@ export class CodeGraph {
         for (const name of changedImportNames([], fact.imports)) importedByNewFiles.add(name);
     }
     for (const name of touchedNames)
-      for (const callerId of this.callersByName.get(name)) affectedCallers.add(callerId);
+      for (const slot of this.callersByName.get(this.names.find(name)))
+        affectedCallers.add(this.slots[slot]!.id);
     for (const fact of added) affectedCallers.add(fact.id);
     // after the rest, so the order callers resolve in (and are listed in) is the same as before
     for (const name of importedByNewFiles)
-      for (const callerId of this.callersByName.get(name)) affectedCallers.add(callerId);
+      for (const slot of this.callersByName.get(this.names.find(name)))
+        affectedCallers.add(this.slots[slot]!.id);
 
     // Every affected caller lets go of its calls before any resolves again, so each target's
     // callers are filtered once, however many of them changed.
@@ -482,16 +494,19 @@ export class CodeGraph {
       callers.push(slot);
     }
     this.dropIncoming(unresolved);
-    const called = new Set<number>();
+    const called = new Map<number, number[]>();
     for (const slot of callers) this.resolveOutgoing(slot, tracker, called);
-    // arrays grown by pushing keep up to half again their length spare: copies are exact
-    for (const target of called) this.incoming[target] = this.incoming[target]!.slice();
+    for (const [target, calls] of called) this.incoming.set(target, calls);
+    this.incoming.trim();
+    this.outgoing.trim();
     for (const slot of this.releasing) {
       this.slots[slot] = undefined;
       this.callTable.remove(slot);
     }
     this.freeSlots.push(...this.releasing);
     this.releasing = [];
+    for (const index of [this.byName, this.byLooseName, this.callersByName, this.raisersByType])
+      index.trim();
     return { changedTargets: tracker.changed() };
   }
 
@@ -537,11 +552,13 @@ export class CodeGraph {
       names.set(fact.name, fact);
     } else if (fact.parent !== null) file.nested.set(`${fact.parent}\0${fact.name}`, fact);
     if (fact.qualifiedName !== MODULE_QUALIFIED_NAME) {
-      this.byName.add(fact.name, fact.id);
-      this.byLooseName.add(normalizeIdentifier(fact.name), fact.id);
+      this.byName.add(this.names.id(fact.name), slot);
+      this.byLooseName.add(this.names.id(normalizeIdentifier(fact.name)), slot);
     }
-    for (const call of calls) this.callersByName.add(call.name, fact.id);
-    for (const type of fact.raises) this.raisersByType.add(type, fact.id);
+    // a definition's sites of one name follow each other here: the index keeps it once
+    for (let index = 0; index < calls.length; index++)
+      this.callersByName.add(this.callTable.nameIdAt(slot, index), slot);
+    for (const type of fact.raises) this.raisersByType.add(this.names.id(type), slot);
   }
 
   /**
@@ -554,11 +571,20 @@ export class CodeGraph {
     if (!keepSlot) this.releasing.push(slot);
     const names = this.folderTopLevel.get(folderOf(fact.path));
     if (names?.get(fact.name) === fact) names.delete(fact.name);
-    this.byName.remove(fact.name, fact.id);
-    this.byLooseName.remove(normalizeIdentifier(fact.name), fact.id);
+    const name = this.names.id(fact.name);
+    this.byName.remove(name, slot);
+    this.byLooseName.remove(this.names.id(normalizeIdentifier(fact.name)), slot);
     for (let index = 0; index < this.callTable.size(slot); index++)
-      this.callersByName.remove(this.callTable.nameAt(slot, index), fact.id);
-    for (const type of fact.raises) this.raisersByType.remove(type, fact.id);
+      this.callersByName.remove(this.callTable.nameIdAt(slot, index), slot);
+    for (const type of fact.raises) this.raisersByType.remove(this.names.id(type), slot);
+  }
+
+  /** Applies the removals `removeFact` made from the name indexes. */
+  private flushRemovals(): void {
+    this.byName.flush();
+    this.byLooseName.flush();
+    this.callersByName.flush();
+    this.raisersByType.flush();
   }
 
   /**
@@ -570,9 +596,10 @@ export class CodeGraph {
     tracker: IncomingTracker,
     unresolved: Map<number, Set<number>>,
   ): void {
-    const calls = this.outgoing[slot];
-    if (!calls) return;
-    this.outgoing[slot] = undefined;
+    const calls = this.outgoing.get(slot);
+    if (!calls.length) return;
+    // the view stays valid while it is read: clearing a list moves nothing
+    this.outgoing.clear(slot);
     const caller = this.slots[slot]!;
     for (let at = 0; at < calls.length; at += 2) {
       const target = calls[at]!;
@@ -590,17 +617,24 @@ export class CodeGraph {
   /** Removes the calls of the given callers from each target's incoming calls. */
   private dropIncoming(unresolved: Map<number, Set<number>>): void {
     for (const [target, callers] of unresolved) {
-      const calls = this.incoming[target];
-      if (!calls) continue;
+      const calls = this.incoming.get(target);
+      if (!calls.length) continue;
       const kept: number[] = [];
       for (let at = 0; at < calls.length; at += 2)
         if (!callers.has(calls[at]!)) kept.push(calls[at]!, calls[at + 1]!);
-      this.incoming[target] = kept.length ? kept : undefined;
+      this.incoming.set(target, kept);
     }
   }
 
-  /** Resolves the calls of the caller in `slot`; the targets they reach are added to `called`. */
-  private resolveOutgoing(slot: number, tracker: IncomingTracker, called: Set<number>): void {
+  /**
+   * Resolves the calls of the caller in `slot`. The calls into each target reached are gathered
+   * in `called` (its stored calls first), to be stored once every caller has resolved.
+   */
+  private resolveOutgoing(
+    slot: number,
+    tracker: IncomingTracker,
+    called: Map<number, number[]>,
+  ): void {
     const caller = this.slots[slot]!;
     const resolved: number[] = [];
     const context = new CallContext(this, caller);
@@ -612,12 +646,11 @@ export class CodeGraph {
       const stored = index * RESOLUTION_SPAN + RESOLUTION_NUMBER.get(target.how)!;
       resolved.push(targetSlot, stored);
       tracker.added(caller.id, target.fact.id, site.line);
-      const incoming = this.incoming[targetSlot];
-      if (incoming) incoming.push(slot, stored);
-      else this.incoming[targetSlot] = [slot, stored];
-      called.add(targetSlot);
+      let incoming = called.get(targetSlot);
+      if (!incoming) called.set(targetSlot, (incoming = Array.from(this.incoming.get(targetSlot))));
+      incoming.push(slot, stored);
     });
-    if (resolved.length) this.outgoing[slot] = resolved.slice();
+    this.outgoing.set(slot, resolved);
   }
 
   /** Files an import binding's module refers to. */
@@ -652,8 +685,8 @@ export class CodeGraph {
 
   uniqueDefinition(name: string, accept: (fact: CodeFact) => boolean): CodeFact | undefined {
     let found: CodeFact | undefined;
-    for (const id of this.byName.get(name)) {
-      const fact = this.fact(id)!;
+    for (const slot of this.byName.get(this.names.find(name))) {
+      const fact = this.slots[slot]!;
       if (!accept(fact)) continue;
       if (found) return undefined;
       found = fact;
@@ -721,7 +754,7 @@ export class CodeGraph {
 
   /** How many definitions carry this simple name. */
   countNamed(name: string): number {
-    return this.byName.count(name);
+    return this.byName.count(this.names.find(name));
   }
 }
 
