@@ -3,6 +3,7 @@ import { languageById } from '../lang/registry';
 import type { LanguageSpec } from '../lang/spec';
 import { CallTable, StoredFact } from './call-table';
 import { IntLists } from './int-lists';
+import { KeyTable } from './key-table';
 import { ModuleMap } from './modules';
 import { NameTable } from './names';
 import { SlotsByKey } from './slots-by-key';
@@ -220,17 +221,14 @@ const SUPER_RECEIVERS = new Set(['super()', 'super']);
 const MAX_BASE_DEPTH = 6;
 const MAX_REEXPORT_DEPTH = 4;
 
-/** Per-file lookups, so resolution never scans a file's definitions. */
+/** A file's definitions; the lookups by name are the graph's key tables, keyed by the file. */
 interface FileFacts {
   readonly facts: CodeFact[];
-  readonly topLevel: Map<string, CodeFact>;
   /** Every parent-less definition of a name, in source order, for names defined more than once. */
-  readonly sameNamed: Map<string, CodeFact[]>;
-  readonly members: Map<string, CodeFact>;
-  readonly byQualifiedName: Map<string, CodeFact>;
-  /** Functions nested in another definition, by `parent\0name`. */
-  readonly nested: Map<string, CodeFact>;
+  sameNamed: Map<string, CodeFact[]> | undefined;
   module: CodeFact | undefined;
+  /** The name of its first top-level definition (-1 for none): what a default import names. */
+  firstTopLevel: number;
 }
 
 export class CodeGraph {
@@ -246,8 +244,18 @@ export class CodeGraph {
   /** Slots of facts removed by the update under way: freed when it ends, once no call names them. */
   private releasing: number[] = [];
   private readonly byFile = new Map<string, FileFacts>();
-  /** Top-level definitions of every folder by name: a Go package sees all of them. */
-  private readonly folderTopLevel = new Map<string, Map<string, CodeFact>>();
+  /**
+   * Slots by the numbers of a file's path and names, so resolution never scans a file's
+   * definitions: by qualified name (file, qualified name); top-level definitions (file, name);
+   * methods (file, class, name); functions nested in another definition (file, parent, name).
+   * A later definition of a key replaces an earlier one, as it does when the module runs.
+   */
+  private readonly byQualifiedName = new KeyTable();
+  private readonly topLevels = new KeyTable();
+  private readonly members = new KeyTable();
+  private readonly nested = new KeyTable();
+  /** Top-level definitions of every folder (folder, name): a Go package sees all of them. */
+  private readonly folderTopLevel = new KeyTable();
   /** The names the indexes below are keyed by, numbered; the call table numbers its names here too. */
   private readonly names = new NameTable();
   private readonly byName = new SlotsByKey();
@@ -284,16 +292,26 @@ export class CodeGraph {
   }
 
   factByQualifiedName(path: string, qualifiedName: string): CodeFact | undefined {
-    return this.byFile.get(path)?.byQualifiedName.get(qualifiedName);
+    return this.lookUp(this.byQualifiedName, path, qualifiedName);
   }
 
   nestedIn(path: string, parent: string, name: string): CodeFact | undefined {
-    return this.byFile.get(path)?.nested.get(`${parent}\0${name}`);
+    return this.lookUp(this.nested, path, parent, name);
   }
 
   /** A top-level definition anywhere in `folder` (Go packages span the files of a folder). */
   topLevelInFolder(folder: string, name: string): CodeFact | undefined {
-    return this.folderTopLevel.get(folder)?.get(name);
+    return this.lookUp(this.folderTopLevel, folder, name);
+  }
+
+  /** The fact a key table holds under these strings' numbers; a string never seen keys nothing. */
+  private lookUp(table: KeyTable, ...key: string[]): CodeFact | undefined {
+    const a = this.names.find(key[0]!);
+    const b = this.names.find(key[1]!);
+    const c = key.length > 2 ? this.names.find(key[2]!) : 0;
+    if (a === undefined || b === undefined || c === undefined) return undefined;
+    const slot = table.get(a, b, c);
+    return slot < 0 ? undefined : this.slots[slot];
   }
 
   files(): IterableIterator<string> {
@@ -463,6 +481,7 @@ export class CodeGraph {
         this.unresolveOutgoing(slot, tracker, unresolved);
         this.removeFact(fact, slot, keptSlots.has(fact.id));
       }
+      if (file) this.dropFileLookups(path, file);
       this.byFile.delete(path);
       this.modules.remove(path);
     }
@@ -520,39 +539,33 @@ export class CodeGraph {
     this.slotById.set(fact.id, slot);
     let file = this.byFile.get(fact.path);
     if (!file) {
-      file = {
-        facts: [],
-        topLevel: new Map(),
-        sameNamed: new Map(),
-        members: new Map(),
-        byQualifiedName: new Map(),
-        nested: new Map(),
-        module: undefined,
-      };
+      file = { facts: [], sameNamed: undefined, module: undefined, firstTopLevel: -1 };
       this.byFile.set(fact.path, file);
       this.modules.add(fact.path, fact.language);
     }
     file.facts.push(fact);
+    const path = this.names.id(fact.path);
+    const name = this.names.id(fact.name);
     // A later definition of a name replaces an earlier one, as it does when the module runs.
-    file.byQualifiedName.set(fact.qualifiedName, fact);
+    this.byQualifiedName.set(path, this.names.id(fact.qualifiedName), 0, slot);
     if (fact.qualifiedName === MODULE_QUALIFIED_NAME) file.module = fact;
     else if (fact.kind === 'method' && fact.className)
-      file.members.set(`${fact.className}\0${fact.name}`, fact);
+      this.members.set(path, this.names.id(fact.className), name, slot);
     else if (fact.parent === null && fact.className === null) {
-      const earlier = file.topLevel.get(fact.name);
-      if (earlier) {
-        const all = file.sameNamed.get(fact.name) ?? [earlier];
+      const earlier = this.topLevels.get(path, name);
+      if (earlier >= 0) {
+        file.sameNamed ??= new Map();
+        const all = file.sameNamed.get(fact.name) ?? [this.slots[earlier]!];
         all.push(fact);
         all.sort((a, b) => a.startLine - b.startLine);
         file.sameNamed.set(fact.name, all);
       }
-      file.topLevel.set(fact.name, fact);
-      let names = this.folderTopLevel.get(folderOf(fact.path));
-      if (!names) this.folderTopLevel.set(folderOf(fact.path), (names = new Map()));
-      names.set(fact.name, fact);
-    } else if (fact.parent !== null) file.nested.set(`${fact.parent}\0${fact.name}`, fact);
+      this.topLevels.set(path, name, 0, slot);
+      if (file.firstTopLevel < 0) file.firstTopLevel = name;
+      this.folderTopLevel.set(this.names.id(folderOf(fact.path)), name, 0, slot);
+    } else if (fact.parent !== null) this.nested.set(path, this.names.id(fact.parent), name, slot);
     if (fact.qualifiedName !== MODULE_QUALIFIED_NAME) {
-      this.byName.add(this.names.id(fact.name), slot);
+      this.byName.add(name, slot);
       this.byLooseName.add(this.names.id(normalizeIdentifier(fact.name)), slot);
     }
     // a definition's sites of one name follow each other here: the index keeps it once
@@ -569,14 +582,26 @@ export class CodeGraph {
   private removeFact(fact: CodeFact, slot: number, keepSlot: boolean): void {
     this.slotById.delete(fact.id);
     if (!keepSlot) this.releasing.push(slot);
-    const names = this.folderTopLevel.get(folderOf(fact.path));
-    if (names?.get(fact.name) === fact) names.delete(fact.name);
+    const folder = this.names.id(folderOf(fact.path));
     const name = this.names.id(fact.name);
+    if (this.folderTopLevel.get(folder, name) === slot) this.folderTopLevel.delete(folder, name);
     this.byName.remove(name, slot);
     this.byLooseName.remove(this.names.id(normalizeIdentifier(fact.name)), slot);
     for (let index = 0; index < this.callTable.size(slot); index++)
       this.callersByName.remove(this.callTable.nameIdAt(slot, index), slot);
     for (const type of fact.raises) this.raisersByType.remove(this.names.id(type), slot);
+  }
+
+  /** Takes a removed file's definitions out of the lookups keyed by its path. */
+  private dropFileLookups(filePath: string, file: FileFacts): void {
+    const path = this.names.id(filePath);
+    for (const fact of file.facts) {
+      const name = this.names.id(fact.name);
+      this.byQualifiedName.delete(path, this.names.id(fact.qualifiedName));
+      this.topLevels.delete(path, name);
+      if (fact.className !== null) this.members.delete(path, this.names.id(fact.className), name);
+      if (fact.parent !== null) this.nested.delete(path, this.names.id(fact.parent), name);
+    }
   }
 
   /** Applies the removals `removeFact` made from the name indexes. */
@@ -660,7 +685,7 @@ export class CodeGraph {
 
   /** The top-level definition named `name` in a file (a function or class). */
   topLevel(path: string, name: string): CodeFact | undefined {
-    return this.byFile.get(path)?.topLevel.get(name);
+    return this.lookUp(this.topLevels, path, name);
   }
 
   /**
@@ -669,7 +694,7 @@ export class CodeGraph {
    * defined once.
    */
   sameNamedAt(path: string, name: string, line: number): CodeFact | undefined {
-    const all = this.byFile.get(path)?.sameNamed.get(name);
+    const all = this.byFile.get(path)?.sameNamed?.get(name);
     if (!all) return undefined;
     return all.filter((fact) => fact.startLine <= line).pop() ?? all[0];
   }
@@ -680,7 +705,7 @@ export class CodeGraph {
 
   /** The method (or owner-assigned function) `name` of class/owner `className` in `path`. */
   member(path: string, className: string, name: string): CodeFact | undefined {
-    return this.byFile.get(path)?.members.get(`${className}\0${name}`);
+    return this.lookUp(this.members, path, className, name);
   }
 
   uniqueDefinition(name: string, accept: (fact: CodeFact) => boolean): CodeFact | undefined {
@@ -745,7 +770,10 @@ export class CodeGraph {
   }
 
   private defaultExport(path: string): CodeFact | undefined {
-    return this.byFile.get(path)?.topLevel.values().next().value;
+    const file = this.byFile.get(path);
+    if (!file || file.firstTopLevel < 0) return undefined;
+    const slot = this.topLevels.get(this.names.id(path), file.firstTopLevel);
+    return slot < 0 ? undefined : this.slots[slot];
   }
 
   isBuiltinMethod(name: string): boolean {
