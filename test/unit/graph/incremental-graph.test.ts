@@ -270,6 +270,33 @@ describe('code graph: incremental updates', () => {
     );
   });
 
+  it("lists definitions, callers, raisers and a file's lookups in the order the facts were (last) added, after any saves", () => {
+    fc.assert(
+      fc.property(fc.array(stepArbitrary, { minLength: 1, maxLength: 14 }), (steps) => {
+        const graph = new CodeGraph('root');
+        const files = new Map<string, CodeFact[]>();
+        /** Every fact in the order it was last added: a saved file's facts go to the end. */
+        let order: CodeFact[] = [];
+        for (const step of steps) {
+          const removed =
+            step.kind === 'rename'
+              ? [step.from, step.to]
+              : [step.kind === 'save' ? step.file.path : step.path];
+          apply(graph, files, step);
+          const added =
+            step.kind === 'rename'
+              ? (files.get(step.to) ?? [])
+              : step.kind === 'save'
+                ? files.get(step.file.path)!
+                : [];
+          order = [...order.filter((fact) => !removed.includes(fact.path)), ...added];
+          assertAddedOrder(graph, order);
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   it('keeps the callers of a definition whose file is saved unchanged in shape', () => {
     const graph = new CodeGraph('root');
     const callee = baseFact('a.py', 'target', 'target');
@@ -285,3 +312,49 @@ describe('code graph: incremental updates', () => {
     assert.equal(graph.fact(callee.id)!.endLine, 40);
   });
 });
+
+/** What each lookup must give when facts were added in `order`: all matches, or the last one. */
+function assertAddedOrder(graph: CodeGraph, order: readonly CodeFact[]): void {
+  const ids = (facts: readonly CodeFact[]) => facts.map((fact) => fact.id);
+  const definitions = order.filter((fact) => fact.kind !== 'module');
+  assert.deepEqual(ids([...graph.allFacts()]), ids(order));
+  for (const name of [...NAMES, ...METHODS, 'Model', 'missing']) {
+    assert.deepEqual(
+      ids(graph.definitionsNamed(name)),
+      ids(definitions.filter((fact) => fact.name === name)),
+    );
+    assert.deepEqual(
+      ids(graph.factsCalling(name)),
+      ids(order.filter((fact) => fact.calls.some((site) => site.name === name))),
+    );
+  }
+  for (const type of ['ValueError', 'KeyError'])
+    assert.deepEqual(
+      ids(graph.factsRaising(type)),
+      ids(order.filter((fact) => fact.raises.includes(type))),
+    );
+  for (const path of [...PATHS, 'missing.py']) {
+    const inFile = order.filter((fact) => fact.path === path);
+    assert.deepEqual(ids(graph.factsInFile(path)), ids(inFile));
+    const last = (accept: (fact: CodeFact) => boolean) => inFile.filter(accept).pop()?.id;
+    for (const name of [...NAMES, ...METHODS, 'Model', MODULE_QUALIFIED_NAME]) {
+      assert.equal(
+        graph.topLevel(path, name)?.id,
+        last((fact) => fact.name === name && fact.kind !== 'module' && fact.className === null),
+      );
+      assert.equal(
+        graph.member(path, 'Model', name)?.id,
+        last((fact) => fact.name === name && fact.kind === 'method' && fact.className === 'Model'),
+      );
+      for (const qualifiedName of [name, `Model.${name}`])
+        assert.equal(
+          graph.factByQualifiedName(path, qualifiedName)?.id,
+          last((fact) => fact.qualifiedName === qualifiedName),
+        );
+    }
+    assert.equal(
+      graph.moduleFact(path)?.id,
+      last((fact) => fact.kind === 'module'),
+    );
+  }
+}
