@@ -304,15 +304,37 @@ export class CodeGraph {
     return this.lookUp(this.folderTopLevel, folder, name);
   }
 
-  /** The fact a key table holds under these strings' numbers; a string never seen keys nothing. */
-  private lookUp(table: KeyTable, ...key: string[]): CodeFact | undefined {
-    const a = this.names.find(key[0]!);
-    const b = this.names.find(key[1]!);
-    const c = key.length > 2 ? this.names.find(key[2]!) : 0;
+  /**
+   * The fact a key table holds under the numbers of a path (or folder) and one or two names; a
+   * string never seen keys nothing.
+   */
+  private lookUp(
+    table: KeyTable,
+    path: string,
+    name: string,
+    member?: string,
+  ): CodeFact | undefined {
+    const a = this.pathNumber(path);
+    const b = this.names.find(name);
+    const c = member === undefined ? 0 : this.names.find(member);
     if (a === undefined || b === undefined || c === undefined) return undefined;
     const slot = table.get(a, b, c);
     return slot < 0 ? undefined : this.slots[slot];
   }
+
+  /** The number of a path, remembered for the next lookup: resolution asks about one file at a time. */
+  private pathNumber(path: string): number | undefined {
+    if (path === this.lastPath) return this.lastPathNumber;
+    const number = this.names.find(path);
+    // a path not yet numbered may be numbered by the next definition added
+    if (number !== undefined) {
+      this.lastPath = path;
+      this.lastPathNumber = number;
+    }
+    return number;
+  }
+  private lastPath: string | undefined;
+  private lastPathNumber: number | undefined;
 
   files(): IterableIterator<string> {
     return this.byFile.keys();
