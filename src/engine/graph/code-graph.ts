@@ -246,7 +246,8 @@ export class CodeGraph {
   private readonly byFile = new Map<string, FileFacts>();
   /**
    * Slots by the numbers of a file's path and names, so resolution never scans a file's
-   * definitions: by qualified name (file, qualified name); top-level definitions (file, name);
+   * definitions: by qualified name (file, the name's hash, a turn among names of one hash);
+   * top-level definitions (file, name);
    * methods (file, class, name); functions nested in another definition (file, parent, name).
    * A later definition of a key replaces an earlier one, as it does when the module runs.
    */
@@ -292,7 +293,14 @@ export class CodeGraph {
   }
 
   factByQualifiedName(path: string, qualifiedName: string): CodeFact | undefined {
-    return this.lookUp(this.byQualifiedName, path, qualifiedName);
+    const file = this.pathNumber(path);
+    if (file === undefined) return undefined;
+    const hash = stringHash(qualifiedName);
+    for (let turn = 0; ; turn++) {
+      const slot = this.byQualifiedName.get(file, hash, turn);
+      if (slot < 0) return undefined;
+      if (this.slots[slot]!.qualifiedName === qualifiedName) return this.slots[slot];
+    }
   }
 
   nestedIn(path: string, parent: string, name: string): CodeFact | undefined {
@@ -569,7 +577,7 @@ export class CodeGraph {
     const path = this.names.id(fact.path);
     const name = this.names.id(fact.name);
     // A later definition of a name replaces an earlier one, as it does when the module runs.
-    this.byQualifiedName.set(path, this.names.id(fact.qualifiedName), 0, slot);
+    this.setQualifiedName(path, fact.qualifiedName, slot);
     if (fact.qualifiedName === MODULE_QUALIFIED_NAME) file.module = fact;
     else if (fact.kind === 'method' && fact.className)
       this.members.set(path, this.names.id(fact.className), name, slot);
@@ -614,12 +622,29 @@ export class CodeGraph {
     for (const type of fact.raises) this.raisersByType.remove(this.names.id(type), slot);
   }
 
+  /**
+   * Files its definition under its qualified name's hash: the first turn free or holding the same
+   * qualified name (a later definition replaces an earlier one) takes it.
+   */
+  private setQualifiedName(path: number, qualifiedName: string, slot: number): void {
+    const hash = stringHash(qualifiedName);
+    for (let turn = 0; ; turn++) {
+      const held = this.byQualifiedName.get(path, hash, turn);
+      if (held < 0 || this.slots[held]!.qualifiedName === qualifiedName) {
+        this.byQualifiedName.set(path, hash, turn, slot);
+        return;
+      }
+    }
+  }
+
   /** Takes a removed file's definitions out of the lookups keyed by its path. */
   private dropFileLookups(filePath: string, file: FileFacts): void {
     const path = this.names.id(filePath);
     for (const fact of file.facts) {
       const name = this.names.id(fact.name);
-      this.byQualifiedName.delete(path, this.names.id(fact.qualifiedName));
+      const hash = stringHash(fact.qualifiedName);
+      for (let turn = 0; this.byQualifiedName.get(path, hash, turn) >= 0; turn++)
+        this.byQualifiedName.delete(path, hash, turn);
       this.topLevels.delete(path, name);
       if (fact.className !== null) this.members.delete(path, this.names.id(fact.className), name);
       if (fact.parent !== null) this.nested.delete(path, this.names.id(fact.parent), name);
@@ -1386,4 +1411,15 @@ function folderOf(path: string): string {
 /** `from pkg import sub` names the module `pkg.sub`; `from . import sub` names `.sub`. */
 function submodule(module: string, name: string): string {
   return module.endsWith('.') ? `${module}${name}` : `${module}.${name}`;
+}
+
+/**
+ * A 32-bit FNV-1a hash of a string's UTF-16 units. Qualified names are looked up by it (with the
+ * names compared) rather than numbered in the name table: most are unique, and numbering them
+ * would add an entry for every definition.
+ */
+export function stringHash(text: string): number {
+  let hash = 0x811c9dc5;
+  for (let at = 0; at < text.length; at++) hash = Math.imul(hash ^ text.charCodeAt(at), 0x01000193);
+  return hash | 0;
 }

@@ -2,6 +2,7 @@ import * as assert from 'node:assert/strict';
 import fc from 'fast-check';
 import {
   CodeGraph,
+  stringHash,
   type GraphChange,
   type ResolvedCall,
 } from '../../../src/engine/graph/code-graph';
@@ -295,6 +296,24 @@ describe('code graph: incremental updates', () => {
       }),
       { numRuns: 300 },
     );
+  });
+
+  it('tells apart qualified names of one hash in a file, through saves and removals', () => {
+    // two names whose hashes collide share a key: the graph compares the names themselves
+    assert.equal(stringHash('f6059'), stringHash('f264602'));
+    const graph = new CodeGraph('root');
+    const first = baseFact('a.py', 'f6059', 'f6059');
+    const second = baseFact('a.py', 'f264602', 'f264602');
+    graph.update([], [first, second]);
+    assert.equal(graph.factByQualifiedName('a.py', 'f6059')?.id, first.id);
+    assert.equal(graph.factByQualifiedName('a.py', 'f264602')?.id, second.id);
+    const later = { ...baseFact('a.py', 'f6059', 'f6059'), id: 'a.py::f6059#2', startLine: 20 };
+    graph.update(['a.py'], [second, first, later]);
+    assert.equal(graph.factByQualifiedName('a.py', 'f6059')?.id, later.id);
+    assert.equal(graph.factByQualifiedName('a.py', 'f264602')?.id, second.id);
+    graph.update(['a.py'], []);
+    assert.equal(graph.factByQualifiedName('a.py', 'f6059'), undefined);
+    assert.equal(graph.factByQualifiedName('a.py', 'f264602'), undefined);
   });
 
   it('keeps the callers of a definition whose file is saved unchanged in shape', () => {
