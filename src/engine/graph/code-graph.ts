@@ -322,10 +322,14 @@ export class CodeGraph {
     name: string,
     member?: string,
   ): CodeFact | undefined {
+    // most lookups miss (a scope with no nested functions, a name the file does not define):
+    // each number is looked for only while the ones before it were found
     const a = this.pathNumber(path);
+    if (a === undefined) return undefined;
     const b = this.names.find(name);
+    if (b === undefined) return undefined;
     const c = member === undefined ? 0 : this.names.find(member);
-    if (a === undefined || b === undefined || c === undefined) return undefined;
+    if (c === undefined) return undefined;
     const slot = table.get(a, b, c);
     return slot < 0 ? undefined : this.slots[slot];
   }
@@ -544,7 +548,14 @@ export class CodeGraph {
     }
     this.dropIncoming(unresolved);
     const called = new Map<number, number[]>();
+    // two numbers per resolved call at most, a site resolving to one definition at most
+    this.outgoing.reserve(
+      2 * callers.reduce((sites, slot) => sites + this.callTable.size(slot), 0),
+    );
     for (const slot of callers) this.resolveOutgoing(slot, tracker, called);
+    let incoming = 0;
+    for (const calls of called.values()) incoming += calls.length;
+    this.incoming.reserve(incoming);
     for (const [target, calls] of called) this.incoming.set(target, calls);
     this.incoming.trim();
     this.outgoing.trim();

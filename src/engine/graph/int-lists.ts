@@ -53,7 +53,11 @@ export class IntLists {
     if (this.arena.length - live > live / 4 && this.arena.length > 64) this.pack(live);
   }
 
-  private reserve(size: number): void {
+  /**
+   * Makes room for `size` more numbers at once: a large update (opening a store) then fills the
+   * arena without growing it step by step, each step a copy of the whole arena.
+   */
+  reserve(size: number): void {
     if (this.used + size <= this.arena.length) return;
     if (this.abandoned >= this.used / 2) this.pack(this.used - this.abandoned);
     if (this.used + size <= this.arena.length) return;
