@@ -42,7 +42,7 @@ import {
   wholeFileScores,
 } from './file-evidence';
 import { rankFiles, type FileResult } from './files';
-import { closeWordsFirst, ProximityQuery } from './proximity';
+import { closeWordsFirst, ProximityQuery, WordPlacesCache } from './proximity';
 import {
   citableChunks,
   shapeSpans,
@@ -172,6 +172,8 @@ export class Searcher {
   private readonly structure = new StructureCache();
   private knownFolders: Set<string> | null = null;
   private pathVocabulary: PathVocabulary | null = null;
+  /** The words of the chunks the proximity stage measured, kept across questions. */
+  private readonly chunkWords = new WordPlacesCache();
   private readonly nearestWords: NearestWords | null;
 
   constructor(index: Omit<SearchIndex, 'vectors'>) {
@@ -561,9 +563,10 @@ export class Searcher {
     const texts = this.texts.lookup();
     const lexical = lists.find((list) => list.source === 'lexical');
     if (!lexical) return null;
-    const closeFirst = closeWordsFirst(lexical.hits, CLOSE_WORDS_HEAD, query, (id) =>
-      texts.get(id),
-    );
+    const closeFirst = closeWordsFirst(lexical.hits, CLOSE_WORDS_HEAD, query, (id) => {
+      const text = texts.get(id);
+      return text === undefined ? undefined : this.chunkWords.of(id, text);
+    });
     // the same order ranks the chunks as the spans already do: nothing to fuse again
     if (closeFirst.every((hit, at) => hit === lexical.hits[at])) return null;
     const reordered = lists.map((list) =>

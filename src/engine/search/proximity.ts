@@ -39,17 +39,18 @@ export class ProximityQuery {
   }
 
   /**
-   * The share of the question's weight held by the best window of PROXIMITY_WINDOW words of
-   * `text`: the summed weights of the distinct question words found within it, over the weights
-   * of all the question's words. A window holding only one of them counts nothing.
+   * The share of the question's weight held by the best window of PROXIMITY_WINDOW words of the
+   * text whose word places are `words`: the summed weights of the distinct question words found
+   * within it, over the weights of all the question's words. A window holding only one of them
+   * counts nothing.
    */
-  windowShare(text: string): number {
+  windowShare(words: WordPlaces): number {
     if (!this.measurable) return 0;
+    // only the places of the question's words matter: the window slides over them alone
     const places: { at: number; word: number }[] = [];
-    camelSnakeTokenize(text).forEach((token, at) => {
-      const word = this.wordOf.get(token);
-      if (word !== undefined) places.push({ at, word });
-    });
+    for (const [form, word] of this.wordOf)
+      for (const at of words.get(form) ?? []) places.push({ at, word });
+    places.sort((a, b) => a.at - b.at);
     const inWindow = new Map<number, number>();
     let best = 0;
     let first = 0;
@@ -70,6 +71,62 @@ export class ProximityQuery {
   }
 }
 
+/** Where a text's words stand: each distinct word with its places in the text's word sequence. */
+export type WordPlaces = ReadonlyMap<string, readonly number[]>;
+
+/** The word places of `text`, its words split as the index splits them. */
+export function wordPlaces(text: string): WordPlaces {
+  const places = new Map<string, number[]>();
+  camelSnakeTokenize(text).forEach((word, at) => {
+    const seen = places.get(word);
+    if (seen) seen.push(at);
+    else places.set(word, [at]);
+  });
+  return places;
+}
+
+/**
+ * Characters of chunk text whose word places are kept: the head of one question reads about 20
+ * chunks of a few thousand characters, so this holds the heads of a few dozen questions.
+ */
+const CACHED_CHARS = 1024 * 1024;
+
+/**
+ * The word places of recently measured chunks, kept across questions: a chunk's words are the same
+ * for every question, and splitting the head's texts into words was nearly all of the proximity
+ * stage's time. Each entry keeps the text it was split from and is used only for that very text,
+ * so a chunk a save changed is split again: no question measures words the code no longer has,
+ * whether or not the cache hears of the change. The least recently used go first.
+ */
+export class WordPlacesCache {
+  private readonly entries = new Map<string, { text: string; places: WordPlaces }>();
+  private chars = 0;
+
+  constructor(private readonly maxChars = CACHED_CHARS) {}
+
+  /** The word places of chunk `chunkId`, whose text is now `text`. */
+  of(chunkId: string, text: string): WordPlaces {
+    const kept = this.entries.get(chunkId);
+    if (kept) {
+      this.entries.delete(chunkId);
+      if (kept.text === text) {
+        this.entries.set(chunkId, kept);
+        return kept.places;
+      }
+      this.chars -= kept.text.length;
+    }
+    const places = wordPlaces(text);
+    this.entries.set(chunkId, { text, places });
+    this.chars += text.length;
+    for (const [oldest, old] of this.entries) {
+      if (this.chars <= this.maxChars) break;
+      this.entries.delete(oldest);
+      this.chars -= old.text.length;
+    }
+    return places;
+  }
+}
+
 /**
  * `hits` (a ranked list) with its first `head` hits reordered: the ones whose text holds more of
  * the question's words within one window first, their own order breaking ties. The rest keep
@@ -79,14 +136,14 @@ export function closeWordsFirst(
   hits: readonly Hit[],
   head: number,
   query: ProximityQuery,
-  textOf: (chunkId: string) => string | undefined,
+  wordsOf: (chunkId: string) => WordPlaces | undefined,
 ): Hit[] {
   if (!query.measurable) return [...hits];
   const reordered = hits
     .slice(0, head)
     .map((hit, rank) => {
-      const text = textOf(hit.chunkId);
-      return { hit, rank, share: text ? query.windowShare(text) : 0 };
+      const words = wordsOf(hit.chunkId);
+      return { hit, rank, share: words ? query.windowShare(words) : 0 };
     })
     .sort((a, b) => b.share - a.share || a.rank - b.rank)
     .map(({ hit }) => hit);
