@@ -1,4 +1,6 @@
 import { strict as assert } from 'node:assert';
+import { writeFileSync } from 'node:fs';
+import * as path from 'node:path';
 import type { Engine } from '../../../src/engine/engine';
 import { unwrap } from '../../../src/engine/util/result';
 import { openEngine, Scratch } from '../../helpers/workspace';
@@ -56,5 +58,34 @@ describe('file-proximity stage', () => {
     const spansOf = (files: typeof on.files) =>
       new Map(files.map((file) => [file.path, file.spans]));
     assert.deepEqual(spansOf(on.files), spansOf(off.files));
+  });
+});
+
+describe('file-proximity after a save', () => {
+  const scratch = new Scratch();
+  let engine: Engine;
+  let root: string;
+  before(async () => {
+    root = scratch.tree(WORKSPACE);
+    engine = await openEngine(scratch, root, { model: { kind: 'none' } });
+    unwrap(await engine.index());
+  });
+  after(() => {
+    engine.dispose();
+    scratch.cleanup();
+  });
+
+  const firstFile = async () =>
+    unwrap(await engine.search({ query: 'session token' })).files[0]?.path;
+
+  it('measures the words the saved code has, not those it had', async () => {
+    assert.equal(await firstFile(), 'together.py');
+    // the words drift apart in together.py: as scattered as in apart.py, in a longer function
+    writeFileSync(
+      path.join(root, 'together.py'),
+      `def handle(response):\n    session = response.first\n${filler(20)}\n    token = response.second\n    return response\n`,
+    );
+    unwrap(await engine.updateFiles(['together.py']));
+    assert.equal(await firstFile(), 'apart.py', 'the lexical order decides again');
   });
 });
