@@ -5,7 +5,7 @@ import { directoryLexicalKey, type IndexStore } from '../store/store';
 import type { LexicalDocument } from '../store/lexical';
 import type { FileEntry } from '../store/manifest';
 import { Emitter, type Event } from '../util/event';
-import { fail, ok, type Result } from '../util/result';
+import { describeError, fail, ok, type Result } from '../util/result';
 import { ancestors } from '../util/paths';
 import {
   buildDirectoryChunk,
@@ -297,19 +297,39 @@ class Run {
         lexical: directories.lexical,
       });
     });
+    // every row of the run is in the tables: their indexes build in LanceDB's threads while this
+    // thread writes the lexical snapshot, and the commit names them
+    const indexing = this.indexTables();
     const large = this.snapshotDue();
-    await this.timed('write_lexical', () =>
-      store.persistLexical(
-        [...this.rewrittenPaths, ...directories.lexicalRemoved],
-        large ? [] : [...(this.writtenLexical ?? []), ...directories.lexical],
-        large,
-      ),
-    );
+    try {
+      await this.timed('write_lexical', () =>
+        store.persistLexical(
+          [...this.rewrittenPaths, ...directories.lexicalRemoved],
+          large ? [] : [...(this.writtenLexical ?? []), ...directories.lexical],
+          large,
+        ),
+      );
+    } finally {
+      // a failed run rolls the tables back: not while an index is still being made on them
+      await indexing;
+    }
     await this.timed('commit', () => store.commit(this.entries));
     await this.timed('maintain', () => store.maintain());
     this.indexer.report({ stage: 'write', done: 1, total: 1 });
 
     return ok(this.summary(this.plan.removed.length));
+  }
+
+  /**
+   * The tables' indexes, made before the commit so that it names them. A failure is logged and
+   * left to the store's maintenance after the commit, which tries again: the run's rows are
+   * committed either way.
+   */
+  private indexTables(): Promise<void> {
+    const { store } = this.indexer.parts;
+    return this.timed('index_tables', () => store.indexTables()).catch((cause: unknown) => {
+      log.warn('table_indexes_deferred', { error: describeError(cause) });
+    });
   }
 
   /** Runs one stage of the run and logs how long it took. */

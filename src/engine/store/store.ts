@@ -654,10 +654,21 @@ export class IndexStore {
   }
 
   /**
-   * After a commit, by the lock holder: large tables get their B-tree indexes; once writes have
-   * piled up versions or small fragments, the tables are compacted, the compacted versions
-   * committed, and older versions and files no version names are removed. Readers that still
-   * hold an older version reload the new commit when a read fails.
+   * By the lock holder once a write's rows are all in the tables, before its commit: large tables
+   * get their indexes, new table versions the commit then names. The work runs in LanceDB's own
+   * threads, so the caller's thread is free meanwhile (for the lexical snapshot).
+   */
+  async indexTables(): Promise<void> {
+    if (await this.tables.ensureIndexes())
+      log.info('table_indexes_created', { directory: this.directory });
+  }
+
+  /**
+   * After a commit, by the lock holder: large tables get the indexes indexTables did not make (it
+   * failed, or was not asked); once writes have piled up versions or small fragments, the tables
+   * are compacted, the compacted versions committed, and older versions and files no version
+   * names are removed. Readers that still hold an older version reload the new commit when a
+   * read fails.
    */
   async maintain(): Promise<void> {
     if (await this.tables.ensureIndexes()) {

@@ -461,28 +461,35 @@ export class Tables {
    * them, so a question is not a flat scan of the table.
    */
   async ensureIndexes(vectorBudget: number = VECTOR_MEMORY_BYTES): Promise<boolean> {
-    const vectors = await this.ensureVectorIndex(vectorBudget);
+    // the two tables build side by side: each index is a sort in LanceDB's own threads, and a
+    // table's indexes are made one after another (each is a new version of that table)
+    const [chunks, facts] = await Promise.all([
+      this.ensureVectorIndex(vectorBudget).then(async (vectors) => {
+        const btrees = await this.ensureBTreeIndexes(this.chunks, ['filePath', 'id']);
+        return { created: vectors || btrees.created, complete: btrees.complete };
+      }),
+      this.ensureBTreeIndexes(this.facts, ['path', 'id']),
+    ]);
+    this.indexesComplete ||= chunks.complete && facts.complete;
+    return chunks.created || facts.created;
+  }
+
+  /** One table's B-tree indexes once it is large enough: whether one was made, whether all are. */
+  private async ensureBTreeIndexes(
+    table: lancedb.Table,
+    columns: readonly string[],
+  ): Promise<{ created: boolean; complete: boolean }> {
     // once both tables have theirs, writes and compactions keep them: a save asks nothing
-    if (this.indexesComplete) return vectors;
-    let created = vectors;
-    let complete = true;
-    for (const [table, columns] of [
-      [this.chunks, ['filePath', 'id']],
-      [this.facts, ['path', 'id']],
-    ] as const) {
-      if ((await table.countRows()) < INDEXED_ROWS) {
-        complete = false;
-        continue;
-      }
-      const existing = await this.indexedColumns(table);
-      for (const column of columns) {
-        if (existing.has(column)) continue;
-        await table.createIndex(column, { config: lancedb.Index.btree() });
-        created = true;
-      }
+    if (this.indexesComplete) return { created: false, complete: true };
+    if ((await table.countRows()) < INDEXED_ROWS) return { created: false, complete: false };
+    const existing = await this.indexedColumns(table);
+    let created = false;
+    for (const column of columns) {
+      if (existing.has(column)) continue;
+      await table.createIndex(column, { config: lancedb.Index.btree() });
+      created = true;
     }
-    this.indexesComplete = complete;
-    return created;
+    return { created, complete: true };
   }
 
   /** Both tables hold all their B-tree indexes, as this process last saw them. */
