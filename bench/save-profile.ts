@@ -198,6 +198,7 @@ function timeMethods(): Map<string, number> {
     'beginWrite',
     'apply',
     'persistLexical',
+    'indexTables',
     'commit',
     'maintain',
     'filesWithChunks',

@@ -1,6 +1,8 @@
 import { strict as assert } from 'node:assert';
-import { writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
+import { createInterface } from 'node:readline';
 import * as lancedb from '@lancedb/lancedb';
 import type { Engine } from '../../src/engine/engine';
 import { readManifest } from '../../src/engine/store/manifest';
@@ -9,6 +11,8 @@ import { unwrap } from '../../src/engine/util/result';
 import { captureLogs, eventsNamed } from '../helpers/logs';
 import { freshSnapshot, storeSnapshot } from '../helpers/snapshot';
 import { openEngine, Scratch } from '../helpers/workspace';
+
+const CLI = path.resolve(__dirname, '..', '..', 'dist', 'cli.js');
 
 describe('store upkeep after a write', () => {
   const scratch = new Scratch();
@@ -80,6 +84,41 @@ describe('store upkeep after a write', () => {
     } finally {
       Tables.prototype.ensureIndexes = ensureIndexes;
       engine.dispose();
+    }
+  });
+
+  it('recovers from a process killed while the indexes build before the commit', async function () {
+    this.timeout(120_000);
+    const root = largeTree();
+    const storeDir = path.join(scratch.folder(), 'store');
+    const child = spawn(
+      process.execPath,
+      [CLI, 'index', root, '--store', storeDir, '--model', 'none', '--log-level', 'info'],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
+    const exited = new Promise((resolve) => child.on('exit', resolve));
+    // the indexes start as soon as the last rows are written
+    for await (const line of createInterface({ input: child.stderr })) {
+      if (!line.includes('"stage":"write_facts"')) continue;
+      child.kill('SIGKILL');
+      break;
+    }
+    await exited;
+    assert.ok(existsSync(path.join(storeDir, 'pending.json')), 'killed before its commit');
+
+    const engine = await openEngine(scratch, root, { storeDir });
+    const fresh = await openEngine(scratch, root);
+    try {
+      unwrap(await engine.index());
+      unwrap(await fresh.index());
+      assert.deepEqual(await storeSnapshot(engine), await storeSnapshot(fresh));
+      assert.deepEqual((await committedIndexes(engine)).columns, {
+        chunks: ['filePath', 'id'],
+        facts: ['id', 'path'],
+      });
+    } finally {
+      engine.dispose();
+      fresh.dispose();
     }
   });
 });
