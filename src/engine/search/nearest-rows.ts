@@ -1,4 +1,4 @@
-import { int8Matrix, type Int8Matrix } from './int8-dots';
+import { BLOCK_ROWS, int8Matrix, type Int8Matrix } from './int8-dots';
 
 /**
  * The rows of a matrix of unit vectors nearest a query by dot product, exactly as a plain float
@@ -75,7 +75,8 @@ export class NearestRows {
     const out: number[][] = [];
     this.codes.dotsEach(
       quantised.map((query) => query.codes),
-      (approximate, i) => out.push(this.reaching(approximate, quantised[i]!.l1, count, accept)),
+      (approximate, i, maxima) =>
+        out.push(this.reaching(approximate, maxima, quantised[i]!.l1, count, accept)),
     );
     return out;
   }
@@ -91,9 +92,10 @@ export class NearestRows {
     return { codes, l1 };
   }
 
-  /** The candidates of one query from its int8 products with every row. */
+  /** The candidates of one query from its int8 products with every row (and their block maxima). */
   private reaching(
     approximate: Int32Array,
+    maxima: Int32Array,
     queryL1: number,
     count: number,
     accept: (row: number) => boolean,
@@ -101,24 +103,26 @@ export class NearestRows {
     const bound =
       HALF_STEP * (queryL1 + this.maxRowL1) + this.dimensions * HALF_STEP * HALF_STEP + 1e-9;
     const margin = 2 * bound * SCALE * SCALE;
-    const top = topRows(approximate, Math.min(FIRST_LOOK, this.rows), this.firstLook);
+    const top = topRows(approximate, maxima, Math.min(FIRST_LOOK, this.rows), this.firstLook);
     const floor = kthAccepted(approximate, top, count, accept);
-    if (floor !== null) return rowsReaching(approximate, floor - margin, accept);
+    if (floor !== null) return rowsReaching(approximate, maxima, floor - margin, accept);
     // too few accepted among the first look: wider looks, every row checked against them, and
     // when fewer than `count` rows are accepted at all, every accepted row is a candidate
-    const wider = this.rows > FIRST_LOOK ? this.widerFloor(approximate, count, accept) : null;
-    return rowsReaching(approximate, wider === null ? -Infinity : wider - margin, accept);
+    const wider =
+      this.rows > FIRST_LOOK ? this.widerFloor(approximate, maxima, count, accept) : null;
+    return rowsReaching(approximate, maxima, wider === null ? -Infinity : wider - margin, accept);
   }
 
   /** The int8 product of the `count`-th best accepted row in ever wider looks; null when fewer are accepted. */
   private widerFloor(
     approximate: Int32Array,
+    maxima: Int32Array,
     count: number,
     accept: (row: number) => boolean,
   ): number | null {
     for (let look = FIRST_LOOK * 4; ; look *= 4) {
       const limit = Math.min(look, this.rows);
-      const top = topRows(approximate, limit, new Int32Array(limit));
+      const top = topRows(approximate, maxima, limit, new Int32Array(limit));
       const floor = kthAccepted(approximate, top, count, accept);
       if (floor !== null || look >= this.rows) return floor;
     }
@@ -150,15 +154,23 @@ export function nearestExactly(
   return best.map((entry) => entry.row);
 }
 
-/** The rows, in row order, whose int8 product reaches `cutoff` and that `accept` takes. */
+/**
+ * The rows, in row order, whose int8 product reaches `cutoff` and that `accept` takes; `maxima`
+ * are the products' block maxima (blockMaxima): a block whose highest is below `cutoff` is passed.
+ */
 export function rowsReaching(
   approximate: Int32Array,
+  maxima: Int32Array,
   cutoff: number,
   accept: (row: number) => boolean,
 ): number[] {
   const out: number[] = [];
-  for (let row = 0; row < approximate.length; row++)
-    if (approximate[row]! >= cutoff && accept(row)) out.push(row);
+  for (let block = 0; block < maxima.length; block++) {
+    if (maxima[block]! < cutoff) continue;
+    const end = Math.min(approximate.length, (block + 1) * BLOCK_ROWS);
+    for (let row = block * BLOCK_ROWS; row < end; row++)
+      if (approximate[row]! >= cutoff && accept(row)) out.push(row);
+  }
   return out;
 }
 
@@ -178,20 +190,30 @@ export function kthAccepted(
 /**
  * The `limit` rows with the highest values, highest first (ties to the earlier row), as the start
  * of `into` (at least `limit` long). Once `limit` rows are held, most rows are passed with one
- * comparison against the lowest of them.
+ * comparison against the lowest of them, and most blocks of rows with one comparison of their
+ * highest value (`maxima`, see blockMaxima): a row no higher than the lowest held changes nothing.
  */
-export function topRows(values: Int32Array, limit: number, into: Int32Array): Int32Array {
+export function topRows(
+  values: Int32Array,
+  maxima: Int32Array,
+  limit: number,
+  into: Int32Array,
+): Int32Array {
   let held = 0;
   let floor = -Infinity;
   if (limit <= 0) return into.subarray(0, 0);
-  for (let row = 0; row < values.length; row++) {
-    const value = values[row]!;
-    if (value <= floor) continue;
-    // when full, the lowest row held gives way
-    let at = held < limit ? held++ : limit - 1;
-    for (; at > 0 && values[into[at - 1]!]! < value; at--) into[at] = into[at - 1]!;
-    into[at] = row;
-    if (held === limit) floor = values[into[limit - 1]!]!;
+  for (let block = 0; block < maxima.length; block++) {
+    if (maxima[block]! <= floor) continue;
+    const end = Math.min(values.length, (block + 1) * BLOCK_ROWS);
+    for (let row = block * BLOCK_ROWS; row < end; row++) {
+      const value = values[row]!;
+      if (value <= floor) continue;
+      // when full, the lowest row held gives way
+      let at = held < limit ? held++ : limit - 1;
+      for (; at > 0 && values[into[at - 1]!]! < value; at--) into[at] = into[at - 1]!;
+      into[at] = row;
+      if (held === limit) floor = values[into[limit - 1]!]!;
+    }
   }
   return into.subarray(0, held);
 }

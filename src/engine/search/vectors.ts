@@ -3,7 +3,7 @@ import { getLogger } from '../log/logger';
 import type { ChunkMeta, Tables, VectorBatch } from '../store/tables';
 import { VECTOR_MEMORY_BYTES, vectorsFitInMemory } from '../store/vector-memory';
 import { ancestors } from '../util/paths';
-import { int8Matrix, PlainMatrix, type Int8Matrix } from './int8-dots';
+import { BLOCK_ROWS, int8Matrix, PlainMatrix, type Int8Matrix } from './int8-dots';
 
 /**
  * Nearest chunks by cosine similarity, scanned in memory: the vectors are read from the table once
@@ -336,30 +336,39 @@ function quantise(vector: Float32Array, codes: Int8Array): void {
   for (let i = 0; i < vector.length; i++) codes[i] = Math.round(vector[i]! * factor);
 }
 
-/** One pass over the dot products; `mask` has bit `i` set when level `CHUNK_LEVELS[i]` is wanted. */
+/**
+ * One pass over the dot products; `mask` has bit `i` set when level `CHUNK_LEVELS[i]` is wanted.
+ * A block of rows whose highest product is no higher than the list's weakest is passed whole: none
+ * of its rows would enter the list.
+ */
 function scan(loaded: Loaded, vector: Float32Array, limit: number, mask: number): Neighbour[] {
   const { codes, dimensions, ids, levels } = loaded;
   const query = new Int8Array(dimensions);
   quantise(vector, query);
-  const dots = codes.dots(query);
   const best: { index: number; score: number }[] = [];
-  // once the list is full, the weakest score it holds: most rows are passed by this one comparison
-  let floor = -Infinity;
-  for (let row = 0; row < loaded.used; row++) {
-    const dot = dots[row]!;
-    if (dot <= floor || !((mask >> levels[row]!) & 1)) continue;
-    if (best.length < limit) {
-      best.push({ index: row, score: dot });
-      if (best.length === limit) best.sort((a, b) => b.score - a.score);
-    } else {
-      // Insert in order; the list is short next to the number of rows scanned.
-      let at = limit - 1;
-      while (at > 0 && best[at - 1]!.score < dot) at--;
-      best.splice(at, 0, { index: row, score: dot });
-      best.pop();
+  codes.dotsEach([query], (dots, _, maxima) => {
+    // once the list is full, the weakest score it holds: most rows are passed by this one comparison
+    let floor = -Infinity;
+    for (let block = 0; block < maxima.length; block++) {
+      if (maxima[block]! <= floor) continue;
+      const end = Math.min(loaded.used, (block + 1) * BLOCK_ROWS);
+      for (let row = block * BLOCK_ROWS; row < end; row++) {
+        const dot = dots[row]!;
+        if (dot <= floor || !((mask >> levels[row]!) & 1)) continue;
+        if (best.length < limit) {
+          best.push({ index: row, score: dot });
+          if (best.length === limit) best.sort((a, b) => b.score - a.score);
+        } else {
+          // Insert in order; the list is short next to the number of rows scanned.
+          let at = limit - 1;
+          while (at > 0 && best[at - 1]!.score < dot) at--;
+          best.splice(at, 0, { index: row, score: dot });
+          best.pop();
+        }
+        if (best.length === limit) floor = best[limit - 1]!.score;
+      }
     }
-    if (best.length === limit) floor = best[limit - 1]!.score;
-  }
+  });
   // equal scores by id, so the order does not depend on where a row sits in memory
   return best
     .sort((a, b) => b.score - a.score || (ids[a.index]! < ids[b.index]! ? -1 : 1))

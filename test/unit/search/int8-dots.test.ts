@@ -1,6 +1,19 @@
 import * as assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { int8DotsBackend, int8Matrix, PlainMatrix } from '../../../src/engine/search/int8-dots';
+import {
+  BLOCK_ROWS,
+  int8DotsBackend,
+  int8Matrix,
+  PlainMatrix,
+} from '../../../src/engine/search/int8-dots';
+
+/** The highest of each BLOCK_ROWS products, the last block possibly short. */
+function maximaOf(dots: readonly number[]): number[] {
+  const out: number[] = [];
+  for (let at = 0; at < dots.length; at += BLOCK_ROWS)
+    out.push(Math.max(...dots.slice(at, at + BLOCK_ROWS)));
+  return out;
+}
 
 const byte = fc.integer({ min: -127, max: 127 });
 
@@ -8,7 +21,7 @@ const matrixArbitrary = fc.integer({ min: 1, max: 70 }).chain((dimensions) =>
   fc.record({
     dimensions: fc.constant(dimensions),
     rows: fc.array(fc.array(byte, { minLength: dimensions, maxLength: dimensions }), {
-      maxLength: 40,
+      maxLength: 70,
     }),
     query: fc.array(byte, { minLength: dimensions, maxLength: dimensions }),
   }),
@@ -39,7 +52,7 @@ describe('int8 dot products', () => {
     );
   });
 
-  it('gives each query of a batch the sums it gets alone, across passes and as room is taken', () => {
+  it('gives each query of a batch the sums it gets alone, across passes and as room is taken, with their block maxima', () => {
     fc.assert(
       fc.property(
         matrixArbitrary.chain((matrix) =>
@@ -59,15 +72,18 @@ describe('int8 dot products', () => {
             plain.setRow(at, Int8Array.from(row));
           });
           const alone = queries.map((query) => [...plain.dots(Int8Array.from(query))]);
-          const visited: number[] = [];
-          fast.dotsEach(
-            queries.map((query) => Int8Array.from(query)),
-            (dots, index) => {
-              visited.push(index);
-              assert.deepEqual([...dots], alone[index]);
-            },
-          );
-          assert.deepEqual(visited, [...queries.keys()]);
+          for (const matrix of [fast, plain]) {
+            const visited: number[] = [];
+            matrix.dotsEach(
+              queries.map((query) => Int8Array.from(query)),
+              (dots, index, maxima) => {
+                visited.push(index);
+                assert.deepEqual([...dots], alone[index]);
+                assert.deepEqual([...maxima], maximaOf(alone[index]!));
+              },
+            );
+            assert.deepEqual(visited, [...queries.keys()]);
+          }
           rows.forEach((row, at) => assert.deepEqual([...fast.row(at)], row));
           assert.deepEqual([...fast.dots(Int8Array.from(queries[0]!))], alone[0]);
         },

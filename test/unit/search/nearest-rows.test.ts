@@ -7,6 +7,7 @@ import {
   rowsReaching,
   topRows,
 } from '../../../src/engine/search/nearest-rows';
+import { blockCount, blockMaxima, BLOCK_ROWS } from '../../../src/engine/search/int8-dots';
 
 /** What scanning every row in order and keeping the best gives: the reference. */
 function scan(
@@ -220,25 +221,37 @@ describe('nearest rows: int8 first, exact after', () => {
   it('takes the first look and its candidates as gathering near rows in one pass did', () => {
     fc.assert(
       fc.property(
-        // few distinct values: many ties, and rows both inside and outside the margin
+        // few distinct values: many ties, and rows both inside and outside the margin; each block
+        // of rows lowered by its own amount, so that whole blocks fall below the floor
         fc.array(fc.integer({ min: -40, max: 40 }), { maxLength: 400 }),
+        fc.array(fc.integer({ min: -80, max: 0 }), { minLength: 25, maxLength: 25 }),
         fc.integer({ min: 1, max: 70 }),
         fc.integer({ min: 0, max: 30 }),
         fc.integer({ min: 1, max: 12 }),
         fc.array(fc.boolean(), { minLength: 400, maxLength: 400 }),
-        (drawn, limit, margin, count, accepted) => {
-          const values = Int32Array.from(drawn);
+        (drawn, lowered, limit, margin, count, accepted) => {
+          const values = Int32Array.from(
+            drawn,
+            (value, row) => value + lowered[Math.floor(row / BLOCK_ROWS)]!,
+          );
+          const maxima = blockMaxima(values, new Int32Array(blockCount(values.length)));
           const accept = (row: number) => accepted[row]!;
           const before = topAndNear(values, limit, margin);
-          const top = topRows(values, limit, new Int32Array(limit));
+          const top = topRows(values, maxima, limit, new Int32Array(limit));
           assert.deepEqual([...top], before.top);
           const floor = kthAccepted(values, top, count, accept);
           assert.equal(floor, kthAccepted(values, before.top, count, accept));
           if (floor === null) return;
           const cutoff = floor - margin;
+          const reaching = rowsReaching(values, maxima, cutoff, accept);
           assert.deepEqual(
-            rowsReaching(values, cutoff, accept),
+            reaching,
             before.near.filter((row) => values[row]! >= cutoff && accept(row)),
+          );
+          // every row looked at, as before the blocks
+          assert.deepEqual(
+            reaching,
+            [...values.keys()].filter((row) => values[row]! >= cutoff && accept(row)),
           );
         },
       ),
