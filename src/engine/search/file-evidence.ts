@@ -166,20 +166,34 @@ export function pathScores(
   weights: ReadonlyMap<string, number> = new Map(),
 ): Map<string, number> {
   const scores = new Map<string, number>();
+  const distinct = [...new Set(terms)];
   for (const path of paths) {
-    const words = [...pathWords(path)];
+    const words = pathWords(path);
     let score = 0;
-    for (const term of new Set(terms)) {
-      const matched = words.includes(term)
-        ? [term]
-        : words.filter((word) => prefixMatch(term, word));
-      if (matched.length)
-        score +=
-          (weights.get(term) ?? 1) * Math.max(...matched.map((word) => vocabulary.idf(word)));
+    for (const term of distinct) {
+      const rarity = matchedRarity(vocabulary, words, term);
+      if (rarity !== null) score += (weights.get(term) ?? 1) * rarity;
     }
     if (score > 0) scores.set(path, score);
   }
   return scores;
+}
+
+/**
+ * The rarity of the path word `term` matches: the word itself when the path holds it, else the
+ * rarest of the words it matches by prefix; null when it matches none. Asked for every candidate
+ * file and question word, so it builds no list of the matches.
+ */
+function matchedRarity(
+  vocabulary: PathVocabulary,
+  words: ReadonlySet<string>,
+  term: string,
+): number | null {
+  if (words.has(term)) return vocabulary.idf(term);
+  let rarest: number | null = null;
+  for (const word of words)
+    if (prefixMatch(term, word)) rarest = Math.max(rarest ?? -Infinity, vocabulary.idf(word));
+  return rarest;
 }
 
 /** One word begins with the other, which is at least half its length. */

@@ -707,6 +707,9 @@ export class Searcher {
   private textReach(weights: ReadonlyMap<string, number>): TextReach {
     const { lexical } = this.index;
     const documents = new Map<string, DocumentStats[]>();
+    // asked for every shaped chunk and contender: the weights as two lists, not an entry per term
+    const terms = [...weights.keys()];
+    const termWeights = [...weights.values()];
     return (meta) => {
       if (meta.isSummarized || !meta.filePath || meta.level === 'directory') return Infinity;
       let held = documents.get(meta.filePath);
@@ -714,7 +717,8 @@ export class Searcher {
       const document = held.find((entry) => entry.chunkId === meta.id);
       if (!document) return Infinity;
       let reach = 0;
-      for (const [term, weight] of weights) if (document.termFrequency(term) > 0) reach += weight;
+      for (let i = 0; i < terms.length; i++)
+        if (document.termFrequency(terms[i]!) > 0) reach += termWeights[i]!;
       return reach;
     };
   }

@@ -203,6 +203,70 @@ describe('path evidence', () => {
     assert.equal(scores.has('src/app.py'), false);
   });
 
+  it('scores paths as matching each word against a list of the path words did', () => {
+    // the form before the matches were taken without lists: the reference
+    const listed = (
+      vocabulary: PathVocabulary,
+      candidates: readonly string[],
+      terms: readonly string[],
+      weights: ReadonlyMap<string, number>,
+    ) => {
+      const scores = new Map<string, number>();
+      for (const path of candidates) {
+        const words = [...pathWords(path)];
+        let score = 0;
+        for (const term of new Set(terms)) {
+          const matched = words.includes(term)
+            ? [term]
+            : words.filter(
+                (word) =>
+                  Math.min(word.length, term.length) > 1 &&
+                  Math.min(word.length, term.length) * 2 >= Math.max(word.length, term.length) &&
+                  (word.startsWith(term) || term.startsWith(word)),
+              );
+          if (matched.length)
+            score +=
+              (weights.get(term) ?? 1) * Math.max(...matched.map((word) => vocabulary.idf(word)));
+        }
+        if (score > 0) scores.set(path, score);
+      }
+      return scores;
+    };
+    const word = fc.constantFrom(
+      'a',
+      'ab',
+      'http',
+      'https',
+      'client',
+      'clients',
+      'cli',
+      'set',
+      'settings',
+      'valid',
+      'validators',
+      'src',
+    );
+    const path = fc
+      .array(word, { minLength: 1, maxLength: 4 })
+      .map((words) => `${words.join('/')}.py`);
+    fc.assert(
+      fc.property(
+        fc.array(path, { minLength: 1, maxLength: 12 }),
+        fc.array(word, { maxLength: 6 }),
+        fc.array(fc.double({ min: 0, max: 2, noNaN: true }), { minLength: 12, maxLength: 12 }),
+        (held, terms, drawn) => {
+          const vocabulary = new PathVocabulary(held);
+          const weights = new Map(terms.slice(0, 3).map((term, i) => [term, drawn[i]!]));
+          assert.deepEqual(
+            [...pathScores(vocabulary, held, terms, weights)],
+            [...listed(vocabulary, held, terms, weights)],
+          );
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+
   it('follows files added and removed without rebuilding', () => {
     const held = new Set(paths);
     const vocabulary = new PathVocabulary(held);
