@@ -46,28 +46,42 @@ export class TokenCounter {
       visit(match.index, match.index + match[0].length);
   }
 
-  /** The tokens of one piece of text (a match of `pieces`). */
+  /**
+   * The tokens of one piece of text (a match of `pieces`). Each pair of neighbouring parts keeps
+   * its rank, and a merge looks up only the two pairs it changes (a piece of n bytes was n² lookups).
+   */
   countPiece(piece: string): number {
     // ASCII text is its own UTF-8 bytes: most code needs no conversion
     const bytes = isAscii(piece) ? piece : Buffer.from(piece, 'utf8').toString('latin1');
     if (bytes.length <= 1 || this.ranks.has(bytes)) return 1;
-    // parts[i] is where part i starts; part i ends where part i + 1 starts
+    // parts[i] is where part i starts; part i ends where part i + 1 starts; pairRanks[i] is the
+    // rank of parts i and i + 1 joined (Infinity when that is no token)
     const parts: number[] = [];
     for (let i = 0; i <= bytes.length; i++) parts.push(i);
+    const pairRanks: number[] = [];
+    for (let i = 0; i + 2 < parts.length; i++) pairRanks.push(this.rankOf(bytes, parts, i));
     while (parts.length > 2) {
       let best = -1;
       let bestRank = Infinity;
-      for (let i = 0; i + 2 < parts.length; i++) {
-        const rank = this.ranks.get(bytes.slice(parts[i]!, parts[i + 2]!));
-        if (rank !== undefined && rank < bestRank) {
-          bestRank = rank;
+      for (let i = 0; i < pairRanks.length; i++) {
+        if (pairRanks[i]! < bestRank) {
+          bestRank = pairRanks[i]!;
           best = i;
         }
       }
       if (best < 0) break;
       parts.splice(best + 1, 1);
+      pairRanks.splice(best, 1);
+      // the merged part's pairs with its neighbours changed; every other pair is as it was
+      if (best > 0) pairRanks[best - 1] = this.rankOf(bytes, parts, best - 1);
+      if (best < pairRanks.length) pairRanks[best] = this.rankOf(bytes, parts, best);
     }
     return parts.length - 1;
+  }
+
+  /** The rank of parts `i` and `i + 1` of `bytes` joined, Infinity when that is no token. */
+  private rankOf(bytes: string, parts: readonly number[], i: number): number {
+    return this.ranks.get(bytes.slice(parts[i]!, parts[i + 2]!)) ?? Infinity;
   }
 }
 

@@ -13,7 +13,7 @@ import {
   numberedItemTokens,
   numberedLines,
 } from '../../../src/engine/search/context';
-import { asciiPieces, CL100K_PATTERN } from '../../../src/engine/search/token-count';
+import { asciiPieces, CL100K_PATTERN, TokenCounter } from '../../../src/engine/search/token-count';
 
 describe('token counting', () => {
   it('counts exactly what encoding the whole text counts, piece by piece', async () => {
@@ -51,6 +51,30 @@ describe('token counting', () => {
           assert.equal(await countTokens(text), tiktoken.encode(text, [], []).length);
         },
       ),
+      { numRuns: 400 },
+    );
+  });
+
+  it('merges a long piece pair by pair as js-tiktoken does', () => {
+    const tiktoken = new Tiktoken(ranks);
+    const counter = new TokenCounter(ranks);
+    // long runs of a few letters or signs: many merges, many pairs of equal rank
+    const piece = fc.oneof(
+      fc.array(fc.constantFrom('a', 'b', 'e', 'r', 's', 't'), { minLength: 2, maxLength: 200 }),
+      fc.array(fc.constantFrom('=', '-', '*', '/', '#', '<', '>'), {
+        minLength: 2,
+        maxLength: 200,
+      }),
+      fc.array(fc.constantFrom('é', '日', 'ß', 'x'), { minLength: 2, maxLength: 60 }),
+    );
+    fc.assert(
+      fc.property(piece, (parts) => {
+        const text = parts.join('');
+        // each of these is one piece of the pattern, or a few: count each as the encoder cuts it
+        let total = 0;
+        for (const match of text.matchAll(counter.pieces)) total += counter.countPiece(match[0]);
+        assert.equal(total, tiktoken.encode(text, [], []).length);
+      }),
       { numRuns: 400 },
     );
   });
