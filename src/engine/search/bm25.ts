@@ -85,7 +85,7 @@ interface ScoredQuery {
 interface Scored {
   readonly docId: number;
   readonly score: number;
-  readonly matched: string[];
+  readonly matched: readonly string[];
 }
 
 /** The query's terms that count: present at `level`, and not held by most of its chunks. */
@@ -144,6 +144,9 @@ let scratch: { scores: Float64Array; seen: Uint8Array; touched: Int32Array } | n
  * with no per-chunk bookkeeping, then only the chunks touched are ranked. Sums are made in query
  * order, as the exhaustive scorer makes them, so both give the same numbers.
  */
+/** The matched terms of an entry offered to the heap, before they are listed. */
+const NOT_LISTED: readonly string[] = [];
+
 function accumulated(query: ScoredQuery, limit: number): Scored[] {
   const { index } = query;
   if (!scratch || scratch.scores.length < index.docIdLimit)
@@ -181,7 +184,8 @@ function accumulated(query: ScoredQuery, limit: number): Scored[] {
     const score = scores[docId]!;
     scores[docId] = 0;
     seen[docId] = 0;
-    if (!heap.full || score >= heap.threshold) heap.offer({ docId, score, matched: [] });
+    // the matched terms are listed for the entries kept only (below): none are listed for an offer
+    if (!heap.full || score >= heap.threshold) heap.offer({ docId, score, matched: NOT_LISTED });
   }
   return heap.sorted().map((entry) => ({
     ...entry,

@@ -113,6 +113,9 @@ export function pathWords(path: string): Set<string> {
   return new Set(indexTerms(path.replace(/\.[^./]+$/, '').replace(/\//g, ' ')));
 }
 
+/** Paths whose words a vocabulary keeps (a few hundred bytes each). */
+const KEPT_PATH_WORDS = 4096;
+
 /**
  * How many of the index's files hold each word in their folder or file names: the rarity of a
  * path word. Built once, then kept up to date file by file as the index changes.
@@ -120,6 +123,11 @@ export function pathWords(path: string): Set<string> {
 export class PathVocabulary {
   private readonly frequency = new Map<string, number>();
   private readonly counted = new Set<string>();
+  /**
+   * The words of the paths questions scored lately: the same candidate files come back question
+   * after question, and splitting a path builds several strings. Emptied when full.
+   */
+  private readonly words = new Map<string, ReadonlySet<string>>();
 
   constructor(paths: Iterable<string>) {
     for (const path of paths) this.count(path, 1);
@@ -135,6 +143,16 @@ export class PathVocabulary {
       const held = indexed(path);
       if (held !== this.counted.has(path)) this.count(path, held ? 1 : -1);
     }
+  }
+
+  /** The words of `path` (pathWords), kept for the next questions. */
+  wordsOf(path: string): ReadonlySet<string> {
+    let words = this.words.get(path);
+    if (!words) {
+      if (this.words.size >= KEPT_PATH_WORDS) this.words.clear();
+      this.words.set(path, (words = pathWords(path)));
+    }
+    return words;
   }
 
   idf(word: string): number {
@@ -168,7 +186,7 @@ export function pathScores(
   const scores = new Map<string, number>();
   const distinct = [...new Set(terms)];
   for (const path of paths) {
-    const words = pathWords(path);
+    const words = vocabulary.wordsOf(path);
     let score = 0;
     for (const term of distinct) {
       const rarity = matchedRarity(vocabulary, words, term);

@@ -267,6 +267,13 @@ describe('path evidence', () => {
     );
   });
 
+  it('keeps the words of the paths it scored, the same as splitting them again, when full too', () => {
+    const vocabulary = new PathVocabulary(paths);
+    const many = Array.from({ length: 5000 }, (_, i) => `src/part${i}/fileName_${i % 7}.ts`);
+    for (const path of [...many, ...many.slice(0, 10)])
+      assert.deepEqual([...vocabulary.wordsOf(path)], [...pathWords(path)]);
+  });
+
   it('follows files added and removed without rebuilding', () => {
     const held = new Set(paths);
     const vocabulary = new PathVocabulary(held);
