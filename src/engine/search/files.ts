@@ -49,8 +49,27 @@ const ROLE_WORDS: Readonly<Record<FileRole, RegExp>> = {
  * mostly test functions (`test_…`, `Test…`) is a test file wherever it lives.
  */
 export function fileRole(path: string, definitionNames: readonly string[] = []): FileRole | null {
-  for (const role of Object.keys(ROLE_PATHS) as FileRole[])
-    if (ROLE_PATHS[role].test(path)) return role;
+  return pathRole(path) ?? contentRole(definitionNames);
+}
+
+/** Paths whose role pathRole keeps (a path's role never changes). */
+const KEPT_PATH_ROLES = 8192;
+const pathRoles = new Map<string, FileRole | null>();
+
+/** The role a file's path gives it, kept: the same files are ranked question after question. */
+function pathRole(path: string): FileRole | null {
+  let role = pathRoles.get(path);
+  if (role === undefined) {
+    role =
+      (Object.keys(ROLE_PATHS) as FileRole[]).find((each) => ROLE_PATHS[each].test(path)) ?? null;
+    if (pathRoles.size >= KEPT_PATH_ROLES) pathRoles.clear();
+    pathRoles.set(path, role);
+  }
+  return role;
+}
+
+/** A file whose definitions are mostly test functions is a test file. */
+function contentRole(definitionNames: readonly string[]): FileRole | null {
   const tests = definitionNames.filter((name) => /^(test_|Test[A-Z_])/.test(name)).length;
   return definitionNames.length && tests * 2 > definitionNames.length ? 'test' : null;
 }
@@ -123,7 +142,8 @@ export function rankFiles(
     evidence,
   );
   const files = [...byPath.keys()].map((path, order) => {
-    const role = fileRole(path, definitionNames(path));
+    // a file's definitions are read only when its path gives it no role
+    const role = pathRole(path) ?? contentRole(definitionNames(path));
     const prior = rolePriors && role && !asked.has(role) ? ROLE_PRIOR : 1;
     return { path, score: prior * standing.get(path)!, role: prior < 1 ? role : null, order };
   });

@@ -1,4 +1,4 @@
-import { CHUNK_LEVELS } from '../model';
+import { CHUNK_LEVELS, type SymbolFacts } from '../model';
 import type { LlmClient } from '../llm/client';
 import type { DocumentStats } from '../store/lexical';
 import type { ChunkMeta } from '../store/tables';
@@ -164,6 +164,31 @@ const RETRIEVAL_SOURCES: ReadonlySet<RankedHits['source']> = new Set(['lexical',
 
 const log = getLogger('search.pipeline');
 
+/** Files whose facts a searcher keeps for the next questions (see fileFacts). */
+const KEPT_FILE_FACTS = 4096;
+
+/** What a file's facts say for shaping and ranking. */
+export interface FileFacts {
+  /** Where each chunk's own definition starts: the line of its first fact. */
+  readonly definitionLines: ReadonlyMap<string, number>;
+  /** The names its definitions carry, modules left out, in the facts' order. */
+  readonly definitionNames: readonly string[];
+}
+
+/** What the facts of one file (in the graph's order) say for shaping and ranking. */
+export function fileFactsOf(
+  facts: readonly Pick<SymbolFacts, 'chunkId' | 'startLine' | 'kind' | 'name'>[],
+): FileFacts {
+  const definitionLines = new Map<string, number>();
+  const definitionNames: string[] = [];
+  for (const fact of facts) {
+    if (fact.chunkId !== null && !definitionLines.has(fact.chunkId))
+      definitionLines.set(fact.chunkId, fact.startLine);
+    if (fact.kind !== 'module') definitionNames.push(fact.name);
+  }
+  return { definitionLines, definitionNames };
+}
+
 export class Searcher {
   private readonly index: SearchIndex;
   readonly texts: ChunkTexts;
@@ -175,6 +200,8 @@ export class Searcher {
   /** The words of the chunks the proximity stage measured, kept across questions. */
   private readonly chunkWords = new WordPlacesCache();
   private readonly nearestWords: NearestWords | null;
+  /** The facts of the files questions reached (see fileFacts), dropped when the index changes. */
+  private readonly factsByFile = new Map<string, FileFacts>();
 
   constructor(index: Omit<SearchIndex, 'vectors'>) {
     this.index = { ...index, vectors: new VectorScan(index.tables, index.catalog) };
@@ -216,8 +243,17 @@ export class Searcher {
   private definitionLine(chunkId: string): number | undefined {
     const meta = this.index.catalog.get(chunkId);
     if (meta?.level !== 'function' || !meta.filePath) return undefined;
-    return this.index.graph.factsInFile(meta.filePath).find((fact) => fact.chunkId === chunkId)
-      ?.startLine;
+    return this.fileFacts(meta.filePath).definitionLines.get(chunkId);
+  }
+
+  /** What the facts of a file say for shaping and ranking, read once until the index changes. */
+  private fileFacts(path: string): FileFacts {
+    let known = this.factsByFile.get(path);
+    if (!known) {
+      if (this.factsByFile.size >= KEPT_FILE_FACTS) this.factsByFile.clear();
+      this.factsByFile.set(path, (known = fileFactsOf(this.index.graph.factsInFile(path))));
+    }
+    return known;
   }
 
   /**
@@ -236,6 +272,7 @@ export class Searcher {
       this.pathVocabulary = null;
     }
     this.structure.clear();
+    this.factsByFile.clear();
     this.knownFolders = null;
   }
 
@@ -582,11 +619,8 @@ export class Searcher {
   }
 
   /** The names the definitions of a file carry (its content's say in its role). */
-  private definitionNames(path: string): string[] {
-    return this.index.graph
-      .factsInFile(path)
-      .filter((fact) => fact.kind !== 'module')
-      .map((fact) => fact.name);
+  private definitionNames(path: string): readonly string[] {
+    return this.fileFacts(path).definitionNames;
   }
 
   /** Weighted RRF across the retrievers; the weights follow technicality and the question's mode. */

@@ -186,6 +186,16 @@ describe('search results as files with spans', () => {
     assert.equal(off[0]!.path, 'tests/test_client.py');
   });
 
+  it('tells the same role asked again, whatever the definitions say after the path', () => {
+    const names = ['test_a', 'test_b', 'helper'];
+    for (let round = 0; round < 2; round++) {
+      assert.equal(fileRole('src/router.ts', names), 'test');
+      assert.equal(fileRole('src/router.ts'), null);
+      assert.equal(fileRole('docs/router.ts', names), 'docs');
+      assert.equal(fileRole('docs/guide.md', []), 'docs');
+    }
+  });
+
   it('tells a file’s role from its path, or from its content for tests', () => {
     assert.equal(fileRole('src/__tests__/router.ts'), 'test');
     assert.equal(fileRole('lib/router.spec.js'), 'test');
