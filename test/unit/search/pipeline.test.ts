@@ -384,6 +384,38 @@ describe('search pipeline', () => {
       }
     });
 
+    it('follows the implementation of a function when a save gives it overloads', async () => {
+      // the overloads hold the question's words most: only knowing where the implementation
+      // starts puts it first
+      const overloads = (count: number) =>
+        Array.from(
+          { length: count },
+          (_, i) =>
+            `export function throttleRetry<T>(count: number${', extra: string'.repeat(i)}): Operator<T>;`,
+        ).join('\n');
+      // a long doc comment parts the overloads from the implementation
+      const docs = Array.from({ length: 12 }, (_, i) => ` * Line ${i} of the documentation.`);
+      const source = (count: number) =>
+        `${overloads(count)}\n/**\n${docs.join('\n')}\n */\nexport function throttleRetry<T>(count: number, extra?: string): Operator<T> {\n  const attempts = count;\n  return resubscribe(attempts, extra);\n}\n`;
+      const implementation = (text: string) =>
+        text.split('\n').findIndex((line) => line.endsWith('{')) + 1;
+      const tsEngine = await openEngine(scratch, scratch.tree({ 'src/retry.ts': source(0) }));
+      const firstSpan = async () =>
+        unwrap(await tsEngine.search({ query: 'throttleRetry with an extra string' })).spans.find(
+          (span) => span.path === 'src/retry.ts' && span.level === 'function',
+        )?.startLine;
+      try {
+        unwrap(await tsEngine.index());
+        assert.equal(await firstSpan(), implementation(source(0)));
+        const file = path.join(tsEngine.root, 'src', 'retry.ts');
+        writeFileSync(file, source(20));
+        unwrap(await tsEngine.updateFiles([file]));
+        assert.equal(await firstSpan(), implementation(source(20)));
+      } finally {
+        tsEngine.dispose();
+      }
+    });
+
     it('keeps a function without overloads in order, even when a comment block splits its body', async () => {
       const comment = Array.from(
         { length: 5 },
