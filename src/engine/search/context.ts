@@ -136,6 +136,26 @@ export async function numberedItemTokens(
   return total;
 }
 
+/**
+ * The tokens of `${title}\n${numberedLines(lines, width)}\n${marker}`, an item cut short, from the
+ * kept line counts as numberedItemTokens takes them: every line ends in a line break here, and
+ * the marker starts with neither \r nor \n, so no piece crosses into it.
+ */
+export async function cutItemTokens(
+  title: string,
+  lines: readonly CodeLine[],
+  width: number,
+  marker: string,
+): Promise<number> {
+  const counter = await loadCounter();
+  let total = countWith(counter, `${title}\n`) + countWith(counter, marker);
+  for (const line of lines) {
+    total += lineTokens.count(`${String(line.line).padStart(width)} |`, counter);
+    total += lineTokens.count(` ${line.text}\n`, counter);
+  }
+  return total;
+}
+
 /** The tokens of a whole item's text, kept across questions. */
 async function itemTextTokens(text: string): Promise<number> {
   return itemTokens.count(text, await loadCounter());
@@ -285,8 +305,17 @@ async function item(
   if (tokens > ITEM_CAP) {
     const lines = body.split('\n');
     const keep = linesToKeep(lines.length, tokens, ITEM_CAP, 3);
-    body = `${lines.slice(0, keep).join('\n')}\n${linesNotShown(lines.length - keep)}`;
-    tokens = await itemTextTokens(`${title}\n${body}`);
+    const marker = linesNotShown(lines.length - keep);
+    body = `${lines.slice(0, keep).join('\n')}\n${marker}`;
+    // numbered lines are counted from the kept line counts: a long item is rarely shown twice
+    tokens = shown.numbered
+      ? await cutItemTokens(
+          title,
+          shown.numbered.lines.slice(0, keep),
+          shown.numbered.width,
+          marker,
+        )
+      : await itemTextTokens(`${title}\n${body}`);
     truncated = true;
   }
   return {

@@ -6,6 +6,7 @@ import ranks from 'js-tiktoken/ranks/cl100k_base';
 import fc from 'fast-check';
 import {
   countTokens,
+  cutItemTokens,
   evidenceTokensAtLeast,
   ITEM_CAP,
   linesNotShown,
@@ -75,6 +76,36 @@ describe('token counting', () => {
         for (const match of text.matchAll(counter.pieces)) total += counter.countPiece(match[0]);
         assert.equal(total, tiktoken.encode(text, [], []).length);
       }),
+      { numRuns: 400 },
+    );
+  });
+
+  it('counts an item cut short line by line as counting it whole does', async () => {
+    const piece = fc.constantFrom(
+      ...'abcXYZ_019 \t\r\'"(){}[]<>|!=.,;:+-*/ëé日本語🎉ßŁ\u00a0\u2028…'.split(''),
+      '    ',
+      'return',
+      "'s",
+      '<|endoftext|>',
+    );
+    const text = fc.array(piece, { maxLength: 30 }).map((parts) => parts.join(''));
+    await fc.assert(
+      fc.asyncProperty(
+        fc.string(),
+        fc.array(fc.record({ line: fc.integer({ min: 1, max: 123_456 }), text }), {
+          minLength: 1,
+          maxLength: 12,
+        }),
+        fc.integer({ min: 1, max: 6 }),
+        fc.integer({ min: -3, max: 5000 }),
+        async (title, lines, width, omitted) => {
+          const marker = linesNotShown(omitted);
+          const whole = await countTokens(`${title}\n${numberedLines(lines, width)}\n${marker}`);
+          // twice: counted, then from the kept line counts
+          assert.equal(await cutItemTokens(title, lines, width, marker), whole);
+          assert.equal(await cutItemTokens(title, lines, width, marker), whole);
+        },
+      ),
       { numRuns: 400 },
     );
   });
