@@ -5,6 +5,7 @@ import type { ChunkTexts } from './chunk-texts';
 import { codeLines, type CodeLine } from './evidence';
 import type { QueryMode } from './mode-router';
 import type { Span } from './spans';
+import { Generations } from '../util/generations';
 import { TokenCounter } from './token-count';
 
 /**
@@ -48,36 +49,15 @@ const log = getLogger('search.context');
 
 let counter: Promise<TokenCounter> | undefined;
 /** Tokens per piece of text, kept across searches: code is made of the same few pieces. */
-const pieceTokens = new Map<string, number>();
-const PIECE_CACHE = 200_000;
+const pieceTokens = new Generations<string, number>(100_000);
 /**
  * Tokens per text kept across searches, each bounded by the characters of its keys: a numbered
  * line's number (`  12 |`) and text (` text` and its line break), and whole items that are not
  * numbered lines (a parent's first lines, a folder's summary), which the next question often
- * shows again. A full cache is emptied and fills again.
+ * shows again.
  */
-class TextTokens {
-  private readonly counts = new Map<string, number>();
-  private characters = 0;
-
-  constructor(private readonly maxCharacters: number) {}
-
-  count(text: string, counter: TokenCounter): number {
-    let tokens = this.counts.get(text);
-    if (tokens === undefined) {
-      tokens = countWith(counter, text);
-      if (this.characters + text.length > this.maxCharacters) {
-        this.counts.clear();
-        this.characters = 0;
-      }
-      this.counts.set(text, tokens);
-      this.characters += text.length;
-    }
-    return tokens;
-  }
-}
-const lineTokens = new TextTokens(2_000_000);
-const itemTokens = new TextTokens(2_000_000);
+const lineTokens = new Generations<string, number>(1_000_000, (text) => text.length);
+const itemTokens = new Generations<string, number>(1_000_000, (text) => text.length);
 
 function loadCounter(): Promise<TokenCounter> {
   counter ??= import('js-tiktoken/ranks/cl100k_base').then(
@@ -97,18 +77,17 @@ export async function countTokens(text: string): Promise<number> {
 
 function countWith(counter: TokenCounter, text: string): number {
   let total = 0;
+  // special-token names are ordinary text here, as in the whole-text encoding
+  const countPiece = (piece: string) => counter.countPiece(piece);
   counter.eachPiece(text, (start, end) => {
-    const piece = text.slice(start, end);
-    let count = pieceTokens.get(piece);
-    if (count === undefined) {
-      // special-token names are ordinary text here, as in the whole-text encoding
-      count = counter.countPiece(piece);
-      if (pieceTokens.size >= PIECE_CACHE) pieceTokens.clear();
-      pieceTokens.set(piece, count);
-    }
-    total += count;
+    total += pieceTokens.get(text.slice(start, end), countPiece);
   });
   return total;
+}
+
+/** The tokens of `text`, kept across questions in `kept`. */
+function keptCount(kept: Generations<string, number>, text: string, counter: TokenCounter): number {
+  return kept.get(text, (key) => countWith(counter, key));
 }
 
 /**
@@ -127,10 +106,10 @@ export async function numberedItemTokens(
   const counter = await loadCounter();
   let total = countWith(counter, `${title}\n`);
   lines.forEach((line, i) => {
-    total += lineTokens.count(`${String(line.line).padStart(width)} |`, counter);
+    total += keptCount(lineTokens, `${String(line.line).padStart(width)} |`, counter);
     total +=
       i + 1 < lines.length
-        ? lineTokens.count(` ${line.text}\n`, counter)
+        ? keptCount(lineTokens, ` ${line.text}\n`, counter)
         : countWith(counter, ` ${line.text}`);
   });
   return total;
@@ -150,15 +129,15 @@ export async function cutItemTokens(
   const counter = await loadCounter();
   let total = countWith(counter, `${title}\n`) + countWith(counter, marker);
   for (const line of lines) {
-    total += lineTokens.count(`${String(line.line).padStart(width)} |`, counter);
-    total += lineTokens.count(` ${line.text}\n`, counter);
+    total += keptCount(lineTokens, `${String(line.line).padStart(width)} |`, counter);
+    total += keptCount(lineTokens, ` ${line.text}\n`, counter);
   }
   return total;
 }
 
 /** The tokens of a whole item's text, kept across questions. */
 async function itemTextTokens(text: string): Promise<number> {
-  return itemTokens.count(text, await loadCounter());
+  return keptCount(itemTokens, text, await loadCounter());
 }
 
 export async function buildContext(

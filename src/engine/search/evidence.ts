@@ -1,6 +1,7 @@
 import { MAX_SEGMENT_LINES_IN_CONTENT, MODULE_CODE_MARKER } from '../index/chunks';
 import type { ChunkMeta } from '../store/tables';
 import { indexTerms } from '../text/tokenize';
+import { Generations } from '../util/generations';
 
 /**
  * Evidence at the level of lines: which lines of a chunk carry the words of the question or the
@@ -159,17 +160,11 @@ export function documentationLines(
 }
 
 /** The terms of each code line, kept across searches: the same chunks come back question after question. */
-const lineTerms = new Map<string, readonly string[]>();
-const LINE_TERMS_CACHE = 50_000;
+const lineTerms = new Generations<string, readonly string[]>(25_000);
+const distinctTerms = (text: string): readonly string[] => [...new Set(indexTerms(text))];
 
 function termsOfLine(text: string): readonly string[] {
-  let terms = lineTerms.get(text);
-  if (!terms) {
-    terms = [...new Set(indexTerms(text))];
-    if (lineTerms.size >= LINE_TERMS_CACHE) lineTerms.delete(lineTerms.keys().next().value!);
-    lineTerms.set(text, terms);
-  }
-  return terms;
+  return lineTerms.get(text, distinctTerms);
 }
 
 /** The weight of the query terms a line of code holds. */

@@ -1,6 +1,7 @@
 import { strict as assert } from 'node:assert';
 import fc from 'fast-check';
 import { lineScore, type CodeLine } from '../../../src/engine/search/evidence';
+import { indexTerms } from '../../../src/engine/text/tokenize';
 import { FOCUS_SHARE, focusLines } from '../../../src/engine/search/shaping';
 
 /** The focus lines as first written: every line scored into an object, filtered, sorted. */
@@ -20,6 +21,25 @@ function focusLinesByObjects(
     .sort((a, b) => b.score - a.score);
   return [...new Set([...evidence, ...strong.map((entry) => entry.line)])];
 }
+
+describe('line scores', () => {
+  it('weigh the distinct terms of a line, for lines asked again after many others', () => {
+    const weights = new Map([
+      ['retry', 1.5],
+      ['limit', 0.25],
+      ['line', 0.125],
+    ]);
+    const direct = (text: string) =>
+      [...new Set(indexTerms(text))].reduce((sum, term) => sum + (weights.get(term) ?? 0), 0);
+    // more lines than the kept generations hold, each asked twice, the first ones again at the end
+    const lines = Array.from(
+      { length: 60_000 },
+      (_, i) => `retry_limit(line${i}) + retry ${i % 3 ? 'limit' : ''}`,
+    );
+    for (const text of [...lines, ...lines.slice(0, 30_000), ...lines.slice(0, 100)])
+      assert.equal(lineScore(text, weights), direct(text), text);
+  });
+});
 
 describe('focus lines of a shaped chunk', () => {
   const words = ['retry', 'limit', 'timeout', 'config', 'value', 'other'];
