@@ -127,7 +127,7 @@ export class PathVocabulary {
    * The words of the paths questions scored lately: the same candidate files come back question
    * after question, and splitting a path builds several strings. Emptied when full.
    */
-  private readonly words = new Map<string, ReadonlySet<string>>();
+  private readonly words = new Map<string, readonly string[]>();
 
   constructor(paths: Iterable<string>) {
     for (const path of paths) this.count(path, 1);
@@ -145,12 +145,12 @@ export class PathVocabulary {
     }
   }
 
-  /** The words of `path` (pathWords), kept for the next questions. */
-  wordsOf(path: string): ReadonlySet<string> {
+  /** The distinct words of `path` (pathWords), kept for the next questions. */
+  wordsOf(path: string): readonly string[] {
     let words = this.words.get(path);
     if (!words) {
       if (this.words.size >= KEPT_PATH_WORDS) this.words.clear();
-      this.words.set(path, (words = pathWords(path)));
+      this.words.set(path, (words = [...pathWords(path)]));
     }
     return words;
   }
@@ -204,19 +204,22 @@ export function pathScores(
  */
 function matchedRarity(
   vocabulary: PathVocabulary,
-  words: ReadonlySet<string>,
+  words: readonly string[],
   term: string,
 ): number | null {
-  if (words.has(term)) return vocabulary.idf(term);
+  if (words.includes(term)) return vocabulary.idf(term);
   let rarest: number | null = null;
-  for (const word of words)
-    if (prefixMatch(term, word)) rarest = Math.max(rarest ?? -Infinity, vocabulary.idf(word));
+  for (let i = 0; i < words.length; i++)
+    if (prefixMatch(term, words[i]!))
+      rarest = Math.max(rarest ?? -Infinity, vocabulary.idf(words[i]!));
   return rarest;
 }
 
 /** One word begins with the other, which is at least half its length. */
 function prefixMatch(a: string, b: string): boolean {
-  const [short, long] = a.length <= b.length ? [a, b] : [b, a];
+  // no pair built per call: asked for every candidate file, question word and path word
+  const short = a.length <= b.length ? a : b;
+  const long = short === a ? b : a;
   return short.length > 1 && short.length * 2 >= long.length && long.startsWith(short);
 }
 
