@@ -1,4 +1,5 @@
 import type { CallSite, CodeFact, LanguageId, SymbolKind } from '../model';
+import { IntLists } from './int-lists';
 import { NameTable } from './names';
 
 /** Numbers per call site in the arena: name, receiver, line, receiver type and kind. */
@@ -11,12 +12,8 @@ const FIELDS = 4;
  * replaced or removed fact's sites is reclaimed when the arena would otherwise grow.
  */
 export class CallTable {
-  private arena = new Int32Array(64);
-  private used = 0;
-  private abandoned = 0;
-  /** Where each slot's sites start in the arena, -1 for a slot holding none. */
-  private start = new Int32Array(1024).fill(-1);
-  private count = new Int32Array(1024);
+  /** Each slot's sites, FIELDS numbers a site. */
+  private readonly sites = new IntLists();
   /** The fact each slot's sites belong to: a fact no longer in the graph has none to read. */
   private readonly owners: (object | undefined)[] = [];
 
@@ -25,30 +22,23 @@ export class CallTable {
   /** Stores `calls` as the sites of `slot`, owned by `owner`, replacing any it held. */
   set(slot: number, calls: readonly CallSite[], owner: object): void {
     this.remove(slot);
-    this.grow(slot);
     this.owners[slot] = owner;
-    if (!calls.length) return;
-    this.reserve(calls.length * FIELDS);
-    let at = this.used;
-    this.start[slot] = at;
-    this.count[slot] = calls.length;
-    for (const call of calls) {
-      this.arena[at] = this.id(call.name);
-      this.arena[at + 1] = call.receiver === null ? -1 : this.id(call.receiver);
-      this.arena[at + 2] = call.line;
-      const type = call.receiverType === undefined ? 0 : this.id(call.receiverType) + 1;
-      this.arena[at + 3] = type * 2 + (call.kind === 'reference' ? 1 : 0);
-      at += FIELDS;
-    }
-    this.used = at;
+    this.sites.write(slot, calls.length * FIELDS, (arena, start) => {
+      let at = start;
+      for (const call of calls) {
+        arena[at] = this.id(call.name);
+        arena[at + 1] = call.receiver === null ? -1 : this.id(call.receiver);
+        arena[at + 2] = call.line;
+        const type = call.receiverType === undefined ? 0 : this.id(call.receiverType) + 1;
+        arena[at + 3] = type * 2 + (call.kind === 'reference' ? 1 : 0);
+        at += FIELDS;
+      }
+    });
   }
 
   remove(slot: number): void {
     this.owners[slot] = undefined;
-    if (slot >= this.start.length || this.start[slot]! < 0) return;
-    this.abandoned += this.count[slot]! * FIELDS;
-    this.start[slot] = -1;
-    this.count[slot] = 0;
+    this.sites.clear(slot);
   }
 
   ownedBy(slot: number, owner: object): boolean {
@@ -57,19 +47,19 @@ export class CallTable {
 
   /** How many sites `slot` holds. */
   size(slot: number): number {
-    return slot < this.count.length ? this.count[slot]! : 0;
+    return this.sites.sizeOf(slot) / FIELDS;
   }
 
   /** Site `index` of `slot`, as a fresh object. */
   at(slot: number, index: number): CallSite {
-    const at = this.start[slot]! + index * FIELDS;
-    const receiver = this.arena[at + 1]!;
-    const typeAndKind = this.arena[at + 3]!;
+    const at = index * FIELDS;
+    const receiver = this.sites.valueAt(slot, at + 1);
+    const typeAndKind = this.sites.valueAt(slot, at + 3);
     const type = typeAndKind >> 1;
     return {
-      name: this.names.at(this.arena[at]!),
+      name: this.names.at(this.sites.valueAt(slot, at)),
       receiver: receiver < 0 ? null : this.names.at(receiver),
-      line: this.arena[at + 2]!,
+      line: this.sites.valueAt(slot, at + 2),
       ...(type ? { receiverType: this.names.at(type - 1) } : {}),
       ...(typeAndKind & 1 ? { kind: 'reference' as const } : {}),
     };
@@ -82,11 +72,11 @@ export class CallTable {
 
   /** The number of the called name of site `index` of `slot` in the name table. */
   nameIdAt(slot: number, index: number): number {
-    return this.arena[this.start[slot]! + index * FIELDS]!;
+    return this.sites.valueAt(slot, index * FIELDS);
   }
 
   lineAt(slot: number, index: number): number {
-    return this.arena[this.start[slot]! + index * FIELDS + 2]!;
+    return this.sites.valueAt(slot, index * FIELDS + 2);
   }
 
   all(slot: number): CallSite[] {
@@ -101,52 +91,10 @@ export class CallTable {
 
   /**
    * Makes room for `sites` more sites at once, exactly: opening a store adds every fact's sites
-   * in one update, and an arena grown by doubling would hold up to twice what they need.
+   * in one update, and an arena grown by a quarter there would hold a quarter more than they need.
    */
   reserveSites(sites: number): void {
-    this.reserve(sites * FIELDS, 1);
-  }
-
-  /**
-   * Room for `size` more numbers. Growing by a quarter (not doubling) keeps the spare room of a
-   * million sites small; each growth copies the arena, which a save rarely needs.
-   */
-  private reserve(size: number, growth = 1.25): void {
-    if (this.used + size <= this.arena.length) return;
-    if (this.abandoned >= this.used / 2) this.pack();
-    if (this.used + size <= this.arena.length) return;
-    const length = Math.max(this.used + size, Math.ceil(this.arena.length * growth));
-    const arena = new Int32Array(length);
-    arena.set(this.arena.subarray(0, this.used));
-    this.arena = arena;
-  }
-
-  /** Moves the sites of every slot end to end, leaving out the room of replaced ones. */
-  private pack(): void {
-    const arena = new Int32Array(Math.max(64, this.used - this.abandoned));
-    let at = 0;
-    for (let slot = 0; slot < this.start.length; slot++) {
-      const from = this.start[slot]!;
-      if (from < 0) continue;
-      const size = this.count[slot]! * FIELDS;
-      arena.set(this.arena.subarray(from, from + size), at);
-      this.start[slot] = at;
-      at += size;
-    }
-    this.arena = arena;
-    this.used = at;
-    this.abandoned = 0;
-  }
-
-  private grow(slot: number): void {
-    if (slot < this.start.length) return;
-    const size = Math.max(slot + 1, this.start.length * 2);
-    const start = new Int32Array(size).fill(-1);
-    start.set(this.start);
-    this.start = start;
-    const count = new Int32Array(size);
-    count.set(this.count);
-    this.count = count;
+    this.sites.reserve(sites * FIELDS, 1);
   }
 }
 

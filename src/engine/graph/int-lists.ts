@@ -28,16 +28,34 @@ export class IntLists {
     return slot < this.start.length && this.start[slot]! >= 0;
   }
 
+  /** Number `index` of the list of `slot`, read without a view (the caller knows the list's size). */
+  valueAt(slot: number, index: number): number {
+    return this.arena[this.start[slot]! + index]!;
+  }
+
+  /** How many numbers the list of `slot` holds. */
+  sizeOf(slot: number): number {
+    return slot < this.length.length ? this.length[slot]! : 0;
+  }
+
   /** Makes `values` the list of `slot`; an empty list is none. */
   set(slot: number, values: ArrayLike<number>): void {
+    this.write(slot, values.length, (arena, at) => arena.set(values, at));
+  }
+
+  /**
+   * Makes the list of `slot` `size` numbers that `fill` writes into the arena from `at`, so a caller
+   * packing records (several numbers each) writes them in place; an empty list is none.
+   */
+  write(slot: number, size: number, fill: (arena: Int32Array, at: number) => void): void {
     this.clear(slot);
-    if (!values.length) return;
+    if (!size) return;
     this.grow(slot);
-    this.reserve(values.length);
-    this.arena.set(values, this.used);
+    this.reserve(size);
+    fill(this.arena, this.used);
     this.start[slot] = this.used;
-    this.length[slot] = values.length;
-    this.used += values.length;
+    this.length[slot] = size;
+    this.used += size;
   }
 
   clear(slot: number): void {
@@ -55,14 +73,15 @@ export class IntLists {
 
   /**
    * Makes room for `size` more numbers at once: a large update (opening a store) then fills the
-   * arena without growing it step by step, each step a copy of the whole arena.
+   * arena without growing it step by step, each step a copy of the whole arena. `growth` 1 sizes
+   * it exactly, for an update that knows everything it will add.
    */
-  reserve(size: number): void {
+  reserve(size: number, growth = 1.25): void {
     if (this.used + size <= this.arena.length) return;
     if (this.abandoned >= this.used / 2) this.pack(this.used - this.abandoned);
     if (this.used + size <= this.arena.length) return;
     // growing by a quarter keeps the spare room small; each growth copies the arena
-    const arena = new Int32Array(Math.max(this.used + size, Math.ceil(this.arena.length * 1.25)));
+    const arena = new Int32Array(Math.max(this.used + size, Math.ceil(this.arena.length * growth)));
     arena.set(this.arena.subarray(0, this.used));
     this.arena = arena;
   }
