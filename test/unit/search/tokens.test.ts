@@ -16,6 +16,25 @@ import {
 } from '../../../src/engine/search/context';
 import { asciiPieces, CL100K_PATTERN, TokenCounter } from '../../../src/engine/search/token-count';
 
+/**
+ * Up to 12 numbered code lines of random pieces, `extra` characters among them. A code line never
+ * holds a line break; anything else may be in it.
+ */
+function numberedCodeLines(extra: string, minLength: number) {
+  const piece = fc.constantFrom(
+    ...`abcXYZ_019 \t\r'"(){}[]<>|!=.,;:+-*/ëé日本語🎉ßŁ\u00a0\u2028${extra}`.split(''),
+    '    ',
+    'return',
+    "'s",
+    '<|endoftext|>',
+  );
+  const text = fc.array(piece, { maxLength: 30 }).map((parts) => parts.join(''));
+  return fc.array(fc.record({ line: fc.integer({ min: 1, max: 123_456 }), text }), {
+    minLength,
+    maxLength: 12,
+  });
+}
+
 describe('token counting', () => {
   it('counts exactly what encoding the whole text counts, piece by piece', async () => {
     const tiktoken = new Tiktoken(ranks);
@@ -81,21 +100,10 @@ describe('token counting', () => {
   });
 
   it('counts an item cut short line by line as counting it whole does', async () => {
-    const piece = fc.constantFrom(
-      ...'abcXYZ_019 \t\r\'"(){}[]<>|!=.,;:+-*/ëé日本語🎉ßŁ\u00a0\u2028…'.split(''),
-      '    ',
-      'return',
-      "'s",
-      '<|endoftext|>',
-    );
-    const text = fc.array(piece, { maxLength: 30 }).map((parts) => parts.join(''));
     await fc.assert(
       fc.asyncProperty(
         fc.string(),
-        fc.array(fc.record({ line: fc.integer({ min: 1, max: 123_456 }), text }), {
-          minLength: 1,
-          maxLength: 12,
-        }),
+        numberedCodeLines('…', 1),
         fc.integer({ min: 1, max: 6 }),
         fc.integer({ min: -3, max: 5000 }),
         async (title, lines, width, omitted) => {
@@ -111,21 +119,10 @@ describe('token counting', () => {
   });
 
   it('counts a titled item of numbered lines line by line as counting it whole does', async () => {
-    // a code line never holds a line break; anything else may be in it
-    const piece = fc.constantFrom(
-      ...'abcXYZ_019 \t\r\'"(){}[]<>|!=.,;:+-*/ëé日本語🎉ßŁ\u00a0\u2028'.split(''),
-      '    ',
-      'return',
-      "'s",
-      '<|endoftext|>',
-    );
-    const text = fc.array(piece, { maxLength: 30 }).map((parts) => parts.join(''));
     await fc.assert(
       fc.asyncProperty(
         fc.string(),
-        fc.array(fc.record({ line: fc.integer({ min: 1, max: 123_456 }), text }), {
-          maxLength: 12,
-        }),
+        numberedCodeLines('', 0),
         fc.integer({ min: 1, max: 6 }),
         async (title, lines, width) => {
           const whole = await countTokens(`${title}\n${numberedLines(lines, width)}`);
