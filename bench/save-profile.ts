@@ -25,7 +25,7 @@ import { TextsFile } from '../src/engine/store/texts';
 import { MemorySink } from '../src/engine/log/sinks';
 import { unwrap } from '../src/engine/util/result';
 import { flagValue, openEngine, round, runChild, serveChild } from './child';
-import { corporaRow, rowRoot } from './scale-corpus';
+import { corporaRow, keptStoreDir, rowRoot } from './scale-corpus';
 import { newFunction } from './scale';
 
 interface SaveProfileRequest {
@@ -52,9 +52,7 @@ export async function benchSaveProfile(
 ): Promise<void> {
   const row = corporaRow(rowId);
   const sharedRoot = rowRoot(row);
-  const keptStore = path.resolve(
-    flagValue(flags, '--store') ?? path.join(cache, 'bench-stores', `${row.id}-kept`),
-  );
+  const keptStore = path.resolve(flagValue(flags, '--store') ?? keptStoreDir(cache, row.id));
   if (!existsSync(path.join(keptStore, 'manifest.json')))
     throw new Error(`no kept store in ${keptStore}: build it with --open-search ${row.id}`);
   const saves = Number(flagValue(flags, '--saves') ?? 5);

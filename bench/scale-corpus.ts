@@ -49,6 +49,11 @@ export function corporaRow(rowId: string): RowSpec {
 }
 
 /** Fetches a pinned package once (checking its hash) and returns the folder to index. */
+/** The folder of a row's kept store, built once by `--open-search` and reused by later benches. */
+export function keptStoreDir(cache: string, rowId: string): string {
+  return path.join(cache, 'bench-stores', `${rowId}-kept`);
+}
+
 export function packageRoot(spec: PackageSpec): string {
   const root = path.join(BASE, spec.extract_dir, spec.index_subfolder);
   if (existsSync(root)) return root;

@@ -20,7 +20,7 @@ import type { SearchResult } from '../src/engine/search/pipeline';
 import { unwrap } from '../src/engine/util/result';
 import { openAndAskFirst, openEngine, round, runChild, serveChild } from './child';
 import { available, fts5Times, summarise } from './scale-baselines';
-import { corporaRow, rowRoot } from './scale-corpus';
+import { corporaRow, keptStoreDir, rowRoot } from './scale-corpus';
 import { sampleQueries, type BenchQuery } from './scale-queries';
 
 interface OpenSearchRequest {
@@ -62,7 +62,7 @@ export async function benchOpenSearch(
     source: readFileSync(path.join(root, candidate.path), 'utf8'),
   }));
   const queries = sampleQueries(files, QUESTIONS_PER_KIND);
-  const storeDir = path.join(cache, 'bench-stores', `${row.id}-kept`);
+  const storeDir = keptStoreDir(cache, row.id);
   const resultsAt = flags.indexOf('--results');
   const resultsFile = resultsAt >= 0 ? flags[resultsAt + 1] : undefined;
   if (resultsAt >= 0 && !resultsFile) throw new Error('--results needs a file to write');

@@ -52,28 +52,34 @@ describe('chunk texts', () => {
     return { file, path: at };
   }
 
+  /** Runs `body` on the drawn chunks written to a texts file, closing the file after. */
+  async function withStoredDrawn(
+    drawn: readonly { file: number; content: string; fullContent: string | null }[],
+    body: (chunks: Chunk[], file: TextsFile) => Promise<void>,
+  ): Promise<void> {
+    const chunks = drawn.map((d, i) => chunk(d.file, i, d.content, d.fullContent));
+    const { file } = stored(chunks);
+    try {
+      await body(chunks, file);
+    } finally {
+      file.close();
+    }
+  }
+
   it('reads what each chunk holds, in the order asked, for any chunks and requests', async () => {
     await fc.assert(
-      fc.asyncProperty(
-        drawnChunks,
-        fc.array(fc.nat(45), { maxLength: 20 }),
-        async (drawn, requested) => {
-          const chunks = drawn.map((d, i) => chunk(d.file, i, d.content, d.fullContent));
-          const { file } = stored(chunks);
-          try {
-            // ids past the last chunk name nothing and are left out
-            const ids = requested.map((n) => `f${n % 7}.py::None::g${n}::function`);
-            const read = await new ChunkTexts(file).get(ids);
-            const expected = expectedTexts(chunks);
-            assert.deepEqual(
-              [...read.keys()],
-              [...new Set(ids)].filter((id) => expected.has(id)),
-            );
-            for (const [id, text] of read) assert.equal(text, expected.get(id));
-          } finally {
-            file.close();
-          }
-        },
+      fc.asyncProperty(drawnChunks, fc.array(fc.nat(45), { maxLength: 20 }), (drawn, requested) =>
+        withStoredDrawn(drawn, async (chunks, file) => {
+          // ids past the last chunk name nothing and are left out
+          const ids = requested.map((n) => `f${n % 7}.py::None::g${n}::function`);
+          const read = await new ChunkTexts(file).get(ids);
+          const expected = expectedTexts(chunks);
+          assert.deepEqual(
+            [...read.keys()],
+            [...new Set(ids)].filter((id) => expected.has(id)),
+          );
+          for (const [id, text] of read) assert.equal(text, expected.get(id));
+        }),
       ),
       { numRuns: 30 },
     );
@@ -100,28 +106,20 @@ describe('chunk texts', () => {
 
   it('looks each text up when first asked for, as reading them all first gives', async () => {
     await fc.assert(
-      fc.asyncProperty(
-        drawnChunks,
-        fc.array(fc.nat(45), { maxLength: 20 }),
-        async (drawn, requested) => {
-          const chunks = drawn.map((d, i) => chunk(d.file, i, d.content, d.fullContent));
-          const { file } = stored(chunks);
-          try {
-            const ids = requested.map((n) => `f${n % 7}.py::None::g${n}::function`);
-            const all = await new ChunkTexts(file).get(ids);
-            let reads = 0;
-            const read = file.read.bind(file);
-            file.read = (id) => {
-              reads++;
-              return read(id);
-            };
-            const lookup = new ChunkTexts(file).lookup();
-            for (const id of [...ids, ...ids]) assert.equal(lookup.get(id), all.get(id));
-            assert.equal(reads, new Set(ids).size);
-          } finally {
-            file.close();
-          }
-        },
+      fc.asyncProperty(drawnChunks, fc.array(fc.nat(45), { maxLength: 20 }), (drawn, requested) =>
+        withStoredDrawn(drawn, async (_chunks, file) => {
+          const ids = requested.map((n) => `f${n % 7}.py::None::g${n}::function`);
+          const all = await new ChunkTexts(file).get(ids);
+          let reads = 0;
+          const read = file.read.bind(file);
+          file.read = (id) => {
+            reads++;
+            return read(id);
+          };
+          const lookup = new ChunkTexts(file).lookup();
+          for (const id of [...ids, ...ids]) assert.equal(lookup.get(id), all.get(id));
+          assert.equal(reads, new Set(ids).size);
+        }),
       ),
       { numRuns: 30 },
     );
