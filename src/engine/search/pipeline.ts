@@ -42,7 +42,7 @@ import {
   wholeFileScores,
 } from './file-evidence';
 import { rankFiles, type FileResult } from './files';
-import { closeWordsFirst, ProximityQuery, WordPlacesCache } from './proximity';
+import { closeWordsFirst, ProximityQuery, wordPlaces, wordPlacesCache } from './proximity';
 import {
   citableChunks,
   shapeSpans,
@@ -198,7 +198,7 @@ export class Searcher {
   private knownFolders: Set<string> | null = null;
   private pathVocabulary: PathVocabulary | null = null;
   /** The words of the chunks the proximity stage measured, kept across questions. */
-  private readonly chunkWords = new WordPlacesCache();
+  private readonly chunkWords = wordPlacesCache();
   private readonly nearestWords: NearestWords | null;
   /** The facts of the files questions reached (see fileFacts), dropped when the index changes. */
   private readonly factsByFile = new Map<string, FileFacts>();
@@ -602,7 +602,7 @@ export class Searcher {
     if (!lexical) return null;
     const closeFirst = closeWordsFirst(lexical.hits, CLOSE_WORDS_HEAD, query, (id) => {
       const text = texts.get(id);
-      return text === undefined ? undefined : this.chunkWords.of(id, text);
+      return text === undefined ? undefined : this.chunkWords.get(text, wordPlaces);
     });
     // the same order ranks the chunks as the spans already do: nothing to fuse again
     if (closeFirst.every((hit, at) => hit === lexical.hits[at])) return null;

@@ -1,4 +1,5 @@
 import { camelSnakeTokenize } from '../text/tokenize';
+import { Generations } from '../util/generations';
 import type { Hit } from './retrievers';
 
 /**
@@ -86,45 +87,20 @@ export function wordPlaces(text: string): WordPlaces {
 }
 
 /**
- * Characters of chunk text whose word places are kept: the head of one question reads about 20
- * chunks of a few thousand characters, so this holds the heads of a few dozen questions.
+ * Characters of chunk text whose word places one generation keeps: the head of one question reads
+ * about 20 chunks of a few thousand characters, so the two generations hold the heads of a few
+ * dozen questions.
  */
-const CACHED_CHARS = 1024 * 1024;
+const CACHED_CHARS = 512 * 1024;
 
 /**
- * The word places of recently measured chunks, kept across questions: a chunk's words are the same
+ * The word places of recently measured texts, kept across questions: a chunk's words are the same
  * for every question, and splitting the head's texts into words was nearly all of the proximity
- * stage's time. Each entry keeps the text it was split from and is used only for that very text,
- * so a chunk a save changed is split again: no question measures words the code no longer has,
- * whether or not the cache hears of the change. The least recently used go first.
+ * stage's time. Keyed by the text itself, so a chunk a save changed is split again and no question
+ * measures words the code no longer has, whether or not the cache hears of the change.
  */
-export class WordPlacesCache {
-  private readonly entries = new Map<string, { text: string; places: WordPlaces }>();
-  private chars = 0;
-
-  constructor(private readonly maxChars = CACHED_CHARS) {}
-
-  /** The word places of chunk `chunkId`, whose text is now `text`. */
-  of(chunkId: string, text: string): WordPlaces {
-    const kept = this.entries.get(chunkId);
-    if (kept) {
-      this.entries.delete(chunkId);
-      if (kept.text === text) {
-        this.entries.set(chunkId, kept);
-        return kept.places;
-      }
-      this.chars -= kept.text.length;
-    }
-    const places = wordPlaces(text);
-    this.entries.set(chunkId, { text, places });
-    this.chars += text.length;
-    for (const [oldest, old] of this.entries) {
-      if (this.chars <= this.maxChars) break;
-      this.entries.delete(oldest);
-      this.chars -= old.text.length;
-    }
-    return places;
-  }
+export function wordPlacesCache(chars = CACHED_CHARS): Generations<string, WordPlaces> {
+  return new Generations(chars, (text) => text.length);
 }
 
 /**

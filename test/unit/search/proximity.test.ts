@@ -5,7 +5,7 @@ import {
   PROXIMITY_WINDOW,
   ProximityQuery,
   wordPlaces,
-  WordPlacesCache,
+  wordPlacesCache,
   type QuestionWord,
 } from '../../../src/engine/search/proximity';
 import type { Hit } from '../../../src/engine/search/retrievers';
@@ -149,29 +149,29 @@ describe('term proximity', () => {
 });
 
 describe('word places kept across questions', () => {
-  it('splits a chunk once while its text stays the same', () => {
-    const cache = new WordPlacesCache();
-    const first = cache.of('a.py::None::f::function', 'validate the status code');
+  it('splits a text once while it stays the same', () => {
+    const cache = wordPlacesCache();
+    const first = cache.get('validate the status code', wordPlaces);
     assert.deepEqual(first.get('status'), [2]);
-    assert.equal(cache.of('a.py::None::f::function', 'validate the status code'), first);
+    assert.equal(cache.get('validate the status code', wordPlaces), first);
   });
 
   it('splits a chunk again when a save changed its text, never measuring old words', () => {
-    const cache = new WordPlacesCache();
-    const id = 'a.py::None::f::function';
-    assert.equal(query.windowShare(cache.of(id, 'validate the status code')), 1);
+    const cache = wordPlacesCache();
+    assert.equal(query.windowShare(cache.get('validate the status code', wordPlaces)), 1);
     const saved = `status ${filler(PROXIMITY_WINDOW)} code`;
-    assert.equal(query.windowShare(cache.of(id, saved)), 0);
-    assert.equal(cache.of(id, saved).get('validate'), undefined);
+    assert.equal(query.windowShare(cache.get(saved, wordPlaces)), 0);
+    assert.equal(cache.get(saved, wordPlaces).get('validate'), undefined);
   });
 
-  it('keeps at most its characters, dropping the least recently used chunk first', () => {
-    const cache = new WordPlacesCache(20);
-    const a = cache.of('a', 'status code'); // 11 characters
-    const b = cache.of('b', 'code'); // 15 in all
-    assert.equal(cache.of('a', 'status code'), a, 'a is now the one used last');
-    cache.of('c', 'validate'); // 23: over the bound, and b was used least recently
-    assert.equal(cache.of('a', 'status code'), a);
-    assert.notEqual(cache.of('b', 'code'), b, 'b was dropped and split again');
+  it('keeps texts by their characters, the one used last surviving a turn of generations', () => {
+    const cache = wordPlacesCache(20);
+    const a = cache.get('status code', wordPlaces); // 11 characters
+    const b = cache.get('code', wordPlaces); // 15 in all
+    cache.get('validate the', wordPlaces); // 27: a new generation begins with it, a and b the old
+    // a, found in the old generation, moves to a newer one: 12 + 11 is over 20, so another turn
+    // begins and the generation still holding b is dropped
+    assert.equal(cache.get('status code', wordPlaces), a);
+    assert.notEqual(cache.get('code', wordPlaces), b, 'b was dropped and split again');
   });
 });
