@@ -9,7 +9,8 @@ export const LINE_MECHANISMS = {
   fileOutsideBudget: 'gold file retrieved, none of its spans within the line budget',
   lineLeftOut: 'answering function cited within the budget, no span of it holds the gold line',
   functionPastBudget: 'answering function cited, its span holding the gold line past the budget',
-  functionNotCited: 'answering function retrieved, no span of it among the results',
+  functionDropped: 'answering function shaped into a span, the span left out by the token budget',
+  functionNotShaped: 'answering function retrieved, ranked past the chunks shaped into spans',
   onlyClassRetrieved: 'only the class holding the gold line retrieved, never its function',
   lineNeverReached: 'gold file within the budget, no chunk holding the gold line retrieved',
 };
@@ -77,7 +78,16 @@ export function lineMisses(question, result, budget) {
       if (result.results.some((span) => holdsLine(span, path, line))) return 'functionPastBudget';
       if (taken.some((span) => overlaps(span, answering))) return 'lineLeftOut';
       if (result.results.some((span) => overlaps(span, answering))) return 'functionPastBudget';
-      return 'functionNotCited';
+      // a shaped chunk's spans are in its file's entry of the files list (the gold file has cited
+      // spans, so its entry is there); one shaped but not cited was left out by the token budget
+      const shaped = result.files.some(
+        (file) =>
+          file.path === path &&
+          file.ranges.some(([startLine, endLine]) =>
+            overlaps({ path, startLine, endLine }, answering),
+          ),
+      );
+      return shaped ? 'functionDropped' : 'functionNotShaped';
     }
     return holding.length ? 'onlyClassRetrieved' : 'lineNeverReached';
   }

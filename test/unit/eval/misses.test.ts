@@ -92,6 +92,41 @@ describe('eval misses by mechanism', () => {
     assert.deepEqual(two, [{ share: 0.5, mechanism: 'fileNeverRetrieved' }]);
   });
 
+  it('tells a function shaped but left out by the token budget from one ranked past the shaping', () => {
+    const cited = [span('a.py', 1, 20)];
+    const result: Traced = {
+      results: cited,
+      // the files list holds every shaped span: a.py's 40-60 was shaped, then left out
+      files: [
+        {
+          path: 'a.py',
+          ranges: [
+            [1, 20],
+            [40, 60],
+          ],
+        },
+      ],
+      trace: {
+        lists: [
+          {
+            source: 'semantic',
+            chunks: [
+              ['a.py', 1, 20, 'function'],
+              ['a.py', 40, 60, 'function'],
+              ['a.py', 80, 90, 'function'],
+            ],
+          },
+        ],
+        ranked: [],
+        roles: {},
+      },
+    };
+    const lost = (line: number) =>
+      misses.lineMisses({ gold: [{ path: 'a.py', line }] }, result, 600).map((m) => m.mechanism);
+    assert.deepEqual(lost(50), ['functionDropped']);
+    assert.deepEqual(lost(85), ['functionNotShaped']);
+  });
+
   it('splits a peer query’s lost nDCG among its targets by what ranked above them', () => {
     const result = traced(
       [span('pkg/big.py', 1, 9), span('tests/test_x.py', 1, 9), span('pkg/x.py', 1, 9)],
