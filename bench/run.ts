@@ -29,7 +29,14 @@ import { benchNativeParse } from './native-parse';
 import { scalePlot } from './plot';
 import { benchOpenSearch, OPEN_SEARCH_CHILD, serveOpenSearchChild } from './scale-open';
 import { benchSaveProfile, SAVE_PROFILE_CHILD, serveSaveProfileChild } from './save-profile';
-import { benchScaleRow, SCALE_CHILD, scaleRows, serveScaleChild, type ScaleRow } from './scale';
+import {
+  benchColdOnly,
+  benchScaleRow,
+  SCALE_CHILD,
+  scaleRows,
+  serveScaleChild,
+  type ScaleRow,
+} from './scale';
 import { packageRoot, readCorpora } from './scale-corpus';
 
 interface SearchResultTimes {
@@ -301,6 +308,14 @@ function benchCorpus(id: string): string {
   return packageRoot(spec);
 }
 
+/** One row's cold index against its bare parse, as one JSON line; no results file is written. */
+async function coldOnly(rowId: string): Promise<void> {
+  const row = scaleRows().find((candidate) => candidate.id === rowId);
+  if (!row) throw new Error(`bench/corpora.json has no scale row ${rowId}`);
+  const report = await benchColdOnly(row, MODEL, CACHE, process.argv.includes('--cpu-prof'));
+  process.stdout.write(`${JSON.stringify(report)}\n`);
+}
+
 if (process.argv.includes(SCALE_CHILD)) serveScaleChild();
 else if (process.argv.includes(OPEN_SEARCH_CHILD)) serveOpenSearchChild();
 else if (process.argv.includes(SAVE_PROFILE_CHILD)) serveSaveProfileChild();
@@ -322,6 +337,11 @@ else if (process.argv[2] === '--native-parse')
       process.exitCode = 1;
     },
   );
+else if (process.argv[2] === '--cold-only')
+  coldOnly(process.argv[3] ?? 'scale-1k').catch((cause: unknown) => {
+    process.stderr.write(`bench: ${cause instanceof Error ? cause.message : String(cause)}\n`);
+    process.exitCode = 1;
+  });
 else if (process.argv[2] === '--open-search')
   benchOpenSearch(process.argv[3] ?? 'scale-10k', MODEL, CACHE, process.argv.slice(4)).catch(
     (cause: unknown) => {

@@ -8,6 +8,7 @@
  */
 import {
   appendFileSync,
+  existsSync,
   mkdirSync,
   readdirSync,
   readFileSync,
@@ -76,6 +77,22 @@ interface ColdReport {
   readonly chunks: number;
   readonly files: number;
   readonly peakRssMb: number;
+  /** CPU seconds of the engine's own thread during the cold index. */
+  readonly engineCpuSeconds: number;
+  /**
+   * CPU seconds of the process's other threads during the cold index, busiest first (the parse
+   * worker leads; LanceDB's threads follow): on a loaded machine these change far less than wall
+   * times do.
+   */
+  readonly otherThreadsCpuSeconds: number[];
+}
+
+/** What `--cold-only` reports: the cold index of a row against its bare parse, nothing else. */
+export interface ColdOnlyRow extends ColdReport {
+  readonly row: string;
+  readonly parseSeconds: number;
+  readonly parseCpuSeconds: number;
+  readonly coldOverParse: number;
 }
 
 interface WarmReport {
@@ -206,6 +223,43 @@ export async function benchScaleRow(
   };
 }
 
+/**
+ * A row's cold index alone (`node dist/bench.js --cold-only scale-1k`): for comparing builds of
+ * the indexer run after run, without the searches, saves and baselines of a whole row.
+ */
+export async function benchColdOnly(
+  row: RowSpec,
+  model: string,
+  cache: string,
+  profileCold = false,
+): Promise<ColdOnlyRow> {
+  const root = rowRoot(row);
+  const walked = unwrap(await walkWorkspace({ root, maxFileBytes: 1024 * 1024 }));
+  const files = walked.candidates.map((candidate) => ({
+    ...candidate,
+    source: readFileSync(path.join(root, candidate.path), 'utf8'),
+  }));
+  const before = process.cpuUsage();
+  const parseSeconds = await bareParseSeconds(files);
+  const parseCpu = process.cpuUsage(before);
+  const storeDir = path.join(cache, 'bench-stores', `${row.id}-cold`);
+  rmSync(storeDir, { recursive: true, force: true });
+  const request = { root, storeDir, model, queries: [], savedFile: '', changed: [] };
+  const cold = await runChild<ColdReport>(
+    SCALE_CHILD,
+    { phase: 'cold', ...request },
+    profileCold ? cpuProfileArgs(cache) : [],
+  );
+  rmSync(storeDir, { recursive: true, force: true });
+  return {
+    row: row.id,
+    parseSeconds: round(parseSeconds, 2),
+    parseCpuSeconds: round((parseCpu.user + parseCpu.system) / 1e6, 2),
+    coldOverParse: round(cold.coldIndexSeconds / parseSeconds, 2),
+    ...cold,
+  };
+}
+
 /** Node's flags that write the child's CPU profiles (one per thread) under the cache. */
 function cpuProfileArgs(cache: string): string[] {
   const profiles = path.join(cache, 'bench-profiles');
@@ -250,11 +304,22 @@ async function coldPhase(request: ChildRequest): Promise<ColdReport> {
     await engine.warmUp();
     const stages = new MemorySink('info');
     const listening = logHub.addSink(stages);
+    const threadsBefore = threadCpuSeconds();
     const started = performance.now();
     const summary = unwrap(await engine.index());
     const coldIndexSeconds = round((performance.now() - started) / 1000, 2);
+    const threadsAfter = threadCpuSeconds();
     listening.dispose();
+    const spent = (tid: string) => (threadsAfter.get(tid) ?? 0) - (threadsBefore.get(tid) ?? 0);
+    const engineTid = String(process.pid);
     return {
+      engineCpuSeconds: round(spent(engineTid), 2),
+      otherThreadsCpuSeconds: [...threadsAfter.keys()]
+        .filter((tid) => tid !== engineTid)
+        .map(spent)
+        .filter((seconds) => seconds >= 0.05)
+        .sort((a, b) => b - a)
+        .map((seconds) => round(seconds, 2)),
       coldIndexSeconds,
       stageSeconds: Object.fromEntries(
         stages
@@ -269,6 +334,27 @@ async function coldPhase(request: ChildRequest): Promise<ColdReport> {
     engine.dispose();
   }
 }
+
+/** CPU seconds (user + system) of each thread of this process, by thread id; empty off Linux. */
+function threadCpuSeconds(): Map<string, number> {
+  const seconds = new Map<string, number>();
+  const tasks = '/proc/self/task';
+  if (!existsSync(tasks)) return seconds;
+  for (const tid of readdirSync(tasks)) {
+    try {
+      const stat = readFileSync(path.join(tasks, tid, 'stat'), 'utf8');
+      // the fields after the command's closing parenthesis: utime and stime are the 12th and 13th
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      seconds.set(tid, (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND);
+    } catch {
+      // the thread ended between the listing and the read: it has nothing left to count
+    }
+  }
+  return seconds;
+}
+
+/** Linux's USER_HZ, fixed at 100 on every architecture Node runs on. */
+const CLOCK_TICKS_PER_SECOND = 100;
 
 async function warmPhase(request: ChildRequest): Promise<WarmReport> {
   // the rest of the questions are each asked once, so no question is answered from what an

@@ -108,7 +108,7 @@ describe('parse handoff', function () {
   });
 
   it('says this thread has room while it idles, and not after it was kept busy', async () => {
-    const hasRoom = threadLoadGauge();
+    const hasRoom = threadLoadGauge(500);
     const busyUntil = performance.now() + 700;
     while (performance.now() < busyUntil) Math.sqrt(busyUntil);
     assert.equal(hasRoom(), false);

@@ -39,7 +39,7 @@ const DEFAULT_IDLE_TIMEOUT_MS = 60_000;
 const FILES_PER_WORKER = 16;
 const MAX_WORKERS = 4;
 /** How long a measure of this thread's load holds before it is taken again. */
-const LOAD_WINDOW_MS = 500;
+const LOAD_WINDOW_MS = 3000;
 /** Above this share of time busy, this thread leaves counting terms and embedding to the workers. */
 const BUSY_UTILIZATION = 0.9;
 
@@ -237,16 +237,19 @@ export class ParsePool implements Disposable {
 
 /**
  * Whether the calling thread has had time to spare lately: its event loop was busy less than
- * BUSY_UTILIZATION of the last measured window. The first worker's outcomes thus come back for
- * this thread to finish while it idles, and with many workers it never becomes their bottleneck.
+ * BUSY_UTILIZATION of the last `windowMs`. The window spans several of the engine's batch writes
+ * (each keeps the thread busy for a second or so at a time): a shorter one read those bursts as a
+ * thread without room, and the parse worker, the cold index's slowest thread, then counted terms
+ * and embedded for about half its files while this thread sat idle between writes. With many
+ * workers this thread is busy for good, and they finish their files themselves.
  */
-export function threadLoadGauge(): () => boolean {
+export function threadLoadGauge(windowMs = LOAD_WINDOW_MS): () => boolean {
   let last = performance.eventLoopUtilization();
   let measuredAt = performance.now();
   let busy = false;
   return () => {
     const now = performance.now();
-    if (now - measuredAt >= LOAD_WINDOW_MS) {
+    if (now - measuredAt >= windowMs) {
       const current = performance.eventLoopUtilization();
       busy = performance.eventLoopUtilization(current, last).utilization > BUSY_UTILIZATION;
       last = current;
