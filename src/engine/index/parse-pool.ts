@@ -38,6 +38,15 @@ const DEFAULT_IDLE_TIMEOUT_MS = 60_000;
 /** Files posted to a worker ahead of the one it is parsing: enough to cover a round trip. */
 const FILES_PER_WORKER = 16;
 const MAX_WORKERS = 4;
+/**
+ * The young generation of a parse worker's heap (V8 splits it into two semi-spaces and a third
+ * for large objects: 32 MB each here, against Node's default of 16). Each file's tree nodes,
+ * query captures and chunk texts are garbage a few milliseconds later; with the default, the
+ * worker scavenged so often that collection took about a tenth of its time, and the larger
+ * space cuts its CPU per file by 8-10% (1,244 files, one thread, three rounds each). The memory
+ * is the worker's alone, and the worker stops after a quiet minute.
+ */
+const WORKER_YOUNG_GENERATION_MB = 96;
 /** How long a measure of this thread's load holds before it is taken again. */
 const LOAD_WINDOW_MS = 3000;
 /** Above this share of time busy, this thread leaves counting terms and embedding to the workers. */
@@ -145,6 +154,7 @@ export class ParsePool implements Disposable {
     const worker = new Worker(script.file, {
       workerData: { model: this.embedder?.toPayload() ?? null },
       execArgv: script.execArgv,
+      resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB },
     });
     let markReady!: () => void;
     this.readiness.set(worker, new Promise((resolve) => (markReady = resolve)));
