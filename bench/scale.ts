@@ -85,11 +85,15 @@ interface ColdReport {
    * times do.
    */
   readonly otherThreadsCpuSeconds: number[];
+  /** Files whose terms and vectors the parse worker made, not the engine thread. */
+  readonly filesFinishedByWorkers: number;
 }
 
 /** What `--cold-only` reports: the cold index of a row against its bare parse, nothing else. */
 export interface ColdOnlyRow extends ColdReport {
   readonly row: string;
+  /** Per LanceDB table, the versions and data files the cold index left after its maintenance. */
+  readonly tableFiles: Record<string, { versions: number; dataFiles: number }>;
   readonly parseSeconds: number;
   readonly parseCpuSeconds: number;
   readonly coldOverParse: number;
@@ -250,14 +254,33 @@ export async function benchColdOnly(
     { phase: 'cold', ...request },
     profileCold ? cpuProfileArgs(cache) : [],
   );
+  const tableFiles = lanceTableFiles(storeDir);
   rmSync(storeDir, { recursive: true, force: true });
   return {
     row: row.id,
+    tableFiles,
     parseSeconds: round(parseSeconds, 2),
     parseCpuSeconds: round((parseCpu.user + parseCpu.system) / 1e6, 2),
     coldOverParse: round(cold.coldIndexSeconds / parseSeconds, 2),
     ...cold,
   };
+}
+
+function lanceTableFiles(
+  storeDir: string,
+): Record<string, { versions: number; dataFiles: number }> {
+  const lance = path.join(storeDir, 'lance');
+  if (!existsSync(lance)) return {};
+  const count = (folder: string) => (existsSync(folder) ? readdirSync(folder).length : 0);
+  return Object.fromEntries(
+    readdirSync(lance).map((table) => [
+      table.replace(/\.lance$/, ''),
+      {
+        versions: count(path.join(lance, table, '_versions')),
+        dataFiles: count(path.join(lance, table, 'data')),
+      },
+    ]),
+  );
 }
 
 /** Node's flags that write the child's CPU profiles (one per thread) under the cache. */
@@ -325,6 +348,9 @@ async function coldPhase(request: ChildRequest): Promise<ColdReport> {
         stages
           .named('index_stage_completed')
           .map((event) => [event.stage, round((event.duration_ms as number) / 1000, 2)]),
+      ),
+      filesFinishedByWorkers: Number(
+        stages.named('indexing_completed')[0]?.files_finished_by_workers ?? 0,
       ),
       files: summary.files,
       chunks: Object.values(summary.chunks).reduce((a, b) => a + b, 0),

@@ -185,6 +185,7 @@ export class Indexer {
         parse_errors: summary.parseErrors,
         total_llm_calls: this.options.summarizer?.calls ?? 0,
         total_embedding_batches: run.embeddingBatches,
+        files_finished_by_workers: run.finishedByWorkers,
         vocabulary_size: this.store.lexical.vocabularySize,
         duration_ms: summary.durationMs,
       });
@@ -222,6 +223,8 @@ type OutcomeRecord =
 /** One execution of a plan. */
 class Run {
   embeddingBatches = 0;
+  /** Files whose terms a parse worker counted (and vectors it embedded) instead of this thread. */
+  finishedByWorkers = 0;
   private readonly outcomes: OutcomeRecord[] = [];
   private readonly entries = new Map<string, FileEntry | null>();
   private readonly newFacts: CodeFact[] = [];
@@ -425,6 +428,7 @@ class Run {
         this.rewrittenPaths.add(outcome.path);
         return;
       case 'indexed': {
+        if (outcome.lexical) this.finishedByWorkers++;
         // before anything is buffered: a batch taken meanwhile must hold whole files
         const vectors = await this.vectorsOf(outcome);
         this.logParsed(outcome);

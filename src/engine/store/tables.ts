@@ -44,7 +44,14 @@ import { VECTOR_MEMORY_BYTES, vectorsFitInMemory } from './vector-memory';
 const CHUNKS = 'chunks';
 const FACTS = 'facts';
 const DELETE_BATCH = 400;
-const ADD_BATCH = 4000;
+/**
+ * Rows given to LanceDB in one add, each add a table version and a data fragment. An indexing
+ * run writes about 4,000 chunks (and their facts) at a time, each write somewhat over that: with
+ * 4,000 here each took two adds, which doubled the versions and fragments a cold index left for
+ * compaction to merge (at 10k files ~96 per table, past the small-fragment limit). A write now
+ * goes as one add; the bound only keeps one add's Arrow copy small for a huge generated file.
+ */
+const ADD_BATCH = 20_000;
 /** Tables this large get B-tree indexes on their path and id columns. */
 const INDEXED_ROWS = 20_000;
 /** Each incremental update adds a few fragments; past this many, they are compacted. */
