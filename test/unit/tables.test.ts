@@ -43,6 +43,46 @@ describe('LanceDB tables', () => {
     }
   });
 
+  it('writes an indexing batch of several thousand chunks and facts as one table version each', async () => {
+    const tables = await Tables.open(path.join(scratch.folder(), 'lance'), 4, true);
+    try {
+      const rows = 4_600;
+      const chunks = Array.from({ length: rows }, (_, i) => chunk(i));
+      const facts = chunks.map((written, i): CodeFact => ({
+        id: `${written.filePath}::f${i}`,
+        path: written.filePath!,
+        language: 'python',
+        qualifiedName: `f${i}`,
+        name: `f${i}`,
+        kind: 'function',
+        className: null,
+        parent: null,
+        startLine: 1,
+        endLine: 2,
+        signature: `def f${i}():`,
+        docstring: null,
+        calls: [],
+        raises: [],
+        errorStrings: [],
+        mutates: [],
+        imports: [],
+        bases: [],
+        chunkId: written.id,
+      }));
+      const before = await tables.versions();
+      await tables.replace({ files: [], chunkIds: [], chunks, vectors: null, facts });
+      const after = await tables.versions();
+      // each version is a fragment that compaction would have to merge later
+      assert.deepEqual(
+        { chunks: after.chunks - before.chunks, facts: after.facts - before.facts },
+        { chunks: 1, facts: 1 },
+      );
+      assert.deepEqual(await tables.counts(), { chunks: rows, facts: rows });
+    } finally {
+      tables.close();
+    }
+  });
+
   it('indexes the vectors once they outgrow the memory budget, and finds nearly every exact neighbour through the index', async () => {
     const dimensions = 64;
     const rows = 4_000;
