@@ -13,6 +13,10 @@ const log = getLogger('search.expansion');
 const EMBED_BATCH = 4096;
 /** Candidate words whose unit vectors are kept across questions (a quarter of a kilobyte each). */
 const KEPT_CANDIDATES = 10_000;
+/** Question words whose nearest index rows are kept across questions. */
+const KEPT_WORDS = 4096;
+/** Rows kept for a word beyond those asked for, at least: the question's other words are dropped from them. */
+const SPARE_ROWS = 8;
 
 /**
  * The index words nearest each question word in the embedding model's space: the codebase's own
@@ -34,6 +38,9 @@ export class NearestWords {
    * candidates. Emptied when full.
    */
   private readonly candidateVectors = new Map<string, Float32Array>();
+  /** Each question word's index rows, nearest first (see rankedRows), for one vocabulary. */
+  private readonly keptRows = new Map<string, Int32Array>();
+  private keptFor = { vocabulary: -1, count: -1 };
 
   constructor(
     private readonly lexical: LexicalIndex,
@@ -43,21 +50,79 @@ export class NearestWords {
   /** The `count` nearest index words of each term, nearest first, each word once. */
   async nearest(terms: readonly string[], count: number): Promise<string[]> {
     await this.catchUp();
-    const vectors = this.vectors;
-    if (!vectors) return [];
+    if (!this.vectors || count <= 0) return [];
     const given = new Set(terms);
     const word = (row: number) => this.lexical.termAt(this.termIds[row]!);
-    const wanted = (row: number) => !given.has(word(row)) && this.lexical.hasTerm(word(row));
-    const queries = (await this.embedder.embed(terms)).map(l2Normalize);
-    const candidates = vectors.candidates(queries, count, wanted);
-    const unitVectors = await this.candidateUnitVectors(candidates.flat().map(word));
+    const ranked = await this.rankedRows(terms, count, given);
     const found = new Set<string>();
-    queries.forEach((query, i) => {
-      const rows = candidates[i]!;
-      const rowVectors = rows.map((row) => unitVectors.get(word(row))!);
-      for (const row of nearestExactly(query, rows, rowVectors, count)) found.add(word(row));
-    });
+    for (const rows of ranked) {
+      let taken = 0;
+      for (let i = 0; i < rows.length && taken < count; i++) {
+        if (given.has(word(rows[i]!))) continue;
+        found.add(word(rows[i]!));
+        taken++;
+      }
+    }
     return [...found];
+  }
+
+  /**
+   * For each term, index rows nearest first, at least `count` of them not `given` unless fewer
+   * are in the index. A static model embeds a word the same way every time, so each term's rows
+   * are kept across questions while the vocabulary stays the same: a kept list ranks every row
+   * still in the index, `given` ones too, and holds enough rows beyond `count` for the other
+   * words of the question to be dropped from it (the exact top rows with some of them left out
+   * are the exact top of what remains). Any other model ranks the rows afresh, without `given`.
+   */
+  private async rankedRows(
+    terms: readonly string[],
+    count: number,
+    given: ReadonlySet<string>,
+  ): Promise<ArrayLike<number>[]> {
+    const keep = this.embedder.kind === 'static';
+    const vocabulary = this.lexical.vocabularyVersion;
+    if (this.keptFor.vocabulary !== vocabulary || this.keptFor.count !== count) {
+      this.keptRows.clear();
+      this.keptFor = { vocabulary, count };
+    }
+    const depth = keep ? count + Math.max(SPARE_ROWS, given.size) : count;
+    const out: ArrayLike<number>[] = [];
+    const missing: number[] = [];
+    terms.forEach((term, i) => {
+      const kept = keep ? this.keptRows.get(term) : undefined;
+      if (kept && this.coversCount(kept, count, given)) out[i] = kept;
+      else missing.push(i);
+    });
+    if (!missing.length) return out;
+    const word = (row: number) => this.lexical.termAt(this.termIds[row]!);
+    const inIndex = (row: number) => this.lexical.hasTerm(word(row));
+    const wanted = keep ? inIndex : (row: number) => !given.has(word(row)) && inIndex(row);
+    const queries = (await this.embedder.embed(missing.map((i) => terms[i]!))).map(l2Normalize);
+    const candidates = this.vectors!.candidates(queries, depth, wanted);
+    const unitVectors = await this.candidateUnitVectors(candidates.flat().map(word));
+    queries.forEach((query, at) => {
+      const rows = candidates[at]!;
+      const rowVectors = rows.map((row) => unitVectors.get(word(row))!);
+      const nearest = Int32Array.from(nearestExactly(query, rows, rowVectors, depth));
+      const term = terms[missing[at]!]!;
+      out[missing[at]!] = nearest;
+      if (!keep) return;
+      if (this.keptRows.size >= KEPT_WORDS) this.keptRows.clear();
+      this.keptRows.set(term, nearest);
+    });
+    return out;
+  }
+
+  /**
+   * Whether a kept list gives `count` rows once `given` words are dropped: a list as deep as its
+   * question asked for but holding fewer rows holds every row in the index.
+   */
+  private coversCount(rows: Int32Array, count: number, given: ReadonlySet<string>): boolean {
+    if (rows.length < count + SPARE_ROWS) return true;
+    let left = 0;
+    for (let i = 0; i < rows.length && left < count; i++)
+      if (!given.has(this.lexical.termAt(this.termIds[rows[i]!]!))) left++;
+    return left >= count;
   }
 
   /** The unit vectors of `words`, embedded in one call but for those kept from earlier questions. */
@@ -73,6 +138,7 @@ export class NearestWords {
         missing.push(candidate);
       }
     }
+    if (!missing.length) return out;
     // one call for every term's candidates: a model embeds a batch faster than one word at a time
     const embedded = await this.embedder.embed(missing, { once: true });
     missing.forEach((candidate, i) => {

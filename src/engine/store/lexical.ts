@@ -564,6 +564,8 @@ export class LexicalIndex {
   /** Chunks holding each term at any level; a term is in the vocabulary while this is above 0. */
   private readonly termDocuments = new TermCounts();
   private liveTerms = 0;
+  /** Counts the terms that entered or left the vocabulary: what `hasTerm` answers changes only with it. */
+  private vocabularyTurns = 0;
   private nextDocId = 1;
   /** Room for the posting lists a search reads from the snapshot. */
   private readonly readArena = new ReadArena();
@@ -594,6 +596,11 @@ export class LexicalIndex {
 
   get vocabularySize(): number {
     return this.liveTerms;
+  }
+
+  /** Changes whenever a term enters or leaves the vocabulary (see `hasTerm`), and only then. */
+  get vocabularyVersion(): number {
+    return this.vocabularyTurns;
   }
 
   /** Closes the snapshot file; reading what was on disk fails from now on. */
@@ -1092,6 +1099,7 @@ export class LexicalIndex {
       const total = this.termDocuments.add(id, delta);
       if (delta > 0 && total === 1) this.liveTerms++;
       if (delta < 0 && total === 0) this.liveTerms--;
+      if (total === (delta > 0 ? 1 : 0)) this.vocabularyTurns++;
     };
     const { termIds, nameIds } = this.chunkTerms.read(docId);
     for (const id of termIds) count(id);

@@ -1,4 +1,5 @@
 import { strict as assert } from 'node:assert';
+import fc from 'fast-check';
 import type { Embedder } from '../../../src/engine/embed/embedder';
 import { inflectionStems, NearestWords } from '../../../src/engine/search/expansion';
 import { LexicalIndex } from '../../../src/engine/store/lexical';
@@ -71,9 +72,10 @@ describe('expansion from the embedding model: nearest index words', () => {
     assert.deepEqual(asked.flat().sort(), ['password', 'render', 'template']);
     asked.length = 0;
     assert.deepEqual(await nearest.nearest(['password'], 1), ['template']);
-    // a question embeds its words, and again only the index words that may be nearest them
+    // a question embeds its words, and again only the index words that may be nearest them (its
+    // own word too: the rows kept for a word rank the question's words as well)
     assert.deepEqual(asked[0], ['password']);
-    assert.ok(asked.flat().length <= 3, `a question embedded ${asked.flat().join(' ')}`);
+    assert.ok(asked.flat().length <= 4, `a question embedded ${asked.flat().join(' ')}`);
     lexical.add([document('hash', 'hashing')]);
     asked.length = 0;
     await nearest.catchUp();
@@ -103,6 +105,119 @@ describe('expansion from the embedding model: nearest index words', () => {
     }
   });
 
+  it('keeps the nearest rows of each question word across questions until the vocabulary changes', async () => {
+    const lexical = new LexicalIndex();
+    lexical.add([
+      document('follow', 'redirect allowredirects location'),
+      document('page', 'render template'),
+    ]);
+    const asked: string[][] = [];
+    const nearest = new NearestWords(lexical, embedder(asked));
+    assert.deepEqual(await nearest.nearest(['redirect', 'render'], 1), [
+      'allowredirects',
+      'template',
+    ]);
+    asked.length = 0;
+    assert.deepEqual(await nearest.nearest(['render', 'location'], 1), [
+      'template',
+      'allowredirects',
+    ]);
+    assert.deepEqual(asked, [['location']], 'only the word not asked before is embedded');
+    // a save that adds a word nearer `render` than `template`: the kept rows are dropped
+    lexical.add([document('view', 'rendering')]);
+    DIRECTIONS.rendering = [0, 1, 0.01];
+    try {
+      asked.length = 0;
+      assert.deepEqual(await nearest.nearest(['render'], 1), ['rendering']);
+      assert.deepEqual(asked[1], ['render']);
+    } finally {
+      delete DIRECTIONS.rendering;
+    }
+  });
+
+  it('finds as many words for a question naming most of the kept nearest words of one of its words', async () => {
+    // `start` points along x; eleven words tilt from it towards y, four further ones towards z and
+    // four more towards y beyond the eleven: `start`'s nearest after the eleven tilt towards z,
+    // and only it finds them
+    const vectors = new Map<string, number[]>([['wstart', [1, 0, 0]]]);
+    const towardsY = Array.from({ length: 11 }, (_, i) => `wtilty${letterWord(i + 1)}`);
+    const towardsZ = Array.from({ length: 4 }, (_, i) => `wtiltz${letterWord(i + 1)}`);
+    const beyond = Array.from({ length: 4 }, (_, i) => `wbeyond${letterWord(i + 1)}`);
+    towardsY.forEach((word, i) => vectors.set(word, [1, 0.01 * (i + 1), 0]));
+    towardsZ.forEach((word, i) => vectors.set(word, [1, 0, 0.12 + 0.01 * (i + 1)]));
+    beyond.forEach((word, i) => vectors.set(word, [1, 0.15 + 0.01 * (i + 1), 0]));
+    const direction = (word: string) => Float32Array.from(vectors.get(word) ?? [0, 0, 1]);
+    const tilted: Embedder = {
+      id: 'tilted',
+      dimensions: 3,
+      kind: 'static',
+      embed: async (texts) => texts.map(direction),
+      dispose: () => undefined,
+    };
+    const lexical = new LexicalIndex();
+    lexical.add([document('all', [...vectors.keys()].join(' '))]);
+    const nearest = new NearestWords(lexical, tilted);
+    assert.deepEqual(await nearest.nearest(['wstart'], 4), towardsY.slice(0, 4));
+    const question = ['wstart', ...towardsY];
+    const found = await nearest.nearest(question, 4);
+    assert.deepEqual(found, exactNearest(lexical, direction, question, 4));
+    assert.deepEqual(found.slice(0, 4), towardsZ);
+  });
+
+  it('finds what an exact scan of the index words finds, whatever was kept from before', async () => {
+    const vocabulary = Array.from({ length: 20 }, (_, i) => letterWord(26 ** 3 + i * 7));
+    // few distinct directions of small whole numbers: many exact ties, broken by arrival order
+    const direction = (word: string) =>
+      Float32Array.from(
+        [0, 1, 2].map((d) => ((word.charCodeAt(word.length - 1 - d) * (d + 2)) % 5) - 2),
+      );
+    const wordEmbedder: Embedder = {
+      id: 'letters',
+      dimensions: 3,
+      kind: 'static',
+      embed: async (texts) => texts.map(direction),
+      dispose: () => undefined,
+    };
+    const ask = (count: number) =>
+      fc.record({
+        ask: fc.uniqueArray(fc.constantFrom(...vocabulary, 'wzzzq'), {
+          minLength: 1,
+          maxLength: 14,
+        }),
+        count: fc.constant(count),
+      });
+    // questions mostly ask as many words as the pipeline does; a question of many index words
+    // drops most of a word's kept rows
+    const step = fc.oneof(
+      { arbitrary: ask(4), weight: 4 },
+      { arbitrary: ask(1), weight: 1 },
+      {
+        arbitrary: fc.record({
+          add: fc.uniqueArray(fc.constantFrom(...vocabulary), { minLength: 1, maxLength: 12 }),
+        }),
+        weight: 2,
+      },
+      { arbitrary: fc.record({ remove: fc.nat(9) }), weight: 1 },
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 16 }), async (steps) => {
+        const lexical = new LexicalIndex();
+        const nearest = new NearestWords(lexical, wordEmbedder);
+        let added = 0;
+        for (const step of steps) {
+          if ('add' in step) lexical.add([document(`f${added++}`, step.add.join(' '))]);
+          else if ('remove' in step) lexical.removePaths([`f${step.remove}.py`]);
+          else
+            assert.deepEqual(
+              await nearest.nearest(step.ask, step.count),
+              exactNearest(lexical, direction, step.ask, step.count),
+            );
+        }
+      }),
+      { numRuns: 200 },
+    );
+  });
+
   it('takes the vocabulary in batches, each word once, in the order the index met them', async () => {
     const lexical = new LexicalIndex();
     const words = Array.from({ length: 9000 }, (_, i) => letterWord(26 ** 3 + i));
@@ -114,6 +229,37 @@ describe('expansion from the embedding model: nearest index words', () => {
     assert.deepEqual(asked.flat(), lexical.termsSince(0).terms);
   });
 });
+
+/**
+ * The nearest index words as a plain float scan finds them: every word in the index but the
+ * question's, by unit-vector product, ties to the word the index met first.
+ */
+function exactNearest(
+  lexical: LexicalIndex,
+  direction: (word: string) => Float32Array,
+  terms: readonly string[],
+  count: number,
+): string[] {
+  const unit = (word: string) => {
+    const vector = direction(word);
+    const norm = Math.hypot(...vector);
+    return vector.map((value) => (norm > 0 ? value / norm : 0));
+  };
+  const rows = lexical
+    .termsSince(0)
+    .terms.filter((word) => lexical.hasTerm(word) && !terms.includes(word));
+  const found = new Set<string>();
+  for (const term of terms) {
+    const query = unit(term);
+    const product = (word: string) =>
+      unit(word).reduce((sum, value, d) => sum + value * query[d]!, 0);
+    const ranked = rows
+      .map((word, at) => ({ word, at, similarity: product(word) }))
+      .sort((a, b) => b.similarity - a.similarity || a.at - b.at);
+    for (const { word } of ranked.slice(0, count)) found.add(word);
+  }
+  return [...found];
+}
 
 describe('inflection stems', () => {
   it('drops plural, past, gerund and adverb endings, never returning the word itself', () => {
