@@ -70,6 +70,7 @@ function answers(index: LexicalIndex): unknown {
     for (const term of [...VOCABULARY, 'absent']) {
       const docs = index.postings(level, term).map((docId) => {
         const stats = index.document(docId)!;
+        assert.equal(index.chunkIdOf(docId), stats.chunkId);
         return {
           chunkId: stats.chunkId,
           length: stats.length,
@@ -82,8 +83,17 @@ function answers(index: LexicalIndex): unknown {
       out[`frequency ${level} ${term}`] = index.documentFrequencyOf(level, term);
     }
   }
-  for (const file of PATHS)
-    out[`at ${file}`] = index.documentsAt(file).map((stats) => [stats.chunkId, stats.level]);
+  for (const file of PATHS) {
+    const documents = index.documentsAt(file);
+    // the lookups search makes without building statistics agree with them
+    for (const stats of documents) {
+      const docId = index.docIdAt(file, stats.chunkId);
+      assert.equal(docId === undefined ? undefined : index.chunkIdOf(docId), stats.chunkId);
+      for (const term of [...VOCABULARY, 'absent'])
+        assert.equal(index.termFrequencyIn(docId!, term), stats.termFrequency(term));
+    }
+    out[`at ${file}`] = documents.map((stats) => [stats.chunkId, stats.level]);
+  }
   out.vocabulary = [...index.vocabulary()].sort();
   return out;
 }

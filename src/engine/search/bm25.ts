@@ -61,7 +61,7 @@ export function bm25Search(
     : accumulated(query, limit);
   return found.map((entry) => ({
     docId: entry.docId,
-    chunkId: index.document(entry.docId)!.chunkId,
+    chunkId: index.chunkIdOf(entry.docId)!,
     score: entry.score,
     matched: entry.matched,
   }));
@@ -179,13 +179,17 @@ function accumulated(query: ScoredQuery, limit: number): Scored[] {
     }
   }
   const heap = new TopK(limit, rankIn(index));
+  // the heap's threshold, kept here as it changes: asked of the heap per chunk, each answer was
+  // a number boxed for the collector
+  let threshold = heap.threshold;
   for (let i = 0; i < touchedCount; i++) {
     const docId = touched[i]!;
     const score = scores[docId]!;
     scores[docId] = 0;
     seen[docId] = 0;
     // the matched terms are listed for the entries kept only (below): none are listed for an offer
-    if (!heap.full || score >= heap.threshold) heap.offer({ docId, score, matched: NOT_LISTED });
+    if ((!heap.full || score >= threshold) && heap.offer({ docId, score, matched: NOT_LISTED }))
+      threshold = heap.threshold;
   }
   return heap.sorted().map((entry) => ({
     ...entry,
@@ -249,7 +253,7 @@ export function bm25SearchExhaustive(
   if (!query || limit <= 0) return [];
   return exhaustive(query, limit).map((entry) => ({
     ...entry,
-    chunkId: index.document(entry.docId)!.chunkId,
+    chunkId: index.chunkIdOf(entry.docId)!,
   }));
 }
 
@@ -262,8 +266,7 @@ type Rank = (a: Scored, b: Scored) => number;
  */
 function rankIn(index: LexicalIndex): Rank {
   return (a, b) =>
-    b.score - a.score ||
-    compareIds(index.document(a.docId)!.chunkId, index.document(b.docId)!.chunkId);
+    b.score - a.score || compareIds(index.chunkIdOf(a.docId)!, index.chunkIdOf(b.docId)!);
 }
 
 function compareIds(a: string, b: string): number {

@@ -1,6 +1,5 @@
 import { CHUNK_LEVELS, type SymbolFacts } from '../model';
 import type { LlmClient } from '../llm/client';
-import type { DocumentStats } from '../store/lexical';
 import type { ChunkMeta } from '../store/tables';
 import { elapsedMs, getLogger } from '../log/logger';
 import { withTrace } from '../log/trace';
@@ -740,19 +739,16 @@ export class Searcher {
    */
   private textReach(weights: ReadonlyMap<string, number>): TextReach {
     const { lexical } = this.index;
-    const documents = new Map<string, DocumentStats[]>();
     // asked for every shaped chunk and contender: the weights as two lists, not an entry per term
     const terms = [...weights.keys()];
     const termWeights = [...weights.values()];
     return (meta) => {
       if (meta.isSummarized || !meta.filePath || meta.level === 'directory') return Infinity;
-      let held = documents.get(meta.filePath);
-      if (!held) documents.set(meta.filePath, (held = lexical.documentsAt(meta.filePath)));
-      const document = held.find((entry) => entry.chunkId === meta.id);
-      if (!document) return Infinity;
+      const docId = lexical.docIdAt(meta.filePath, meta.id);
+      if (docId === undefined) return Infinity;
       let reach = 0;
       for (let i = 0; i < terms.length; i++)
-        if (document.termFrequency(terms[i]!) > 0) reach += termWeights[i]!;
+        if (lexical.termFrequencyIn(docId, terms[i]!) > 0) reach += termWeights[i]!;
       return reach;
     };
   }

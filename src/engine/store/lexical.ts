@@ -665,15 +665,30 @@ export class LexicalIndex {
       path: this.paths[docId]!,
       level: CHUNK_LEVELS[this.levels[docId]!]!,
       length: this.lengths[docId]!,
-      termFrequency: (term) => {
-        const id = this.termIds.get(term);
-        return id === undefined ? 0 : this.chunkTerms.frequency(docId, id);
-      },
+      termFrequency: (term) => this.termFrequencyIn(docId, term),
       hasNameTerm: (term) => {
         const id = this.termIds.get(term);
         return id !== undefined && this.chunkTerms.hasName(docId, id);
       },
     };
+  }
+
+  /** A live chunk's id: what `document(docId).chunkId` gives, with no statistics built. */
+  chunkIdOf(docId: number): string | undefined {
+    return this.isLive(docId) ? this.chunkIds[docId] : undefined;
+  }
+
+  /** The doc id of the live chunk `chunkId` indexed under `path`, if there is one. */
+  docIdAt(path: string, chunkId: string): number | undefined {
+    for (const docId of this.byPath.get(path) ?? [])
+      if (this.isLive(docId) && this.chunkIds[docId] === chunkId) return docId;
+    return undefined;
+  }
+
+  /** The frequency of `term` in the text of the live chunk `docId` (0 when absent). */
+  termFrequencyIn(docId: number, term: string): number {
+    const id = this.termIds.get(term);
+    return id === undefined ? 0 : this.chunkTerms.frequency(docId, id);
   }
 
   /** The live chunks indexed under `path`: a file's chunks at every level, for scoring whole files. */
