@@ -6,7 +6,7 @@ import { codeLines, type CodeLine } from './evidence';
 import type { QueryMode } from './mode-router';
 import type { Span } from './spans';
 import { Generations } from '../util/generations';
-import { TokenCounter } from './token-count';
+import { KeptPieceCounts, TokenCounter } from './token-count';
 
 /**
  * What a model is shown: the spans in rank order, each preceded (once) by its parent chain —
@@ -49,7 +49,7 @@ const log = getLogger('search.context');
 
 let counter: Promise<TokenCounter> | undefined;
 /** Tokens per piece of text, kept across searches: code is made of the same few pieces. */
-const pieceTokens = new Generations<string, number>(100_000);
+const pieceTokens = new KeptPieceCounts(65_536);
 /**
  * Tokens per text kept across searches, each bounded by the characters of its keys: a numbered
  * line's number (`  12 |`) and text (` text` and its line break), and whole items that are not
@@ -80,7 +80,7 @@ function countWith(counter: TokenCounter, text: string): number {
   // special-token names are ordinary text here, as in the whole-text encoding
   const countPiece = (piece: string) => counter.countPiece(piece);
   counter.eachPiece(text, (start, end) => {
-    total += pieceTokens.get(text.slice(start, end), countPiece);
+    total += pieceTokens.count(text, start, end, countPiece);
   });
   return total;
 }

@@ -166,3 +166,96 @@ function contractionEnd(text: string, at: number): number {
   if (next === 108 && after === 108) return at + 3;
   return at;
 }
+
+/**
+ * Token counts of pieces kept across questions, looked up by a piece's place in its text: no
+ * string is cut out of the text to look a piece up (a question looks up thousands of pieces, and
+ * nearly all are kept), its characters are hashed and compared where they are. Kept in two
+ * generations, as util/generations keeps its memos: when the current table is full it becomes
+ * the old one, and a piece found in the old one moves to the current.
+ */
+export class KeptPieceCounts {
+  private current: PieceTable;
+  private previous: PieceTable;
+
+  /** `capacity` pieces in one generation. */
+  constructor(private readonly capacity: number) {
+    this.current = new PieceTable(capacity);
+    this.previous = new PieceTable(capacity);
+  }
+
+  /** The count of `text.slice(start, end)`, kept, or `count(piece)` kept from now on. */
+  count(text: string, start: number, end: number, count: (piece: string) => number): number {
+    const hash = hashChars(text, start, end);
+    const kept = this.current.find(hash, text, start, end);
+    if (kept >= 0) return kept;
+    const old = this.previous.find(hash, text, start, end);
+    const piece = text.slice(start, end);
+    const value = old >= 0 ? old : count(piece);
+    if (this.current.size >= this.capacity) {
+      const emptied = this.previous;
+      emptied.clear();
+      this.previous = this.current;
+      this.current = emptied;
+    }
+    this.current.add(hash, piece, value);
+    return value;
+  }
+}
+
+/** One generation of piece counts: open addressing, at most 70% of its slots (a power of two) used. */
+class PieceTable {
+  private readonly mask: number;
+  private readonly pieces: (string | undefined)[];
+  private readonly hashes: Int32Array;
+  private readonly counts: Int32Array;
+  size = 0;
+
+  constructor(capacity: number) {
+    let slots = 16;
+    while (slots * 0.7 < capacity) slots *= 2;
+    this.mask = slots - 1;
+    this.pieces = new Array<string | undefined>(slots).fill(undefined);
+    this.hashes = new Int32Array(slots);
+    this.counts = new Int32Array(slots);
+  }
+
+  /** The count kept for the characters `start`…`end` of `text` (hashed to `hash`), or -1. */
+  find(hash: number, text: string, start: number, end: number): number {
+    for (let slot = hash & this.mask; ; slot = (slot + 1) & this.mask) {
+      const piece = this.pieces[slot];
+      if (piece === undefined) return -1;
+      if (this.hashes[slot] === hash && sameChars(piece, text, start, end))
+        return this.counts[slot]!;
+    }
+  }
+
+  /** Keeps `count` for `piece` (not held yet), hashed to `hash`. */
+  add(hash: number, piece: string, count: number): void {
+    let slot = hash & this.mask;
+    while (this.pieces[slot] !== undefined) slot = (slot + 1) & this.mask;
+    this.pieces[slot] = piece;
+    this.hashes[slot] = hash;
+    this.counts[slot] = count;
+    this.size++;
+  }
+
+  clear(): void {
+    this.pieces.fill(undefined);
+    this.size = 0;
+  }
+}
+
+/** FNV-1a over the UTF-16 code units `start`…`end` of `text`. */
+function hashChars(text: string, start: number, end: number): number {
+  let hash = 0x811c9dc5;
+  for (let i = start; i < end; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
+  return hash | 0;
+}
+
+function sameChars(piece: string, text: string, start: number, end: number): boolean {
+  if (piece.length !== end - start) return false;
+  for (let i = 0; i < piece.length; i++)
+    if (piece.charCodeAt(i) !== text.charCodeAt(start + i)) return false;
+  return true;
+}

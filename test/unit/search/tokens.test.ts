@@ -14,7 +14,12 @@ import {
   numberedItemTokens,
   numberedLines,
 } from '../../../src/engine/search/context';
-import { asciiPieces, CL100K_PATTERN, TokenCounter } from '../../../src/engine/search/token-count';
+import {
+  asciiPieces,
+  CL100K_PATTERN,
+  KeptPieceCounts,
+  TokenCounter,
+} from '../../../src/engine/search/token-count';
 
 /**
  * Up to 12 numbered code lines of random pieces, `extra` characters among them. A code line never
@@ -132,6 +137,48 @@ describe('token counting', () => {
         },
       ),
       { numRuns: 400 },
+    );
+  });
+});
+
+describe('piece counts kept across questions', () => {
+  it('give each piece the count of the piece itself, counting it once while it is kept', () => {
+    const piece = fc
+      .array(fc.constantFrom(...'ab_ Zé日🎉\n'.split('')), { minLength: 1, maxLength: 4 })
+      .map((parts) => parts.join(''));
+    const context = fc.string({ maxLength: 3 });
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(context, piece, context, context), { maxLength: 60 }),
+        fc.integer({ min: 1, max: 12 }),
+        (lookups, capacity) => {
+          const kept = new KeptPieceCounts(capacity);
+          let counted = 0;
+          // a count that tells most pieces apart, and is 0 for some
+          const count = (text: string) => {
+            counted++;
+            return [...text].reduce((sum, char) => sum * 31 + char.codePointAt(0)!, 7) % 5;
+          };
+          const expected = (text: string) => {
+            const value = count(text);
+            counted--;
+            return value;
+          };
+          for (const [before, text, after, elsewhere] of lookups) {
+            const first = `${before}${text}${after}`;
+            assert.equal(
+              kept.count(first, before.length, before.length + text.length, count),
+              expected(text),
+            );
+            // the same piece at another place of another text, right after: counted no more
+            const asked = counted;
+            const again = `${elsewhere}${text}`;
+            assert.equal(kept.count(again, elsewhere.length, again.length, count), expected(text));
+            assert.equal(counted, asked, `${JSON.stringify(text)} was counted again`);
+          }
+        },
+      ),
+      { numRuns: 300 },
     );
   });
 });
