@@ -15,8 +15,17 @@ const EMBED_BATCH = 4096;
 const KEPT_CANDIDATES = 10_000;
 /** Question words whose nearest index rows are kept across questions. */
 const KEPT_WORDS = 4096;
-/** Rows kept for a word beyond those asked for, at least: the question's other words are dropped from them. */
-const SPARE_ROWS = 8;
+/**
+ * Rows ranked for a word beyond those asked for: its own row (a question's word is often an index
+ * word) and one more, so that a later question's other words seldom leave its list short.
+ */
+const SPARE_ROWS = 2;
+
+/** A word's nearest rows; `complete` when they are every row in the index. */
+interface KeptRows {
+  readonly rows: Int32Array;
+  readonly complete: boolean;
+}
 
 /**
  * The index words nearest each question word in the embedding model's space: the codebase's own
@@ -39,7 +48,7 @@ export class NearestWords {
    */
   private readonly candidateVectors = new Map<string, Float32Array>();
   /** Each question word's index rows, nearest first (see rankedRows), for one vocabulary. */
-  private readonly keptRows = new Map<string, Int32Array>();
+  private readonly keptRows = new Map<string, KeptRows>();
   private keptFor = { vocabulary: -1, count: -1 };
 
   constructor(
@@ -52,14 +61,13 @@ export class NearestWords {
     await this.catchUp();
     if (!this.vectors || count <= 0) return [];
     const given = new Set(terms);
-    const word = (row: number) => this.lexical.termAt(this.termIds[row]!);
-    const ranked = await this.rankedRows(terms, count, given);
     const found = new Set<string>();
-    for (const rows of ranked) {
+    for (const rows of await this.rankedRows(terms, count, given)) {
       let taken = 0;
       for (let i = 0; i < rows.length && taken < count; i++) {
-        if (given.has(word(rows[i]!))) continue;
-        found.add(word(rows[i]!));
+        const word = this.wordAt(rows[i]!);
+        if (given.has(word)) continue;
+        found.add(word);
         taken++;
       }
     }
@@ -70,9 +78,10 @@ export class NearestWords {
    * For each term, index rows nearest first, at least `count` of them not `given` unless fewer
    * are in the index. A static model embeds a word the same way every time, so each term's rows
    * are kept across questions while the vocabulary stays the same: a kept list ranks every row
-   * still in the index, `given` ones too, and holds enough rows beyond `count` for the other
-   * words of the question to be dropped from it (the exact top rows with some of them left out
-   * are the exact top of what remains). Any other model ranks the rows afresh, without `given`.
+   * still in the index, `given` ones too (the exact top rows with some of them left out are the
+   * exact top of what remains), a few beyond `count` (the term's own row is among them); a list
+   * the question's words leave too short is ranked again, deep enough for all of them. Any other
+   * model ranks the rows afresh, without `given`.
    */
   private async rankedRows(
     terms: readonly string[],
@@ -85,44 +94,78 @@ export class NearestWords {
       this.keptRows.clear();
       this.keptFor = { vocabulary, count };
     }
-    const depth = keep ? count + Math.max(SPARE_ROWS, given.size) : count;
     const out: ArrayLike<number>[] = [];
-    const missing: number[] = [];
+    let missing: number[] = [];
     terms.forEach((term, i) => {
       const kept = keep ? this.keptRows.get(term) : undefined;
-      if (kept && this.coversCount(kept, count, given)) out[i] = kept;
+      if (kept && this.covers(kept, count, given)) out[i] = kept.rows;
       else missing.push(i);
     });
-    if (!missing.length) return out;
-    const word = (row: number) => this.lexical.termAt(this.termIds[row]!);
-    const inIndex = (row: number) => this.lexical.hasTerm(word(row));
-    const wanted = keep ? inIndex : (row: number) => !given.has(word(row)) && inIndex(row);
-    const queries = (await this.embedder.embed(missing.map((i) => terms[i]!))).map(l2Normalize);
-    const candidates = this.vectors!.candidates(queries, depth, wanted);
-    const unitVectors = await this.candidateUnitVectors(candidates.flat().map(word));
-    queries.forEach((query, at) => {
-      const rows = candidates[at]!;
-      const rowVectors = rows.map((row) => unitVectors.get(word(row))!);
-      const nearest = Int32Array.from(nearestExactly(query, rows, rowVectors, depth));
-      const term = terms[missing[at]!]!;
-      out[missing[at]!] = nearest;
-      if (!keep) return;
-      if (this.keptRows.size >= KEPT_WORDS) this.keptRows.clear();
-      this.keptRows.set(term, nearest);
-    });
+    if (!keep) {
+      const wanted = (row: number) => !given.has(this.wordAt(row)) && this.inIndex(row);
+      const lists = await this.exactNearest(
+        missing.map((i) => terms[i]!),
+        count,
+        wanted,
+      );
+      missing.forEach((i, at) => (out[i] = lists[at]!));
+      return out;
+    }
+    // a second ranking, for the lists the question's own words left short, needs no third
+    for (const depth of [count + SPARE_ROWS, count + Math.max(SPARE_ROWS, given.size)]) {
+      if (!missing.length) break;
+      const lists = await this.exactNearest(
+        missing.map((i) => terms[i]!),
+        depth,
+        (row) => this.inIndex(row),
+      );
+      const short: number[] = [];
+      missing.forEach((i, at) => {
+        const kept = { rows: Int32Array.from(lists[at]!), complete: lists[at]!.length < depth };
+        if (this.keptRows.size >= KEPT_WORDS) this.keptRows.clear();
+        this.keptRows.set(terms[i]!, kept);
+        if (this.covers(kept, count, given)) out[i] = kept.rows;
+        else short.push(i);
+      });
+      missing = short;
+    }
     return out;
   }
 
-  /**
-   * Whether a kept list gives `count` rows once `given` words are dropped: a list as deep as its
-   * question asked for but holding fewer rows holds every row in the index.
-   */
-  private coversCount(rows: Int32Array, count: number, given: ReadonlySet<string>): boolean {
-    if (rows.length < count + SPARE_ROWS) return true;
+  /** For each term, the `depth` rows `wanted` takes with the highest exact product with it. */
+  private async exactNearest(
+    terms: readonly string[],
+    depth: number,
+    wanted: (row: number) => boolean,
+  ): Promise<number[][]> {
+    if (!terms.length) return [];
+    const queries = (await this.embedder.embed(terms)).map(l2Normalize);
+    const candidates = this.vectors!.candidates(queries, depth, wanted);
+    const unitVectors = await this.candidateUnitVectors(
+      candidates.flat().map((row) => this.wordAt(row)),
+    );
+    return queries.map((query, at) => {
+      const rows = candidates[at]!;
+      const rowVectors = rows.map((row) => unitVectors.get(this.wordAt(row))!);
+      return nearestExactly(query, rows, rowVectors, depth);
+    });
+  }
+
+  /** Whether a kept list gives `count` rows once `given` words are dropped from it. */
+  private covers(kept: KeptRows, count: number, given: ReadonlySet<string>): boolean {
+    if (kept.complete) return true;
     let left = 0;
-    for (let i = 0; i < rows.length && left < count; i++)
-      if (!given.has(this.lexical.termAt(this.termIds[rows[i]!]!))) left++;
+    for (let i = 0; i < kept.rows.length && left < count; i++)
+      if (!given.has(this.wordAt(kept.rows[i]!))) left++;
     return left >= count;
+  }
+
+  private wordAt(row: number): string {
+    return this.lexical.termAt(this.termIds[row]!);
+  }
+
+  private inIndex(row: number): boolean {
+    return this.lexical.hasTerm(this.wordAt(row));
   }
 
   /** The unit vectors of `words`, embedded in one call but for those kept from earlier questions. */
