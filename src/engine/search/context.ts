@@ -6,7 +6,7 @@ import { codeLines, type CodeLine } from './evidence';
 import type { QueryMode } from './mode-router';
 import type { Span } from './spans';
 import { Generations } from '../util/generations';
-import { KeptPieceCounts, TokenCounter } from './token-count';
+import { KeptTextCounts, TokenCounter } from './token-count';
 
 /**
  * What a model is shown: the spans in rank order, each preceded (once) by its parent chain —
@@ -49,15 +49,18 @@ const log = getLogger('search.context');
 
 let counter: Promise<TokenCounter> | undefined;
 /** Tokens per piece of text, kept across searches: code is made of the same few pieces. */
-const pieceTokens = new KeptPieceCounts(65_536);
+const pieceTokens = new KeptTextCounts(65_536, 1 << 20);
 /**
- * Tokens per text kept across searches, each bounded by the characters of its keys: a numbered
- * line's number (`  12 |`) and text (` text` and its line break), and whole items that are not
- * numbered lines (a parent's first lines, a folder's summary), which the next question often
- * shows again.
+ * Tokens kept across searches, each store bounded: a numbered line's number (`  12 |`, by line
+ * and width) and text (` text` and its line break, by the line's own characters), and whole
+ * items that are not numbered lines (a parent's first lines, a folder's summary), which the next
+ * question often shows again.
  */
-const lineTokens = new Generations<string, number>(1_000_000, (text) => text.length);
+const numberTokens = new Generations<number, number>(100_000);
+const lineTextTokens = new KeptTextCounts(65_536, 1_000_000);
 const itemTokens = new Generations<string, number>(1_000_000, (text) => text.length);
+/** Widths of line numbers below this are kept by line and width in one number. */
+const KEPT_WIDTHS = 64;
 
 function loadCounter(): Promise<TokenCounter> {
   counter ??= import('js-tiktoken/ranks/cl100k_base').then(
@@ -85,9 +88,12 @@ function countWith(counter: TokenCounter, text: string): number {
   return total;
 }
 
-/** The tokens of `text`, kept across questions in `kept`. */
-function keptCount(kept: Generations<string, number>, text: string, counter: TokenCounter): number {
-  return kept.get(text, (key) => countWith(counter, key));
+/** The tokens of a numbered line's number, `${String(line).padStart(width)} |`. */
+function lineNumberTokens(line: number, width: number, counter: TokenCounter): number {
+  const count = () => countWith(counter, `${String(line).padStart(width)} |`);
+  return width < KEPT_WIDTHS && Number.isSafeInteger(line * KEPT_WIDTHS + width)
+    ? numberTokens.get(line * KEPT_WIDTHS + width, count)
+    : count();
 }
 
 /**
@@ -106,10 +112,12 @@ export async function numberedItemTokens(
   const counter = await loadCounter();
   let total = countWith(counter, `${title}\n`);
   lines.forEach((line, i) => {
-    total += keptCount(lineTokens, `${String(line.line).padStart(width)} |`, counter);
+    total += lineNumberTokens(line.line, width, counter);
     total +=
       i + 1 < lines.length
-        ? keptCount(lineTokens, ` ${line.text}\n`, counter)
+        ? lineTextTokens.count(line.text, 0, line.text.length, (text) =>
+            countWith(counter, ` ${text}\n`),
+          )
         : countWith(counter, ` ${line.text}`);
   });
   return total;
@@ -129,15 +137,18 @@ export async function cutItemTokens(
   const counter = await loadCounter();
   let total = countWith(counter, `${title}\n`) + countWith(counter, marker);
   for (const line of lines) {
-    total += keptCount(lineTokens, `${String(line.line).padStart(width)} |`, counter);
-    total += keptCount(lineTokens, ` ${line.text}\n`, counter);
+    total += lineNumberTokens(line.line, width, counter);
+    total += lineTextTokens.count(line.text, 0, line.text.length, (text) =>
+      countWith(counter, ` ${text}\n`),
+    );
   }
   return total;
 }
 
 /** The tokens of a whole item's text, kept across questions. */
 async function itemTextTokens(text: string): Promise<number> {
-  return keptCount(itemTokens, text, await loadCounter());
+  const counter = await loadCounter();
+  return itemTokens.get(text, (key) => countWith(counter, key));
 }
 
 export async function buildContext(

@@ -168,81 +168,113 @@ function contractionEnd(text: string, at: number): number {
 }
 
 /**
- * Token counts of pieces kept across questions, looked up by a piece's place in its text: no
- * string is cut out of the text to look a piece up (a question looks up thousands of pieces, and
- * nearly all are kept), its characters are hashed and compared where they are. Kept in two
+ * Token counts of spans of text kept across questions, looked up by a span's place in its text:
+ * no string is cut out of the text to look a span up (a question looks up thousands of pieces and
+ * lines, and nearly all are kept), its characters are hashed and compared where they are. The
+ * kept spans' characters live in typed arrays, not strings: a kept line cut from a chunk's text
+ * would keep the whole text alive, and strings are objects the collector copies. Kept in two
  * generations, as util/generations keeps its memos: when the current table is full it becomes
- * the old one, and a piece found in the old one moves to the current.
+ * the old one, and a span found in the old one moves to the current.
  */
-export class KeptPieceCounts {
-  private current: PieceTable;
-  private previous: PieceTable;
+export class KeptTextCounts {
+  private current: SpanTable;
+  private previous: SpanTable;
 
-  /** `capacity` pieces in one generation. */
-  constructor(private readonly capacity: number) {
-    this.current = new PieceTable(capacity);
-    this.previous = new PieceTable(capacity);
+  /** Up to `capacity` spans and `characters` of their text in one generation. */
+  constructor(
+    private readonly capacity: number,
+    private readonly characters: number,
+  ) {
+    this.current = new SpanTable(capacity);
+    this.previous = new SpanTable(capacity);
   }
 
-  /** The count of `text.slice(start, end)`, kept, or `count(piece)` kept from now on. */
-  count(text: string, start: number, end: number, count: (piece: string) => number): number {
+  /** The count of `text.slice(start, end)`, kept, or `count(span)` kept from now on. */
+  count(text: string, start: number, end: number, count: (span: string) => number): number {
     const hash = hashChars(text, start, end);
     const kept = this.current.find(hash, text, start, end);
     if (kept >= 0) return kept;
     const old = this.previous.find(hash, text, start, end);
-    const piece = text.slice(start, end);
-    const value = old >= 0 ? old : count(piece);
-    if (this.current.size >= this.capacity) {
+    const value = old >= 0 ? old : count(text.slice(start, end));
+    if (
+      this.current.size >= this.capacity ||
+      this.current.characters + (end - start) > this.characters
+    ) {
       const emptied = this.previous;
       emptied.clear();
       this.previous = this.current;
       this.current = emptied;
     }
-    this.current.add(hash, piece, value);
+    this.current.add(hash, text, start, end, value);
     return value;
   }
 }
 
-/** One generation of piece counts: open addressing, at most 70% of its slots (a power of two) used. */
-class PieceTable {
+/**
+ * One generation of span counts: open addressing, at most 70% of its slots (a power of two)
+ * used; a slot's span is `length` characters of `chars` from `from`, and -1 marks a free slot.
+ */
+class SpanTable {
   private readonly mask: number;
-  private readonly pieces: (string | undefined)[];
   private readonly hashes: Int32Array;
   private readonly counts: Int32Array;
+  private readonly from: Int32Array;
+  private readonly lengths: Int32Array;
+  private chars = new Uint16Array(4096);
   size = 0;
+  characters = 0;
 
   constructor(capacity: number) {
     let slots = 16;
     while (slots * 0.7 < capacity) slots *= 2;
     this.mask = slots - 1;
-    this.pieces = new Array<string | undefined>(slots).fill(undefined);
     this.hashes = new Int32Array(slots);
     this.counts = new Int32Array(slots);
+    this.from = new Int32Array(slots);
+    this.lengths = new Int32Array(slots).fill(-1);
   }
 
   /** The count kept for the characters `start`…`end` of `text` (hashed to `hash`), or -1. */
   find(hash: number, text: string, start: number, end: number): number {
     for (let slot = hash & this.mask; ; slot = (slot + 1) & this.mask) {
-      const piece = this.pieces[slot];
-      if (piece === undefined) return -1;
-      if (this.hashes[slot] === hash && sameChars(piece, text, start, end))
+      const length = this.lengths[slot]!;
+      if (length < 0) return -1;
+      if (this.hashes[slot] === hash && length === end - start && this.holds(slot, text, start))
         return this.counts[slot]!;
     }
   }
 
-  /** Keeps `count` for `piece` (not held yet), hashed to `hash`. */
-  add(hash: number, piece: string, count: number): void {
+  /** Keeps `count` for the characters `start`…`end` of `text` (not held yet), hashed to `hash`. */
+  add(hash: number, text: string, start: number, end: number, count: number): void {
+    const length = end - start;
+    if (this.characters + length > this.chars.length) {
+      const grown = new Uint16Array(Math.max(this.chars.length * 2, this.characters + length));
+      grown.set(this.chars.subarray(0, this.characters));
+      this.chars = grown;
+    }
+    for (let i = 0; i < length; i++) this.chars[this.characters + i] = text.charCodeAt(start + i);
     let slot = hash & this.mask;
-    while (this.pieces[slot] !== undefined) slot = (slot + 1) & this.mask;
-    this.pieces[slot] = piece;
+    while (this.lengths[slot]! >= 0) slot = (slot + 1) & this.mask;
     this.hashes[slot] = hash;
     this.counts[slot] = count;
+    this.from[slot] = this.characters;
+    this.lengths[slot] = length;
+    this.characters += length;
     this.size++;
   }
 
   clear(): void {
-    this.pieces.fill(undefined);
+    this.lengths.fill(-1);
     this.size = 0;
+    this.characters = 0;
+  }
+
+  private holds(slot: number, text: string, start: number): boolean {
+    const from = this.from[slot]!;
+    const length = this.lengths[slot]!;
+    for (let i = 0; i < length; i++)
+      if (this.chars[from + i] !== text.charCodeAt(start + i)) return false;
+    return true;
   }
 }
 
@@ -251,11 +283,4 @@ function hashChars(text: string, start: number, end: number): number {
   let hash = 0x811c9dc5;
   for (let i = start; i < end; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
   return hash | 0;
-}
-
-function sameChars(piece: string, text: string, start: number, end: number): boolean {
-  if (piece.length !== end - start) return false;
-  for (let i = 0; i < piece.length; i++)
-    if (piece.charCodeAt(i) !== text.charCodeAt(start + i)) return false;
-  return true;
 }

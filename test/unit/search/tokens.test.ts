@@ -17,7 +17,7 @@ import {
 import {
   asciiPieces,
   CL100K_PATTERN,
-  KeptPieceCounts,
+  KeptTextCounts,
   TokenCounter,
 } from '../../../src/engine/search/token-count';
 
@@ -141,7 +141,7 @@ describe('token counting', () => {
   });
 });
 
-describe('piece counts kept across questions', () => {
+describe('text counts kept across questions', () => {
   it('give each piece the count of the piece itself, counting it once while it is kept', () => {
     const piece = fc
       .array(fc.constantFrom(...'ab_ Zé日🎉\n'.split('')), { minLength: 1, maxLength: 4 })
@@ -151,8 +151,9 @@ describe('piece counts kept across questions', () => {
       fc.property(
         fc.array(fc.tuple(context, piece, context, context), { maxLength: 60 }),
         fc.integer({ min: 1, max: 12 }),
-        (lookups, capacity) => {
-          const kept = new KeptPieceCounts(capacity);
+        fc.integer({ min: 1, max: 40 }),
+        (lookups, capacity, characters) => {
+          const kept = new KeptTextCounts(capacity, characters);
           let counted = 0;
           // a count that tells most pieces apart, and is 0 for some
           const count = (text: string) => {
