@@ -174,6 +174,68 @@ export function lineScore(text: string, weights: ReadonlyMap<string, number>): n
   return score;
 }
 
+/** A character outside ASCII: a term holding one is not looked for by its letters. */
+const NOT_ASCII = /\P{ASCII}/u;
+
+/**
+ * Which of `lines` can score above 0 (lineScore), found without splitting the lines into terms:
+ * the lines and their terms are many, the question's weighted terms few. Every term of a line is
+ * a lowercased piece of an identifier, or the whole identifier lowercased without its `_` and `$`,
+ * so a line holds an ASCII term only where its lowercased text, `_` and `$` left out, holds the
+ * term's letters: lowercasing maps each character on its own but for the Greek final sigma, which
+ * no ASCII term holds. Null (every line can score) when a weighted term is not ASCII, or a line
+ * holds a line break of its own.
+ */
+export function linesThatCanScore(
+  lines: readonly CodeLine[],
+  weights: ReadonlyMap<string, number>,
+): Uint8Array | null {
+  const terms = [...weights.keys()];
+  if (terms.some((term) => NOT_ASCII.test(term))) return null;
+  const text = lines
+    .map((line) => line.text)
+    .join('\n')
+    .toLowerCase()
+    .replace(/[_$]/g, '');
+  const breaks: number[] = [];
+  for (let at = text.indexOf('\n'); at >= 0; at = text.indexOf('\n', at + 1)) breaks.push(at);
+  if (breaks.length !== Math.max(0, lines.length - 1)) return null;
+  const holds = new Uint8Array(lines.length);
+  for (const term of terms) {
+    for (let at = text.indexOf(term); at >= 0;) {
+      const line = lineAt(breaks, at);
+      holds[line] = 1;
+      // the term's next place on a later line: this one is marked
+      at = line < breaks.length ? text.indexOf(term, breaks[line]! + 1) : -1;
+    }
+  }
+  return holds;
+}
+
+/** The line (0-based) that offset `at` of a text lies on, from the offsets of its line breaks. */
+function lineAt(breaks: readonly number[], at: number): number {
+  let low = 0;
+  let high = breaks.length;
+  while (low < high) {
+    const middle = (low + high) >> 1;
+    if (breaks[middle]! < at) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+}
+
+/** Each line's lineScore; the lines linesThatCanScore rules out are not split into terms. */
+export function lineScores(
+  lines: readonly CodeLine[],
+  weights: ReadonlyMap<string, number>,
+): Float64Array {
+  const scores = new Float64Array(lines.length);
+  const scorable = linesThatCanScore(lines, weights);
+  for (let i = 0; i < lines.length; i++)
+    if (!scorable || scorable[i]) scores[i] = lineScore(lines[i]!.text, weights);
+  return scores;
+}
+
 /** Ranges of ±radius lines around the best-scoring lines, merged, best first, at most `count`. */
 export function windowsAround(
   lines: readonly number[],

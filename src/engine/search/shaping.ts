@@ -1,6 +1,14 @@
 import type { ChunkMeta } from '../store/tables';
 import type { TextLookup } from './chunk-texts';
-import { codeLines, documentationLines, lineScore, windowsAround, type CodeLine } from './evidence';
+import {
+  codeLines,
+  documentationLines,
+  lineScore,
+  lineScores,
+  linesThatCanScore,
+  windowsAround,
+  type CodeLine,
+} from './evidence';
 import type { QuotedMessage } from './retrievers';
 import type { Span } from './spans';
 
@@ -195,8 +203,11 @@ function moduleCodeCitable(
   if (evidence.some((line) => segments.some(([start, end]) => start <= line && line <= end)))
     return true;
   if (outOfReach(reach, strong)) return false;
-  for (const { text: code } of text ? codeLines(meta, text) : []) {
-    const score = lineScore(code, weights);
+  const lines = text ? codeLines(meta, text) : [];
+  const scorable = linesThatCanScore(lines, weights);
+  for (let i = 0; i < lines.length; i++) {
+    if (scorable && !scorable[i]) continue;
+    const score = lineScore(lines[i]!.text, weights);
     if (score > 0 && score >= strong) return true;
   }
   return false;
@@ -375,12 +386,9 @@ export function focusLines(
   if (outOfReach(reach, floor)) return [...new Set(evidence)];
   // Scores in a typed array and line positions sorted by score: no object per line, and no
   // spread of every score into Math.max (a long chunk's lines are scored for every question).
-  const scores = new Float64Array(lines.length);
+  const scores = lineScores(lines, weights);
   let best = 0;
-  for (let i = 0; i < lines.length; i++) {
-    scores[i] = lineScore(lines[i]!.text, weights);
-    if (scores[i]! > best) best = scores[i]!;
-  }
+  for (let i = 0; i < lines.length; i++) if (scores[i]! > best) best = scores[i]!;
   const threshold = Math.max(best * FOCUS_SHARE, floor);
   const strong: number[] = [];
   for (let i = 0; i < lines.length; i++) {
