@@ -1,18 +1,20 @@
 /**
- * `node dist/bench.js --open-search scale-10k [--fts5] [--cpu-prof] [--heap-prof]`: the query
- * side of a scale row alone, for working on search speed and memory without paying a cold index
- * each time. The row's store is built once (cold, in a child) into .cache/bench-stores/<row>-kept
+ * `node dist/bench.js --open-search scale-10k [--fts5] [--cpu-prof] [--heap-prof] [--heap-snapshot]`:
+ * the query side of a scale row alone, for working on search speed and memory without paying a
+ * cold index each time. The row's store is built once (cold, in a child) into .cache/bench-stores/<row>-kept
  * and kept; every run then opens it in a fresh child and times opening, the first question and the
  * rest of the row's questions, and reports the child's RSS after searching and its peak RSS. The
  * store is rebuilt when it is missing or was built with another store format or extraction version
  * (such a store would open empty and rebuild inside the timed run).
  * With --fts5, SQLite FTS5 over the same files is timed in the same run; --cpu-prof and
- * --heap-prof write the child's profiles into .cache/bench-profiles. `--results FILE` writes
+ * --heap-prof write the child's profiles into .cache/bench-profiles, and --heap-snapshot a heap
+ * snapshot taken after the last question (V8 collects garbage first). `--results FILE` writes
  * what each question returned (files, spans, the context's items), one JSON line per question,
  * so that two builds' answers can be compared line by line.
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
+import { writeHeapSnapshot } from 'node:v8';
 import { walkWorkspace } from '../src/engine/index/walk';
 import { PARSER_VERSION } from '../src/engine/model';
 import { SCHEMA_VERSION } from '../src/engine/store/manifest';
@@ -31,6 +33,8 @@ interface OpenSearchRequest {
   readonly queries: readonly BenchQuery[];
   /** Where to write each question's answer, when asked. */
   readonly resultsFile?: string;
+  /** Where to write a heap snapshot after the last question, when asked. */
+  readonly heapSnapshot?: string;
 }
 
 interface OpenSearchReport {
@@ -84,6 +88,9 @@ export async function benchOpenSearch(
       phase: 'search',
       ...request,
       ...(resultsFile ? { resultsFile: path.resolve(resultsFile) } : {}),
+      ...(flags.includes('--heap-snapshot')
+        ? { heapSnapshot: path.join(profiles, `${row.id}-${Date.now()}.heapsnapshot`) }
+        : {}),
     },
     profiling,
   );
@@ -113,7 +120,8 @@ export async function benchOpenSearch(
   console.table(
     Object.entries(report.stageTimes).map(([stage, times]) => ({ stage, ...summarise(times) })),
   );
-  if (profiling.length) process.stderr.write(`bench: profiles in ${profiles}\n`);
+  if (profiling.length || flags.includes('--heap-snapshot'))
+    process.stderr.write(`bench: profiles in ${profiles}\n`);
 }
 
 /**
@@ -170,6 +178,7 @@ async function openAndSearch(request: OpenSearchRequest): Promise<OpenSearchRepo
     const cpu = process.cpuUsage(cpuBefore);
     if (request.resultsFile) writeFileSync(request.resultsFile, answers.join(''));
     const memory = process.memoryUsage();
+    if (request.heapSnapshot) writeHeapSnapshot(request.heapSnapshot);
     return {
       openSeconds,
       firstQueryMs,
