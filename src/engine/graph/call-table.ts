@@ -104,7 +104,6 @@ export class CallTable {
  * graph, its slot then being another fact's).
  */
 export class StoredFact implements CodeFact {
-  readonly id: string;
   readonly path: string;
   readonly language: LanguageId;
   readonly qualifiedName: string;
@@ -124,9 +123,15 @@ export class StoredFact implements CodeFact {
   readonly chunkId: string | null;
   readonly #table: CallTable;
   readonly #slot: number;
+  /**
+   * How the id follows from the path and qualified name: 0 `path::qualifiedName`, n `…#n` (a
+   * name defined again in one file), or the id itself when it has another form. Ids are made
+   * when asked: kept, 200k of them held 16 MB of heap at 10k files.
+   */
+  readonly #idForm: number | string;
 
   constructor(fact: CodeFact, table: CallTable, slot: number) {
-    this.id = fact.id;
+    this.#idForm = idForm(fact);
     this.path = fact.path;
     this.language = fact.language;
     this.qualifiedName = fact.qualifiedName;
@@ -148,7 +153,44 @@ export class StoredFact implements CodeFact {
     this.#slot = slot;
   }
 
+  /** The graph slot `fact` was stored in. */
+  static slotOf(fact: StoredFact): number {
+    return fact.#slot;
+  }
+
+  get id(): string {
+    const form = this.#idForm;
+    if (typeof form === 'string') return form;
+    const id = `${this.path}::${this.qualifiedName}`;
+    return form ? `${id}#${form}` : id;
+  }
+
+  /** Whether `id` is this fact's, compared piece by piece instead of making the id. */
+  hasId(id: string): boolean {
+    const form = this.#idForm;
+    if (typeof form === 'string') return id === form;
+    const { path, qualifiedName } = this;
+    const end = path.length + 2 + qualifiedName.length;
+    const suffix = form ? `#${form}` : '';
+    return (
+      id.length === end + suffix.length &&
+      id.startsWith(path) &&
+      id.startsWith('::', path.length) &&
+      id.startsWith(qualifiedName, path.length + 2) &&
+      id.endsWith(suffix)
+    );
+  }
+
   get calls(): readonly CallSite[] {
     return this.#table.ownedBy(this.#slot, this) ? this.#table.all(this.#slot) : [];
   }
+}
+
+/** A fact's id as `StoredFact` keeps it: see `StoredFact.#idForm`. */
+function idForm(fact: CodeFact): number | string {
+  const base = `${fact.path}::${fact.qualifiedName}`;
+  if (fact.id === base) return 0;
+  const repeat = fact.id.startsWith(`${base}#`) ? fact.id.slice(base.length + 1) : '';
+  // only the form the indexer writes (`#2`, `#3`, …) is rebuilt from a number
+  return /^[1-9]\d{0,8}$/.test(repeat) && Number(repeat) > 1 ? Number(repeat) : fact.id;
 }

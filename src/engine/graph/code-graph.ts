@@ -6,6 +6,7 @@ import { IntLists } from './int-lists';
 import { KeyTable } from './key-table';
 import { ModuleMap } from './modules';
 import { NameTable } from './names';
+import { SlotsById } from './slots-by-id';
 import { SlotsByKey } from './slots-by-key';
 import { normalizeIdentifier } from '../text/tokenize';
 
@@ -237,8 +238,8 @@ export class CodeGraph {
    * order `allFacts` keeps). Resolved calls name their callers and targets by slot, so they are
    * two numbers each instead of an object, a map entry and an array per call.
    */
-  private readonly slots: (CodeFact | undefined)[] = [];
-  private readonly slotById = new Map<string, number>();
+  private readonly slots: (StoredFact | undefined)[] = [];
+  private readonly slotById = new SlotsById();
   /** Slots no resolved call names any more, free for new facts. */
   private readonly freeSlots: number[] = [];
   /** Slots of facts removed by the update under way: freed when it ends, once no call names them. */
@@ -284,8 +285,13 @@ export class CodeGraph {
   }
 
   fact(id: string): CodeFact | undefined {
-    const slot = this.slotById.get(id);
+    const slot = this.slotOf(id);
     return slot === undefined ? undefined : this.slots[slot];
+  }
+
+  /** The slot of the fact with this id. */
+  private slotOf(id: string): number | undefined {
+    return this.slotById.find(stringHash(id), (slot) => this.slots[slot]!.hasId(id));
   }
 
   factsInFile(path: string): readonly CodeFact[] {
@@ -353,7 +359,7 @@ export class CodeGraph {
   }
 
   *allFacts(): IterableIterator<CodeFact> {
-    for (const slot of this.slotById.values()) yield this.slots[slot]!;
+    for (const slot of this.slotById.slots()) yield this.slots[slot]!;
   }
 
   /** Resolved calls of `id` (a function named as a value is a reference, not a call). */
@@ -394,7 +400,7 @@ export class CodeGraph {
   }
 
   private incomingOf(id: string): ResolvedCall[] {
-    const slot = this.slotById.get(id);
+    const slot = this.slotOf(id);
     const calls = slot === undefined ? undefined : this.incoming.get(slot);
     const out: ResolvedCall[] = [];
     for (let at = 0; calls && at < calls.length; at += 2)
@@ -404,7 +410,7 @@ export class CodeGraph {
 
   /** What `id` calls (functions it names as values are references, not calls). */
   callees(id: string): readonly ResolvedCall[] {
-    const slot = this.slotById.get(id);
+    const slot = this.slotOf(id);
     const calls = slot === undefined ? undefined : this.outgoing.get(slot);
     const out: ResolvedCall[] = [];
     for (let at = 0; calls && at < calls.length; at += 2) {
@@ -494,7 +500,7 @@ export class CodeGraph {
     for (const path of removedPaths) {
       const file = this.byFile.get(path);
       for (const fact of file?.facts ?? []) {
-        const slot = this.slotById.get(fact.id);
+        const slot = this.slotOf(fact.id);
         if (slot === undefined) continue;
         const replacement = addedById.get(fact.id);
         if (replacement && sameShape(fact, replacement)) keptSlots.set(fact.id, slot);
@@ -541,7 +547,7 @@ export class CodeGraph {
     // callers are filtered once, however many of them changed.
     const callers: number[] = [];
     for (const callerId of affectedCallers) {
-      const slot = this.slotById.get(callerId);
+      const slot = this.slotOf(callerId);
       if (slot === undefined) continue;
       this.unresolveOutgoing(slot, tracker, unresolved);
       callers.push(slot);
@@ -571,13 +577,12 @@ export class CodeGraph {
   }
 
   private addFact(given: CodeFact, keptSlot: number | undefined): void {
-    const slot =
-      this.slotById.get(given.id) ?? keptSlot ?? this.freeSlots.pop() ?? this.slots.length;
+    const slot = this.slotOf(given.id) ?? keptSlot ?? this.freeSlots.pop() ?? this.slots.length;
     const calls = given.calls;
     const fact = new StoredFact(given, this.callTable, slot);
     this.callTable.set(slot, calls, fact);
     this.slots[slot] = fact;
-    this.slotById.set(fact.id, slot);
+    this.slotById.add(slot, stringHash(given.id));
     let file = this.byFile.get(fact.path);
     if (!file) {
       file = { facts: [], sameNamed: undefined, module: undefined, firstTopLevel: -1 };
@@ -621,7 +626,7 @@ export class CodeGraph {
    * same definition comes back in it.
    */
   private removeFact(fact: CodeFact, slot: number, keepSlot: boolean): void {
-    this.slotById.delete(fact.id);
+    this.slotById.remove(slot);
     if (!keepSlot) this.releasing.push(slot);
     const folder = this.names.id(folderOf(fact.path));
     const name = this.names.id(fact.name);
@@ -725,7 +730,7 @@ export class CodeGraph {
       const target = context.resolve(site);
       // A name passed as a value is a reference only where scope, imports or the class say so.
       if (!target || (site.kind === 'reference' && target.how === 'unique')) return;
-      const targetSlot = this.slotById.get(target.fact.id)!;
+      const targetSlot = StoredFact.slotOf(target.fact as StoredFact);
       const stored = index * RESOLUTION_SPAN + RESOLUTION_NUMBER.get(target.how)!;
       resolved.push(targetSlot, stored);
       tracker.added(caller.id, target.fact.id, site.line);
