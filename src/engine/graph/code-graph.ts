@@ -244,6 +244,11 @@ export class CodeGraph {
   private readonly freeSlots: number[] = [];
   /** Slots of facts removed by the update under way: freed when it ends, once no call names them. */
   private releasing: number[] = [];
+  /**
+   * The ids of the facts the update under way added, by slot: the strings it was given, so that
+   * the ids its bookkeeping holds (every fact's, when a store opens) are not made again.
+   */
+  private addedIds: (string | undefined)[] = [];
   private readonly byFile = new Map<string, FileFacts>();
   /**
    * Slots by the numbers of a file's path and names, so resolution never scans a file's
@@ -287,6 +292,11 @@ export class CodeGraph {
   fact(id: string): CodeFact | undefined {
     const slot = this.slotOf(id);
     return slot === undefined ? undefined : this.slots[slot];
+  }
+
+  /** The id of the fact in `slot`, as given if the update under way added it. */
+  private idOf(slot: number): string {
+    return this.addedIds[slot] ?? this.slots[slot]!.id;
   }
 
   /** The slot of the fact with this id. */
@@ -500,26 +510,27 @@ export class CodeGraph {
     for (const path of removedPaths) {
       const file = this.byFile.get(path);
       for (const fact of file?.facts ?? []) {
-        const slot = this.slotOf(fact.id);
+        const id = fact.id;
+        const slot = this.slotOf(id);
         if (slot === undefined) continue;
-        const replacement = addedById.get(fact.id);
-        if (replacement && sameShape(fact, replacement)) keptSlots.set(fact.id, slot);
+        const replacement = addedById.get(id);
+        if (replacement && sameShape(fact, replacement)) keptSlots.set(id, slot);
         else {
           touchedNames.add(fact.name);
           // Its callers resolve again below; unresolving them records what they took away.
           // (callers already let go of their calls in this update no longer count as its callers)
           const calls = this.incoming.get(slot);
           for (let at = 0; at < calls.length; at += 2)
-            if (this.outgoing.has(calls[at]!)) affectedCallers.add(this.slots[calls[at]!]!.id);
+            if (this.outgoing.has(calls[at]!)) affectedCallers.add(this.idOf(calls[at]!));
           this.incoming.clear(slot);
         }
         if (fact.qualifiedName === MODULE_QUALIFIED_NAME) {
           const next = replacement?.imports ?? [];
           for (const name of changedImportNames(fact.imports, next)) touchedNames.add(name);
-          replacedModules.add(fact.id);
+          replacedModules.add(id);
         }
         this.unresolveOutgoing(slot, tracker, unresolved);
-        this.removeFact(fact, slot, keptSlots.has(fact.id));
+        this.removeFact(fact, slot, keptSlots.has(id));
       }
       if (file) this.dropFileLookups(path, file);
       this.byFile.delete(path);
@@ -536,12 +547,12 @@ export class CodeGraph {
     }
     for (const name of touchedNames)
       for (const slot of this.callersByName.get(this.names.find(name)))
-        affectedCallers.add(this.slots[slot]!.id);
+        affectedCallers.add(this.idOf(slot));
     for (const fact of added) affectedCallers.add(fact.id);
     // after the rest, so the order callers resolve in (and are listed in) is the same as before
     for (const name of importedByNewFiles)
       for (const slot of this.callersByName.get(this.names.find(name)))
-        affectedCallers.add(this.slots[slot]!.id);
+        affectedCallers.add(this.idOf(slot));
 
     // Every affected caller lets go of its calls before any resolves again, so each target's
     // callers are filtered once, however many of them changed.
@@ -571,6 +582,7 @@ export class CodeGraph {
     }
     this.freeSlots.push(...this.releasing);
     this.releasing = [];
+    this.addedIds = [];
     for (const index of [this.byName, this.byLooseName, this.callersByName, this.raisersByType])
       index.trim();
     return { changedTargets: tracker.changed() };
@@ -582,6 +594,7 @@ export class CodeGraph {
     const fact = new StoredFact(given, this.callTable, slot);
     this.callTable.set(slot, calls, fact);
     this.slots[slot] = fact;
+    this.addedIds[slot] = given.id;
     this.slotById.add(slot, stringHash(given.id));
     let file = this.byFile.get(fact.path);
     if (!file) {
@@ -688,15 +701,15 @@ export class CodeGraph {
     if (!calls.length) return;
     // the view stays valid while it is read: clearing a list moves nothing
     this.outgoing.clear(slot);
-    const caller = this.slots[slot]!;
+    const callerId = this.idOf(slot);
     for (let at = 0; at < calls.length; at += 2) {
       const target = calls[at]!;
       let callers = unresolved.get(target);
       if (!callers) unresolved.set(target, (callers = new Set()));
       callers.add(slot);
       tracker.removed(
-        caller.id,
-        this.slots[target]!.id,
+        callerId,
+        this.idOf(target),
         this.callTable.lineAt(slot, Math.floor(calls[at + 1]! / RESOLUTION_SPAN)),
       );
     }
@@ -724,6 +737,7 @@ export class CodeGraph {
     called: Map<number, number[]>,
   ): void {
     const caller = this.slots[slot]!;
+    const callerId = this.idOf(slot);
     const resolved: number[] = [];
     const context = new CallContext(this, caller);
     caller.calls.forEach((site, index) => {
@@ -733,7 +747,7 @@ export class CodeGraph {
       const targetSlot = StoredFact.slotOf(target.fact as StoredFact);
       const stored = index * RESOLUTION_SPAN + RESOLUTION_NUMBER.get(target.how)!;
       resolved.push(targetSlot, stored);
-      tracker.added(caller.id, target.fact.id, site.line);
+      tracker.added(callerId, this.idOf(targetSlot), site.line);
       let incoming = called.get(targetSlot);
       if (!incoming) called.set(targetSlot, (incoming = Array.from(this.incoming.get(targetSlot))));
       incoming.push(slot, stored);
