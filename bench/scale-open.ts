@@ -44,6 +44,9 @@ interface OpenSearchReport {
   readonly rssMb: number;
   readonly peakRssMb: number;
   readonly heapUsedMb: number;
+  /** RSS and heap after the last question once garbage is collected: steadier than the above. */
+  readonly rssAfterGcMb: number;
+  readonly heapAfterGcMb: number;
   /** Each pipeline stage's time per question (search metadata timings), for the stage table. */
   readonly stageTimes: Record<string, number[]>;
   /** CPU time of the whole process (LanceDB's threads included) per question: less noisy under load. */
@@ -92,7 +95,8 @@ export async function benchOpenSearch(
         ? { heapSnapshot: path.join(profiles, `${row.id}-${Date.now()}.heapsnapshot`) }
         : {}),
     },
-    profiling,
+    // the child collects garbage after its last question, to report what stays
+    ['--expose-gc', ...profiling],
   );
   const search = summarise(report.searchTimes);
   const fts5 =
@@ -115,6 +119,8 @@ export async function benchOpenSearch(
       rssMb: report.rssMb,
       peakRssMb: report.peakRssMb,
       heapUsedMb: report.heapUsedMb,
+      rssAfterGcMb: report.rssAfterGcMb,
+      heapAfterGcMb: report.heapAfterGcMb,
     },
   ]);
   console.table(
@@ -178,6 +184,8 @@ async function openAndSearch(request: OpenSearchRequest): Promise<OpenSearchRepo
     const cpu = process.cpuUsage(cpuBefore);
     if (request.resultsFile) writeFileSync(request.resultsFile, answers.join(''));
     const memory = process.memoryUsage();
+    (globalThis as { gc?: () => void }).gc?.();
+    const collected = process.memoryUsage();
     if (request.heapSnapshot) writeHeapSnapshot(request.heapSnapshot);
     return {
       openSeconds,
@@ -186,6 +194,8 @@ async function openAndSearch(request: OpenSearchRequest): Promise<OpenSearchRepo
       rssMb: Math.round(memory.rss / 2 ** 20),
       peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024),
       heapUsedMb: Math.round(memory.heapUsed / 2 ** 20),
+      rssAfterGcMb: Math.round(collected.rss / 2 ** 20),
+      heapAfterGcMb: Math.round(collected.heapUsed / 2 ** 20),
       stageTimes,
       cpuMsPerQuery: round((cpu.user + cpu.system) / 1000 / rest.length, 1),
     };
