@@ -8,8 +8,9 @@ import type { Data, RecordBatch } from 'apache-arrow';
  *
  * Strings that repeat across rows or tables (a file's path on each of its chunks and facts, a
  * language, a kind, a called name, a chunk id that facts name, a function's name that is also
- * its qualified name) go through a `Strings` table, so the rows kept in memory share one copy;
- * values unique to a row (fact ids, signatures, texts) are not looked up there.
+ * its qualified name, a signature or docstring written alike in several places) go through a
+ * `Strings` table, so the rows kept in memory share one copy; values unique to a row (fact ids,
+ * texts) are not looked up there.
  */
 export class Strings {
   private readonly seen = new Map<string, string>();

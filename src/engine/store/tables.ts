@@ -379,8 +379,9 @@ export class Tables {
         parent: stringColumn(batch, 'parent', strings),
         startLine: intColumn(batch, 'startLine'),
         endLine: intColumn(batch, 'endLine'),
-        signature: stringColumn(batch, 'signature'),
-        docstring: stringColumn(batch, 'docstring'),
+        // a quarter of signatures and docstrings repeat (overrides, tests, `String() string`)
+        signature: stringColumn(batch, 'signature', strings),
+        docstring: stringColumn(batch, 'docstring', strings),
         chunkId: stringColumn(batch, 'chunkId', strings),
         calls: stringColumn(batch, 'calls'),
         raises: stringListColumn(batch, 'raises', strings),
