@@ -811,6 +811,35 @@ describe('language specs', () => {
     });
   });
 
+  describe('Python method calls', () => {
+    it('reads error logs and mutating methods from the call pattern: names and arguments exact', async () => {
+      const source = [
+        'events = []',
+        'def record(event, log):',
+        '    events.append(event)',
+        '    events.copy()',
+        '    log.error("disk full")',
+        '    log.warning("slow %s", event)',
+        '    log.exception(line for line in event)',
+        '    log.info("fine")',
+        '    log.errors("not a log level")',
+        '',
+      ].join('\n');
+      const record = fact(await chunkSource('record.py', source), 'record');
+      assert.deepEqual(record.mutates, ['events']);
+      assert.deepEqual(record.errorStrings, ['disk full', 'slow %s']);
+      assert.deepEqual(calls(record), [
+        'events.append@3',
+        'events.copy@4',
+        'log.error@5',
+        'log.warning@6',
+        'log.exception@7',
+        'log.info@8',
+        'log.errors@9',
+      ]);
+    });
+  });
+
   describe('syntax errors', () => {
     const broken: [path: string, source: string, survivor: string][] = [
       ['a.go', 'package a\n\nfunc ok() int { return 1 }\n\nfunc broken( {\n', 'ok'],

@@ -171,11 +171,11 @@ export function extractDefinitions(
           const nameNode = captures.get('call.name');
           if (!nameNode || seenCalls.has(nameNode.startIndex)) break;
           seenCalls.add(nameNode.startIndex);
-          scoped.push({
-            at: node.startIndex,
-            type: 'call',
-            call: callSite(nameNode, captures.get('call.receiver')),
-          });
+          const receiver = captures.get('call.receiver');
+          const call = callSite(nameNode, receiver);
+          scoped.push({ at: node.startIndex, type: 'call', call });
+          if (receiver && language.methodCallFacts)
+            scoped.push(...methodCallItems(node, nameNode.text, receiver, language));
           break;
         }
         case 'raise': {
@@ -468,6 +468,25 @@ function mutatesOf(scope: ScopeFacts, moduleNames: Set<string>): string[] {
     if (target.attribute) result.add(`${name}.${target.attribute}`);
   }
   return [...result];
+}
+
+/** The error log and the mutation a method call is besides a call, in the order their patterns gave. */
+function methodCallItems(
+  call: Node,
+  method: string,
+  receiver: Node,
+  spec: LanguageSpec,
+): ScopedItem[] {
+  const facts = spec.methodCallFacts!(call, method, receiver);
+  const items: ScopedItem[] = [];
+  const args = facts.errorLogArguments;
+  const message = args ? firstArgumentString(args, spec) : null;
+  if (message) items.push({ at: call.startIndex, type: 'errorString', message });
+  if (facts.mutatedName) {
+    const target = { selfAttribute: null, name: facts.mutatedName, declares: false };
+    items.push({ at: call.startIndex, type: 'mutation', target });
+  }
+  return items;
 }
 
 function mutationTarget(

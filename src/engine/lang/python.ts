@@ -5,6 +5,7 @@ import {
   headerBefore,
   valueType,
   type LanguageSpec,
+  type MethodCallFacts,
   type TypeBinding,
 } from './spec';
 
@@ -18,11 +19,6 @@ const QUERY = `
 (raise_statement (call function: (_) @raise.type arguments: (argument_list) @raise.args)) @raise
 (raise_statement . [(identifier) (attribute)] @raise.type) @raise
 
-(call
-  function: (attribute attribute: (identifier) @errorlog.method)
-  arguments: (argument_list) @errorlog.args
-  (#match? @errorlog.method "^(error|exception|critical|fatal|warn|warning)$")) @errorlog
-
 (assignment left: (identifier) @mutation.declares) @mutation
 (assignment left: (pattern_list (identifier) @mutation.declares)) @mutation
 (assignment left: (tuple_pattern (identifier) @mutation.declares)) @mutation
@@ -35,7 +31,6 @@ const QUERY = `
 (assignment left: (subscript value: (attribute object: (identifier) @mutation.object attribute: (identifier) @mutation.attribute))) @mutation
 (delete_statement (subscript value: (identifier) @mutation.name)) @mutation
 (delete_statement (attribute object: (identifier) @mutation.object attribute: (identifier) @mutation.attribute)) @mutation
-(call function: (attribute object: (identifier) @mutation.name attribute: (identifier) @mutation.method)) @mutation
 (call function: (attribute object: (attribute object: (identifier) @mutation.object attribute: (identifier) @mutation.attribute) attribute: (identifier) @mutation.method)) @mutation
 (call function: (identifier) @mutation.setter arguments: (argument_list . (identifier) @mutation.object . (string) @mutation.attribute) (#eq? @mutation.setter "setattr")) @mutation
 
@@ -78,6 +73,18 @@ const MUTATING_METHODS = new Set([
   'popleft',
   'extendleft',
 ]);
+
+const ERROR_LOG_METHOD = /^(error|exception|critical|fatal|warn|warning)$/;
+
+/** `logger.error("…")` logs an error; `items.append(x)` changes the list `items` names. */
+function methodCallFacts(call: Node, method: string, receiver: Node): MethodCallFacts {
+  const args = ERROR_LOG_METHOD.test(method) ? call.childForFieldName('arguments') : null;
+  return {
+    errorLogArguments: args?.type === 'argument_list' ? args : null,
+    mutatedName:
+      receiver.type === 'identifier' && MUTATING_METHODS.has(method) ? receiver.text : null,
+  };
+}
 
 const STRING_LITERAL = /^[rRbBuUfF]{0,2}("""|'''|"|')([\s\S]*)\1$/;
 
@@ -218,6 +225,7 @@ export const python: LanguageSpec = {
   containerKinds: ['class'],
   moduleSystem: 'python',
   mutatingMethods: MUTATING_METHODS,
+  methodCallFacts,
   docstring,
   moduleDocstring,
   signature: (definition) => headerBefore(definition, definition.childForFieldName('body')),

@@ -9,7 +9,8 @@ import type { ImportBinding, LanguageId, SymbolKind } from '../model';
  *     @name              its name                  @owner  object it is assigned to / receiver type
  *   @call                a call or construction      @call.name, @call.receiver
  *   @raise               raise / throw               @raise.type, @raise.message
- *   @errorlog            an error-logging call       @errorlog.message
+ *   @errorlog            an error-logging call       @errorlog.args
+ *                        (or, on a method call, `methodCallFacts()` reads it from the @call match)
  *   @mutation            an assignment target or mutating call on a name
  *                        @mutation.object + @mutation.attribute, or @mutation.name, or
  *                        @mutation.self (an attribute of the current object written bare: `@x`)
@@ -50,6 +51,21 @@ export interface LanguageSpec {
   typeBindings?(node: Node): TypeBinding[];
   /** The literal text of a string node (quotes and prefixes removed). */
   stringValue(node: Node): string | null;
+  /**
+   * Error logs and mutations read from a method call's `@call` match instead of patterns of their
+   * own. A pattern for `logger.error("…")` filters method names with `#match?`, which runs in
+   * JavaScript on a match built for every method call, and a mutating-method pattern matches every
+   * call on a bare name: both repeat the call pattern's work on the most common node of the tree.
+   */
+  methodCallFacts?(call: Node, method: string, receiver: Node): MethodCallFacts;
+}
+
+/** What a method call is besides a call (see `LanguageSpec.methodCallFacts`). */
+export interface MethodCallFacts {
+  /** The argument list of a call that logs an error (its first strings are the message). */
+  readonly errorLogArguments: Node | null;
+  /** The bare name whose object a mutating method changes (`items` in `items.append(x)`). */
+  readonly mutatedName: string | null;
 }
 
 /**
