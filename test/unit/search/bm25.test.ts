@@ -75,6 +75,48 @@ describe('BM25 top-k search', () => {
     );
   });
 
+  it('keeps the exhaustive top-k for small limits with name weights', () => {
+    fc.assert(
+      fc.property(
+        fc.array(documentArbitrary, { minLength: 20, maxLength: 200 }),
+        fc.array(fc.integer({ min: 0, max: 30 }), { maxLength: 3 }),
+        fc.array(
+          fc.record({
+            // rare terms (high numbers) beside common ones (low numbers), named or not
+            terms: fc.array(fc.constantFrom(...VOCABULARY), { minLength: 2, maxLength: 10 }),
+            weights: fc.array(fc.double({ min: 0, max: 2, noNaN: true }), {
+              minLength: 10,
+              maxLength: 10,
+            }),
+            nameWeights: fc.array(fc.double({ min: 0, max: 2, noNaN: true }), {
+              minLength: 10,
+              maxLength: 10,
+            }),
+            limit: fc.integer({ min: 1, max: 4 }),
+            level: fc.constantFrom<ChunkLevel>('function', 'class'),
+          }),
+          { minLength: 1, maxLength: 4 },
+        ),
+        (drawn, removedFiles, queries) => {
+          const index = new LexicalIndex();
+          index.add(toDocuments(drawn));
+          index.removePaths(removedFiles.map((file) => `f${file}.py`));
+          for (const query of queries) {
+            const options = {
+              queryWeights: new Map(query.terms.map((term, i) => [term, query.weights[i]!])),
+              nameWeights: new Map(query.terms.map((term, i) => [term, query.nameWeights[i]!])),
+            };
+            assert.deepEqual(
+              bm25Search(index, query.level, query.terms, query.limit, options),
+              bm25SearchExhaustive(index, query.level, query.terms, query.limit, options),
+            );
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
   it('ranks by BM25 with the name boost and skips terms most chunks hold', () => {
     const index = new LexicalIndex();
     index.add([
