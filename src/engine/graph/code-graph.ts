@@ -1,3 +1,4 @@
+import { fnv1a } from '../util/hash';
 import { MODULE_QUALIFIED_NAME, type CallSite, type CodeFact, type ImportBinding } from '../model';
 import { languageById } from '../lang/registry';
 import type { LanguageSpec } from '../lang/spec';
@@ -1449,7 +1450,5 @@ function submodule(module: string, name: string): string {
  * would add an entry for every definition.
  */
 export function stringHash(text: string): number {
-  let hash = 0x811c9dc5;
-  for (let at = 0; at < text.length; at++) hash = Math.imul(hash ^ text.charCodeAt(at), 0x01000193);
-  return hash | 0;
+  return fnv1a(text);
 }

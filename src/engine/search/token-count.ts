@@ -1,3 +1,5 @@
+import { fnv1a } from '../util/hash';
+
 /**
  * Counts the tokens of a text piece by piece with byte-pair merging over an encoding's ranks,
  * as js-tiktoken encodes, without building the tokens: a piece that is itself a token counts
@@ -191,7 +193,7 @@ export class KeptTextCounts {
 
   /** The count of `text.slice(start, end)`, kept, or `count(span)` kept from now on. */
   count(text: string, start: number, end: number, count: (span: string) => number): number {
-    const hash = hashChars(text, start, end);
+    const hash = fnv1a(text, start, end);
     const kept = this.current.find(hash, text, start, end);
     if (kept >= 0) return kept;
     const old = this.previous.find(hash, text, start, end);
@@ -276,11 +278,4 @@ class SpanTable {
       if (this.chars[from + i] !== text.charCodeAt(start + i)) return false;
     return true;
   }
-}
-
-/** FNV-1a over the UTF-16 code units `start`…`end` of `text`. */
-function hashChars(text: string, start: number, end: number): number {
-  let hash = 0x811c9dc5;
-  for (let i = start; i < end; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
-  return hash | 0;
 }

@@ -1,3 +1,5 @@
+import { fnv1a } from '../util/hash';
+
 /**
  * Term → id lookup over a vocabulary array (`terms[id]` is the term with that id), as one typed
  * array of open-addressed slots holding id + 1 (0 when empty). A `Map` of the same 440k terms
@@ -41,8 +43,7 @@ export class TermTable {
 
 /** FNV-1a over the term's UTF-16 code units, with a final mix so nearby slots spread. */
 function hash(term: string): number {
-  let value = 0x811c9dc5;
-  for (let i = 0; i < term.length; i++) value = Math.imul(value ^ term.charCodeAt(i), 0x01000193);
+  let value = fnv1a(term);
   value ^= value >>> 16;
   value = Math.imul(value, 0x85ebca6b);
   return (value ^ (value >>> 13)) >>> 0;

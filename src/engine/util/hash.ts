@@ -5,6 +5,16 @@ export function contentHash(data: string | Uint8Array): string {
   return createHash('sha1').update(data).digest('hex');
 }
 
+/**
+ * A 32-bit FNV-1a hash of the UTF-16 units `start`…`end` of `text` (the whole text by default):
+ * the in-memory tables hash names and spans with it where they are, without cutting strings.
+ */
+export function fnv1a(text: string, start = 0, end = text.length): number {
+  let hash = 0x811c9dc5;
+  for (let at = start; at < end; at++) hash = Math.imul(hash ^ text.charCodeAt(at), 0x01000193);
+  return hash | 0;
+}
+
 export function shortHash(text: string, length = 16): string {
   return contentHash(text).slice(0, length);
 }
