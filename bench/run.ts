@@ -17,7 +17,6 @@ import { availableParallelism, loadavg } from 'node:os';
 import * as path from 'node:path';
 import { DEFAULT_MAX_FILE_BYTES, Engine } from '../src/engine/engine';
 import { countLines } from '../src/engine/index/extract';
-import { walkWorkspace } from '../src/engine/index/walk';
 import { loadGrammar } from '../src/engine/lang/grammars';
 import { logHub } from '../src/engine/log/logger';
 import { MemorySink } from '../src/engine/log/sinks';
@@ -37,7 +36,7 @@ import {
   serveScaleChild,
   type ScaleRow,
 } from './scale';
-import { packageRoot, readCorpora } from './scale-corpus';
+import { packageRoot, readCorpora, readWorkspaceFiles } from './scale-corpus';
 
 interface SearchResultTimes {
   corpus: string;
@@ -136,11 +135,7 @@ async function main(): Promise<void> {
 }
 
 async function benchIndex(id: string, root: string): Promise<IndexResult> {
-  const walked = unwrap(await walkWorkspace({ root, maxFileBytes: DEFAULT_MAX_FILE_BYTES }));
-  const sources = walked.candidates.map((candidate) => ({
-    ...candidate,
-    source: readFileSync(path.join(root, candidate.path), 'utf8'),
-  }));
+  const sources = await readWorkspaceFiles(root, DEFAULT_MAX_FILE_BYTES);
   const lines = sources.reduce((sum, file) => sum + countLines(file.source), 0);
 
   // The floor: parsing every file once, on one thread, with the grammars already loaded.

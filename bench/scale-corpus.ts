@@ -8,6 +8,8 @@ import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import * as path from 'node:path';
+import { walkWorkspace } from '../src/engine/index/walk';
+import { unwrap } from '../src/engine/util/result';
 
 export interface PackageSpec {
   readonly id: string;
@@ -79,6 +81,15 @@ export function packageRoot(spec: PackageSpec): string {
   if (spec.registry === 'debian') execFileSync('dpkg-deb', ['-x', archive, target]);
   else execFileSync('tar', ['xzf', archive, '-C', target]);
   return root;
+}
+
+/** The files a workspace's walk finds under `root` (none over `maxFileBytes`), with their text. */
+export async function readWorkspaceFiles(root: string, maxFileBytes = 1024 * 1024) {
+  const walked = unwrap(await walkWorkspace({ root, maxFileBytes }));
+  return walked.candidates.map((candidate) => ({
+    ...candidate,
+    source: readFileSync(path.join(root, candidate.path), 'utf8'),
+  }));
 }
 
 /** The row's folder: each corpus hard-linked under its id (and again under copy-N/ for copies). */

@@ -15,14 +15,13 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { writeHeapSnapshot } from 'node:v8';
-import { walkWorkspace } from '../src/engine/index/walk';
 import { PARSER_VERSION } from '../src/engine/model';
 import { SCHEMA_VERSION } from '../src/engine/store/manifest';
 import type { SearchResult } from '../src/engine/search/pipeline';
 import { unwrap } from '../src/engine/util/result';
 import { openAndAskFirst, openEngine, round, runChild, serveChild } from './child';
 import { available, fts5Times, summarise } from './scale-baselines';
-import { corporaRow, keptStoreDir, rowRoot } from './scale-corpus';
+import { corporaRow, keptStoreDir, readWorkspaceFiles, rowRoot } from './scale-corpus';
 import { sampleQueries, type BenchQuery } from './scale-queries';
 
 interface OpenSearchRequest {
@@ -63,11 +62,7 @@ export async function benchOpenSearch(
 ): Promise<void> {
   const row = corporaRow(rowId);
   const root = rowRoot(row);
-  const walked = unwrap(await walkWorkspace({ root, maxFileBytes: 1024 * 1024 }));
-  const files = walked.candidates.map((candidate) => ({
-    ...candidate,
-    source: readFileSync(path.join(root, candidate.path), 'utf8'),
-  }));
+  const files = await readWorkspaceFiles(root);
   const queries = sampleQueries(files, QUESTIONS_PER_KIND);
   const storeDir = keptStoreDir(cache, row.id);
   const resultsAt = flags.indexOf('--results');

@@ -20,7 +20,6 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import * as path from 'node:path';
 import type { Engine } from '../src/engine/engine';
 import { countLines } from '../src/engine/index/extract';
-import { walkWorkspace } from '../src/engine/index/walk';
 import { loadGrammar } from '../src/engine/lang/grammars';
 import { languageById } from '../src/engine/lang/registry';
 import { logHub } from '../src/engine/log/logger';
@@ -29,7 +28,7 @@ import { unwrap } from '../src/engine/util/result';
 import { lowerProcessPriority } from '../src/engine/util/thread-priority';
 import { openAndAskFirst, openEngine, round, runChild, serveChild, timeSearch } from './child';
 import { available, fts5Times, percentile, ripgrepTimes, summarise } from './scale-baselines';
-import { readCorpora, rowRoot, type RowSpec } from './scale-corpus';
+import { readCorpora, readWorkspaceFiles, rowRoot, type RowSpec } from './scale-corpus';
 import { sampleQueries, type BenchQuery } from './scale-queries';
 
 export interface ScaleRow {
@@ -136,11 +135,7 @@ export async function benchScaleRow(
   profileCold = false,
 ): Promise<ScaleRow> {
   const root = rowRoot(row);
-  const walked = unwrap(await walkWorkspace({ root, maxFileBytes: 1024 * 1024 }));
-  const files = walked.candidates.map((candidate) => ({
-    ...candidate,
-    source: readFileSync(path.join(root, candidate.path), 'utf8'),
-  }));
+  const files = await readWorkspaceFiles(root);
   const lines = files.reduce((sum, file) => sum + countLines(file.source), 0);
   const parseSeconds = await bareParseSeconds(files);
   const queries = sampleQueries(files, QUESTIONS_PER_KIND);
@@ -238,11 +233,7 @@ export async function benchColdOnly(
   profileCold = false,
 ): Promise<ColdOnlyRow> {
   const root = rowRoot(row);
-  const walked = unwrap(await walkWorkspace({ root, maxFileBytes: 1024 * 1024 }));
-  const files = walked.candidates.map((candidate) => ({
-    ...candidate,
-    source: readFileSync(path.join(root, candidate.path), 'utf8'),
-  }));
+  const files = await readWorkspaceFiles(root);
   const before = process.cpuUsage();
   const parseSeconds = await bareParseSeconds(files);
   const parseCpu = process.cpuUsage(before);

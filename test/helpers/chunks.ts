@@ -1,4 +1,4 @@
-import type { Chunk } from '../../src/engine/model';
+import type { Chunk, CodeFact } from '../../src/engine/model';
 import type { ChunkMeta } from '../../src/engine/store/tables';
 
 /**
@@ -28,4 +28,33 @@ export function chunkMeta(fields: Partial<ChunkMeta> & Pick<ChunkMeta, 'id'>): C
 /** A chunk for tests: `chunkMeta`'s defaults, its text `content` and no summarised text. */
 export function chunkOf(fields: Partial<Chunk> & Pick<Chunk, 'id' | 'content'>): Chunk {
   return { ...chunkMeta(fields), fullContent: null, ...fields };
+}
+
+/**
+ * A fact for tests: a Python function `f` at the top of `a.py` (its id `a.py::f`) that calls,
+ * raises, mutates and imports nothing, with `fields` put over it.
+ */
+export function factOf(fields: Partial<CodeFact> = {}): CodeFact {
+  return {
+    id: 'a.py::f',
+    path: 'a.py',
+    language: 'python',
+    qualifiedName: 'f',
+    name: 'f',
+    kind: 'function',
+    className: null,
+    parent: null,
+    startLine: 1,
+    endLine: 2,
+    signature: 'def f()',
+    docstring: null,
+    calls: [],
+    raises: [],
+    errorStrings: [],
+    mutates: [],
+    imports: [],
+    bases: [],
+    chunkId: null,
+    ...fields,
+  };
 }

@@ -6,7 +6,7 @@ import { Tables } from '../../src/engine/store/tables';
 import { vectorRowBytes } from '../../src/engine/store/vector-memory';
 import { captureLogs, eventsNamed } from '../helpers/logs';
 import { Scratch } from '../helpers/workspace';
-import { chunkOf } from '../helpers/chunks';
+import { chunkOf, factOf } from '../helpers/chunks';
 
 function chunk(i: number): Chunk {
   return chunkOf({
@@ -48,27 +48,16 @@ describe('LanceDB tables', () => {
     try {
       const rows = 4_600;
       const chunks = Array.from({ length: rows }, (_, i) => chunk(i));
-      const facts = chunks.map((written, i): CodeFact => ({
-        id: `${written.filePath}::f${i}`,
-        path: written.filePath!,
-        language: 'python',
-        qualifiedName: `f${i}`,
-        name: `f${i}`,
-        kind: 'function',
-        className: null,
-        parent: null,
-        startLine: 1,
-        endLine: 2,
-        signature: `def f${i}():`,
-        docstring: null,
-        calls: [],
-        raises: [],
-        errorStrings: [],
-        mutates: [],
-        imports: [],
-        bases: [],
-        chunkId: written.id,
-      }));
+      const facts = chunks.map((written, i) =>
+        factOf({
+          id: `${written.filePath}::f${i}`,
+          path: written.filePath!,
+          qualifiedName: `f${i}`,
+          name: `f${i}`,
+          signature: `def f${i}():`,
+          chunkId: written.id,
+        }),
+      );
       const before = await tables.versions();
       await tables.replace({ files: [], chunkIds: [], chunks, vectors: null, facts });
       const after = await tables.versions();

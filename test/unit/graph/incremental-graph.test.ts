@@ -12,6 +12,7 @@ import {
   type CodeFact,
   type ImportBinding,
 } from '../../../src/engine/model';
+import { factOf } from '../../helpers/chunks';
 
 /**
  * The graph keeps resolved calls by fact slot, reuses the slots of removed facts and keeps the
@@ -81,27 +82,8 @@ function sites(calls: readonly DrawnCall[]): CallSite[] {
 }
 
 function baseFact(path: string, qualifiedName: string, name: string): CodeFact {
-  return {
-    id: `${path}::${qualifiedName}`,
-    path,
-    language: 'python',
-    qualifiedName,
-    name,
-    kind: 'function',
-    className: null,
-    parent: null,
-    startLine: 1,
-    endLine: 10,
-    signature: `def ${name}()`,
-    docstring: null,
-    chunkId: null,
-    calls: [],
-    raises: [],
-    errorStrings: [],
-    mutates: [],
-    imports: [],
-    bases: [],
-  };
+  const id = `${path}::${qualifiedName}`;
+  return factOf({ id, path, qualifiedName, name, endLine: 10, signature: `def ${name}()` });
 }
 
 /** A drawn file as the facts extraction would give: a module fact, a class, its methods, functions. */

@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import { CallTable, StoredFact } from '../../../src/engine/graph/call-table';
 import { SlotsById } from '../../../src/engine/graph/slots-by-id';
 import type { CodeFact } from '../../../src/engine/model';
+import { factOf } from '../../helpers/chunks';
 
 describe('slots by id', () => {
   it('finds and lists what a map from id to slot holds, in its order, through adds and removals', () => {
@@ -56,27 +57,17 @@ describe('slots by id', () => {
 });
 
 describe('stored fact ids', () => {
-  const fact = (id: string): CodeFact => ({
-    id,
-    path: 'pkg/a.py',
-    language: 'python',
-    qualifiedName: 'Cls.run',
-    name: 'run',
-    kind: 'method',
-    className: 'Cls',
-    parent: 'Cls',
-    startLine: 1,
-    endLine: 2,
-    signature: 'def run(self)',
-    docstring: null,
-    calls: [],
-    raises: [],
-    errorStrings: [],
-    mutates: [],
-    imports: [],
-    bases: [],
-    chunkId: null,
-  });
+  const fact = (id: string): CodeFact =>
+    factOf({
+      id,
+      path: 'pkg/a.py',
+      qualifiedName: 'Cls.run',
+      name: 'run',
+      kind: 'method',
+      className: 'Cls',
+      parent: 'Cls',
+      signature: 'def run(self)',
+    });
 
   it('gives back every id it was made with, and knows it from any other', () => {
     const ids = [
