@@ -31,7 +31,6 @@ import {
   type SearchIndex,
 } from './retrievers';
 import { inflectionStems, NearestWords } from './expansion';
-import { feedbackWords } from './feedback';
 import {
   closestUnlisted,
   coverageScores,
@@ -159,8 +158,6 @@ const STEM_WEIGHT = 0.7;
  * too; all helped the peer suite, 20 the most.
  */
 const CLOSE_WORDS_HEAD = 20;
-/** Chunk-level feedback: the first 4 fused hits must share a file; 5 of their words join. */
-const FEEDBACK = { depth: 4, words: 5 };
 /** Lists that rank the whole index; the others hold only the chunks some evidence points at. */
 const RETRIEVAL_SOURCES: ReadonlySet<RankedHits['source']> = new Set(['lexical', 'semantic']);
 
@@ -344,28 +341,6 @@ export class Searcher {
     mark('retrieve', started);
     started = performance.now();
     let fused = this.fuse(lists, technicality, modeDecision.mode, stages);
-    // The ranking the spans come from; the files list's own stages read the lists as retrieved.
-    const rankingLists = [...lists];
-    if (stages.on('feedback')) {
-      const asked = [...terms, ...related, ...stems];
-      const feedback = feedbackWords(
-        this.index.lexical,
-        this.index.catalog,
-        fused.map((hit) => hit.id),
-        new Set(asked),
-        FEEDBACK,
-      );
-      if (feedback.length) {
-        rankingLists[0] = lexicalHits(this.index, [...asked, ...feedback], CHUNK_LEVELS, limit, {
-          queryWeights: new Map([
-            ...queryWeights,
-            ...feedback.map((word) => [word, RELATED_WEIGHT] as const),
-          ]),
-          nameWeights: new Map([...stemNames, ...feedback.map((word) => [word, 0] as const)]),
-        });
-        fused = this.fuse(rankingLists, technicality, modeDecision.mode, stages);
-      }
-    }
     if (!fused.length && mode === 'fast') {
       log.warn('silent_escalation', {
         reason: 'zero_results_fast_mode',
@@ -386,8 +361,7 @@ export class Searcher {
     });
     if (strategy.hits.hits.length) {
       lists.push(strategy.hits);
-      rankingLists.push(strategy.hits);
-      fused = this.fuse(rankingLists, technicality, modeDecision.mode, stages);
+      fused = this.fuse(lists, technicality, modeDecision.mode, stages);
     }
     mark('strategy', started);
 

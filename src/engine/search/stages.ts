@@ -29,11 +29,6 @@ export const STAGES = [
     what: 'stems of the question words the index knows join the lexical query (naming a definition only for a word the code never uses) and count as the words in the proximity window',
   },
   {
-    name: 'feedback',
-    kind: 'retrieval',
-    what: 'when the first fused hits share one file, the rarest words they share beyond the question join the lexical query at low weight, for the ranking the spans come from',
-  },
-  {
     name: 'graph-strategy',
     kind: 'retrieval',
     what: "the question mode's facts-graph strategy (callers, mutators, raisers, flows) adds its list",
