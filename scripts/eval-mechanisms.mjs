@@ -52,8 +52,8 @@ const overlaps = (span, chunk) =>
   span.path === chunk.path && span.startLine <= chunk.endLine && chunk.startLine <= span.endLine;
 
 /**
- * Each gold line of `question` the result misses within `budget` lines, with the mechanism that
- * lost it and its share of the question's recall.
+ * Each gold line of `question` the result misses within `budget` lines (its path and line), with
+ * the mechanism that lost it and its share of the question's recall.
  */
 export function lineMisses(question, result, budget) {
   const taken = withinBudget(result.results, budget);
@@ -61,7 +61,12 @@ export function lineMisses(question, result, budget) {
   const misses = [];
   for (const { path, line } of question.gold) {
     if (taken.some((span) => holdsLine(span, path, line))) continue;
-    misses.push({ share: 1 / question.gold.length, mechanism: lineMechanism(path, line) });
+    misses.push({
+      path,
+      line,
+      share: 1 / question.gold.length,
+      mechanism: lineMechanism(path, line),
+    });
   }
   return misses;
 

@@ -3,7 +3,8 @@
 // and with none, each question traced (`code-oracle eval --trace`), and prints for each setting the
 // recall each mechanism loses on the line set (overall and per category) and the nDCG@10 each
 // loses on the peer half (mean over repositories). The mechanisms are in scripts/eval-mechanisms.mjs.
-// `--json FILE` also writes the numbers. `--peer-only` leaves out the line set: a change to the files
+// `--json FILE` also writes the numbers, and each missed gold line of the line set (question, path, line,
+// mechanism), to read the misses of one mechanism one by one. `--peer-only` leaves out the line set: a change to the files
 // list's order alone cannot move it (its questions are scored on the spans, not on the files).
 import { readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
@@ -49,17 +50,23 @@ function lineTable(resultsFile) {
   const results = new Map(readRows(resultsFile).map((row) => [row.id, row]));
   const overall = {};
   const byCategory = {};
+  const lines = [];
   for (const question of questions) {
     const result = results.get(question.id);
     if (!result) throw new Error(`no result for ${question.id} in ${resultsFile}`);
     const inCategory = questions.filter((other) => other.category === question.category).length;
-    for (const { share, mechanism } of lineMisses(question, result, BUDGET_LINES)) {
+    for (const { path: goldPath, line, share, mechanism } of lineMisses(
+      question,
+      result,
+      BUDGET_LINES,
+    )) {
       overall[mechanism] = (overall[mechanism] ?? 0) + share / questions.length;
       const category = (byCategory[question.category] ??= {});
       category[mechanism] = (category[mechanism] ?? 0) + share / inCategory;
+      lines.push({ id: question.id, path: goldPath, line, mechanism });
     }
   }
-  return { overall, byCategory };
+  return { overall, byCategory, lines };
 }
 
 /** nDCG@10 lost per mechanism (mean over repositories) and the number of targets it holds. */

@@ -17,7 +17,7 @@ interface Misses {
     question: { gold: { path: string; line: number }[] },
     result: Traced,
     budget: number,
-  ): { share: number; mechanism: string }[];
+  ): { path: string; line: number; share: number; mechanism: string }[];
   peerMisses(
     targets: { path: string; start: number | null; end: number | null }[],
     result: Traced,
@@ -89,7 +89,11 @@ describe('eval misses by mechanism', () => {
       result,
       400,
     );
-    assert.deepEqual(two, [{ share: 0.5, mechanism: 'fileNeverRetrieved' }]);
+    assert.deepEqual(
+      two,
+      [{ path: 'e.py', line: 1, share: 0.5, mechanism: 'fileNeverRetrieved' }],
+      'each miss names the gold line it lost, to be read one by one',
+    );
   });
 
   it('tells a function shaped but left out by the token budget from one ranked past the shaping', () => {
