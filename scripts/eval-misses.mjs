@@ -3,9 +3,10 @@
 // and with none, each question traced (`code-oracle eval --trace`), and prints for each setting the
 // recall each mechanism loses on the line set (overall and per category) and the nDCG@10 each
 // loses on the peer half (mean over repositories). The mechanisms are in scripts/eval-mechanisms.mjs.
-// `--json FILE` also writes the numbers, and each missed gold line of the line set (question, path, line,
-// mechanism), to read the misses of one mechanism one by one. `--peer-only` leaves out the line set: a change to the files
-// list's order alone cannot move it (its questions are scored on the spans, not on the files).
+// `--json FILE` also writes the numbers, and each missed gold line of the line set (question, path,
+// line, mechanism), to read the misses of one mechanism one by one. `--peer-only` leaves out the
+// line set: a change to the files list's order alone cannot move it (its questions are scored on
+// the spans, not on the files).
 import { readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
