@@ -90,11 +90,12 @@ export class CallTable {
   }
 
   /**
-   * Makes room for `sites` more sites at once, exactly: opening a store adds every fact's sites
-   * in one update, and an arena grown by a quarter there would hold a quarter more than they need.
+   * Makes room for `sites` more sites at once: exactly into an empty table (opening a store adds
+   * every fact's sites in one update, and an arena grown by a quarter there would hold a quarter
+   * more than they need), with spare room otherwise, so that a save does not copy every site.
    */
   reserveSites(sites: number): void {
-    this.sites.reserve(sites * FIELDS, 1);
+    this.sites.reserve(sites * FIELDS, this.sites.size ? undefined : 1);
   }
 }
 

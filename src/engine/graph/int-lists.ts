@@ -1,4 +1,8 @@
 const EMPTY = new Int32Array(0);
+/** How much more than it must hold a grown arena holds. */
+const GROWTH = 1.25;
+/** Spare and abandoned room, as a share of the numbers held, past which `trim` packs the arena. */
+const TRIM_WASTE = 0.5;
 
 /**
  * A list of numbers per slot, all in one arena: at 10k files half a million resolved calls, kept
@@ -22,6 +26,11 @@ export class IntLists {
     if (slot >= this.start.length || this.start[slot]! < 0) return EMPTY;
     const from = this.start[slot]!;
     return this.arena.subarray(from, from + this.length[slot]!);
+  }
+
+  /** How many numbers the lists hold together. */
+  get size(): number {
+    return this.used - this.abandoned;
   }
 
   has(slot: number): boolean {
@@ -65,30 +74,36 @@ export class IntLists {
     this.length[slot] = 0;
   }
 
-  /** Packs the arena to its exact size when more than a quarter of it is spare or abandoned. */
+  /**
+   * Packs the arena to its exact size once its spare and abandoned room pass half of what it
+   * holds (a large update removed much). Not sooner: the room a grown arena keeps spare is what
+   * the next small updates (saves) fill without copying the whole arena.
+   */
   trim(): void {
     const live = this.used - this.abandoned;
-    if (this.arena.length - live > live / 4 && this.arena.length > 64) this.pack(live);
+    if (this.arena.length - live > live * TRIM_WASTE && this.arena.length > 64) this.pack(live);
   }
 
   /**
    * Makes room for `size` more numbers at once: a large update (opening a store) then fills the
-   * arena without growing it step by step, each step a copy of the whole arena. `growth` 1 sizes
-   * it exactly, for an update that knows everything it will add.
+   * arena without growing it step by step, each step a copy of the whole arena. A grown arena
+   * is `growth` times as large, so the updates after it append into spare room: each copy
+   * of the arena comes after many updates, not with each. `growth` 1 sizes it exactly, for an
+   * update that knows everything it will add and expects no more soon (opening a store).
    */
-  reserve(size: number, growth = 1.25): void {
+  reserve(size: number, growth = GROWTH): void {
     if (this.used + size <= this.arena.length) return;
-    if (this.abandoned >= this.used / 2) this.pack(this.used - this.abandoned);
-    if (this.used + size <= this.arena.length) return;
-    // growing by a quarter keeps the spare room small; each growth copies the arena
+    const live = this.used - this.abandoned;
+    // one copy either way: the abandoned room is dropped when it is much, else the arena is copied
+    if (this.abandoned >= this.used / 2) return this.pack(Math.ceil((live + size) * growth));
     const arena = new Int32Array(Math.max(this.used + size, Math.ceil(this.arena.length * growth)));
     arena.set(this.arena.subarray(0, this.used));
     this.arena = arena;
   }
 
-  /** Moves every slot's list end to end into an arena of `size` numbers. */
-  private pack(size: number): void {
-    const arena = new Int32Array(Math.max(64, size));
+  /** Moves every slot's list end to end into an arena of `capacity` numbers (at least all of them). */
+  private pack(capacity: number): void {
+    const arena = new Int32Array(Math.max(64, capacity, this.used - this.abandoned));
     let at = 0;
     for (let slot = 0; slot < this.start.length; slot++) {
       const from = this.start[slot]!;

@@ -31,4 +31,35 @@ describe('int lists', () => {
       { numRuns: 200 },
     );
   });
+
+  it('takes small updates after a large one into spare room, not a copy of the arena each', () => {
+    const lists = new IntLists();
+    const slots = 10_000;
+    // opening a store: everything at once, into an arena of the exact size
+    lists.reserve(slots * 8, 1);
+    for (let slot = 0; slot < slots; slot++) lists.set(slot, Array(8).fill(slot));
+    lists.trim();
+    const arenas = new Set<ArrayBufferLike>();
+    for (let save = 0; save < 200; save++) {
+      // a save rewrites a few lists, each a little longer than it was
+      for (let file = 0; file < 5; file++)
+        lists.set((save * 7 + file) % slots, Array(12).fill(save));
+      lists.trim();
+      arenas.add(lists.get(0).buffer);
+    }
+    assert.ok(arenas.size <= 3, `the arena was copied into ${arenas.size} new ones in 200 saves`);
+    for (let file = 0; file < 5; file++)
+      assert.deepEqual([...lists.get(199 * 7 + file)], Array(12).fill(199));
+  });
+
+  it('packs the arena again once a large update has removed much of it', () => {
+    const lists = new IntLists();
+    for (let slot = 0; slot < 1000; slot++) lists.set(slot, Array(10).fill(slot));
+    for (let slot = 0; slot < 800; slot++) lists.clear(slot);
+    const before = lists.get(900).buffer;
+    lists.trim();
+    assert.notEqual(lists.get(900).buffer, before);
+    assert.equal(lists.get(900).buffer.byteLength, 200 * 10 * 4);
+    assert.deepEqual([...lists.get(900)], Array(10).fill(900));
+  });
 });
