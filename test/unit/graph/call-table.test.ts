@@ -1,6 +1,7 @@
 import * as assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { CallTable } from '../../../src/engine/graph/call-table';
+import type { IntLists } from '../../../src/engine/graph/int-lists';
 import type { CallSite } from '../../../src/engine/model';
 
 const siteArbitrary: fc.Arbitrary<CallSite> = fc
@@ -57,5 +58,27 @@ describe('call table', () => {
       }),
       { numRuns: 200 },
     );
+  });
+
+  it('takes the sites of a save into spare room after opening, not into a copy of every site', () => {
+    const table = new CallTable();
+    const sites = (table as unknown as { sites: IntLists }).sites;
+    const calls = (count: number) =>
+      Array.from({ length: count }, (_, line) => ({ name: 'f', receiver: null, line }));
+    // opening a store: every fact's sites in one update
+    table.reserveSites(5000 * 4);
+    for (let slot = 0; slot < 5000; slot++) table.set(slot, calls(4), {});
+    const arenas = new Set<ArrayBufferLike>();
+    for (let save = 0; save < 100; save++) {
+      // a save replaces one file's facts, each with a call more than before
+      table.reserveSites(3 * 5);
+      for (let fact = 0; fact < 3; fact++) table.set(save * 3 + fact, calls(5), {});
+      arenas.add(sites.get(0).buffer);
+    }
+    assert.ok(
+      arenas.size <= 3,
+      `the sites were copied into ${arenas.size} new arenas in 100 saves`,
+    );
+    assert.deepEqual(table.all(99 * 3), calls(5));
   });
 });
