@@ -90,9 +90,10 @@ export class CallTable {
   }
 
   /**
-   * Makes room for `sites` more sites at once: exactly into an empty table (opening a store adds
-   * every fact's sites in one update, and an arena grown by a quarter there would hold a quarter
-   * more than they need), with spare room otherwise, so that a save does not copy every site.
+   * Makes room for `sites` more sites at once: into an empty table with little spare room (opening
+   * a store adds every fact's sites in one update, and an arena grown by a quarter there would
+   * hold a quarter more than they need), growing by a quarter otherwise, so that saves copy every
+   * site rarely, not each time.
    */
   reserveSites(sites: number): void {
     this.sites.reserve(sites * FIELDS, this.sites.size ? undefined : 1);

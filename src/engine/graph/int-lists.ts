@@ -3,6 +3,12 @@ const EMPTY = new Int32Array(0);
 const GROWTH = 1.25;
 /** Spare and abandoned room, as a share of the numbers held, past which `trim` packs the arena. */
 const TRIM_WASTE = 0.5;
+/**
+ * Room an arena sized to what it holds keeps spare, as a share of it: the saves after opening a
+ * store fill it, and the arena is not copied at the first of them (at 100k files a copy of the
+ * call sites is 60 MB, and the collection such an allocation brings on took most of a second).
+ */
+const SPARE = 1 / 16;
 
 /**
  * A list of numbers per slot, all in one arena: at 10k files half a million resolved calls, kept
@@ -75,28 +81,33 @@ export class IntLists {
   }
 
   /**
-   * Packs the arena to its exact size once its spare and abandoned room pass half of what it
+   * Packs the arena to its size (and SPARE) once its spare and abandoned room pass half of what it
    * holds (a large update removed much). Not sooner: the room a grown arena keeps spare is what
    * the next small updates (saves) fill without copying the whole arena.
    */
   trim(): void {
     const live = this.used - this.abandoned;
-    if (this.arena.length - live > live * TRIM_WASTE && this.arena.length > 64) this.pack(live);
+    if (this.arena.length - live > live * TRIM_WASTE && this.arena.length > 64)
+      this.pack(withSpare(live));
   }
 
   /**
    * Makes room for `size` more numbers at once: a large update (opening a store) then fills the
    * arena without growing it step by step, each step a copy of the whole arena. A grown arena
    * is `growth` times as large, so the updates after it append into spare room: each copy
-   * of the arena comes after many updates, not with each. `growth` 1 sizes it exactly, for an
-   * update that knows everything it will add and expects no more soon (opening a store).
+   * of the arena comes after many updates, not with each. `growth` 1 sizes it to what it must
+   * hold (and SPARE), for an update that knows everything it will add (opening a store).
    */
   reserve(size: number, growth = GROWTH): void {
     if (this.used + size <= this.arena.length) return;
     const live = this.used - this.abandoned;
     // one copy either way: the abandoned room is dropped when it is much, else the arena is copied
-    if (this.abandoned >= this.used / 2) return this.pack(Math.ceil((live + size) * growth));
-    const arena = new Int32Array(Math.max(this.used + size, Math.ceil(this.arena.length * growth)));
+    const needed = live + size;
+    if (this.abandoned >= this.used / 2)
+      return this.pack(Math.max(withSpare(needed), Math.ceil(needed * growth)));
+    const arena = new Int32Array(
+      Math.max(withSpare(this.used + size), Math.ceil(this.arena.length * growth)),
+    );
     arena.set(this.arena.subarray(0, this.used));
     this.arena = arena;
   }
@@ -128,4 +139,8 @@ export class IntLists {
     length.set(this.length);
     this.length = length;
   }
+}
+
+function withSpare(size: number): number {
+  return Math.ceil(size * (1 + SPARE));
 }

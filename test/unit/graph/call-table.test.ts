@@ -69,11 +69,13 @@ describe('call table', () => {
     table.reserveSites(5000 * 4);
     for (let slot = 0; slot < 5000; slot++) table.set(slot, calls(4), {});
     const arenas = new Set<ArrayBufferLike>();
+    const opened = sites.get(0).buffer;
     for (let save = 0; save < 100; save++) {
       // a save replaces one file's facts, each with a call more than before
       table.reserveSites(3 * 5);
       for (let fact = 0; fact < 3; fact++) table.set(save * 3 + fact, calls(5), {});
       arenas.add(sites.get(0).buffer);
+      if (save === 0) assert.equal(sites.get(0).buffer, opened, 'the first save copied the sites');
     }
     assert.ok(
       arenas.size <= 3,
