@@ -304,6 +304,36 @@ describe('lexical index: posting lists and chunk terms read from the snapshot fi
     read.close();
   });
 
+  it('reads a list once per search from the snapshot, and again after a change or in the next search', async () => {
+    const documents = largeDocuments(200);
+    const writer = new LexicalIndex();
+    writer.add(documents);
+    const file = path.join(directory, 'lexical-1.bin');
+    await writer.writeSnapshot(file);
+    writer.close();
+    const index = await LexicalIndex.readSnapshot(file);
+    const term = 'name3';
+    index.startReading();
+    const first = index.postingList('function', term)!;
+    assert.ok(first.size > 0);
+    const before = livePostings(index, 'function', term);
+    assert.equal(index.postingList('function', term), first, 'read again in one search');
+    // a change between two reads of one search: the second gives the changed list
+    const added = largeDocuments(20, 200).filter((d) => d.level === 'function');
+    index.add(added);
+    const changed = livePostings(index, 'function', term);
+    assert.equal(
+      changed.length,
+      before.length + added.filter((d) => d.nameTerms.includes(term)).length,
+    );
+    assert.ok(changed.length > before.length);
+    index.startReading();
+    const next = index.postingList('function', term)!;
+    assert.notEqual(next, first);
+    assert.deepEqual(livePostings(index, 'function', term), changed);
+    index.close();
+  });
+
   it('keeps reading the generation it opened when a new snapshot is renamed over its file', async () => {
     const documents = largeDocuments(200);
     const writer = new LexicalIndex();

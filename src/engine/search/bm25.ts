@@ -97,7 +97,6 @@ function scoredTerms(
 ): ScoredQuery | null {
   const { documents, averageLength } = index.levelStats(level);
   if (!documents || !terms.length) return null;
-  index.startReading();
   const present: { term: string; weight: number; nameScore: number; frequency: number }[] = [];
   for (const term of new Set(terms)) {
     const frequency = index.documentFrequencyOf(level, term);

@@ -288,6 +288,8 @@ export class Searcher {
     const mark = (name: string, started: number) => (timings[name] = elapsedMs(started));
     let started = performance.now();
     log.info('search_started', { query_length: request.query.length, mode, escalated });
+    // the posting lists this search reads are read once, into room the last search read into
+    this.index.lexical.startReading();
 
     const stages = new StageSwitches(request.ablate);
     const preprocessed = preprocessQuery(request.query, request.attachment);

@@ -153,9 +153,17 @@ class LevelPostings {
   private start = new Int32Array(0);
   private size = new Int32Array(0);
   private tail = new GrowingLists();
+  /**
+   * Lists copied into an arena's room during its present use (`copiedIn`), by term: a search
+   * reads a term's list for its lexical list and again for whole files' term counts, and the
+   * second read is the first's copy. Dropped at any change.
+   */
+  private readonly copied = new Map<number, PostingList>();
+  private copiedIn = 0;
 
   /** Reads the lists from `file` at byte `offset` from now on, dropping those in memory. */
   useDisk(file: WordFile, offset: number, starts: Int32Array): void {
+    this.copied.clear();
     this.disk = { file, offset, starts };
     this.docs = new Int32Array(0);
     this.payload = new Int32Array(0);
@@ -179,6 +187,12 @@ class LevelPostings {
     if (total === mainSize) return view(this.docs, this.payload, this.start[termId]!, mainSize);
     const { tail } = this;
     if (total === tailSize) return view(tail.docs, tail.payload, tail.startOf(termId), tailSize);
+    if (this.copiedIn !== arena.use) {
+      this.copied.clear();
+      this.copiedIn = arena.use;
+    }
+    const copy = this.copied.get(termId);
+    if (copy) return copy;
     const both = arena.take(total * 2);
     const docs = both.subarray(0, total);
     const payload = both.subarray(total);
@@ -192,7 +206,9 @@ class LevelPostings {
       }
     }
     this.copyMemory(termId, docs, payload, onDisk);
-    return { docs, payload, size: total };
+    const list = { docs, payload, size: total };
+    this.copied.set(termId, list);
+    return list;
   }
 
   /** How many postings the term's list holds (tombstones included), without reading it. */
@@ -202,6 +218,7 @@ class LevelPostings {
 
   /** Appends a posting; `docId` must be above every chunk id the term's list holds. */
   append(termId: number, docId: number, tf: number, named: boolean): void {
+    this.copied.clear();
     this.tail.append(termId, docId, (tf << 1) | (named ? 1 : 0));
   }
 
@@ -254,6 +271,7 @@ class LevelPostings {
    */
   settle(): void {
     if (this.tail.used < Math.max(this.used / 2, MIN_FOLD_POSTINGS)) return;
+    this.copied.clear();
     const terms = Math.max(this.size.length, this.tail.termLimit);
     let total = 0;
     for (let term = 0; term < terms; term++) total += this.mainSize(term) + this.tail.sizeOf(term);
@@ -633,7 +651,8 @@ export class LexicalIndex {
 
   /**
    * Starts a search: the posting lists read for the one before may be overwritten from now on
-   * (their room is reused, see ReadArena).
+   * (their room is reused, see ReadArena). Until the next start, a list is read from the
+   * snapshot once, however many steps of the search ask for it.
    */
   startReading(): void {
     this.readArena.reset();
@@ -709,7 +728,6 @@ export class LexicalIndex {
     levels: readonly ChunkLevel[],
     terms: readonly string[],
   ): { length: number; counts: number[] }[] {
-    this.startReading();
     const wanted = new Set(levels.map((level) => LEVEL_INDEX.get(level)!));
     const files = paths.map(() => ({ length: 0, counts: new Array<number>(terms.length).fill(0) }));
     // each chunk of the files marked with its file's place (-1 elsewhere, restored at the end)

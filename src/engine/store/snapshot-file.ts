@@ -126,6 +126,9 @@ export class BlockWriter {
   }
 }
 
+/** Uses of every arena so far (see ReadArena.use). */
+let arenaUses = 0;
+
 /** Words of the blocks a `ReadArena` hands out room from, at least. */
 const ARENA_BLOCK_WORDS = 256 * 1024;
 /** Words an arena keeps for reuse (8 MB); what a search asks for beyond them is allocated apart. */
@@ -138,6 +141,8 @@ const ARENA_MAX_WORDS = 2 * 1024 * 1024;
  * valid until `reset`, which the next search calls.
  */
 export class ReadArena {
+  /** Which use of an arena this is: changes at every `reset`, and differs between arenas. */
+  use = ++arenaUses;
   private readonly blocks: Int32Array[] = [];
   private kept = 0;
   private block = 0;
@@ -164,5 +169,6 @@ export class ReadArena {
   reset(): void {
     this.block = 0;
     this.used = 0;
+    this.use = ++arenaUses;
   }
 }
