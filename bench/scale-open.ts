@@ -1,5 +1,5 @@
 /**
- * `node dist/bench.js --open-search scale-10k [--fts5] [--cpu-prof] [--heap-prof] [--heap-snapshot]`:
+ * `node dist/bench.js --open-search scale-10k [--store DIR] [--fts5] [--cpu-prof] [--heap-prof] [--heap-snapshot]`:
  * the query side of a scale row alone, for working on search speed and memory without paying a
  * cold index each time. The row's store is built once (cold, in a child) into .cache/bench-stores/<row>-kept
  * and kept; every run then opens it in a fresh child and times opening, the first question and the
@@ -10,7 +10,8 @@
  * --heap-prof write the child's profiles into .cache/bench-profiles, and --heap-snapshot a heap
  * snapshot taken after the last question (V8 collects garbage first). `--results FILE` writes
  * what each question returned (files, spans, the context's items), one JSON line per question,
- * so that two builds' answers can be compared line by line.
+ * so that two builds' answers can be compared line by line. `--store DIR` opens that kept store
+ * instead of the row's own (another worktree's, say), and never builds or rebuilds it.
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
@@ -19,7 +20,7 @@ import { PARSER_VERSION } from '../src/engine/model';
 import { SCHEMA_VERSION } from '../src/engine/store/manifest';
 import type { SearchResult } from '../src/engine/search/pipeline';
 import { unwrap } from '../src/engine/util/result';
-import { openAndAskFirst, openEngine, round, runChild, serveChild } from './child';
+import { flagValue, openAndAskFirst, openEngine, round, runChild, serveChild } from './child';
 import { available, fts5Times, summarise } from './scale-baselines';
 import { corporaRow, keptStoreDir, readWorkspaceFiles, rowRoot } from './scale-corpus';
 import { sampleQueries, type BenchQuery } from './scale-queries';
@@ -64,12 +65,15 @@ export async function benchOpenSearch(
   const root = rowRoot(row);
   const files = await readWorkspaceFiles(root);
   const queries = sampleQueries(files, QUESTIONS_PER_KIND);
-  const storeDir = keptStoreDir(cache, row.id);
+  const given = flagValue(flags, '--store');
+  const storeDir = given ? path.resolve(given) : keptStoreDir(cache, row.id);
   const resultsAt = flags.indexOf('--results');
   const resultsFile = resultsAt >= 0 ? flags[resultsAt + 1] : undefined;
   if (resultsAt >= 0 && !resultsFile) throw new Error('--results needs a file to write');
   const request = { root, storeDir, model, queries };
   if (!keptStoreCurrent(storeDir)) {
+    if (given)
+      throw new Error(`${storeDir} is not a current kept store: build it with --open-search`);
     process.stderr.write(`bench: ${row.id}: building the kept store in ${storeDir}\n`);
     rmSync(storeDir, { recursive: true, force: true });
     await runChild(OPEN_SEARCH_CHILD, { phase: 'build', ...request });
