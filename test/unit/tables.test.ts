@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import * as path from 'node:path';
 import fc from 'fast-check';
 import type { CallSite, Chunk, CodeFact } from '../../src/engine/model';
-import { Tables } from '../../src/engine/store/tables';
+import { Tables, type ChunkMeta } from '../../src/engine/store/tables';
 import { vectorRowBytes } from '../../src/engine/store/vector-memory';
 import { captureLogs, eventsNamed } from '../helpers/logs';
 import { Scratch } from '../helpers/workspace';
@@ -256,7 +256,7 @@ describe('LanceDB tables', () => {
               [...rows].sort((a, b) => (a.id < b.id ? -1 : 1));
             assert.deepEqual(byId(await tables.allFacts()), byId(facts));
             assert.deepEqual(
-              byId(await tables.chunkMetadata()),
+              byId(await allChunkMetadata(tables)),
               byId(
                 chunks.map(({ content: _content, fullContent: _full, ...meta }) => ({
                   ...meta,
@@ -312,4 +312,10 @@ function seeded(seed: number): () => number {
     t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
+}
+
+async function allChunkMetadata(tables: Tables): Promise<ChunkMeta[]> {
+  const out: ChunkMeta[] = [];
+  for await (const batch of tables.chunkMetadata()) out.push(...batch);
+  return out;
 }

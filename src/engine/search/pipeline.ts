@@ -757,12 +757,9 @@ export class Searcher {
 
   /** The index's folders (for scopes like "in the auth module"), kept until the index changes. */
   private folders(): Set<string> {
-    if (!this.knownFolders) {
-      this.knownFolders = new Set();
-      for (const meta of this.index.catalog.values())
-        if (meta.directoryPath && meta.directoryPath !== '.')
-          this.knownFolders.add(meta.directoryPath);
-    }
+    this.knownFolders ??= new Set(
+      [...this.index.catalog.directoryPaths()].filter((folder) => folder && folder !== '.'),
+    );
     return this.knownFolders;
   }
 }

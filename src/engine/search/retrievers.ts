@@ -3,7 +3,8 @@ import type { CodeGraph } from '../graph/code-graph';
 import type { ChunkLevel, CodeFact } from '../model';
 import { getLogger } from '../log/logger';
 import type { LexicalIndex } from '../store/lexical';
-import type { ChunkMeta, Tables } from '../store/tables';
+import type { ChunkCatalog } from '../store/catalog';
+import type { Tables } from '../store/tables';
 import type { TextsFile } from '../store/texts';
 import { indexTerms, normalizeIdentifier } from '../text/tokenize';
 import { bm25Search, type Bm25Options } from './bm25';
@@ -40,7 +41,7 @@ export interface RankedHits {
 }
 
 export interface SearchIndex {
-  readonly catalog: ReadonlyMap<string, ChunkMeta>;
+  readonly catalog: ChunkCatalog;
   readonly lexical: LexicalIndex;
   readonly tables: Tables;
   readonly texts: TextsFile;

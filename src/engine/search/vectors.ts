@@ -1,5 +1,6 @@
 import { CHUNK_LEVELS, type ChunkLevel } from '../model';
 import { getLogger } from '../log/logger';
+import type { ChunkCatalog } from '../store/catalog';
 import type { ChunkMeta, Tables, VectorBatch } from '../store/tables';
 import { VECTOR_MEMORY_BYTES, vectorsFitInMemory } from '../store/vector-memory';
 import { ancestors } from '../util/paths';
@@ -108,7 +109,7 @@ export class VectorScan {
 
   constructor(
     private readonly tables: Tables,
-    private readonly catalog: ReadonlyMap<string, ChunkMeta>,
+    private readonly catalog: ChunkCatalog,
     private readonly limits: {
       /** Bytes the vectors may take in memory (see store/vector-memory.ts). */
       readonly memoryBudget: number;
@@ -198,14 +199,7 @@ export class VectorScan {
     const staleRows: number[] = [];
     for (let row = 0; row < loaded.used; row++)
       if (loaded.levels[row] !== DEAD && stale.has(loaded.owners[row]!)) staleRows.push(row);
-    const fresh: string[] = [];
-    for (const meta of this.catalog.values())
-      if (
-        meta.level === 'directory'
-          ? folders.has(meta.directoryPath)
-          : meta.filePath !== null && changed.has(meta.filePath)
-      )
-        fresh.push(meta.id);
+    const fresh = this.catalog.idsOf(changed, folders);
     const kept = loaded.used - loaded.dead - staleRows.length;
     // a chunk neither kept nor re-read (a run that failed half-way): read the whole table again
     if (kept + fresh.length !== this.catalog.size) return this.load();

@@ -7,6 +7,7 @@ import { PARSER_VERSION, type Chunk, type CodeFact } from '../model';
 import { writeFileAtomic } from '../util/atomic-file';
 import type { Disposable } from '../util/event';
 import { describeError, fail, ok, type Result } from '../util/result';
+import { ChunkCatalog } from './catalog';
 import { Strings } from './columns';
 import { LexicalIndex, type LexicalDocument } from './lexical';
 import { acquireWriteLock, lockHolder } from './lock';
@@ -100,13 +101,13 @@ interface Loaded {
   readonly tables: Tables;
   readonly lexical: LexicalIndex;
   readonly texts: TextsFile;
-  readonly catalog: Map<string, ChunkMeta>;
+  readonly catalog: ChunkCatalog;
   /** Every fact, read while checking the store: the engine's graph is built from them. */
   readonly facts: CodeFact[];
 }
 
 export class IndexStore {
-  readonly catalog = new Map<string, ChunkMeta>();
+  readonly catalog = new ChunkCatalog();
   /** The catalog's chunk ids by file, so a write touches only the files it changes. */
   private readonly chunksOfFile = new Map<string, Set<string>>();
   private readonly directoryChunks = new Set<string>();
@@ -127,11 +128,11 @@ export class IndexStore {
     private tablesState: Tables,
     private lexicalState: LexicalIndex,
     private textsState: TextsFile,
-    catalog: Map<string, ChunkMeta>,
+    catalog: ChunkCatalog,
     private loadedFacts: CodeFact[],
     stamp: string | null,
   ) {
-    for (const [id, meta] of catalog) this.catalog.set(id, meta);
+    this.catalog.takeOver(catalog);
     this.indexCatalog();
     this.deltaBytes = manifestState.lexicalDeltaBytes;
     this.manifestStamp = stamp;
@@ -474,7 +475,11 @@ export class IndexStore {
     for (const id of change.chunkIds) this.untrack(id);
     this.deletedRows += before - this.catalog.size;
     this.lexical.add(change.lexical);
-    for (const chunk of change.chunks) this.track(metaOf(chunk));
+    for (const chunk of change.chunks) {
+      const meta = metaOf(chunk);
+      this.catalog.set(meta.id, meta);
+      this.track(meta.id, meta.filePath);
+    }
   }
 
   async replaceDirectoryChunks(
@@ -510,18 +515,18 @@ export class IndexStore {
   private indexCatalog(): void {
     this.chunksOfFile.clear();
     this.directoryChunks.clear();
-    for (const meta of this.catalog.values()) this.track(meta);
+    this.catalog.forEachPlace((id, filePath) => this.track(id, filePath));
   }
 
-  private track(meta: ChunkMeta): void {
-    this.catalog.set(meta.id, meta);
-    if (!meta.filePath) {
-      this.directoryChunks.add(meta.id);
+  /** Files the chunk `id` under its file (or among the directory chunks). */
+  private track(id: string, filePath: string | null): void {
+    if (!filePath) {
+      this.directoryChunks.add(id);
       return;
     }
-    const ids = this.chunksOfFile.get(meta.filePath);
-    if (ids) ids.add(meta.id);
-    else this.chunksOfFile.set(meta.filePath, new Set([meta.id]));
+    const ids = this.chunksOfFile.get(filePath);
+    if (ids) ids.add(id);
+    else this.chunksOfFile.set(filePath, new Set([id]));
   }
 
   private untrack(id: string): void {
@@ -746,8 +751,7 @@ export class IndexStore {
     this.tablesState = loaded.tables;
     this.lexicalState = loaded.lexical;
     this.textsState = loaded.texts;
-    this.catalog.clear();
-    for (const [id, meta] of loaded.catalog) this.catalog.set(id, meta);
+    this.catalog.takeOver(loaded.catalog);
     this.indexCatalog();
     this.deletedRows = 0;
     this.loadedFacts = loaded.facts;
@@ -816,10 +820,13 @@ async function loadCommitted(
     const strings = new Strings();
     lexical = await readLexical(directory, manifest, strings);
     phases.mark('lexical');
-    const catalog = new Map<string, ChunkMeta>();
-    for (const meta of await tables.chunkMetadata(strings)) catalog.set(meta.id, meta);
-    phases.mark('chunk_metadata');
     const counts = await tables.counts();
+    const catalog = new ChunkCatalog();
+    // room for the saves to come, so the first ones do not grow the columns
+    catalog.reserve(counts.chunks + Math.max(256, counts.chunks >> 5));
+    for await (const batch of tables.chunkMetadata(strings))
+      for (const meta of batch) catalog.set(meta.id, meta);
+    phases.mark('chunk_metadata');
     // reading every fact proves the facts table readable, and the graph needs them anyway
     const facts = await tables.allFacts(strings);
     phases.mark('facts');
@@ -923,7 +930,7 @@ async function readLexical(
 function checkCounts(
   manifest: Manifest,
   counts: { chunks: number; facts: number },
-  catalog: ReadonlyMap<string, ChunkMeta>,
+  catalog: ChunkCatalog,
   lexical: LexicalIndex,
 ): void {
   const expected = manifest.counts;
@@ -940,8 +947,7 @@ function checkCounts(
   if (catalog.size !== counts.chunks)
     throw new Error(`the chunks table lists ${catalog.size} of its ${counts.chunks} rows`);
   const indexed = Object.values(manifest.files).filter((entry) => !entry.skipped).length;
-  let fileChunks = 0;
-  for (const meta of catalog.values()) if (meta.level === 'file') fileChunks++;
+  const fileChunks = catalog.countOf('file');
   if (fileChunks !== indexed)
     throw new Error(`the chunks table holds ${fileChunks} files, the manifest ${indexed}`);
 }
@@ -961,7 +967,7 @@ async function startEmpty(options: StoreOpenOptions, directory: string | null): 
     ),
     lexical: new LexicalIndex(),
     texts: directory ? TextsFile.create(textsPath(directory, 0)) : TextsFile.empty(),
-    catalog: new Map(),
+    catalog: new ChunkCatalog(),
     facts: [],
   };
 }

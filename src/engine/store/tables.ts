@@ -322,10 +322,14 @@ export class Tables {
       );
   }
 
-  /** Every chunk's metadata, read column by column; `strings` shares repeated values (paths, parents). */
-  async chunkMetadata(strings = new Strings()): Promise<ChunkMeta[]> {
-    const out: ChunkMeta[] = [];
+  /**
+   * Every chunk's metadata, read column by column, a batch of rows at a time (the caller keeps
+   * them as it likes; a million at once would be a few hundred MB); `strings` shares repeated
+   * values (paths, parents).
+   */
+  async *chunkMetadata(strings = new Strings()): AsyncGenerator<ChunkMeta[]> {
     for await (const batch of this.chunks.query().select(CHUNK_META_COLUMNS)) {
+      const out: ChunkMeta[] = [];
       // interned so that the facts' chunk ids, read next, share these copies
       const id = stringColumn(batch, 'id', strings);
       const level = stringColumn(batch, 'level', strings);
@@ -360,8 +364,8 @@ export class Tables {
           originalLineCount: originalLineCount[row]!,
           segments: segments[row] ? (JSON.parse(segments[row]!) as [number, number][]) : null,
         });
+      yield out;
     }
-    return out;
   }
 
   /** Every fact, read column by column; `strings` shares repeated values (paths, names, kinds). */

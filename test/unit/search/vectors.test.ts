@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import * as path from 'node:path';
 import fc from 'fast-check';
 import { CHUNK_LEVELS, type Chunk, type ChunkLevel } from '../../../src/engine/model';
-import type { ChunkMeta } from '../../../src/engine/store/tables';
+import { ChunkCatalog } from '../../../src/engine/store/catalog';
 import { Tables } from '../../../src/engine/store/tables';
 import { VectorScan } from '../../../src/engine/search/vectors';
 import {
@@ -61,7 +61,7 @@ describe('vector scan', () => {
           const tables = await Tables.open(path.join(scratch.folder(), 'lance'), DIMENSIONS, true);
           try {
             await tables.addChunks(chunks, vectors);
-            const catalog = new Map<string, ChunkMeta>(chunks.map((c) => [c.id, c]));
+            const catalog = ChunkCatalog.of(chunks);
             const found = await new VectorScan(tables, catalog).nearest(
               Float32Array.from(query),
               limit,
@@ -100,7 +100,7 @@ describe('vector scan', () => {
     const tables = await Tables.open(path.join(scratch.folder(), 'lance'), DIMENSIONS, true);
     try {
       await tables.addChunks(chunks, new Map(chunks.map((c, i) => [c.id, direction(i)])));
-      const catalog = new Map<string, ChunkMeta>(chunks.map((c) => [c.id, c]));
+      const catalog = ChunkCatalog.of(chunks);
       const budget = chunks.length * vectorRowBytes(DIMENSIONS);
       const query = direction(100);
       const search = (scan: VectorScan) => captureLogs(() => scan.nearest(query, 5, CHUNK_LEVELS));
@@ -133,7 +133,7 @@ describe('vector scan', () => {
     const tables = await Tables.open(path.join(scratch.folder(), 'lance'), DIMENSIONS, true);
     try {
       await tables.addChunks(chunks, new Map(chunks.map((c, i) => [c.id, direction(i)])));
-      const catalog = new Map<string, ChunkMeta>(chunks.map((c) => [c.id, c]));
+      const catalog = ChunkCatalog.of(chunks);
       const query = direction(77);
       const fromTable = await tables.nearest(query, 5, CHUNK_LEVELS);
       const sink = new MemorySink('debug');
@@ -192,7 +192,7 @@ describe('vector scan', () => {
         async (saves, query) => {
           const tables = await Tables.open(path.join(scratch.folder(), 'lance'), DIMENSIONS, true);
           try {
-            const catalog = new Map<string, ChunkMeta>();
+            const catalog = new ChunkCatalog();
             let generation = 0;
             // writes the chunks of `saved` files and of every folder, as an index run does
             const write = async (saved: ReadonlyMap<string, readonly number[][]>) => {
