@@ -108,8 +108,11 @@ interface Loaded {
 
 export class IndexStore {
   readonly catalog = new ChunkCatalog();
-  /** The catalog's chunk ids by file, so a write touches only the files it changes. */
-  private readonly chunksOfFile = new Map<string, Set<string>>();
+  /**
+   * The catalog's chunk ids by file, so a write touches only the files it changes. Arrays: a Set
+   * per file held about 38 MB at 100k files (92k files, 951k chunks), arrays about 11 MB.
+   */
+  private readonly chunksOfFile = new Map<string, string[]>();
   private readonly directoryChunks = new Set<string>();
   /** Chunk rows deleted since this store last compacted its tables (their bytes are still on disk). */
   private deletedRows = 0;
@@ -515,18 +518,22 @@ export class IndexStore {
   private indexCatalog(): void {
     this.chunksOfFile.clear();
     this.directoryChunks.clear();
-    this.catalog.forEachPlace((id, filePath) => this.track(id, filePath));
+    // the catalog holds each id once: none is looked for before it is filed
+    this.catalog.forEachPlace((id, filePath) => this.track(id, filePath, false));
   }
 
-  /** Files the chunk `id` under its file (or among the directory chunks). */
-  private track(id: string, filePath: string | null): void {
+  /**
+   * Files the chunk `id` under its file (or among the directory chunks), once: `mayBeFiled` says
+   * whether it may be filed there already.
+   */
+  private track(id: string, filePath: string | null, mayBeFiled = true): void {
     if (!filePath) {
       this.directoryChunks.add(id);
       return;
     }
     const ids = this.chunksOfFile.get(filePath);
-    if (ids) ids.add(id);
-    else this.chunksOfFile.set(filePath, new Set([id]));
+    if (!ids) this.chunksOfFile.set(filePath, [id]);
+    else if (!mayBeFiled || !ids.includes(id)) ids.push(id);
   }
 
   private untrack(id: string): void {
@@ -534,8 +541,9 @@ export class IndexStore {
     this.catalog.delete(id);
     this.directoryChunks.delete(id);
     const ids = file ? this.chunksOfFile.get(file) : undefined;
-    ids?.delete(id);
-    if (ids && !ids.size) this.chunksOfFile.delete(file!);
+    const at = ids ? ids.indexOf(id) : -1;
+    if (at >= 0) ids!.splice(at, 1);
+    if (ids && !ids.length) this.chunksOfFile.delete(file!);
   }
 
   /**
