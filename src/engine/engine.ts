@@ -500,11 +500,9 @@ export class Engine implements Disposable {
 
   stats(): IndexStats {
     const manifest = this.store.manifest;
-    const chunks = Object.fromEntries(CHUNK_LEVELS.map((level) => [level, 0])) as Record<
-      ChunkLevel,
-      number
-    >;
-    for (const meta of this.store.catalog.values()) chunks[meta.level]++;
+    const chunks = Object.fromEntries(
+      CHUNK_LEVELS.map((level) => [level, this.store.catalog.countOf(level)]),
+    ) as Record<ChunkLevel, number>;
     const languages: Record<string, number> = {};
     const skippedFiles: Record<string, number> = {};
     let files = 0;

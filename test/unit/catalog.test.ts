@@ -98,6 +98,11 @@ function assertSame(catalog: ChunkCatalog, model: Map<string, ChunkMeta>): void 
     [...catalog.directoryPaths()],
     [...new Set([...model.values()].map((meta) => meta.directoryPath))],
   );
+  for (const file of ['src/a.py', 'lib/ç.go', 'src', 'unknown.py'])
+    assert.equal(
+      catalog.hasFile(file),
+      [...model.values()].some((meta) => meta.filePath === file),
+    );
   const files = new Set(['src/a.py', 'lib/ç.go', 'unknown.py']);
   const folders = new Set(['src', '.', 'nowhere']);
   assert.deepEqual(

@@ -226,9 +226,7 @@ export class Answerer {
 
   private isAboutUnindexedPlace(question: string, attachedPath: string): boolean {
     if (!question.includes(`${attachedPath}:`)) return false;
-    for (const meta of this.sources.catalog.values())
-      if (meta.filePath === attachedPath) return false;
-    return true;
+    return !this.sources.catalog.hasFile(attachedPath);
   }
 
   private searchIndex(request: AskRequest, llm: LlmClient | null): Promise<Result<SearchResult>> {

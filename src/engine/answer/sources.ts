@@ -1,7 +1,7 @@
 import type { CodeGraph } from '../graph/code-graph';
 import type { BudgetedContext, ContextItem } from '../search/context';
 import type { SearchRequest, SearchResult } from '../search/pipeline';
-import type { ChunkMeta } from '../store/tables';
+import type { ChunkCatalog } from '../store/catalog';
 import type { Result } from '../util/result';
 import type { Evidence } from './model';
 
@@ -13,7 +13,7 @@ export interface AnswerSources {
   /** The workspace folder (absolute); every path in and out is relative to it. */
   readonly root: string;
   readonly graph: CodeGraph;
-  readonly catalog: ReadonlyMap<string, ChunkMeta>;
+  readonly catalog: ChunkCatalog;
   search(request: SearchRequest): Promise<Result<SearchResult>>;
   chunkTexts(ids: Iterable<string>): Promise<Map<string, string>>;
 }

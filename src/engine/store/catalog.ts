@@ -189,6 +189,16 @@ export class ChunkCatalog implements ReadonlyMap<string, ChunkMeta> {
     return count;
   }
 
+  /** Whether any chunk belongs to the file at `filePath`. */
+  hasFile(filePath: string): boolean {
+    const number = this.columns.strings.find(filePath);
+    if (number === undefined) return false;
+    const { ids, text, used } = this.columns;
+    for (let slot = 0; slot < used; slot++)
+      if (text.filePath[slot] === number && ids[slot] !== '') return true;
+    return false;
+  }
+
   /** Each chunk's id and file path (null for a folder's chunk), in order, without making its metadata. */
   forEachPlace(callback: (id: string, filePath: string | null) => void): void {
     const { ids, text, strings } = this.columns;
