@@ -79,7 +79,7 @@ function assertSame(catalog: ChunkCatalog, model: Map<string, ChunkMeta>): void 
   assert.equal(catalog.size, model.size);
   assert.deepEqual([...catalog.entries()], [...model.entries()]);
   assert.deepEqual([...catalog.keys()], [...model.keys()]);
-  for (const id of ['a', 'é::ü', 'missing']) {
+  for (const id of ['a', 'é::ü', 'missing', ...model.keys()]) {
     assert.equal(catalog.has(id), model.has(id));
     assert.deepEqual(catalog.get(id), model.get(id));
   }
@@ -157,31 +157,31 @@ describe('chunk catalog', () => {
     );
   });
 
-  it('gives a fresh object each time: changing one changes nothing held', () => {
-    const catalog = ChunkCatalog.of([
-      {
-        id: 'x',
-        level: 'file',
-        filePath: 'a.py',
-        directoryPath: '.',
-        language: 'python',
-        className: null,
-        functionName: null,
-        startLine: 1,
-        endLine: 9,
-        parentDirectoryId: null,
-        parentFileId: null,
-        parentClassId: null,
-        isSummarized: false,
-        originalLineCount: null,
-        segments: [[1, 3]],
-      },
-    ]);
-    const first = catalog.get('x') as unknown as { startLine: number; segments: number[][] };
-    first.startLine = 5;
-    first.segments[0]![0] = 2;
+  it('gives the values a chunk was last set to, never an object made before it changed', () => {
+    const meta: ChunkMeta = {
+      id: 'x',
+      level: 'file',
+      filePath: 'a.py',
+      directoryPath: '.',
+      language: 'python',
+      className: null,
+      functionName: null,
+      startLine: 1,
+      endLine: 9,
+      parentDirectoryId: null,
+      parentFileId: null,
+      parentClassId: null,
+      isSummarized: false,
+      originalLineCount: null,
+      segments: [[1, 3]],
+    };
+    const catalog = ChunkCatalog.of([meta]);
     assert.equal(catalog.get('x')!.startLine, 1);
-    assert.deepEqual(catalog.get('x')!.segments, [[1, 3]]);
+    catalog.set('x', { ...meta, startLine: 5, segments: [[2, 3]] });
+    assert.equal(catalog.get('x')!.startLine, 5);
+    assert.deepEqual(catalog.get('x')!.segments, [[2, 3]]);
+    catalog.delete('x');
+    assert.equal(catalog.get('x'), undefined);
   });
 
   it('refuses a chunk of an unknown level or a line count that is not one', () => {

@@ -9,8 +9,13 @@ const NO_COUNT = -1;
 const SUMMARIZED_NULL = 2;
 const LEVEL_NUMBER = new Map(CHUNK_LEVELS.map((level, number) => [level, number]));
 const MIN_CAPACITY = 64;
+/**
+ * Objects kept for the chunks asked for last, by slot. A question asks for ~2,800 chunks' metadata
+ * at 10k files, 330 of them distinct: kept, most lookups make no object.
+ */
+const RECENT = 1024;
 
-/** The string columns, numbered in the catalog's string table: values that repeat across chunks. */
+/** The string fields numbered in the catalog's string table: values that repeat across chunks. */
 type TextField =
   | 'filePath'
   | 'directoryPath'
@@ -28,6 +33,24 @@ const TEXT_FIELDS: readonly TextField[] = [
   'parentFileId',
   'parentClassId',
 ];
+
+/**
+ * A chunk's numbers, side by side in one row of `Columns.rows` (so that reading a chunk touches
+ * one or two cache lines, not one per field): its level, its string fields' numbers (in
+ * TEXT_FIELDS order from TEXT), its lines, whether it is summarised, its original line count,
+ * and where its segments start in `Columns.segments` (-1 for none) and how many it has.
+ */
+const LEVEL = 0;
+const TEXT = 1;
+const START_LINE = TEXT + TEXT_FIELDS.length;
+const END_LINE = START_LINE + 1;
+const SUMMARIZED = END_LINE + 1;
+const LINE_COUNT = SUMMARIZED + 1;
+const SEGMENT_START = LINE_COUNT + 1;
+const SEGMENT_COUNT = SEGMENT_START + 1;
+const ROW = SEGMENT_COUNT + 1;
+const FILE_PATH = TEXT + TEXT_FIELDS.indexOf('filePath');
+const DIRECTORY_PATH = TEXT + TEXT_FIELDS.indexOf('directoryPath');
 
 /** Strings numbered as they first come: a file's path, its folder, its parents once for all chunks. */
 class StringNumbers {
@@ -55,19 +78,12 @@ class StringNumbers {
   }
 }
 
-/** The catalog's columns: slot `i` of each is chunk `ids[i]`'s ('' for a removed chunk's slot). */
+/** The catalog's slots: slot `i` is chunk `names[2i]`'s ('' for a removed chunk's slot). */
 interface Columns {
-  ids: string[];
-  level: Uint8Array;
-  text: Record<TextField, Int32Array>;
-  functionName: (string | null)[];
-  startLine: Int32Array;
-  endLine: Int32Array;
-  isSummarized: Uint8Array;
-  originalLineCount: Int32Array;
-  /** Where a chunk's segments start in `segments` (-1 for none) and how many it has. */
-  segmentStart: Int32Array;
-  segmentCount: Int32Array;
+  /** Each slot's chunk id and function name, side by side. */
+  names: (string | null)[];
+  /** ROW numbers per slot. */
+  rows: Int32Array;
   /** Segment after segment, two numbers each (start and end line). */
   segments: Int32Array;
   segmentsUsed: number;
@@ -78,18 +94,8 @@ interface Columns {
 
 function emptyColumns(capacity: number, segmentRoom: number): Columns {
   return {
-    ids: [],
-    level: new Uint8Array(capacity),
-    text: Object.fromEntries(
-      TEXT_FIELDS.map((field) => [field, new Int32Array(capacity)]),
-    ) as Record<TextField, Int32Array>,
-    functionName: [],
-    startLine: new Int32Array(capacity),
-    endLine: new Int32Array(capacity),
-    isSummarized: new Uint8Array(capacity),
-    originalLineCount: new Int32Array(capacity),
-    segmentStart: new Int32Array(capacity),
-    segmentCount: new Int32Array(capacity),
+    names: [],
+    rows: new Int32Array(capacity * ROW),
     segments: new Int32Array(Math.max(MIN_CAPACITY, segmentRoom)),
     segmentsUsed: 0,
     strings: new StringNumbers(),
@@ -98,15 +104,18 @@ function emptyColumns(capacity: number, segmentRoom: number): Columns {
 }
 
 /**
- * Every chunk's metadata (all but its text and vector), kept as columns: numbers in typed arrays,
- * strings that repeat across chunks (paths, folders, languages, class names, parent ids) as
- * numbers in one string table. A chunk's metadata as an object held about 150 bytes of heap
- * plus its segments' arrays, 230 MB at 100k files (951k chunks); here a chunk takes about 60
- * bytes, most of them outside the heap.
+ * Every chunk's metadata (all but its text and vector), kept as one row of numbers per chunk in
+ * a typed array, with strings that repeat across chunks (paths, folders, languages, class names,
+ * parent ids) as numbers in one string table. A chunk's metadata as an object held about 150
+ * bytes of heap plus its segments' arrays, 230 MB at 100k files (951k chunks); here a chunk takes
+ * a 60-byte row outside the heap and two references (its id and function name) on it. A row
+ * rather than a typed array per field: reading a chunk then touches a cache line or two, not one
+ * per field (a lookup cost about five times a Map's with a column per field).
  *
  * It reads as a `ReadonlyMap` from chunk id to metadata, in the order a `Map` would keep (a chunk
- * set again keeps its place, a removed one's place goes). `get` and the iterators make a fresh
- * object for each chunk they return: callers may keep it, and changing it changes nothing here.
+ * set again keeps its place, a removed one's place goes). The iterators make an object for each
+ * chunk; `get` makes one or gives the one it made for that chunk lately. Like a `Map`'s values,
+ * one object may reach several callers: they read it and never change it.
  * Removed chunks leave their slot empty until the next growth packs the columns (which also
  * drops strings no chunk names any more), so iterating while adding chunks is not supported.
  */
@@ -117,6 +126,9 @@ export class ChunkCatalog implements ReadonlyMap<string, ChunkMeta> {
   private abandonedSegments = 0;
   /** Counts the times the columns were packed, so an iterator notices its slots moved. */
   private packs = 0;
+  /** The object made for the chunk in slot `recentSlot[i]` (-1: none), at `i = slot % RECENT`. */
+  private readonly recent: (ChunkMeta | undefined)[] = new Array<ChunkMeta | undefined>(RECENT);
+  private readonly recentSlot = new Int32Array(RECENT).fill(-1);
 
   /** A catalog of `metas`, in their order. */
   static of(metas: Iterable<ChunkMeta>): ChunkCatalog {
@@ -135,18 +147,25 @@ export class ChunkCatalog implements ReadonlyMap<string, ChunkMeta> {
 
   get(id: string): ChunkMeta | undefined {
     const slot = this.slots.get(id);
-    return slot === undefined ? undefined : this.metaAt(slot);
+    if (slot === undefined) return undefined;
+    const at = slot & (RECENT - 1);
+    if (this.recentSlot[at] === slot) return this.recent[at];
+    const meta = this.metaAt(slot);
+    this.recent[at] = meta;
+    this.recentSlot[at] = slot;
+    return meta;
   }
 
   /** Adds `meta` under `id`, or replaces what `id` held (keeping its place in the order). */
   set(id: string, meta: ChunkMeta): this {
     let slot = this.slots.get(id);
     if (slot === undefined) {
-      if (this.columns.used === this.columns.level.length) this.makeRoom();
+      if (this.columns.used * ROW === this.columns.rows.length) this.makeRoom();
       slot = this.columns.used++;
-      this.columns.ids[slot] = id;
+      this.columns.names[slot * 2] = id;
       this.slots.set(id, slot);
-    } else this.abandonedSegments += this.columns.segmentCount[slot]! * 2;
+    } else this.abandonedSegments += this.columns.rows[slot * ROW + SEGMENT_COUNT]! * 2;
+    this.forget(slot);
     this.write(slot, meta);
     return this;
   }
@@ -155,8 +174,10 @@ export class ChunkCatalog implements ReadonlyMap<string, ChunkMeta> {
     const slot = this.slots.get(id);
     if (slot === undefined) return false;
     this.slots.delete(id);
-    this.columns.ids[slot] = '';
-    this.abandonedSegments += this.columns.segmentCount[slot]! * 2;
+    this.forget(slot);
+    this.columns.names[slot * 2] = '';
+    this.columns.names[slot * 2 + 1] = null;
+    this.abandonedSegments += this.columns.rows[slot * ROW + SEGMENT_COUNT]! * 2;
     return true;
   }
 
@@ -164,7 +185,7 @@ export class ChunkCatalog implements ReadonlyMap<string, ChunkMeta> {
     this.slots.clear();
     this.columns = emptyColumns(MIN_CAPACITY, MIN_CAPACITY);
     this.abandonedSegments = 0;
-    this.packs++;
+    this.moved();
   }
 
   /** Takes over `other`'s chunks (which it then no longer holds), replacing this catalog's. */
@@ -176,15 +197,16 @@ export class ChunkCatalog implements ReadonlyMap<string, ChunkMeta> {
     other.slots.clear();
     other.columns = emptyColumns(MIN_CAPACITY, MIN_CAPACITY);
     other.abandonedSegments = 0;
-    other.packs++;
+    other.moved();
   }
 
   /** How many chunks of `level` the catalog holds. */
   countOf(level: ChunkLevel): number {
     const wanted = LEVEL_NUMBER.get(level);
+    const { rows } = this.columns;
     let count = 0;
     this.eachSlot((slot) => {
-      if (this.columns.level[slot] === wanted) count++;
+      if (rows[slot * ROW + LEVEL] === wanted) count++;
     });
     return count;
   }
@@ -193,16 +215,16 @@ export class ChunkCatalog implements ReadonlyMap<string, ChunkMeta> {
   hasFile(filePath: string): boolean {
     const number = this.columns.strings.find(filePath);
     if (number === undefined) return false;
-    const { ids, text, used } = this.columns;
+    const { names, rows, used } = this.columns;
     for (let slot = 0; slot < used; slot++)
-      if (text.filePath[slot] === number && ids[slot] !== '') return true;
+      if (rows[slot * ROW + FILE_PATH] === number && names[slot * 2] !== '') return true;
     return false;
   }
 
   /** Each chunk's id and file path (null for a folder's chunk), in order, without making its metadata. */
   forEachPlace(callback: (id: string, filePath: string | null) => void): void {
-    const { ids, text, strings } = this.columns;
-    this.eachSlot((slot) => callback(ids[slot]!, strings.at(text.filePath[slot]!)));
+    const { names, rows, strings } = this.columns;
+    this.eachSlot((slot) => callback(names[slot * 2]!, strings.at(rows[slot * ROW + FILE_PATH]!)));
   }
 
   /**
@@ -210,7 +232,7 @@ export class ChunkCatalog implements ReadonlyMap<string, ChunkMeta> {
    * of those files replaces.
    */
   idsOf(files: ReadonlySet<string>, folders: ReadonlySet<string>): string[] {
-    const { ids, level, text, strings } = this.columns;
+    const { names, rows, strings } = this.columns;
     const numbers = (values: ReadonlySet<string>) =>
       new Set([...values].map((value) => strings.find(value)).filter((n) => n !== undefined));
     const fileNumbers = numbers(files);
@@ -218,29 +240,30 @@ export class ChunkCatalog implements ReadonlyMap<string, ChunkMeta> {
     const directory = LEVEL_NUMBER.get('directory');
     const out: string[] = [];
     this.eachSlot((slot) => {
+      const row = slot * ROW;
       const wanted =
-        level[slot] === directory
-          ? folderNumbers.has(text.directoryPath[slot]!)
-          : fileNumbers.has(text.filePath[slot]!);
-      if (wanted) out.push(ids[slot]!);
+        rows[row + LEVEL] === directory
+          ? folderNumbers.has(rows[row + DIRECTORY_PATH]!)
+          : fileNumbers.has(rows[row + FILE_PATH]!);
+      if (wanted) out.push(names[slot * 2]!);
     });
     return out;
   }
 
   /** Every chunk's folder, each once, in the order the chunks come. */
   directoryPaths(): Set<string> {
-    const { text, strings } = this.columns;
+    const { rows, strings } = this.columns;
     const seen = new Set<number>();
-    this.eachSlot((slot) => seen.add(text.directoryPath[slot]!));
+    this.eachSlot((slot) => seen.add(rows[slot * ROW + DIRECTORY_PATH]!));
     return new Set([...seen].map((number) => strings.at(number)!));
   }
 
   *entries(): MapIterator<[string, ChunkMeta]> {
-    for (const slot of this.liveSlots()) yield [this.columns.ids[slot]!, this.metaAt(slot)];
+    for (const slot of this.liveSlots()) yield [this.columns.names[slot * 2]!, this.metaAt(slot)];
   }
 
   *keys(): MapIterator<string> {
-    for (const slot of this.liveSlots()) yield this.columns.ids[slot]!;
+    for (const slot of this.liveSlots()) yield this.columns.names[slot * 2]!;
   }
 
   *values(): MapIterator<ChunkMeta> {
@@ -257,51 +280,57 @@ export class ChunkCatalog implements ReadonlyMap<string, ChunkMeta> {
     for (const [id, meta] of this.entries()) callback(meta, id, this);
   }
 
+  /** Makes room for `size` chunks in all, so that loading them never grows the columns. */
+  reserve(size: number): void {
+    if (size * ROW > this.columns.rows.length) this.resize(size);
+  }
+
   /** The live slots in order; an error if the columns are packed while it runs. */
   private *liveSlots(): Generator<number> {
     const packs = this.packs;
     for (let slot = 0; slot < this.columns.used; slot++) {
-      if (this.columns.ids[slot] === '') continue;
+      if (this.columns.names[slot * 2] === '') continue;
       yield slot;
       if (this.packs !== packs) throw new Error('the chunk catalog was repacked while iterated');
     }
   }
 
   private eachSlot(callback: (slot: number) => void): void {
-    const { ids, used } = this.columns;
-    for (let slot = 0; slot < used; slot++) if (ids[slot] !== '') callback(slot);
+    const { names, used } = this.columns;
+    for (let slot = 0; slot < used; slot++) if (names[slot * 2] !== '') callback(slot);
   }
 
   private metaAt(slot: number): ChunkMeta {
-    const { text, strings } = this.columns;
-    const summarized = this.columns.isSummarized[slot]!;
-    const count = this.columns.originalLineCount[slot]!;
+    const { names, rows, strings } = this.columns;
+    const row = slot * ROW;
+    const summarized = rows[row + SUMMARIZED]!;
+    const count = rows[row + LINE_COUNT]!;
     // the same keys in the same order as the chunks table's rows give
     return {
-      id: this.columns.ids[slot]!,
-      level: CHUNK_LEVELS[this.columns.level[slot]!]!,
-      filePath: strings.at(text.filePath[slot]!),
-      directoryPath: strings.at(text.directoryPath[slot]!)!,
-      language: strings.at(text.language[slot]!) as LanguageId | null,
-      className: strings.at(text.className[slot]!),
-      functionName: this.columns.functionName[slot]!,
-      startLine: this.columns.startLine[slot]!,
-      endLine: this.columns.endLine[slot]!,
-      parentDirectoryId: strings.at(text.parentDirectoryId[slot]!),
-      parentFileId: strings.at(text.parentFileId[slot]!),
-      parentClassId: strings.at(text.parentClassId[slot]!),
+      id: names[slot * 2]!,
+      level: CHUNK_LEVELS[rows[row + LEVEL]!]!,
+      filePath: strings.at(rows[row + FILE_PATH]!),
+      directoryPath: strings.at(rows[row + DIRECTORY_PATH]!)!,
+      language: strings.at(rows[row + TEXT + 2]!) as LanguageId | null,
+      className: strings.at(rows[row + TEXT + 3]!),
+      functionName: names[slot * 2 + 1]!,
+      startLine: rows[row + START_LINE]!,
+      endLine: rows[row + END_LINE]!,
+      parentDirectoryId: strings.at(rows[row + TEXT + 4]!),
+      parentFileId: strings.at(rows[row + TEXT + 5]!),
+      parentClassId: strings.at(rows[row + TEXT + 6]!),
       isSummarized: (summarized === SUMMARIZED_NULL ? null : summarized === 1) as boolean,
       originalLineCount: count === NO_COUNT ? null : count,
-      segments: this.segmentsAt(slot),
+      segments: this.segmentsAt(row),
     };
   }
 
-  private segmentsAt(slot: number): Segment[] | null {
-    const start = this.columns.segmentStart[slot]!;
+  private segmentsAt(row: number): Segment[] | null {
+    const { rows, segments } = this.columns;
+    const start = rows[row + SEGMENT_START]!;
     if (start < 0) return null;
     const out: Segment[] = [];
-    const { segments } = this.columns;
-    for (let i = 0, at = start; i < this.columns.segmentCount[slot]!; i++, at += 2)
+    for (let i = 0, at = start; i < rows[row + SEGMENT_COUNT]!; i++, at += 2)
       out.push([segments[at]!, segments[at + 1]!]);
     return out;
   }
@@ -313,23 +342,26 @@ export class ChunkCatalog implements ReadonlyMap<string, ChunkMeta> {
     const count = meta.originalLineCount;
     if (count !== null && !(Number.isInteger(count) && count >= 0 && count <= 0x7fffffff))
       throw new Error(`a chunk's original line count is not a line count: ${count}`);
-    columns.level[slot] = level;
-    for (const field of TEXT_FIELDS)
-      columns.text[field][slot] = columns.strings.numberOf(meta[field] as string | null);
-    columns.functionName[slot] = meta.functionName;
-    columns.startLine[slot] = meta.startLine;
-    columns.endLine[slot] = meta.endLine;
+    const { rows } = columns;
+    const row = slot * ROW;
+    rows[row + LEVEL] = level;
+    TEXT_FIELDS.forEach((field, at) => {
+      rows[row + TEXT + at] = columns.strings.numberOf(meta[field] as string | null);
+    });
+    columns.names[slot * 2 + 1] = meta.functionName;
+    rows[row + START_LINE] = meta.startLine;
+    rows[row + END_LINE] = meta.endLine;
     const summarized = meta.isSummarized as boolean | null;
-    columns.isSummarized[slot] = summarized === null ? SUMMARIZED_NULL : summarized ? 1 : 0;
-    columns.originalLineCount[slot] = count ?? NO_COUNT;
-    this.writeSegments(slot, meta.segments);
+    rows[row + SUMMARIZED] = summarized === null ? SUMMARIZED_NULL : summarized ? 1 : 0;
+    rows[row + LINE_COUNT] = count ?? NO_COUNT;
+    this.writeSegments(row, meta.segments);
   }
 
-  private writeSegments(slot: number, segments: readonly Segment[] | null): void {
+  private writeSegments(row: number, segments: readonly Segment[] | null): void {
     const columns = this.columns;
     // the slot's earlier segments, if any, were counted as abandoned
-    columns.segmentStart[slot] = -1;
-    columns.segmentCount[slot] = 0;
+    columns.rows[row + SEGMENT_START] = -1;
+    columns.rows[row + SEGMENT_COUNT] = 0;
     if (!segments) return;
     const size = segments.length * 2;
     if (
@@ -344,8 +376,8 @@ export class ChunkCatalog implements ReadonlyMap<string, ChunkMeta> {
       grown.set(columns.segments.subarray(0, columns.segmentsUsed));
       columns.segments = grown;
     }
-    columns.segmentStart[slot] = columns.segmentsUsed;
-    columns.segmentCount[slot] = segments.length;
+    columns.rows[row + SEGMENT_START] = columns.segmentsUsed;
+    columns.rows[row + SEGMENT_COUNT] = segments.length;
     for (const [start, end] of segments) {
       columns.segments[columns.segmentsUsed++] = start;
       columns.segments[columns.segmentsUsed++] = end;
@@ -362,18 +394,14 @@ export class ChunkCatalog implements ReadonlyMap<string, ChunkMeta> {
     columns.segmentsUsed = 0;
     this.abandonedSegments = 0;
     this.eachSlot((slot) => {
-      const start = columns.segmentStart[slot]!;
+      const row = slot * ROW;
+      const start = columns.rows[row + SEGMENT_START]!;
       if (start < 0) return;
-      const size = columns.segmentCount[slot]! * 2;
-      columns.segmentStart[slot] = columns.segmentsUsed;
+      const size = columns.rows[row + SEGMENT_COUNT]! * 2;
+      columns.rows[row + SEGMENT_START] = columns.segmentsUsed;
       columns.segments.set(old.subarray(start, start + size), columns.segmentsUsed);
       columns.segmentsUsed += size;
     });
-  }
-
-  /** Makes room for `size` chunks in all, so that loading them never grows the columns. */
-  reserve(size: number): void {
-    if (size > this.columns.level.length) this.resize(size);
   }
 
   /**
@@ -388,63 +416,52 @@ export class ChunkCatalog implements ReadonlyMap<string, ChunkMeta> {
   }
 
   private resize(capacity: number): void {
-    const old = this.columns;
-    const grown = <T extends Uint8Array | Int32Array>(column: T, make: (size: number) => T): T => {
-      const copy = make(capacity);
-      copy.set(column.subarray(0, old.used));
-      return copy;
-    };
-    const ints = (size: number) => new Int32Array(size);
-    const bytes = (size: number) => new Uint8Array(size);
-    this.columns = {
-      ...old,
-      level: grown(old.level, bytes),
-      text: Object.fromEntries(
-        TEXT_FIELDS.map((field) => [field, grown(old.text[field], ints)]),
-      ) as Record<TextField, Int32Array>,
-      startLine: grown(old.startLine, ints),
-      endLine: grown(old.endLine, ints),
-      isSummarized: grown(old.isSummarized, bytes),
-      originalLineCount: grown(old.originalLineCount, ints),
-      segmentStart: grown(old.segmentStart, ints),
-      segmentCount: grown(old.segmentCount, ints),
-    };
+    const rows = new Int32Array(capacity * ROW);
+    rows.set(this.columns.rows.subarray(0, this.columns.used * ROW));
+    this.columns = { ...this.columns, rows };
   }
 
   /** Moves the live chunks, in order, into fresh columns of `capacity` slots. */
   private pack(capacity: number): void {
     const old = this.columns;
-    this.columns = emptyColumns(capacity, old.segmentsUsed - this.abandonedSegments);
+    const columns = emptyColumns(capacity, old.segmentsUsed - this.abandonedSegments);
+    this.columns = columns;
     this.abandonedSegments = 0;
     for (let slot = 0; slot < old.used; slot++) {
-      const id = old.ids[slot]!;
+      const id = old.names[slot * 2]!;
       if (id === '') continue;
-      const at = this.columns.used++;
-      this.columns.ids[at] = id;
-      this.slots.set(id, at);
-      this.moveSlot(old, slot, at);
+      const to = columns.used++;
+      columns.names[to * 2] = id;
+      columns.names[to * 2 + 1] = old.names[slot * 2 + 1]!;
+      this.slots.set(id, to);
+      const from = slot * ROW;
+      const row = to * ROW;
+      columns.rows.set(old.rows.subarray(from, from + ROW), row);
+      for (let at = TEXT; at < TEXT + TEXT_FIELDS.length; at++)
+        columns.rows[row + at] = columns.strings.numberOf(old.strings.at(old.rows[from + at]!));
+      const start = old.rows[from + SEGMENT_START]!;
+      if (start < 0) continue;
+      const size = old.rows[from + SEGMENT_COUNT]! * 2;
+      columns.rows[row + SEGMENT_START] = columns.segmentsUsed;
+      columns.segments.set(old.segments.subarray(start, start + size), columns.segmentsUsed);
+      columns.segmentsUsed += size;
     }
-    this.packs++;
+    this.moved();
   }
 
-  private moveSlot(old: Columns, from: number, to: number): void {
-    const columns = this.columns;
-    columns.level[to] = old.level[from]!;
-    for (const field of TEXT_FIELDS)
-      columns.text[field][to] = columns.strings.numberOf(old.strings.at(old.text[field][from]!));
-    columns.functionName[to] = old.functionName[from]!;
-    columns.startLine[to] = old.startLine[from]!;
-    columns.endLine[to] = old.endLine[from]!;
-    columns.isSummarized[to] = old.isSummarized[from]!;
-    columns.originalLineCount[to] = old.originalLineCount[from]!;
-    const start = old.segmentStart[from]!;
-    const count = old.segmentCount[from]!;
-    columns.segmentCount[to] = count;
-    if (start < 0) columns.segmentStart[to] = -1;
-    else {
-      columns.segmentStart[to] = columns.segmentsUsed;
-      columns.segments.set(old.segments.subarray(start, start + count * 2), columns.segmentsUsed);
-      columns.segmentsUsed += count * 2;
+  /** Drops the object kept for `slot`, whose chunk changed or left. */
+  private forget(slot: number): void {
+    const at = slot & (RECENT - 1);
+    if (this.recentSlot[at] === slot) {
+      this.recentSlot[at] = -1;
+      this.recent[at] = undefined;
     }
+  }
+
+  /** The slots moved or emptied: iterators stop, and no kept object is served again. */
+  private moved(): void {
+    this.packs++;
+    this.recentSlot.fill(-1);
+    this.recent.fill(undefined);
   }
 }
