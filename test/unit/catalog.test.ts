@@ -98,6 +98,14 @@ function assertSame(catalog: ChunkCatalog, model: Map<string, ChunkMeta>): void 
     [...catalog.directoryPaths()],
     [...new Set([...model.values()].map((meta) => meta.directoryPath))],
   );
+  for (const id of ['a', 'é::ü', 'missing', ...model.keys()]) {
+    const meta = model.get(id);
+    const folder = meta?.level === 'directory';
+    assert.deepEqual(
+      catalog.placeOf(id),
+      meta && { id, folder, path: folder ? meta.directoryPath : meta.filePath },
+    );
+  }
   for (const file of ['src/a.py', 'lib/ç.go', 'src', 'unknown.py'])
     assert.equal(
       catalog.hasFile(file),

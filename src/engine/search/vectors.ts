@@ -1,7 +1,7 @@
 import { CHUNK_LEVELS, type ChunkLevel } from '../model';
 import { getLogger } from '../log/logger';
-import type { ChunkCatalog } from '../store/catalog';
-import type { ChunkMeta, Tables, VectorBatch } from '../store/tables';
+import type { ChunkCatalog, ChunkPlace } from '../store/catalog';
+import type { Tables, VectorBatch } from '../store/tables';
 import { VECTOR_MEMORY_BYTES, vectorsFitInMemory } from '../store/vector-memory';
 import { ancestors } from '../util/paths';
 import { BLOCK_ROWS, int8Matrix, PlainMatrix, type Int8Matrix } from './int8-dots';
@@ -40,10 +40,10 @@ class Owners {
   private readonly files = new Map<string, number>();
   private readonly folders = new Map<string, number>();
 
-  /** The number of what a save replaces `meta`'s vector with: its file, or its folder's summary. */
-  of(meta: ChunkMeta): number {
-    if (meta.level === 'directory') return this.number(this.folders, meta.directoryPath);
-    return meta.filePath === null ? NO_OWNER : this.number(this.files, meta.filePath);
+  /** The number of what a save replaces the vector of the chunk at `place` with: its file, or its folder's summary. */
+  of(place: ChunkPlace): number {
+    if (place.folder) return this.number(this.folders, place.path!);
+    return place.path === null ? NO_OWNER : this.number(this.files, place.path);
   }
 
   /** The numbers of `files` and of `folders` that have rows. */
@@ -250,9 +250,9 @@ export class VectorScan {
           rows.codes.row(at),
         );
         rows.levels[at] = LEVEL_CODE.get(batch.levels[row]!)!;
-        const meta = this.catalog.get(batch.ids[row]!);
-        rows.owners[at] = meta ? into.numbering.of(meta) : NO_OWNER;
-        rows.ids[at] = meta ? meta.id : batch.ids[row]!;
+        const place = this.catalog.placeOf(batch.ids[row]!);
+        rows.owners[at] = place ? into.numbering.of(place) : NO_OWNER;
+        rows.ids[at] = place ? place.id : batch.ids[row]!;
       }
     }
     return rows;

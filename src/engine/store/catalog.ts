@@ -8,6 +8,7 @@ const NO_COUNT = -1;
 /** `isSummarized` as stored: false, true, or null (a row the table holds without a value). */
 const SUMMARIZED_NULL = 2;
 const LEVEL_NUMBER = new Map(CHUNK_LEVELS.map((level, number) => [level, number]));
+const DIRECTORY_LEVEL = LEVEL_NUMBER.get('directory')!;
 const MIN_CAPACITY = 64;
 /**
  * Objects kept for the chunks asked for last, by slot. A question asks for ~2,800 chunks' metadata
@@ -76,6 +77,15 @@ class StringNumbers {
   at(number: number): string | null {
     return number === NULL_TEXT ? null : this.values[number]!;
   }
+}
+
+/** Where a chunk belongs (see `ChunkCatalog.placeOf`). */
+export interface ChunkPlace {
+  readonly id: string;
+  /** Whether it is a folder's chunk. */
+  readonly folder: boolean;
+  /** Its folder for a folder's chunk, else its file's path (null for none). */
+  readonly path: string | null;
 }
 
 /** The catalog's slots: slot `i` is chunk `names[2i]`'s ('' for a removed chunk's slot). */
@@ -209,6 +219,23 @@ export class ChunkCatalog implements ReadonlyMap<string, ChunkMeta> {
       if (rows[slot * ROW + LEVEL] === wanted) count++;
     });
     return count;
+  }
+
+  /**
+   * Where chunk `id` belongs, without making its metadata: the catalog's copy of its id, and its
+   * file's path (null for none) or, for a folder's chunk, its folder. Undefined for an unknown id.
+   */
+  placeOf(id: string): ChunkPlace | undefined {
+    const slot = this.slots.get(id);
+    if (slot === undefined) return undefined;
+    const { names, rows, strings } = this.columns;
+    const row = slot * ROW;
+    const folder = rows[row + LEVEL] === DIRECTORY_LEVEL;
+    return {
+      id: names[slot * 2]!,
+      folder,
+      path: strings.at(rows[row + (folder ? DIRECTORY_PATH : FILE_PATH)]!),
+    };
   }
 
   /** Whether any chunk belongs to the file at `filePath`. */
