@@ -68,7 +68,7 @@ export class TextsFile {
    * changes once written and offsets only grow while this file is read, so an offset names one
    * text until the file is rewritten (which clears this).
    */
-  private readonly decoded = new Map<number, ReadText>();
+  private readonly decoded = new Map<number, CountedText>();
   private decodedChars = 0;
 
   private constructor(
@@ -160,7 +160,7 @@ export class TextsFile {
     return ok(counted);
   }
 
-  private remember(offset: number, counted: ReadText): void {
+  private remember(offset: number, counted: CountedText): void {
     const size = decodedSize(counted);
     if (size > CACHED_CHARS / 4) return;
     this.decoded.set(offset, counted);
@@ -411,76 +411,42 @@ function encodeCounts(counts: readonly number[]): Buffer {
 }
 
 /**
- * The text and counts of a record parsed at the start of `bytes`; null when its counts are cut
- * short. The line sums are decoded when first asked for: most reads are for steps that count no
- * tokens.
+ * The text and counts of a record parsed at the start of `bytes`; null when the counts do not
+ * match the text (one per line, besides the header's).
  */
 function decodeCounted(
   bytes: Buffer,
   record: { textStart: number; countsStart: number; end: number },
-): ReadText | null {
+): CountedText | null {
   const text = bytes.toString('utf8', record.textStart, record.countsStart);
-  if (record.countsStart === record.end) return new ReadText(text, null, null);
-  let headerTokens = 0;
-  let at = record.countsStart;
-  for (let shift = 0; ; shift += 7, at++) {
-    if (at === record.end) return null;
-    headerTokens += (bytes[at]! & 0x7f) * 2 ** shift;
-    if (!(bytes[at]! & 0x80)) break;
-  }
-  // a copy: `bytes` is read into again
-  return new ReadText(
-    text,
-    headerTokens,
-    Uint8Array.prototype.slice.call(bytes, at + 1, record.end),
-  );
-}
-
-/** A text read with its counts, its lines' sums decoded from `lineCounts` when first asked for. */
-class ReadText implements CountedText {
-  private sums: Int32Array | null | undefined;
-
-  constructor(
-    readonly text: string,
-    readonly headerTokens: number | null,
-    /** One LEB128 count per line of the text; null for a text stored uncounted. */
-    readonly lineCounts: Uint8Array | null,
-  ) {}
-
-  get lineSums(): Int32Array | null {
-    if (this.sums === undefined)
-      this.sums = this.lineCounts && lineSumsOf(this.text, this.lineCounts);
-    return this.sums;
-  }
-}
-
-/**
- * Prefix sums of the text's line counts; null (the text is counted when shown) when they are
- * not one per line of the text, which only a damaged record could give.
- */
-function lineSumsOf(text: string, counts: Uint8Array): Int32Array | null {
+  if (record.countsStart === record.end) return { text, lineSums: null, headerTokens: null };
   let lines = 1;
   for (let at = text.indexOf('\n'); at >= 0; at = text.indexOf('\n', at + 1)) lines++;
-  const sums = new Int32Array(lines + 1);
+  const lineSums = new Int32Array(lines + 1);
+  let headerTokens = -1;
   let line = 0;
   let value = 0;
   let shift = 0;
-  for (const byte of counts) {
+  for (let at = record.countsStart; at < record.end; at++) {
+    const byte = bytes[at]!;
     value += (byte & 0x7f) * 2 ** shift;
     shift += 7;
     if (byte & 0x80) continue;
-    if (line === lines) return null;
-    sums[line + 1] = sums[line]! + value;
-    line++;
+    if (headerTokens < 0) headerTokens = value;
+    else if (line < lines) {
+      lineSums[line + 1] = lineSums[line]! + value;
+      line++;
+    } else return null;
     value = 0;
     shift = 0;
   }
-  return line === lines && shift === 0 ? sums : null;
+  if (line !== lines || shift !== 0) return null;
+  return { text, lineSums, headerTokens };
 }
 
-/** What a decoded text costs the cache, in characters: its text and its counts. */
-function decodedSize(counted: ReadText): number {
-  return counted.text.length + (counted.lineCounts?.length ?? 0);
+/** What a decoded text costs the cache, in characters: its text and two per line sum. */
+function decodedSize(counted: CountedText): number {
+  return counted.text.length + 2 * (counted.lineSums?.length ?? 0);
 }
 
 /** The whole record at `at` if it lies within `limit` and matches its checksum, else null. */
