@@ -48,16 +48,15 @@ export const ITEM_CAP = 1500;
 const log = getLogger('search.context');
 
 /**
- * Tokens kept across searches: a numbered line's number (`  12 |`), by width then line, 0 for one
- * not counted yet (a number takes a token at least), so that a question looks each of its lines'
- * numbers up in an array; and whole items that are not numbered lines (a parent's first lines, a
- * folder's summary), which the next question often shows again, bounded.
+ * Tokens kept across searches, each store bounded: a numbered line's number (`  12 |`, by line
+ * and width) and text (` text` and its line break, by the line's own characters), and whole
+ * items that are not numbered lines (a parent's first lines, a folder's summary), which the next
+ * question often shows again.
  */
-const numberTokens: Uint8Array[] = [];
+const numberTokens = new Generations<number, number>(100_000);
 const itemTokens = new Generations<string, number>(1_000_000, (text) => text.length);
-/** Numbers of lines below this, padded to fewer digits than KEPT_WIDTHS, are kept. */
-const KEPT_LINES = 1 << 21;
-const KEPT_WIDTHS = 8;
+/** Widths of line numbers below this are kept by line and width in one number. */
+const KEPT_WIDTHS = 64;
 
 /** Counts tokens with the cl100k encoding (see text/text-tokens). */
 export function countTokens(text: string): Promise<number> {
@@ -66,18 +65,10 @@ export function countTokens(text: string): Promise<number> {
 
 /** The tokens of a numbered line's number, `${String(line).padStart(width)} |`. */
 function lineNumberTokens(line: number, width: number): number {
-  if (width >= KEPT_WIDTHS || line < 0 || line >= KEPT_LINES || !Number.isInteger(line))
-    return countText(`${String(line).padStart(width)} |`);
-  let counts = numberTokens[width];
-  if (!counts || counts.length <= line) {
-    const grown = new Uint8Array(
-      Math.min(KEPT_LINES, Math.max(1024, line + 1, 2 * (counts?.length ?? 0))),
-    );
-    if (counts) grown.set(counts);
-    numberTokens[width] = counts = grown;
-  }
-  // counts stay far below 256: a number of fewer than KEPT_WIDTHS digits is a few tokens
-  return (counts[line] ||= countText(`${String(line).padStart(width)} |`));
+  const count = () => countText(`${String(line).padStart(width)} |`);
+  return width < KEPT_WIDTHS && Number.isSafeInteger(line * KEPT_WIDTHS + width)
+    ? numberTokens.get(line * KEPT_WIDTHS + width, count)
+    : count();
 }
 
 /**
