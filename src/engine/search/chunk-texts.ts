@@ -1,5 +1,5 @@
 import { getLogger } from '../log/logger';
-import type { CountedText, TextsFile } from '../store/texts';
+import type { TextsFile } from '../store/texts';
 
 /**
  * Chunk texts for the search steps that read code (message matching, focused windows), read by
@@ -42,33 +42,20 @@ export class ChunkTexts {
 
   /** The texts of `ids` that exist and can be read, in the order asked. */
   get(ids: Iterable<string>): Promise<Map<string, string>> {
-    return Promise.resolve(this.readInto(ids, new Map<string, string>(), (read) => read.text));
-  }
-
-  /** The texts of `ids` with their token counts, as `get` gives the texts. */
-  counted(ids: Iterable<string>): Promise<Map<string, CountedText>> {
-    return Promise.resolve(this.readInto(ids, new Map<string, CountedText>(), (read) => read));
-  }
-
-  /** `out` with each of `ids` that exists and can be read (a damaged one is left out, warned). */
-  private readInto<T>(
-    ids: Iterable<string>,
-    out: Map<string, T>,
-    pick: (read: CountedText) => T,
-  ): Map<string, T> {
+    const out = new Map<string, string>();
     let damaged = 0;
     let failure: string | null = null;
     for (const id of ids) {
       if (out.has(id)) continue;
-      const read = this.stored.readCounted(id);
+      const read = this.stored.read(id);
       if (read.ok) {
-        if (read.value !== undefined) out.set(id, pick(read.value));
+        if (read.value !== undefined) out.set(id, read.value);
       } else {
         damaged++;
         failure ??= read.error.message;
       }
     }
     if (damaged) log.warn('chunk_texts_damaged', { chunks: damaged, error: failure });
-    return out;
+    return Promise.resolve(out);
   }
 }

@@ -1,13 +1,12 @@
 import type { ChunkLevel } from '../model';
 import { getLogger } from '../log/logger';
 import type { ChunkMeta } from '../store/tables';
-import type { CountedText } from '../store/texts';
 import type { ChunkTexts } from './chunk-texts';
-import { codeLines, type ChunkCodeLine, type CodeLine } from './evidence';
+import { codeLines, type CodeLine } from './evidence';
 import type { QueryMode } from './mode-router';
 import type { Span } from './spans';
 import { Generations } from '../util/generations';
-import { countText, headerOf, numberedLineTextTokens } from '../text/text-tokens';
+import { KeptTextCounts, TokenCounter } from './token-count';
 
 /**
  * What a model is shown: the spans in rank order, each preceded (once) by its parent chain —
@@ -44,9 +43,13 @@ export const MODE_BUDGETS: Readonly<Record<QueryMode, number>> = {
 };
 /** No single item takes more than this; longer code is cut after its first lines, with a marker. */
 export const ITEM_CAP = 1500;
+const PARENT_LINES = 10;
 
 const log = getLogger('search.context');
 
+let counter: Promise<TokenCounter> | undefined;
+/** Tokens per piece of text, kept across searches: code is made of the same few pieces. */
+const pieceTokens = new KeptTextCounts(65_536, 1 << 20);
 /**
  * Tokens kept across searches, each store bounded: a numbered line's number (`  12 |`, by line
  * and width) and text (` text` and its line break, by the line's own characters), and whole
@@ -54,18 +57,40 @@ const log = getLogger('search.context');
  * question often shows again.
  */
 const numberTokens = new Generations<number, number>(100_000);
+const lineTextTokens = new KeptTextCounts(65_536, 1_000_000);
 const itemTokens = new Generations<string, number>(1_000_000, (text) => text.length);
 /** Widths of line numbers below this are kept by line and width in one number. */
 const KEPT_WIDTHS = 64;
 
-/** Counts tokens with the cl100k encoding (see text/text-tokens). */
-export function countTokens(text: string): Promise<number> {
-  return Promise.resolve(countText(text));
+function loadCounter(): Promise<TokenCounter> {
+  counter ??= import('js-tiktoken/ranks/cl100k_base').then(
+    (ranks) => new TokenCounter(ranks.default),
+  );
+  return counter;
+}
+
+/**
+ * Counts tokens with the cl100k encoding, its ranks loaded once. The encoding first cuts text
+ * into pieces by its pattern and encodes each piece on its own, so the count of a text is the sum
+ * of its pieces' counts: pieces are counted once and kept, and a search only looks them up.
+ */
+export async function countTokens(text: string): Promise<number> {
+  return countWith(await loadCounter(), text);
+}
+
+function countWith(counter: TokenCounter, text: string): number {
+  let total = 0;
+  // special-token names are ordinary text here, as in the whole-text encoding
+  const countPiece = (piece: string) => counter.countPiece(piece);
+  counter.eachPiece(text, (start, end) => {
+    total += pieceTokens.count(text, start, end, countPiece);
+  });
+  return total;
 }
 
 /** The tokens of a numbered line's number, `${String(line).padStart(width)} |`. */
-function lineNumberTokens(line: number, width: number): number {
-  const count = () => countText(`${String(line).padStart(width)} |`);
+function lineNumberTokens(line: number, width: number, counter: TokenCounter): number {
+  const count = () => countWith(counter, `${String(line).padStart(width)} |`);
   return width < KEPT_WIDTHS && Number.isSafeInteger(line * KEPT_WIDTHS + width)
     ? numberTokens.get(line * KEPT_WIDTHS + width, count)
     : count();
@@ -79,22 +104,21 @@ function lineNumberTokens(line: number, width: number): number {
  * per line, its number's (`  12 |`) and its text's (` text` and its line break, none after the
  * last): line counts are kept across questions, which show the same code again.
  */
-export function numberedItemTokens(
+export async function numberedItemTokens(
   title: string,
   lines: readonly CodeLine[],
   width: number,
 ): Promise<number> {
-  return Promise.resolve(numberedTokens(title, lines, width));
-}
-
-function numberedTokens(title: string, lines: readonly CodeLine[], width: number): number {
-  let total = countText(`${title}\n`);
+  const counter = await loadCounter();
+  let total = countWith(counter, `${title}\n`);
   lines.forEach((line, i) => {
-    total += lineNumberTokens(line.line, width);
+    total += lineNumberTokens(line.line, width, counter);
     total +=
       i + 1 < lines.length
-        ? numberedLineTextTokens(line.text, 0, line.text.length)
-        : countText(` ${line.text}`);
+        ? lineTextTokens.count(line.text, 0, line.text.length, (text) =>
+            countWith(counter, ` ${text}\n`),
+          )
+        : countWith(counter, ` ${line.text}`);
   });
   return total;
 }
@@ -104,71 +128,27 @@ function numberedTokens(title: string, lines: readonly CodeLine[], width: number
  * kept line counts as numberedItemTokens takes them: every line ends in a line break here, and
  * the marker starts with neither \r nor \n, so no piece crosses into it.
  */
-export function cutItemTokens(
+export async function cutItemTokens(
   title: string,
   lines: readonly CodeLine[],
   width: number,
   marker: string,
 ): Promise<number> {
-  return Promise.resolve(cutTokens(title, lines, width, marker));
-}
-
-function cutTokens(
-  title: string,
-  lines: readonly CodeLine[],
-  width: number,
-  marker: string,
-): number {
-  let total = countText(`${title}\n`) + countText(marker);
+  const counter = await loadCounter();
+  let total = countWith(counter, `${title}\n`) + countWith(counter, marker);
   for (const line of lines) {
-    total += lineNumberTokens(line.line, width);
-    total += numberedLineTextTokens(line.text, 0, line.text.length);
+    total += lineNumberTokens(line.line, width, counter);
+    total += lineTextTokens.count(line.text, 0, line.text.length, (text) =>
+      countWith(counter, ` ${text}\n`),
+    );
   }
   return total;
 }
 
-/**
- * numberedItemTokens and cutItemTokens (`marker` given) from the counts the store keeps of the
- * text `lines` are of: a run of its lines' texts is a difference of two sums. Null when `lines`
- * are not one run of the text's lines.
- */
-export function storedItemTokens(
-  title: string,
-  lines: readonly ChunkCodeLine[],
-  width: number,
-  counted: CountedText,
-  marker?: string,
-): number | null {
-  const sums = counted.lineSums;
-  const first = lines[0]?.at ?? 0;
-  const last = lines.length ? lines[lines.length - 1]!.at : -1;
-  if (!sums || last - first !== lines.length - 1 || last >= sums.length - 1) return null;
-  let total = countText(`${title}\n`);
-  for (const line of lines) total += lineNumberTokens(line.line, width);
-  if (marker !== undefined) return total + countText(marker) + sums[last + 1]! - sums[first]!;
-  // the last line has no line break after it
-  if (!lines.length) return total;
-  return total + sums[last]! - sums[first]! + countText(` ${lines[lines.length - 1]!.text}`);
-}
-
-/**
- * The tokens of `${title}\n${text}`, `textTokens` being those of `text` when known. The piece of
- * the encoding that takes the title's line break ends after it when the title ends in a sign
- * (its pattern's ` ?[^\s\p{L}\p{N}]+[\r\n]*`) and `text` starts with no line break.
- */
-export function titledTextTokens(title: string, text: string, textTokens: number | null): number {
-  const start = text.charCodeAt(0);
-  if (textTokens !== null && ENDS_IN_SIGN.test(title) && start !== 10 && start !== 13)
-    return countText(`${title}\n`) + textTokens;
-  return itemTextTokens(`${title}\n${text}`);
-}
-
-/** A title whose last character is neither whitespace, a letter nor a digit. */
-const ENDS_IN_SIGN = /[^\s\p{L}\p{N}]$/u;
-
 /** The tokens of a whole item's text, kept across questions. */
-function itemTextTokens(text: string): number {
-  return itemTokens.get(text, countText);
+async function itemTextTokens(text: string): Promise<number> {
+  const counter = await loadCounter();
+  return itemTokens.get(text, (key) => countWith(counter, key));
 }
 
 export async function buildContext(
@@ -178,7 +158,7 @@ export async function buildContext(
   budget: number,
 ): Promise<BudgetedContext> {
   const parentIds = spans.flatMap((span) => parentsOf(catalog, span.chunkId));
-  const bodies = await texts.counted([...spans.map((span) => span.chunkId), ...parentIds]);
+  const bodies = await texts.get([...spans.map((span) => span.chunkId), ...parentIds]);
   const items: ContextItem[] = [];
   const kept: Span[] = [];
   const included = new Set<string>();
@@ -190,7 +170,7 @@ export async function buildContext(
     const shown = spanBody(meta, bodies.get(span.chunkId), span);
     // a span too large for what is left, whatever its exact count, is not counted (nor its parents)
     const title = titleOf(meta, 'evidence', span.startLine, span.endLine);
-    if (shown.kind === 'numbered' && used + evidenceTokensAtLeast(title, shown) > budget) {
+    if (shown.numbered && used + evidenceTokensAtLeast(title, shown.numbered) > budget) {
       dropped++;
       continue;
     }
@@ -199,10 +179,14 @@ export async function buildContext(
       if (included.has(parentId)) continue;
       const parent = catalog.get(parentId);
       const body = bodies.get(parentId);
-      if (parent && body?.text)
-        pending.push(item(parent, 'parent', parent.startLine, parent.endLine, headerBody(body)));
+      if (parent && body)
+        pending.push(
+          await item(parent, 'parent', parent.startLine, parent.endLine, {
+            text: headerOf(body),
+          }),
+        );
     }
-    const evidence = item(meta, 'evidence', span.startLine, span.endLine, shown);
+    const evidence = await item(meta, 'evidence', span.startLine, span.endLine, shown);
     const cost = pending.reduce((sum, entry) => sum + entry.tokens, evidence.tokens);
     if (used + cost > budget) {
       dropped++;
@@ -224,33 +208,22 @@ export async function buildContext(
   return { items, spans: kept, tokens: used, budget, droppedSpans: dropped };
 }
 
-/**
- * What an item shows: plain text (with its tokens when the store keeps them), or a chunk's code
- * lines numbered to `width` digits, with the counts the store keeps of the chunk's text.
- */
-type ItemBody =
-  | { readonly kind: 'text'; readonly text: string; readonly tokens: number | null }
-  | {
-      readonly kind: 'numbered';
-      readonly lines: readonly ChunkCodeLine[];
-      readonly width: number;
-      readonly counted: CountedText;
-    };
-
-/** The numbered lines of a span; directories and files without code show their summary. */
-function spanBody(meta: ChunkMeta, body: CountedText | undefined, span: Span): ItemBody {
-  if (!body?.text) return { kind: 'text', text: '', tokens: null };
-  if (meta.level === 'directory') return { kind: 'text', text: body.text, tokens: null };
-  const lines = codeLines(meta, body.text).filter(
-    (line) => line.line >= span.startLine && line.line <= span.endLine,
-  );
-  if (!lines.length) return headerBody(body);
-  return { kind: 'numbered', lines, width: String(span.endLine).length, counted: body };
+/** What an item shows: plain text, or code lines numbered to `width` digits. */
+interface ItemBody {
+  readonly text: string;
+  readonly numbered?: { readonly lines: readonly CodeLine[]; readonly width: number };
 }
 
-/** A text's first lines, with their tokens as the store keeps them. */
-function headerBody(body: CountedText): ItemBody {
-  return { kind: 'text', text: headerOf(body.text), tokens: body.headerTokens };
+/** The numbered lines of a span; directories and files without code show their summary. */
+function spanBody(meta: ChunkMeta, body: string | undefined, span: Span): ItemBody {
+  if (!body) return { text: '' };
+  if (meta.level === 'directory') return { text: body };
+  const lines = codeLines(meta, body).filter(
+    (line) => line.line >= span.startLine && line.line <= span.endLine,
+  );
+  if (!lines.length) return { text: headerOf(body) };
+  const width = String(span.endLine).length;
+  return { text: numberedLines(lines, width), numbered: { lines, width } };
 }
 
 /** Code lines as models read and cite them: `number | text`, the numbers right-aligned to `width` digits. */
@@ -306,16 +279,35 @@ function titleOf(
   return `### ${meta.filePath ?? `${meta.directoryPath}/`}${meta.level === 'directory' ? '' : `:${startLine}-${endLine}`} (${meta.level}${meta.className || meta.functionName ? ` ${[meta.className, meta.functionName].filter(Boolean).join('.')}` : ''}${role === 'parent' ? ', surroundings' : ''})`;
 }
 
-function item(
+async function item(
   meta: ChunkMeta,
   role: ContextItem['role'],
   startLine: number,
   endLine: number,
   shown: ItemBody,
-): ContextItem {
+): Promise<ContextItem> {
   const title = titleOf(meta, role, startLine, endLine);
-  const { body, tokens, truncated } =
-    shown.kind === 'numbered' ? numberedBody(title, shown) : textBody(title, shown);
+  let body = shown.text;
+  let tokens = shown.numbered
+    ? await numberedItemTokens(title, shown.numbered.lines, shown.numbered.width)
+    : await itemTextTokens(`${title}\n${body}`);
+  let truncated = false;
+  if (tokens > ITEM_CAP) {
+    const lines = body.split('\n');
+    const keep = linesToKeep(lines.length, tokens, ITEM_CAP, 3);
+    const marker = linesNotShown(lines.length - keep);
+    body = `${lines.slice(0, keep).join('\n')}\n${marker}`;
+    // numbered lines are counted from the kept line counts: a long item is rarely shown twice
+    tokens = shown.numbered
+      ? await cutItemTokens(
+          title,
+          shown.numbered.lines.slice(0, keep),
+          shown.numbered.width,
+          marker,
+        )
+      : await itemTextTokens(`${title}\n${body}`);
+    truncated = true;
+  }
   return {
     chunkId: meta.id,
     path: meta.filePath ?? meta.directoryPath,
@@ -329,47 +321,15 @@ function item(
   };
 }
 
-/** What an item shows under its title, its tokens with the title's, and whether it was cut. */
-interface FittedBody {
-  readonly body: string;
-  readonly tokens: number;
-  readonly truncated: boolean;
-}
-
-/**
- * Numbered lines under `title`, cut after their first lines (with a marker) when they come to
- * more than ITEM_CAP, counted from the store's counts of the chunk's text.
- */
-function numberedBody(
-  title: string,
-  { lines, width, counted }: Extract<ItemBody, { kind: 'numbered' }>,
-): FittedBody {
-  const tokens =
-    storedItemTokens(title, lines, width, counted) ?? numberedTokens(title, lines, width);
-  if (tokens <= ITEM_CAP) return { body: numberedLines(lines, width), tokens, truncated: false };
-  const keep = linesToKeep(lines.length, tokens, ITEM_CAP, 3);
-  const marker = linesNotShown(lines.length - keep);
-  const shown = lines.slice(0, keep);
-  return {
-    body: `${numberedLines(shown, width)}\n${marker}`,
-    tokens:
-      storedItemTokens(title, shown, width, counted, marker) ??
-      cutTokens(title, shown, width, marker),
-    truncated: true,
-  };
-}
-
-/** Plain text under `title`, cut after its first lines (with a marker) beyond ITEM_CAP. */
-function textBody(
-  title: string,
-  { text, tokens: textTokens }: Extract<ItemBody, { kind: 'text' }>,
-): FittedBody {
-  const tokens = titledTextTokens(title, text, textTokens);
-  if (tokens <= ITEM_CAP) return { body: text, tokens, truncated: false };
-  const lines = text.split('\n');
-  const keep = linesToKeep(lines.length, tokens, ITEM_CAP, 3);
-  const body = `${lines.slice(0, keep).join('\n')}\n${linesNotShown(lines.length - keep)}`;
-  return { body, tokens: itemTextTokens(`${title}\n${body}`), truncated: true };
+/** A parent's first lines: a class's header and docstring, a file's imports, a folder's summary. */
+export function headerOf(body: string): string {
+  // the end of the first PARENT_LINES lines, found without splitting a long file's whole text
+  let end = -1;
+  for (let line = 0; line < PARENT_LINES; line++) {
+    end = body.indexOf('\n', end + 1);
+    if (end < 0) return body;
+  }
+  return `${body.slice(0, end)}\n…`;
 }
 
 /** Class, then file, then folder: outermost last, so the reader climbs from the code outwards. */

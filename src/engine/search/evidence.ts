@@ -16,32 +16,27 @@ export interface CodeLine {
   readonly text: string;
 }
 
-/** A code line of a chunk's text, with its place among the text's lines (0-based). */
-export interface ChunkCodeLine extends CodeLine {
-  readonly at: number;
-}
-
 /**
  * The code lines of a chunk's text with their file line numbers. A function chunk is its lines
  * verbatim; a file chunk's module-level code follows its marker and a class chunk's own code
  * comes first, both laid over the chunk's segments in order (signatures after them carry no line).
  */
-export function codeLines(meta: ChunkMeta, text: string): ChunkCodeLine[] {
+export function codeLines(meta: ChunkMeta, text: string): CodeLine[] {
   const lines = text.split('\n');
   if (meta.level === 'function')
-    return lines.map((content, i) => ({ line: meta.startLine + i, text: content, at: i }));
+    return lines.map((content, i) => ({ line: meta.startLine + i, text: content }));
   if (!meta.segments?.length) return [];
   const start = meta.level === 'file' ? lines.indexOf(MODULE_CODE_MARKER) + 1 : 0;
   if (meta.level === 'file' && start === 0) return [];
-  const out: ChunkCodeLine[] = [];
+  const out: CodeLine[] = [];
   let at = start;
   for (const [first, last] of meta.segments) {
     for (
       let line = first;
       line <= last && out.length < MAX_SEGMENT_LINES_IN_CONTENT && at < lines.length;
-      line++, at++
+      line++
     )
-      out.push({ line, text: lines[at]!, at });
+      out.push({ line, text: lines[at++]! });
   }
   return out;
 }

@@ -18,9 +18,8 @@ import { appendAt, writeFileAtomic } from '../util/atomic-file';
  * 7: the file entries in a snapshot and a delta log beside the manifest.
  * 8: the chunks table no longer holds the texts: the texts file is their only copy.
  * 9: the lexical snapshot holds the posting lists, read from it by offset (its format 3).
- * 10: the texts file keeps each text's token counts beside it (its format 2).
  */
-export const SCHEMA_VERSION = 10;
+export const SCHEMA_VERSION = 9;
 
 const FileEntry = z.object({
   hash: z.string().nullable(),

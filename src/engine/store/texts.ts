@@ -1,6 +1,5 @@
 import { closeSync, fstatSync, fsyncSync, openSync, readSync, writeSync } from 'node:fs';
 import { crc32 } from 'node:zlib';
-import { textTokens } from '../text/text-tokens';
 import { fail, ok, type Result } from '../util/result';
 
 /**
@@ -8,21 +7,16 @@ import { fail, ok, type Result } from '../util/result';
  * kept open each costs microseconds, where a read from the chunks table costs milliseconds.
  *
  * Layout: a header (magic, format version), then one record per chunk written: the byte lengths
- * of its id, its text and its token counts, a CRC-32 of the three, the id, the text (UTF-8) and
- * the counts (unsigned LEB128: the tokens of the text's first lines, then of each line as a
- * numbered line shows it; see text/text-tokens), so a search fits texts to its budget without
- * counting them. Records are only ever
+ * of its id and its text, a CRC-32 of both, the id and the text (UTF-8). Records are only ever
  * appended. A chunk written again gets a new record and its old one becomes garbage, which a
  * rewrite into the next generation's file drops. The manifest commits how many bytes count: a
  * reader reads no further, and a writer first cuts off what an unfinished write appended. Which
  * records are live is decided by the catalog: for each chunk it holds, the last record of its id.
  */
 const MAGIC = 0x58544f43; // 'COTX'
-/** 2: each record carries its text's token counts. */
-const FORMAT_VERSION = 2;
+const FORMAT_VERSION = 1;
 const FILE_HEADER_BYTES = 8;
-const RECORD_HEADER_BYTES = 16;
-const CHECKSUM_AT = 12;
+const RECORD_HEADER_BYTES = 12;
 /** Opening reads the committed part in blocks of this size. */
 const SCAN_BLOCK_BYTES = 8 * 1024 * 1024;
 /** Garbage is rewritten away once it outgrows this share of the live records … */
@@ -30,8 +24,8 @@ const GARBAGE_SHARE = 0.5;
 /** … and this many bytes, so a small index keeps appending. */
 const MIN_GARBAGE_BYTES = 64 * 1024;
 /**
- * Characters of decoded texts kept (a line's token sum counted as two): a question reads its
- * hits' files and classes again for their surroundings, and the next question often the same files.
+ * Characters of decoded texts kept: a question reads its hits' files and classes again for their
+ * surroundings, and the next question often the same files.
  */
 const CACHED_CHARS = 4 * 1024 * 1024;
 
@@ -39,19 +33,6 @@ const CACHED_CHARS = 4 * 1024 * 1024;
 export interface StoredText {
   readonly id: string;
   readonly text: string;
-}
-
-/** A stored text with the token counts kept beside it. */
-export interface CountedText {
-  readonly text: string;
-  /**
-   * `lineSums[k]` is the tokens of lines 0…k-1 of `text.split('\n')`, each as a numbered line
-   * shows it (` ${line}\n`): lines i…j-1 come to `lineSums[j] - lineSums[i]`. Null, as
-   * headerTokens, for a text with a line too long to count when it was stored.
-   */
-  readonly lineSums: Int32Array | null;
-  /** The tokens of the text's first lines, as `headerOf` cuts them. */
-  readonly headerTokens: number | null;
 }
 
 export class TextsFile {
@@ -68,7 +49,7 @@ export class TextsFile {
    * changes once written and offsets only grow while this file is read, so an offset names one
    * text until the file is rewritten (which clears this).
    */
-  private readonly decoded = new Map<number, CountedText>();
+  private readonly decoded = new Map<number, string>();
   private decodedChars = 0;
 
   private constructor(
@@ -132,12 +113,6 @@ export class TextsFile {
 
   /** The text of chunk `id`, undefined when it has none; an error when its record is damaged. */
   read(id: string): Result<string | undefined> {
-    const read = this.readCounted(id);
-    return read.ok ? ok(read.value?.text) : read;
-  }
-
-  /** The text of chunk `id` with its token counts, as `read` gives the text. */
-  readCounted(id: string): Result<CountedText | undefined> {
     const slot = this.slots.get(id);
     if (slot === undefined) return ok(undefined);
     // a search that outlived its engine
@@ -153,22 +128,21 @@ export class TextsFile {
     if (this.buffer.length < length) this.buffer = Buffer.allocUnsafe(roundUp(length));
     const read = readSync(this.fd, this.buffer, 0, length, offset);
     const record = read === length ? parseRecord(this.buffer, 0, length) : null;
-    const counted = record?.end === length ? decodeCounted(this.buffer, record) : null;
-    if (!counted)
+    if (!record || record.end !== length)
       return fail('index_corrupt', `The stored text of ${id} at byte ${offset} is damaged.`);
-    this.remember(offset, counted);
-    return ok(counted);
+    const text = this.buffer.toString('utf8', record.textStart, record.end);
+    this.remember(offset, text);
+    return ok(text);
   }
 
-  private remember(offset: number, counted: CountedText): void {
-    const size = decodedSize(counted);
-    if (size > CACHED_CHARS / 4) return;
-    this.decoded.set(offset, counted);
-    this.decodedChars += size;
+  private remember(offset: number, text: string): void {
+    if (text.length > CACHED_CHARS / 4) return;
+    this.decoded.set(offset, text);
+    this.decodedChars += text.length;
     for (const [oldest, old] of this.decoded) {
       if (this.decodedChars <= CACHED_CHARS) break;
       this.decoded.delete(oldest);
-      this.decodedChars -= decodedSize(old);
+      this.decodedChars -= old.length;
     }
   }
 
@@ -374,79 +348,13 @@ function fileHeader(): Buffer {
 function encodeRecord(chunk: StoredText): Buffer {
   const idBytes = Buffer.byteLength(chunk.id, 'utf8');
   const textBytes = Buffer.byteLength(chunk.text, 'utf8');
-  // counted as the text reads back: UTF-8 has no lone surrogates, they read back as U+FFFD
-  const tokens = textTokens(LONE_SURROGATE.test(chunk.text) ? readBack(chunk.text) : chunk.text);
-  const counts = tokens ? encodeCounts([tokens.headerTokens, ...tokens.lineTokens]) : NOT_COUNTED;
-  const record = Buffer.allocUnsafe(RECORD_HEADER_BYTES + idBytes + textBytes + counts.length);
+  const record = Buffer.allocUnsafe(RECORD_HEADER_BYTES + idBytes + textBytes);
   record.writeUInt32LE(idBytes, 0);
   record.writeUInt32LE(textBytes, 4);
-  record.writeUInt32LE(counts.length, 8);
   record.write(chunk.id, RECORD_HEADER_BYTES, 'utf8');
   record.write(chunk.text, RECORD_HEADER_BYTES + idBytes, 'utf8');
-  counts.copy(record, RECORD_HEADER_BYTES + idBytes + textBytes);
-  record.writeUInt32LE(crc32(record.subarray(RECORD_HEADER_BYTES)), CHECKSUM_AT);
+  record.writeUInt32LE(crc32(record.subarray(RECORD_HEADER_BYTES)), 8);
   return record;
-}
-
-/** The counts of a text with a line too long to count (see textTokens). */
-const NOT_COUNTED = Buffer.alloc(0);
-
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-
-function readBack(text: string): string {
-  return Buffer.from(text, 'utf8').toString('utf8');
-}
-
-/** Unsigned LEB128: seven bits a byte, low first, the high bit set on all but the last. */
-function encodeCounts(counts: readonly number[]): Buffer {
-  const bytes: number[] = [];
-  for (let value of counts) {
-    while (value > 0x7f) {
-      bytes.push((value & 0x7f) | 0x80);
-      value >>>= 7;
-    }
-    bytes.push(value);
-  }
-  return Buffer.from(bytes);
-}
-
-/**
- * The text and counts of a record parsed at the start of `bytes`; null when the counts do not
- * match the text (one per line, besides the header's).
- */
-function decodeCounted(
-  bytes: Buffer,
-  record: { textStart: number; countsStart: number; end: number },
-): CountedText | null {
-  const text = bytes.toString('utf8', record.textStart, record.countsStart);
-  if (record.countsStart === record.end) return { text, lineSums: null, headerTokens: null };
-  let lines = 1;
-  for (let at = text.indexOf('\n'); at >= 0; at = text.indexOf('\n', at + 1)) lines++;
-  const lineSums = new Int32Array(lines + 1);
-  let headerTokens = -1;
-  let line = 0;
-  let value = 0;
-  let shift = 0;
-  for (let at = record.countsStart; at < record.end; at++) {
-    const byte = bytes[at]!;
-    value += (byte & 0x7f) * 2 ** shift;
-    shift += 7;
-    if (byte & 0x80) continue;
-    if (headerTokens < 0) headerTokens = value;
-    else if (line < lines) {
-      lineSums[line + 1] = lineSums[line]! + value;
-      line++;
-    } else return null;
-    value = 0;
-    shift = 0;
-  }
-  if (line !== lines || shift !== 0) return null;
-  return { text, lineSums, headerTokens };
-}
-
-/** What a decoded text costs the cache, in characters: its text and two per line sum. */
-function decodedSize(counted: CountedText): number {
-  return counted.text.length + 2 * (counted.lineSums?.length ?? 0);
 }
 
 /** The whole record at `at` if it lies within `limit` and matches its checksum, else null. */
@@ -454,21 +362,18 @@ function parseRecord(
   bytes: Buffer,
   at: number,
   limit: number,
-): { textStart: number; countsStart: number; end: number } | null {
+): { textStart: number; end: number } | null {
   const length = recordLength(bytes.subarray(at), limit - at);
   if (length === null || at + length > limit) return null;
   const body = bytes.subarray(at + RECORD_HEADER_BYTES, at + length);
-  if (crc32(body) !== bytes.readUInt32LE(at + CHECKSUM_AT)) return null;
-  const textStart = at + RECORD_HEADER_BYTES + bytes.readUInt32LE(at);
-  return { textStart, countsStart: textStart + bytes.readUInt32LE(at + 4), end: at + length };
+  if (crc32(body) !== bytes.readUInt32LE(at + 8)) return null;
+  return { textStart: at + RECORD_HEADER_BYTES + bytes.readUInt32LE(at), end: at + length };
 }
 
 /** The length of the record starting `bytes`, from its header; null when the header is cut off. */
 function recordLength(bytes: Buffer, available: number): number | null {
   if (available < RECORD_HEADER_BYTES) return null;
-  return (
-    RECORD_HEADER_BYTES + bytes.readUInt32LE(0) + bytes.readUInt32LE(4) + bytes.readUInt32LE(8)
-  );
+  return RECORD_HEADER_BYTES + bytes.readUInt32LE(0) + bytes.readUInt32LE(4);
 }
 
 function writeFully(fd: number, bytes: Buffer, position: number): void {

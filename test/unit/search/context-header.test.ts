@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { headerOf } from '../../../src/engine/text/text-tokens';
+import { headerOf } from '../../../src/engine/search/context';
 
 describe("a parent's first lines in the context", () => {
   /** The header as first written: the whole text split into lines. */

@@ -19,7 +19,7 @@ import {
   CL100K_PATTERN,
   KeptTextCounts,
   TokenCounter,
-} from '../../../src/engine/text/token-count';
+} from '../../../src/engine/search/token-count';
 
 /**
  * Up to 12 numbered code lines of random pieces, `extra` characters among them. A code line never
@@ -294,7 +294,7 @@ describe("cl100k's pieces of ASCII text", () => {
   });
 
   it('are the pattern pieces of real source files', () => {
-    for (const file of ['src/engine/search/context.ts', 'src/engine/text/token-count.ts']) {
+    for (const file of ['src/engine/search/context.ts', 'src/engine/search/token-count.ts']) {
       // the hand-cut pieces are for ASCII text only: other characters become ones that are
       const source = readFileSync(path.resolve(file), 'utf8').replace(/[^\p{ASCII}]/gu, '~');
       assert.deepEqual(byHand(source), byPattern(source));
