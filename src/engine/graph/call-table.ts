@@ -1,5 +1,5 @@
 import type { CallSite, CodeFact, LanguageId, SymbolKind } from '../model';
-import { IntLists } from './int-lists';
+import { GROWTH, IntLists } from './int-lists';
 import { NameTable } from './names';
 
 /** Numbers per call site in the arena: name, receiver, line, receiver type and kind. */
@@ -96,7 +96,7 @@ export class CallTable {
    * site rarely, not each time.
    */
   reserveSites(sites: number): void {
-    this.sites.reserve(sites * FIELDS, this.sites.size ? undefined : 1);
+    this.sites.reserve(sites * FIELDS, this.sites.size ? GROWTH : 1);
   }
 }
 

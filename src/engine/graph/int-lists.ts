@@ -1,6 +1,6 @@
 const EMPTY = new Int32Array(0);
 /** How much more than it must hold a grown arena holds. */
-const GROWTH = 1.25;
+export const GROWTH = 1.25;
 /** Spare and abandoned room, as a share of the numbers held, past which `trim` packs the arena. */
 const TRIM_WASTE = 0.5;
 /**
@@ -101,13 +101,13 @@ export class IntLists {
   reserve(size: number, growth = GROWTH): void {
     if (this.used + size <= this.arena.length) return;
     const live = this.used - this.abandoned;
-    // one copy either way: the abandoned room is dropped when it is much, else the arena is copied
+    // one copy either way: the abandoned room is dropped when it is much, or when the grown arena
+    // would hold so much spare room that the update's `trim` would pack it again (a second copy)
     const needed = live + size;
-    if (this.abandoned >= this.used / 2)
+    const grown = Math.max(withSpare(this.used + size), Math.ceil(this.arena.length * growth));
+    if (this.abandoned >= this.used / 2 || grown - needed > needed * TRIM_WASTE)
       return this.pack(Math.max(withSpare(needed), Math.ceil(needed * growth)));
-    const arena = new Int32Array(
-      Math.max(withSpare(this.used + size), Math.ceil(this.arena.length * growth)),
-    );
+    const arena = new Int32Array(grown);
     arena.set(this.arena.subarray(0, this.used));
     this.arena = arena;
   }

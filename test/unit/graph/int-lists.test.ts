@@ -55,6 +55,27 @@ describe('int lists', () => {
       assert.deepEqual([...lists.get(199 * 7 + file)], Array(11).fill(199));
   });
 
+  it('copies the arena at most once in an update, when saves abandon as much as they add', () => {
+    const lists = new IntLists();
+    const slots = 1000;
+    lists.reserve(slots * 10, 1);
+    for (let slot = 0; slot < slots; slot++) lists.set(slot, Array(10).fill(slot));
+    lists.trim();
+    for (let save = 0; save < 1000; save++) {
+      const before = lists.get(0).buffer;
+      lists.reserve(20 * 10);
+      const reserved = lists.get(0).buffer;
+      // a save: twenty lists replaced by lists of the same length
+      for (let file = 0; file < 20; file++)
+        lists.set(1 + ((save * 20 + file) % (slots - 1)), Array(10).fill(save));
+      lists.trim();
+      const after = lists.get(0).buffer;
+      assert.ok(before === reserved || reserved === after, `save ${save} copied the arena twice`);
+    }
+    assert.deepEqual([...lists.get(0)], Array(10).fill(0));
+    assert.deepEqual([...lists.get(1 + ((999 * 20 + 19) % (slots - 1)))], Array(10).fill(999));
+  });
+
   it('packs the arena again once a large update has removed much of it', () => {
     const lists = new IntLists();
     for (let slot = 0; slot < 1000; slot++) lists.set(slot, Array(10).fill(slot));
