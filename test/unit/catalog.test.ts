@@ -213,5 +213,14 @@ describe('chunk catalog', () => {
     } as ChunkMeta;
     assert.throws(() => meta.set('x', { ...base, level: 'module' as never }), /unknown level/);
     assert.throws(() => meta.set('x', { ...base, originalLineCount: -4 }), /line count/);
+    assert.equal(meta.size, 0, 'a refused chunk was left in the catalog');
+    assert.ok(!meta.has('x'));
+    // a refused replacement leaves the chunk as it was, its segments included
+    const segmented = { ...base, segments: [[2, 4]] as ChunkMeta['segments'] };
+    meta.set('x', segmented);
+    assert.throws(() => meta.set('x', { ...base, originalLineCount: 1.5 }), /line count/);
+    for (let id = 0; id < 200; id++) meta.set(`y${id}`, segmented);
+    assert.deepEqual(meta.get('x'), segmented);
+    assert.equal(meta.size, 201);
   });
 });

@@ -12,7 +12,8 @@ const DIRECTORY_LEVEL = LEVEL_NUMBER.get('directory')!;
 const MIN_CAPACITY = 64;
 /**
  * Objects kept for the chunks asked for last, by slot. A question asks for ~2,800 chunks' metadata
- * at 10k files, 330 of them distinct: kept, most lookups make no object.
+ * at 10k files, 330 of them distinct: kept, most lookups make no object. A power of two: a slot's
+ * place among them is its low bits.
  */
 const RECENT = 1024;
 
@@ -52,6 +53,11 @@ const SEGMENT_COUNT = SEGMENT_START + 1;
 const ROW = SEGMENT_COUNT + 1;
 const FILE_PATH = TEXT + TEXT_FIELDS.indexOf('filePath');
 const DIRECTORY_PATH = TEXT + TEXT_FIELDS.indexOf('directoryPath');
+const LANGUAGE = TEXT + TEXT_FIELDS.indexOf('language');
+const CLASS_NAME = TEXT + TEXT_FIELDS.indexOf('className');
+const PARENT_DIRECTORY_ID = TEXT + TEXT_FIELDS.indexOf('parentDirectoryId');
+const PARENT_FILE_ID = TEXT + TEXT_FIELDS.indexOf('parentFileId');
+const PARENT_CLASS_ID = TEXT + TEXT_FIELDS.indexOf('parentClassId');
 
 /** Strings numbered as they first come: a file's path, its folder, its parents once for all chunks. */
 class StringNumbers {
@@ -102,6 +108,19 @@ interface Columns {
   used: number;
 }
 
+/**
+ * The number of `meta`'s level, once `meta` is known to fit a row: checked before `set` changes
+ * anything, so a rejected chunk leaves the catalog as it was.
+ */
+function levelNumberOf(meta: ChunkMeta): number {
+  const level = LEVEL_NUMBER.get(meta.level);
+  if (level === undefined) throw new Error(`a chunk of unknown level: ${String(meta.level)}`);
+  const count = meta.originalLineCount;
+  if (count !== null && !(Number.isInteger(count) && count >= 0 && count <= 0x7fffffff))
+    throw new Error(`a chunk's original line count is not a line count: ${count}`);
+  return level;
+}
+
 function emptyColumns(capacity: number, segmentRoom: number): Columns {
   return {
     names: [],
@@ -118,7 +137,7 @@ function emptyColumns(capacity: number, segmentRoom: number): Columns {
  * a typed array, with strings that repeat across chunks (paths, folders, languages, class names,
  * parent ids) as numbers in one string table. A chunk's metadata as an object held about 150
  * bytes of heap plus its segments' arrays, 230 MB at 100k files (951k chunks); here a chunk takes
- * a 60-byte row outside the heap and two references (its id and function name) on it. A row
+ * a 56-byte row outside the heap and two references (its id and function name) on it. A row
  * rather than a typed array per field: reading a chunk then touches a cache line or two, not one
  * per field (a lookup cost about five times a Map's with a column per field).
  *
@@ -136,7 +155,7 @@ export class ChunkCatalog implements ReadonlyMap<string, ChunkMeta> {
   private abandonedSegments = 0;
   /** Counts the times the columns were packed, so an iterator notices its slots moved. */
   private packs = 0;
-  /** The object made for the chunk in slot `recentSlot[i]` (-1: none), at `i = slot % RECENT`. */
+  /** The object made for the chunk in slot `recentSlot[i]` (-1: none), at `i = slot % RECENT` (its low bits). */
   private readonly recent: (ChunkMeta | undefined)[] = new Array<ChunkMeta | undefined>(RECENT);
   private readonly recentSlot = new Int32Array(RECENT).fill(-1);
 
@@ -168,6 +187,7 @@ export class ChunkCatalog implements ReadonlyMap<string, ChunkMeta> {
 
   /** Adds `meta` under `id`, or replaces what `id` held (keeping its place in the order). */
   set(id: string, meta: ChunkMeta): this {
+    const level = levelNumberOf(meta);
     let slot = this.slots.get(id);
     if (slot === undefined) {
       if (this.columns.used * ROW === this.columns.rows.length) this.makeRoom();
@@ -176,7 +196,7 @@ export class ChunkCatalog implements ReadonlyMap<string, ChunkMeta> {
       this.slots.set(id, slot);
     } else this.abandonedSegments += this.columns.rows[slot * ROW + SEGMENT_COUNT]! * 2;
     this.forget(slot);
-    this.write(slot, meta);
+    this.write(slot, meta, level);
     return this;
   }
 
@@ -238,6 +258,20 @@ export class ChunkCatalog implements ReadonlyMap<string, ChunkMeta> {
     };
   }
 
+  /** The catalog's own copy of the id `id` (undefined for an unknown id): keep it, not `id`. */
+  idOf(id: string): string | undefined {
+    const slot = this.slots.get(id);
+    return slot === undefined ? undefined : this.columns.names[slot * 2]!;
+  }
+
+  /** The path of chunk `id`'s file: null for a folder's chunk, undefined for an unknown id. */
+  filePathOf(id: string): string | null | undefined {
+    const slot = this.slots.get(id);
+    return slot === undefined
+      ? undefined
+      : this.columns.strings.at(this.columns.rows[slot * ROW + FILE_PATH]!);
+  }
+
   /** Whether any chunk belongs to the file at `filePath`. */
   hasFile(filePath: string): boolean {
     const number = this.columns.strings.find(filePath);
@@ -264,12 +298,11 @@ export class ChunkCatalog implements ReadonlyMap<string, ChunkMeta> {
       new Set([...values].map((value) => strings.find(value)).filter((n) => n !== undefined));
     const fileNumbers = numbers(files);
     const folderNumbers = numbers(folders);
-    const directory = LEVEL_NUMBER.get('directory');
     const out: string[] = [];
     this.eachSlot((slot) => {
       const row = slot * ROW;
       const wanted =
-        rows[row + LEVEL] === directory
+        rows[row + LEVEL] === DIRECTORY_LEVEL
           ? folderNumbers.has(rows[row + DIRECTORY_PATH]!)
           : fileNumbers.has(rows[row + FILE_PATH]!);
       if (wanted) out.push(names[slot * 2]!);
@@ -338,14 +371,14 @@ export class ChunkCatalog implements ReadonlyMap<string, ChunkMeta> {
       level: CHUNK_LEVELS[rows[row + LEVEL]!]!,
       filePath: strings.at(rows[row + FILE_PATH]!),
       directoryPath: strings.at(rows[row + DIRECTORY_PATH]!)!,
-      language: strings.at(rows[row + TEXT + 2]!) as LanguageId | null,
-      className: strings.at(rows[row + TEXT + 3]!),
+      language: strings.at(rows[row + LANGUAGE]!) as LanguageId | null,
+      className: strings.at(rows[row + CLASS_NAME]!),
       functionName: names[slot * 2 + 1]!,
       startLine: rows[row + START_LINE]!,
       endLine: rows[row + END_LINE]!,
-      parentDirectoryId: strings.at(rows[row + TEXT + 4]!),
-      parentFileId: strings.at(rows[row + TEXT + 5]!),
-      parentClassId: strings.at(rows[row + TEXT + 6]!),
+      parentDirectoryId: strings.at(rows[row + PARENT_DIRECTORY_ID]!),
+      parentFileId: strings.at(rows[row + PARENT_FILE_ID]!),
+      parentClassId: strings.at(rows[row + PARENT_CLASS_ID]!),
       isSummarized: (summarized === SUMMARIZED_NULL ? null : summarized === 1) as boolean,
       originalLineCount: count === NO_COUNT ? null : count,
       segments: this.segmentsAt(row),
@@ -362,13 +395,10 @@ export class ChunkCatalog implements ReadonlyMap<string, ChunkMeta> {
     return out;
   }
 
-  private write(slot: number, meta: ChunkMeta): void {
+  /** Writes `meta` (checked by `levelNumberOf`, its level's number `level`) into `slot`'s row. */
+  private write(slot: number, meta: ChunkMeta, level: number): void {
     const columns = this.columns;
-    const level = LEVEL_NUMBER.get(meta.level);
-    if (level === undefined) throw new Error(`a chunk of unknown level: ${String(meta.level)}`);
     const count = meta.originalLineCount;
-    if (count !== null && !(Number.isInteger(count) && count >= 0 && count <= 0x7fffffff))
-      throw new Error(`a chunk's original line count is not a line count: ${count}`);
     const { rows } = columns;
     const row = slot * ROW;
     rows[row + LEVEL] = level;
