@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import { readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import fc from 'fast-check';
-import { TextsFile } from '../../src/engine/store/texts';
+import { type LiveChunkIds, TextsFile } from '../../src/engine/store/texts';
 import { unwrap } from '../../src/engine/util/result';
 import { Scratch } from '../helpers/workspace';
 
@@ -43,9 +43,10 @@ function readAll(texts: TextsFile, ids: Iterable<string>): Map<string, string | 
   return new Map([...ids].map((id) => [id, unwrap(texts.read(id))]));
 }
 
-/** A catalog standing for the chunks of `live` (the texts file only asks it for ids). */
-function catalogOf(live: ReadonlyMap<string, string>): Map<string, { id: string }> {
-  return new Map([...live.keys()].map((id) => [id, { id }]));
+/** The live chunk ids of `live`, as the catalog gives them to the texts file. */
+function catalogOf(live: ReadonlyMap<string, string>): LiveChunkIds {
+  const ids = new Set(live.keys());
+  return { size: ids.size, idOf: (id) => (ids.has(id) ? id : undefined) };
 }
 
 describe('texts file', () => {

@@ -480,8 +480,9 @@ export class IndexStore {
     this.lexical.add(change.lexical);
     for (const chunk of change.chunks) {
       const meta = metaOf(chunk);
+      const known = this.catalog.has(meta.id);
       this.catalog.set(meta.id, meta);
-      this.track(meta.id, meta.filePath);
+      this.track(meta.id, meta.filePath, known);
     }
   }
 
@@ -518,15 +519,16 @@ export class IndexStore {
   private indexCatalog(): void {
     this.chunksOfFile.clear();
     this.directoryChunks.clear();
-    // the catalog holds each id once: none is looked for before it is filed
+    // the catalog holds each id once, so none can be filed already
     this.catalog.forEachPlace((id, filePath) => this.track(id, filePath, false));
   }
 
   /**
    * Files the chunk `id` under its file (or among the directory chunks), once: `mayBeFiled` says
-   * whether it may be filed there already.
+   * whether it may be filed there already (the catalog held it before), and only then is the
+   * file's list searched for it, so filing a file's chunks stays linear in their number.
    */
-  private track(id: string, filePath: string | null, mayBeFiled = true): void {
+  private track(id: string, filePath: string | null, mayBeFiled: boolean): void {
     if (!filePath) {
       this.directoryChunks.add(id);
       return;
@@ -537,7 +539,7 @@ export class IndexStore {
   }
 
   private untrack(id: string): void {
-    const file = this.catalog.get(id)?.filePath;
+    const file = this.catalog.filePathOf(id);
     this.catalog.delete(id);
     this.directoryChunks.delete(id);
     const ids = file ? this.chunksOfFile.get(file) : undefined;
@@ -750,7 +752,7 @@ export class IndexStore {
     this.manifestStamp = await fileStamp(manifestPath(this.directory));
   }
 
-  /** Swaps in another loaded state, keeping the catalog map others hold a reference to. */
+  /** Swaps in another loaded state, keeping the catalog others hold a reference to. */
   private async replace(loaded: Loaded, stamp: string | null): Promise<void> {
     const old = this.tablesState;
     const oldTexts = this.textsState;

@@ -35,6 +35,12 @@ export interface StoredText {
   readonly text: string;
 }
 
+/** The chunks whose texts are live: how many, and the index's own copy of each id. */
+export interface LiveChunkIds {
+  readonly size: number;
+  idOf(id: string): string | undefined;
+}
+
 export class TextsFile {
   /** Each live chunk's slot in `offsets` / `lengths`. */
   private readonly slots = new Map<string, number>();
@@ -83,7 +89,7 @@ export class TextsFile {
   static load(
     file: string,
     committedBytes: number,
-    catalog: ReadonlyMap<string, { readonly id: string }>,
+    catalog: LiveChunkIds,
     writable: boolean,
   ): TextsFile {
     if (committedBytes === 0) {
@@ -229,7 +235,7 @@ export class TextsFile {
   }
 
   /** Reads the committed records, keeping the last of each chunk the catalog holds. */
-  private scan(catalog: ReadonlyMap<string, { readonly id: string }>): void {
+  private scan(catalog: LiveChunkIds): void {
     const size = fstatSync(this.fd!).size;
     if (size < this.end)
       throw new Error(`the texts file holds ${size} bytes, ${this.end} were committed`);
@@ -249,10 +255,8 @@ export class TextsFile {
       for (;;) {
         const record = parseRecord(block, at, got);
         if (!record) break;
-        const meta = catalog.get(
-          block.toString('utf8', at + RECORD_HEADER_BYTES, record.textStart),
-        );
-        if (meta) this.supersede(meta.id, position + at, record.end - at);
+        const id = catalog.idOf(block.toString('utf8', at + RECORD_HEADER_BYTES, record.textStart));
+        if (id !== undefined) this.supersede(id, position + at, record.end - at);
         at = record.end;
       }
       if (at === 0) {
