@@ -331,6 +331,10 @@ describe('lexical index: posting lists and chunk terms read from the snapshot fi
     const next = index.postingList('function', term)!;
     assert.notEqual(next, first);
     assert.deepEqual(livePostings(index, 'function', term), changed);
+    // no change since: the next search still reads the list afresh (its room is reused)
+    index.startReading();
+    assert.notEqual(index.postingList('function', term), next, 'kept into the next search');
+    assert.deepEqual(livePostings(index, 'function', term), changed);
     index.close();
   });
 

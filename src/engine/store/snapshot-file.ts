@@ -141,12 +141,16 @@ const ARENA_MAX_WORDS = 2 * 1024 * 1024;
  * valid until `reset`, which the next search calls.
  */
 export class ReadArena {
-  /** Which use of an arena this is: changes at every `reset`, and differs between arenas. */
-  use = ++arenaUses;
+  private currentUse = ++arenaUses;
   private readonly blocks: Int32Array[] = [];
   private kept = 0;
   private block = 0;
   private used = 0;
+
+  /** Which use of an arena this is: changes at every `reset`, and differs between arenas. */
+  get use(): number {
+    return this.currentUse;
+  }
 
   take(words: number): Int32Array {
     for (; this.block < this.blocks.length; this.block++, this.used = 0) {
@@ -169,6 +173,6 @@ export class ReadArena {
   reset(): void {
     this.block = 0;
     this.used = 0;
-    this.use = ++arenaUses;
+    this.currentUse = ++arenaUses;
   }
 }
