@@ -44,6 +44,8 @@ type SaveSteps = Record<string, number>;
 /** The pause before the first save, as a user's editing gives one (as in the scale rows). */
 const EDIT_PAUSE_MS = 3000;
 const FIRST_QUESTION = 'where are errors reported to the caller';
+/** How long the profile waits for search to have its vectors (a 100k read takes seconds). */
+const VECTORS_WAIT_MS = 600_000;
 
 export async function benchSaveProfile(
   rowId: string,
@@ -163,11 +165,18 @@ async function profileSaves(request: SaveProfileRequest): Promise<SaveSteps[]> {
  * (`vectors_searched_in_table`), as the first question decides.
  */
 function vectorsSettled(): Promise<void> {
-  return new Promise((resolve) => {
+  return new Promise((resolve, reject) => {
+    // a store without vectors, or a read that failed, logs neither event: fail, never hang
+    const giveUp = setTimeout(() => {
+      listening.dispose();
+      reject(new Error(`search logged neither vectors event in ${VECTORS_WAIT_MS / 1000} s`));
+    }, VECTORS_WAIT_MS);
+    giveUp.unref();
     const listening = logHub.addSink({
       minLevel: 'info',
       write: (event) => {
         if (event.event !== 'vectors_loaded' && event.event !== 'vectors_searched_in_table') return;
+        clearTimeout(giveUp);
         listening.dispose();
         resolve();
       },

@@ -66,6 +66,7 @@ export async function benchOpenSearch(
   const files = await readWorkspaceFiles(root);
   const queries = sampleQueries(files, QUESTIONS_PER_KIND);
   const given = flagValue(flags, '--store');
+  if (flags.includes('--store') && !given) throw new Error('--store needs a kept store directory');
   const storeDir = given ? path.resolve(given) : keptStoreDir(cache, row.id);
   const resultsAt = flags.indexOf('--results');
   const resultsFile = resultsAt >= 0 ? flags[resultsAt + 1] : undefined;

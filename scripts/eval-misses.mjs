@@ -45,7 +45,7 @@ for (const { label, withModel } of [
 const json = process.argv.includes('--json') && process.argv[process.argv.indexOf('--json') + 1];
 if (json) writeFileSync(json, `${JSON.stringify(report, null, 2)}\n`);
 
-/** Recall lost per mechanism (mean over questions), overall and per category. */
+/** Recall lost per mechanism (mean over questions), overall and per category, and each missed gold line. */
 function lineTable(resultsFile) {
   const questions = readRows(DEV);
   const results = new Map(readRows(resultsFile).map((row) => [row.id, row]));
