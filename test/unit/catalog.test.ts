@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import { CHUNK_LEVELS, type LanguageId } from '../../src/engine/model';
 import { ChunkCatalog } from '../../src/engine/store/catalog';
 import type { ChunkMeta } from '../../src/engine/store/tables';
+import { chunkMeta } from '../helpers/chunks';
 
 /** Few ids, paths and names, so that sets replace, removals hit and strings repeat. */
 const metaArbitrary: fc.Arbitrary<ChunkMeta> = fc
@@ -166,23 +167,13 @@ describe('chunk catalog', () => {
   });
 
   it('gives the values a chunk was last set to, never an object made before it changed', () => {
-    const meta: ChunkMeta = {
+    const meta = chunkMeta({
       id: 'x',
       level: 'file',
       filePath: 'a.py',
-      directoryPath: '.',
-      language: 'python',
-      className: null,
-      functionName: null,
-      startLine: 1,
       endLine: 9,
-      parentDirectoryId: null,
-      parentFileId: null,
-      parentClassId: null,
-      isSummarized: false,
-      originalLineCount: null,
       segments: [[1, 3]],
-    };
+    });
     const catalog = ChunkCatalog.of([meta]);
     assert.equal(catalog.get('x')!.startLine, 1);
     catalog.set('x', { ...meta, startLine: 5, segments: [[2, 3]] });
@@ -194,23 +185,13 @@ describe('chunk catalog', () => {
 
   it('refuses a chunk of an unknown level or a line count that is not one', () => {
     const meta = ChunkCatalog.of([]);
-    const base = {
+    const base = chunkMeta({
       id: 'x',
       level: 'file',
       filePath: 'a.py',
-      directoryPath: '.',
       language: null,
-      className: null,
-      functionName: null,
-      startLine: 1,
       endLine: 9,
-      parentDirectoryId: null,
-      parentFileId: null,
-      parentClassId: null,
-      isSummarized: false,
-      originalLineCount: null,
-      segments: null,
-    } as ChunkMeta;
+    });
     assert.throws(() => meta.set('x', { ...base, level: 'module' as never }), /unknown level/);
     assert.throws(() => meta.set('x', { ...base, originalLineCount: -4 }), /line count/);
     assert.equal(meta.size, 0, 'a refused chunk was left in the catalog');
