@@ -385,8 +385,8 @@ class ChunkTerms {
 
   place(
     docId: number,
-    termIds: readonly number[],
-    counts: readonly number[],
+    termIds: ArrayLike<number>,
+    counts: ArrayLike<number>,
     nameIds: readonly number[],
   ): void {
     const size = termIds.length * 2 + nameIds.length;
@@ -530,6 +530,12 @@ class ChunkTerms {
  */
 const SNAPSHOT_VERSION = 3;
 const LEVEL_INDEX = new Map(CHUNK_LEVELS.map((level, index) => [level, index]));
+/**
+ * A term's place in its chunk's list, packed below its id (id × PLACE_SPAN + place): a chunk's
+ * terms come in a Map, which holds at most 2^24 entries, and a Float64 holds the sum exactly for
+ * ids below 2^29, more terms than any vocabulary in memory.
+ */
+const PLACE_SPAN = 2 ** 24;
 
 /** Counts per term id that grow with the vocabulary. */
 class TermCounts {
@@ -1065,20 +1071,58 @@ export class LexicalIndex {
 
   private addOne(document: LexicalDocument): void {
     const docId = this.nextDocId++;
-    const entries = [...document.terms]
-      .map(([term, count]) => [this.intern(term), count] as const)
-      .sort((a, b) => a[0] - b[0]);
-    let length = 0;
-    for (const [, count] of entries) length += count;
-    this.chunkTerms.place(
-      docId,
-      entries.map(([id]) => id),
-      entries.map(([, count]) => count),
-      [...new Set(document.nameTerms.map((term) => this.intern(term)))],
-    );
+    const { termIds, counts, length } = this.sortedTerms(document.terms);
+    this.chunkTerms.place(docId, termIds, counts, [
+      ...new Set(document.nameTerms.map((term) => this.intern(term))),
+    ]);
     this.register(docId, document.chunkId, document.path, LEVEL_INDEX.get(document.level)!, length);
     this.post(docId);
   }
+
+  /**
+   * The chunk's terms interned (in the order given, which decides a new term's id) and sorted by
+   * id, with their counts, in scratch arrays valid until the next call. Each term's id and place
+   * are packed into one number so that a native numeric sort orders them: a pair array per term
+   * sorted by a comparator made most of a cold index's lexical add.
+   */
+  private sortedTerms(terms: ReadonlyMap<string, number>): {
+    termIds: Uint32Array;
+    counts: Uint32Array;
+    length: number;
+  } {
+    const size = terms.size;
+    if (this.sortKeys.length < size) {
+      this.sortKeys = new Float64Array(size * 2);
+      this.givenCounts = new Uint32Array(size * 2);
+      this.sortedIds = new Uint32Array(size * 2);
+      this.sortedCounts = new Uint32Array(size * 2);
+    }
+    const keys = this.sortKeys.subarray(0, size);
+    let place = 0;
+    let length = 0;
+    for (const [term, count] of terms) {
+      keys[place] = this.intern(term) * PLACE_SPAN + place;
+      this.givenCounts[place++] = count;
+      length += count;
+    }
+    keys.sort();
+    for (let at = 0; at < size; at++) {
+      const id = Math.floor(keys[at]! / PLACE_SPAN);
+      this.sortedIds[at] = id;
+      this.sortedCounts[at] = this.givenCounts[keys[at]! - id * PLACE_SPAN]!;
+    }
+    return {
+      termIds: this.sortedIds.subarray(0, size),
+      counts: this.sortedCounts.subarray(0, size),
+      length,
+    };
+  }
+
+  /** Scratch for `sortedTerms`, grown to the largest chunk added. */
+  private sortKeys = new Float64Array(1024);
+  private givenCounts = new Uint32Array(1024);
+  private sortedIds = new Uint32Array(1024);
+  private sortedCounts = new Uint32Array(1024);
 
   /** Makes a chunk whose terms `chunkTerms` holds live: its columns and counts (not its postings). */
   private register(
