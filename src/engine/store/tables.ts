@@ -630,7 +630,11 @@ function arrowTable(
   return new Table(new RecordBatch(schema, data));
 }
 
-/** A UTF-8 column in one pass: one encoded buffer, one offsets array, a validity bitmap for nulls. */
+/**
+ * A UTF-8 column: one encoded buffer, one offsets array, a validity bitmap for nulls. Each value is
+ * encoded straight into its place in the buffer: joining the values into one string first copied
+ * every chunk's text once more (a few seconds of a 10k-file cold index).
+ */
 function utf8Data(values: readonly (string | null)[]) {
   const offsets = new Int32Array(values.length + 1);
   const validity = new Uint8Array(Math.ceil(values.length / 8)).fill(0xff);
@@ -642,7 +646,10 @@ function utf8Data(values: readonly (string | null)[]) {
     }
     offsets[i + 1] = offsets[i]! + (value === null ? 0 : Buffer.byteLength(value, 'utf8'));
   });
-  const data = Buffer.from(values.map((value) => value ?? '').join(''), 'utf8');
+  const data = Buffer.allocUnsafe(offsets[values.length]!);
+  values.forEach((value, i) => {
+    if (value) data.write(value, offsets[i]!, 'utf8');
+  });
   return makeData({
     type: new Utf8(),
     length: values.length,
