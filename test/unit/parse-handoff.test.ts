@@ -81,6 +81,11 @@ describe('parse handoff', function () {
       assert.deepEqual(lexicalDocumentsOf(left), lexicalDocumentsOf(finished));
       const vectors = await byReceiver.model.embed(left.chunks.map(embeddingText));
       assert.deepEqual(vectors, finished.vectors);
+      // a file's vectors, and its chunks' term counts, cross from the worker as one buffer each
+      const buffers = (views: readonly ArrayBufferView[]) =>
+        new Set(views.map((view) => view.buffer));
+      assert.ok(buffers(finished.vectors).size <= 1);
+      assert.ok(buffers(finished.lexical.map((terms) => terms.counts)).size <= 1);
     }
   });
 

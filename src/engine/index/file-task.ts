@@ -116,11 +116,8 @@ export async function runFileTask(
       facts: built.facts,
       anomalies: extraction.anomalies,
       flagged: built.flagged,
-      lexical: finish ? built.chunks.map(lexicalTerms) : null,
-      vectors:
-        finish && embedder
-          ? built.chunks.map((chunk) => embedder.embedOne(embeddingText(chunk)))
-          : null,
+      lexical: finish ? packedLexicalTerms(built.chunks) : null,
+      vectors: finish && embedder ? packedVectors(built.chunks, embedder) : null,
       parseMs,
     };
   } catch (cause) {
@@ -196,6 +193,37 @@ export function lexicalTerms(chunk: Chunk): LexicalTerms {
     counts: Uint32Array.from(counts.values()),
     nameTerms,
   };
+}
+
+/**
+ * Each chunk's terms (see lexicalTerms), their counts views of one array: a worker posts a file's
+ * counts as one transfer, not one buffer per chunk (each made, moved and collected on its own).
+ */
+function packedLexicalTerms(chunks: readonly Chunk[]): LexicalTerms[] {
+  const counted = chunks.map(chunkTerms);
+  const counts = new Uint32Array(counted.reduce((sum, terms) => sum + terms.counts.size, 0));
+  let at = 0;
+  return counted.map((terms, i) => {
+    const from = at;
+    for (const count of terms.counts.values()) counts[at++] = count;
+    return {
+      chunkId: chunks[i]!.id,
+      terms: [...terms.counts.keys()].join(' '),
+      counts: counts.subarray(from, at),
+      nameTerms: terms.nameTerms,
+    };
+  });
+}
+
+/** The chunks' vectors as views of one array, posted as one transfer (see packedLexicalTerms). */
+function packedVectors(chunks: readonly Chunk[], embedder: StaticModel): Float32Array[] {
+  const { dimensions } = embedder;
+  const vectors = new Float32Array(chunks.length * dimensions);
+  return chunks.map((chunk, i) => {
+    const vector = vectors.subarray(i * dimensions, (i + 1) * dimensions);
+    vector.set(embedder.embedOne(embeddingText(chunk)));
+    return vector;
+  });
 }
 
 /** The term counts a packed LexicalTerms holds, in their first-use order. */

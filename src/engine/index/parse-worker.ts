@@ -48,12 +48,13 @@ async function handle({ id, task, finish }: TaskMessage): Promise<void> {
       size: 0,
     };
   }
+  // the chunks' vectors and counts are views of a buffer or two: each is moved once
   const transfer =
     outcome.kind === 'indexed'
-      ? [
+      ? new Set([
           ...(outcome.vectors ?? []).map((vector) => vector.buffer as ArrayBuffer),
           ...(outcome.lexical ?? []).map((terms) => terms.counts.buffer as ArrayBuffer),
-        ]
+        ])
       : [];
-  port!.postMessage({ type: 'outcome', id, outcome }, transfer);
+  port!.postMessage({ type: 'outcome', id, outcome }, [...transfer]);
 }
