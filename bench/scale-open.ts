@@ -20,7 +20,7 @@ import { PARSER_VERSION } from '../src/engine/model';
 import { SCHEMA_VERSION } from '../src/engine/store/manifest';
 import type { SearchResult } from '../src/engine/search/pipeline';
 import { unwrap } from '../src/engine/util/result';
-import { flagValue, openAndAskFirst, openEngine, round, runChild, serveChild } from './child';
+import { flagValue, mb, openAndAskFirst, openEngine, round, runChild, serveChild } from './child';
 import { available, fts5Times, summarise } from './scale-baselines';
 import { corporaRow, keptStoreDir, readWorkspaceFiles, rowRoot } from './scale-corpus';
 import { sampleQueries, type BenchQuery } from './scale-queries';
@@ -41,9 +41,14 @@ interface OpenSearchReport {
   readonly openSeconds: number;
   readonly firstQueryMs: number;
   readonly searchTimes: number[];
+  /** RSS, heap and memory outside it once the engine is open, before the first question. */
+  readonly afterOpen: MemoryMb;
   readonly rssMb: number;
   readonly peakRssMb: number;
   readonly heapUsedMb: number;
+  /** Memory outside V8's heap after the last question (ArrayBuffers' contents among it). */
+  readonly externalMb: number;
+  readonly arrayBuffersMb: number;
   /** RSS and heap after the last question once garbage is collected: steadier than the above. */
   readonly rssAfterGcMb: number;
   readonly heapAfterGcMb: number;
@@ -51,6 +56,14 @@ interface OpenSearchReport {
   readonly stageTimes: Record<string, number[]>;
   /** CPU time of the whole process (LanceDB's threads included) per question: less noisy under load. */
   readonly cpuMsPerQuery: number;
+}
+
+interface MemoryMb {
+  readonly rssMb: number;
+  readonly heapUsedMb: number;
+  readonly heapTotalMb: number;
+  readonly externalMb: number;
+  readonly arrayBuffersMb: number;
 }
 
 const QUESTIONS_PER_KIND = 40;
@@ -95,8 +108,9 @@ export async function benchOpenSearch(
         ? { heapSnapshot: path.join(profiles, `${row.id}-${Date.now()}.heapsnapshot`) }
         : {}),
     },
-    // the child collects garbage after its last question, to report what stays
-    ['--expose-gc', ...profiling],
+    // the child collects garbage after its last question, to report what stays (runChild
+    // exposes the collector, as the engine's process has it)
+    profiling,
   );
   const search = summarise(report.searchTimes);
   const fts5 =
@@ -119,10 +133,13 @@ export async function benchOpenSearch(
       rssMb: report.rssMb,
       peakRssMb: report.peakRssMb,
       heapUsedMb: report.heapUsedMb,
+      externalMb: report.externalMb,
+      arrayBuffersMb: report.arrayBuffersMb,
       rssAfterGcMb: report.rssAfterGcMb,
       heapAfterGcMb: report.heapAfterGcMb,
     },
   ]);
+  console.table([{ afterOpen: 'memory after the open (MB)', ...report.afterOpen }]);
   console.table(
     Object.entries(report.stageTimes).map(([stage, times]) => ({ stage, ...summarise(times) })),
   );
@@ -167,7 +184,10 @@ async function buildStore(request: OpenSearchRequest): Promise<{ built: true }> 
 
 async function openAndSearch(request: OpenSearchRequest): Promise<OpenSearchReport> {
   const [first, ...rest] = request.queries;
-  const { engine, openSeconds, firstQueryMs } = await openAndAskFirst(request, first!.text);
+  const { engine, openSeconds, firstQueryMs, memoryAfterOpen } = await openAndAskFirst(
+    request,
+    first!.text,
+  );
   try {
     const searchTimes: number[] = [];
     const stageTimes: Record<string, number[]> = {};
@@ -191,11 +211,20 @@ async function openAndSearch(request: OpenSearchRequest): Promise<OpenSearchRepo
       openSeconds,
       firstQueryMs,
       searchTimes,
-      rssMb: Math.round(memory.rss / 2 ** 20),
+      afterOpen: {
+        rssMb: mb(memoryAfterOpen.rss),
+        heapUsedMb: mb(memoryAfterOpen.heapUsed),
+        heapTotalMb: mb(memoryAfterOpen.heapTotal),
+        externalMb: mb(memoryAfterOpen.external),
+        arrayBuffersMb: mb(memoryAfterOpen.arrayBuffers),
+      },
+      rssMb: mb(memory.rss),
       peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024),
-      heapUsedMb: Math.round(memory.heapUsed / 2 ** 20),
-      rssAfterGcMb: Math.round(collected.rss / 2 ** 20),
-      heapAfterGcMb: Math.round(collected.heapUsed / 2 ** 20),
+      heapUsedMb: mb(memory.heapUsed),
+      externalMb: mb(memory.external),
+      arrayBuffersMb: mb(memory.arrayBuffers),
+      rssAfterGcMb: mb(collected.rss),
+      heapAfterGcMb: mb(collected.heapUsed),
       stageTimes,
       cpuMsPerQuery: round((cpu.user + cpu.system) / 1000 / rest.length, 1),
     };
