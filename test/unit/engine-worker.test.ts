@@ -156,22 +156,6 @@ describe('engine worker', function () {
     }
   });
 
-  it('collects the garbage of opening a store at the end of the open, in the engine process', async () => {
-    const engine = new EngineWorkerClient({ logLevel: 'info' });
-    try {
-      const events: LogEvent[] = [];
-      engine.onLog((event) => events.push(event));
-      const root = scratch.tree({ 'a.py': 'def a():\n    return 1\n' });
-      assert.ok((await engine.open(folder(root))).ok);
-      await waitUntil(() => events.some((event) => event.event === 'opening_garbage_collected'));
-      const collected = events.find((event) => event.event === 'opening_garbage_collected')!;
-      assert.equal(typeof collected.duration_ms, 'number');
-      assert.ok((collected.heap_after_mb as number) <= (collected.heap_before_mb as number));
-    } finally {
-      engine.dispose();
-    }
-  });
-
   it('fails a request made after the engine stopped, instead of leaving it unanswered', async () => {
     const stopping = new EngineWorkerClient({ logLevel: 'warn' });
     try {
