@@ -45,7 +45,6 @@ import {
 } from './search/calibration';
 import { Searcher, type SearchRequest, type SearchResult } from './search/pipeline';
 import { IndexStore } from './store/store';
-import { collectGarbage } from './util/collect-garbage';
 import { Emitter, type Disposable, type Event } from './util/event';
 import { shortHash } from './util/hash';
 import { isInside, relativePath, toPosix } from './util/paths';
@@ -266,7 +265,6 @@ export class Engine implements Disposable {
       notices,
     );
     engine.useCalibration(await readCalibration(store.directory));
-    releaseOpeningGarbage();
     engine.warmSaves();
     return ok(engine);
   }
@@ -764,19 +762,4 @@ export function defaultStoreDir(storageRoot: string, root: string): string {
     .replace(/[^\w.-]+/g, '_')
     .slice(0, MAX_STORE_NAME);
   return path.join(storageRoot, 'stores', `${name}-${shortHash(root)}`);
-}
-
-/**
- * Collects what reading the store left behind (the fact rows, the snapshot's buffers), so an
- * engine waiting for its first question does not hold it: measured at 10k files in
- * the bench's open (`node dist/bench.js --open-search scale-10k`).
- */
-function releaseOpeningGarbage(): void {
-  const collection = collectGarbage();
-  if (collection)
-    log.info('opening_garbage_collected', {
-      duration_ms: Math.round(collection.durationMs),
-      heap_before_mb: Math.round(collection.heapBeforeBytes / 2 ** 20),
-      heap_after_mb: Math.round(collection.heapAfterBytes / 2 ** 20),
-    });
 }
