@@ -1,12 +1,12 @@
 /**
  * The bench runs the engine in child processes so that each one's peak RSS is the engine's
- * alone, with the environment and V8 flags the extension starts its engine process with (glibc's
- * memory settings, the exposed collector: host/engine-process.ts). A request goes to the child over IPC; the child answers
+ * alone, with the environment the extension starts its engine process with (glibc's memory
+ * settings: host/engine-process.ts). A request goes to the child over IPC; the child answers
  * with one report or one error.
  */
 import { fork } from 'node:child_process';
 import { Engine } from '../src/engine/engine';
-import { ENGINE_V8_FLAGS, engineProcessEnv } from '../src/engine/host/engine-process';
+import { engineProcessEnv } from '../src/engine/host/engine-process';
 import { unwrap } from '../src/engine/util/result';
 
 /** What every child needs to open the engine on a row's tree and store. */
@@ -25,7 +25,7 @@ export function runChild<T>(
 ): Promise<T> {
   return new Promise((resolve, reject) => {
     const child = fork(process.argv[1]!, [flag], {
-      execArgv: ['--max-old-space-size=16384', ...ENGINE_V8_FLAGS, ...execArgv],
+      execArgv: ['--max-old-space-size=16384', ...execArgv],
       env: engineProcessEnv(),
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });

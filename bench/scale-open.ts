@@ -3,7 +3,8 @@
  * the query side of a scale row alone, for working on search speed and memory without paying a
  * cold index each time. The row's store is built once (cold, in a child) into .cache/bench-stores/<row>-kept
  * and kept; every run then opens it in a fresh child and times opening, the first question and the
- * rest of the row's questions, and reports the child's RSS after searching and its peak RSS. The
+ * rest of the row's questions, and reports the child's memory once the engine is open (before
+ * the first question) and after searching (RSS, heap, memory outside the heap) and its peak RSS. The
  * store is rebuilt when it is missing or was built with another store format or extraction version
  * (such a store would open empty and rebuild inside the timed run).
  * With --fts5, SQLite FTS5 over the same files is timed in the same run; --cpu-prof and
@@ -108,9 +109,8 @@ export async function benchOpenSearch(
         ? { heapSnapshot: path.join(profiles, `${row.id}-${Date.now()}.heapsnapshot`) }
         : {}),
     },
-    // the child collects garbage after its last question, to report what stays (runChild
-    // exposes the collector, as the engine's process has it)
-    profiling,
+    // the child collects garbage after its last question, to report what stays
+    ['--expose-gc', ...profiling],
   );
   const search = summarise(report.searchTimes);
   const fts5 =

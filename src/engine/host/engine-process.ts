@@ -25,12 +25,6 @@ const MALLOC_SETTINGS: Readonly<Record<string, string>> = {
 };
 
 /**
- * V8 flags of the engine process. `--expose-gc` lets the engine collect the garbage of opening a
- * store once it is open (util/collect-garbage.ts), instead of holding it until the first question.
- */
-export const ENGINE_V8_FLAGS: readonly string[] = ['--expose-gc'];
-
-/**
  * The engine process's environment: the editor's, the memory settings unless the user set them,
  * and ELECTRON_RUN_AS_NODE, because in VS Code `process.execPath` is Electron, which runs as
  * plain Node only with it (a Node binary ignores it).
@@ -47,7 +41,7 @@ export function engineProcessEnv(base: NodeJS.ProcessEnv = process.env): NodeJS.
 export function forkEngine(logLevel: LogLevel): ChildProcess {
   const script = engineScript();
   return fork(script.file, [`${LOG_LEVEL_ARG}${logLevel}`], {
-    execArgv: [...ENGINE_V8_FLAGS, ...script.execArgv],
+    execArgv: script.execArgv,
     env: engineProcessEnv(),
     serialization: 'advanced',
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
