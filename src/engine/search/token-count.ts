@@ -17,6 +17,13 @@ export interface Ranks {
 
 export class TokenCounter {
   private readonly ranks = new Map<string, number>();
+  /**
+   * The ranks of the tokens of two and three bytes again, keyed by their bytes as one number: a
+   * piece's merging looks up mostly such short parts, and a number key needs no string cut out
+   * of the piece. Two-byte tokens by their 16 bits (-1: none), three-byte ones in a map.
+   */
+  private readonly twoByteRanks = new Int32Array(1 << 16).fill(-1);
+  private readonly threeByteRanks = new Map<number, number>();
   readonly pieces: RegExp;
   /** Whether the pattern is cl100k's, whose pieces of ASCII text `asciiPieces` cuts without it. */
   private readonly cl100k: boolean;
@@ -29,7 +36,7 @@ export class TokenCounter {
       const [, offset, ...tokens] = line.split(' ');
       const first = Number.parseInt(offset!, 10);
       tokens.forEach((token, i) =>
-        this.ranks.set(Buffer.from(token, 'base64').toString('latin1'), first + i),
+        this.keep(Buffer.from(token, 'base64').toString('latin1'), first + i),
       );
     }
   }
@@ -81,10 +88,31 @@ export class TokenCounter {
     return parts.length - 1;
   }
 
+  /** Keeps the rank of a token (its bytes as Latin-1 text). */
+  private keep(token: string, rank: number): void {
+    this.ranks.set(token, rank);
+    if (token.length === 2) this.twoByteRanks[bytesKey(token, 0, 2)] = rank;
+    else if (token.length === 3) this.threeByteRanks.set(bytesKey(token, 0, 3), rank);
+  }
+
   /** The rank of parts `i` and `i + 1` of `bytes` joined, Infinity when that is no token. */
   private rankOf(bytes: string, parts: readonly number[], i: number): number {
-    return this.ranks.get(bytes.slice(parts[i]!, parts[i + 2]!)) ?? Infinity;
+    const start = parts[i]!;
+    const end = parts[i + 2]!;
+    if (end - start === 2) {
+      const rank = this.twoByteRanks[bytesKey(bytes, start, end)]!;
+      return rank < 0 ? Infinity : rank;
+    }
+    if (end - start === 3) return this.threeByteRanks.get(bytesKey(bytes, start, end)) ?? Infinity;
+    return this.ranks.get(bytes.slice(start, end)) ?? Infinity;
   }
+}
+
+/** Up to three bytes of `bytes` (Latin-1 text, one character per byte) from `start` as one number. */
+function bytesKey(bytes: string, start: number, end: number): number {
+  let key = 0;
+  for (let i = start; i < end; i++) key = (key << 8) | bytes.charCodeAt(i);
+  return key;
 }
 
 function isAscii(text: string): boolean {
