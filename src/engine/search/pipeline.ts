@@ -539,7 +539,7 @@ export class Searcher {
   ): CitableChunk[] {
     const ids = closestUnlisted(
       retrieved.flatMap((list) => list.hits),
-      (id) => this.index.catalog.get(id)?.filePath,
+      (id) => this.index.catalog.filePathOf(id),
       new Set(shaped.map((span) => span.path)),
     );
     // most contenders are decided by their level, and few are shaped: texts are read when needed
@@ -563,7 +563,7 @@ export class Searcher {
   ): ReadonlyMap<string, number>[] {
     const { lexical } = this.index;
     const evidence: ReadonlyMap<string, number>[] = [];
-    const fileOf = (id: string) => this.index.catalog.get(id)?.filePath;
+    const fileOf = (id: string) => this.index.catalog.filePathOf(id);
     if (stages.on('file-definitions')) evidence.push(definingScores(named, fileOf, paths));
     if (stages.on('file-words')) evidence.push(wholeFileScores(lexical, paths, terms, weights));
     if (stages.on('file-paths')) {
@@ -658,7 +658,7 @@ export class Searcher {
     }));
     const rrf = weightedRrf(ranked.filter((list) => list.ids.length && list.weight > 0));
     const fused = stages.on('group-boost')
-      ? boostByGroup(rrf, (id) => this.index.catalog.get(id)?.filePath ?? null)
+      ? boostByGroup(rrf, (id) => this.index.catalog.filePathOf(id) ?? null)
       : rrf;
     log.info('hybrid_retrieve_completed', {
       lists: lists.map((list) => `${list.source}:${list.hits.length}`),
