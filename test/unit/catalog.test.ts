@@ -106,6 +106,8 @@ function assertSame(catalog: ChunkCatalog, model: Map<string, ChunkMeta>): void 
       catalog.placeOf(id),
       meta && { id, folder, path: folder ? meta.directoryPath : meta.filePath },
     );
+    // what the search's fusion and file stages read in place of the metadata's filePath
+    assert.equal(catalog.filePathOf(id), meta?.filePath);
   }
   for (const file of ['src/a.py', 'lib/ç.go', 'src', 'unknown.py'])
     assert.equal(
