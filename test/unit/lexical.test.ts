@@ -228,51 +228,63 @@ describe('lexical index: chunk terms in one arena', () => {
       { numRuns: 150 },
     );
   });
-});
 
-it('holds every term and count of chunks larger than any before them, whatever order their terms come in', () => {
-  // terms numbered in one order and handed over in another, by chunks that outgrow the room
-  // the index sorts a chunk's terms in (it starts at 1,024 terms)
-  const vocabulary = Array.from({ length: 3000 }, (_, i) => `term${i}`);
-  fc.assert(
-    fc.property(
-      fc.array(fc.shuffledSubarray(vocabulary, { minLength: 1 }), { minLength: 1, maxLength: 4 }),
-      (chunks) => {
-        const index = new LexicalIndex();
-        const added = chunks.map(
-          (terms, chunk) => new Map(terms.map((term, i) => [term, 1 + ((i * 31 + chunk) % 9)])),
-        );
-        index.add(
-          added.map((terms, i) => ({
-            chunkId: `c${i}`,
-            path: 'a.py',
-            level: 'function' as const,
-            terms,
-            nameTerms: [],
-          })),
-        );
-        const documents = index.documentsAt('a.py');
-        assert.equal(documents.length, added.length);
-        documents.forEach((stats, i) => {
-          const terms = added[i]!;
-          assert.equal(
-            stats.length,
-            [...terms.values()].reduce((sum, count) => sum + count, 0),
+  it('holds every term and count of chunks larger than any before them, whatever order their terms come in', () => {
+    // terms numbered in one order and handed over in another, by chunks that outgrow the room
+    // the index sorts a chunk's terms in (it starts at 1,024 terms)
+    const vocabulary = Array.from({ length: 3000 }, (_, i) => `term${i}`);
+    fc.assert(
+      fc.property(
+        fc.array(fc.shuffledSubarray(vocabulary, { minLength: 1 }), { minLength: 1, maxLength: 4 }),
+        (chunks) => {
+          const index = new LexicalIndex();
+          const added = chunks.map(
+            (terms, chunk) => new Map(terms.map((term, i) => [term, 1 + ((i * 31 + chunk) % 9)])),
           );
-          for (const term of vocabulary)
-            assert.equal(stats.termFrequency(term), terms.get(term) ?? 0, `${term} in c${i}`);
-          const docId = index.docIdAt('a.py', stats.chunkId)!;
-          assert.deepEqual(index.termsOf(docId).sort(), [...terms.keys()].sort());
-        });
-        for (const term of vocabulary.slice(0, 100))
-          assert.equal(
-            index.documentFrequencyOf('function', term),
-            added.filter((terms) => terms.has(term)).length,
+          index.add(
+            added.map((terms, i) => ({
+              chunkId: `c${i}`,
+              path: 'a.py',
+              level: 'function' as const,
+              terms,
+              nameTerms: [],
+            })),
           );
+          const documents = index.documentsAt('a.py');
+          assert.equal(documents.length, added.length);
+          documents.forEach((stats, i) => {
+            const terms = added[i]!;
+            assert.equal(
+              stats.length,
+              [...terms.values()].reduce((sum, count) => sum + count, 0),
+            );
+            for (const term of vocabulary)
+              assert.equal(stats.termFrequency(term), terms.get(term) ?? 0, `${term} in c${i}`);
+            const docId = index.docIdAt('a.py', stats.chunkId)!;
+            assert.deepEqual(index.termsOf(docId).sort(), [...terms.keys()].sort());
+          });
+          for (const term of vocabulary.slice(0, 100))
+            assert.equal(
+              index.documentFrequencyOf('function', term),
+              added.filter((terms) => terms.has(term)).length,
+            );
+        },
+      ),
+      {
+        numRuns: 10,
+        // a chunk that outgrows the room twice, its terms in an order unlike their ids'
+        examples: [
+          [
+            [
+              vocabulary.slice(0, 10),
+              vocabulary.slice(0, 1500).reverse(),
+              vocabulary.map((_, k) => vocabulary[(k * 7) % vocabulary.length]!),
+            ],
+          ],
+        ],
       },
-    ),
-    { numRuns: 10 },
-  );
+    );
+  });
 });
 
 describe('lexical index: posting lists and chunk terms read from the snapshot file', () => {

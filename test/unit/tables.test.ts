@@ -167,6 +167,24 @@ describe('LanceDB tables', () => {
     }
   });
 
+  it('keeps every text value in its place when neighbours hold halves of a surrogate pair', async () => {
+    // a lone half encodes as three bytes (U+FFFD) on its own, but two halves joined make one
+    // four-byte character: a column built from the joined text lost two bytes and shifted every
+    // later value
+    const signatures = ['def a\uD83D', '\uDE00def b', 'def c', 'def d'];
+    const tables = await Tables.open(path.join(scratch.folder(), 'lance'), null, true);
+    try {
+      await tables.addFacts(signatures.map((signature, i) => factOf({ id: `f${i}`, signature })));
+      const read = new Map((await tables.allFacts()).map((fact) => [fact.id, fact.signature]));
+      assert.deepEqual(
+        signatures.map((_, i) => read.get(`f${i}`)),
+        ['def a\uFFFD', '\uFFFDdef b', 'def c', 'def d'],
+      );
+    } finally {
+      tables.close();
+    }
+  });
+
   it('reads back every chunk and fact it was given, column by column, across batches', async () => {
     // a few names, so paths, kinds and call names repeat as they do in a real index
     const word = fc.constantFrom('a', 'run', 'Ünïcode', 'x.y', "it's", '', 'émoji 🎉', 'path/to');
