@@ -186,13 +186,17 @@ export function chunkTerms(chunk: Chunk): { counts: Map<string, number>; nameTer
 
 /** A chunk's terms (see chunkTerms), packed to cross between threads. */
 export function lexicalTerms(chunk: Chunk): LexicalTerms {
-  const { counts, nameTerms } = chunkTerms(chunk);
-  return {
-    chunkId: chunk.id,
-    terms: [...counts.keys()].join(' '),
-    counts: Uint32Array.from(counts.values()),
-    nameTerms,
-  };
+  const terms = chunkTerms(chunk);
+  return packedTerms(chunk, terms, Uint32Array.from(terms.counts.values()));
+}
+
+/** A chunk's terms packed to cross between threads, `counts` holding their counts in order. */
+function packedTerms(
+  chunk: Chunk,
+  { counts: terms, nameTerms }: ReturnType<typeof chunkTerms>,
+  counts: Uint32Array,
+): LexicalTerms {
+  return { chunkId: chunk.id, terms: [...terms.keys()].join(' '), counts, nameTerms };
 }
 
 /**
@@ -206,12 +210,7 @@ function packedLexicalTerms(chunks: readonly Chunk[]): LexicalTerms[] {
   return counted.map((terms, i) => {
     const from = at;
     for (const count of terms.counts.values()) counts[at++] = count;
-    return {
-      chunkId: chunks[i]!.id,
-      terms: [...terms.counts.keys()].join(' '),
-      counts: counts.subarray(from, at),
-      nameTerms: terms.nameTerms,
-    };
+    return packedTerms(chunks[i]!, terms, counts.subarray(from, at));
   });
 }
 
