@@ -187,6 +187,7 @@ export class Engine implements Disposable {
       graph.update([...graph.files()], store.takeFacts());
       this.indexer.forgetDirectories();
       this.searcher = this.newSearcher();
+      void this.countContextTokens();
       // the writer may have measured the retrievers again for what it committed
       this.useCalibration(await readCalibration(store.directory));
       this.changeEmitter.fire({ paths: [] });
@@ -266,6 +267,7 @@ export class Engine implements Disposable {
     );
     engine.useCalibration(await readCalibration(store.directory));
     engine.warmSaves();
+    void engine.countContextTokens();
     return ok(engine);
   }
 
@@ -316,6 +318,15 @@ export class Engine implements Disposable {
         setTimeout(resolve, Math.max(WARM_POLL_MS, WARM_IDLE_MS - quiet)).unref(),
       );
     }
+  }
+
+  /**
+   * Counts the context's tokens of the texts the index holds and has not counted yet, slice by
+   * slice while no question or write runs (a question waits for at most one slice); resolves
+   * once they are counted. Questions meanwhile count at question time, to the same answers.
+   */
+  countContextTokens(): Promise<void> {
+    return this.searcher.countContextTokens(() => this.idle());
   }
 
   private warming: Promise<void> = Promise.resolve();
@@ -619,6 +630,7 @@ export class Engine implements Disposable {
         await this.recalibrate(result.value.chunks.function, result.value.files);
         await this.rememberChangedFiles();
         await this.searcher.prepare();
+        void this.countContextTokens();
       }
       return result;
     } catch (cause) {

@@ -2,9 +2,10 @@ import type { ChunkLevel } from '../model';
 import { getLogger } from '../log/logger';
 import type { ChunkMeta } from '../store/tables';
 import type { ChunkTexts } from './chunk-texts';
-import { codeLines, type CodeLine } from './evidence';
+import { codeLines, type ChunkLine, type CodeLine } from './evidence';
 import type { QueryMode } from './mode-router';
 import type { Span } from './spans';
+import type { StoredTokenCounts } from './stored-counts';
 import { Generations } from '../util/generations';
 import { KeptTextCounts, TokenCounter } from './token-count';
 
@@ -78,14 +79,37 @@ export async function countTokens(text: string): Promise<number> {
   return countWith(await loadCounter(), text);
 }
 
-function countWith(counter: TokenCounter, text: string): number {
+function countWith(counter: TokenCounter, text: string, pieces = pieceTokens): number {
   let total = 0;
   // special-token names are ordinary text here, as in the whole-text encoding
   const countPiece = (piece: string) => counter.countPiece(piece);
   counter.eachPiece(text, (start, end) => {
-    total += pieceTokens.count(text, start, end, countPiece);
+    total += pieces.count(text, start, end, countPiece);
   });
   return total;
+}
+
+/** What a context can take from a chunk's text without counting it (see `chunkTextCounter`). */
+export interface ChunkTextCounts {
+  /** The tokens of `headerOf` the text; undefined when they cannot stand apart from its title. */
+  readonly header: number | undefined;
+  /** The tokens of ` ${line}\n` for each of the text's lines (split at `\n`). */
+  readonly lines: readonly number[];
+}
+
+/**
+ * Counts a chunk's text as a context counts the parts it shows, ahead of any question, with its
+ * own piece memo (a pass over every chunk would push out the pieces questions use). A header
+ * follows its title's `)` and line break, which a piece of the pattern extends over further line
+ * breaks only: a text starting with one has no header count apart from its title.
+ */
+export async function chunkTextCounter(): Promise<(text: string) => ChunkTextCounts> {
+  const counter = await loadCounter();
+  const pieces = new KeptTextCounts(65_536, 1 << 20);
+  return (text) => ({
+    header: /^[\r\n]/.test(text) ? undefined : countWith(counter, headerOf(text), pieces),
+    lines: text.split('\n').map((line) => countWith(counter, ` ${line}\n`, pieces)),
+  });
 }
 
 /** The tokens of a numbered line's number, `${String(line).padStart(width)} |`. */
@@ -104,10 +128,11 @@ function lineNumberTokens(line: number, width: number, counter: TokenCounter): n
  * per line, its number's (`  12 |`) and its text's (` text` and its line break, none after the
  * last): line counts are kept across questions, which show the same code again.
  */
-export async function numberedItemTokens(
+export async function numberedItemTokens<Line extends CodeLine>(
   title: string,
-  lines: readonly CodeLine[],
+  lines: readonly Line[],
   width: number,
+  stored?: StoredLineTokens<Line>,
 ): Promise<number> {
   const counter = await loadCounter();
   let total = countWith(counter, `${title}\n`);
@@ -115,9 +140,7 @@ export async function numberedItemTokens(
     total += lineNumberTokens(line.line, width, counter);
     total +=
       i + 1 < lines.length
-        ? lineTextTokens.count(line.text, 0, line.text.length, (text) =>
-            countWith(counter, ` ${text}\n`),
-          )
+        ? lineTokens(line, counter, stored)
         : countWith(counter, ` ${line.text}`);
   });
   return total;
@@ -128,21 +151,43 @@ export async function numberedItemTokens(
  * kept line counts as numberedItemTokens takes them: every line ends in a line break here, and
  * the marker starts with neither \r nor \n, so no piece crosses into it.
  */
-export async function cutItemTokens(
+export async function cutItemTokens<Line extends CodeLine>(
   title: string,
-  lines: readonly CodeLine[],
+  lines: readonly Line[],
   width: number,
   marker: string,
+  stored?: StoredLineTokens<Line>,
 ): Promise<number> {
   const counter = await loadCounter();
   let total = countWith(counter, `${title}\n`) + countWith(counter, marker);
   for (const line of lines) {
     total += lineNumberTokens(line.line, width, counter);
-    total += lineTextTokens.count(line.text, 0, line.text.length, (text) =>
-      countWith(counter, ` ${text}\n`),
-    );
+    total += lineTokens(line, counter, stored);
   }
   return total;
+}
+
+/** The stored tokens of ` ${line.text}\n`, undefined when not stored. */
+export type StoredLineTokens<Line extends CodeLine> = (line: Line) => number | undefined;
+
+/** The tokens of ` ${line.text}\n`: stored for the chunk's line, or kept across questions. */
+function lineTokens<Line extends CodeLine>(
+  line: Line,
+  counter: TokenCounter,
+  stored?: StoredLineTokens<Line>,
+): number {
+  return (
+    stored?.(line) ??
+    lineTextTokens.count(line.text, 0, line.text.length, (text) => countWith(counter, ` ${text}\n`))
+  );
+}
+
+/**
+ * The tokens of `${title}\n`, which a header's count is added to: the title ends in `)`, whose
+ * piece takes the line break and stops there unless the text goes on with another.
+ */
+async function titleTokens(title: string): Promise<number> {
+  return countWith(await loadCounter(), `${title}\n`);
 }
 
 /** The tokens of a whole item's text, kept across questions. */
@@ -156,6 +201,7 @@ export async function buildContext(
   catalog: ReadonlyMap<string, ChunkMeta>,
   texts: ChunkTexts,
   budget: number,
+  stored?: StoredTokenCounts,
 ): Promise<BudgetedContext> {
   const parentIds = spans.flatMap((span) => parentsOf(catalog, span.chunkId));
   const bodies = await texts.get([...spans.map((span) => span.chunkId), ...parentIds]);
@@ -181,12 +227,17 @@ export async function buildContext(
       const body = bodies.get(parentId);
       if (parent && body)
         pending.push(
-          await item(parent, 'parent', parent.startLine, parent.endLine, {
-            text: headerOf(body),
-          }),
+          await item(
+            parent,
+            'parent',
+            parent.startLine,
+            parent.endLine,
+            { text: headerOf(body), header: true },
+            stored,
+          ),
         );
     }
-    const evidence = await item(meta, 'evidence', span.startLine, span.endLine, shown);
+    const evidence = await item(meta, 'evidence', span.startLine, span.endLine, shown, stored);
     const cost = pending.reduce((sum, entry) => sum + entry.tokens, evidence.tokens);
     if (used + cost > budget) {
       dropped++;
@@ -208,10 +259,12 @@ export async function buildContext(
   return { items, spans: kept, tokens: used, budget, droppedSpans: dropped };
 }
 
-/** What an item shows: plain text, or code lines numbered to `width` digits. */
+/** What an item shows: plain text (its chunk's header, or not), or code lines numbered to `width` digits. */
 interface ItemBody {
   readonly text: string;
-  readonly numbered?: { readonly lines: readonly CodeLine[]; readonly width: number };
+  /** Whether the text is `headerOf` the chunk's text. */
+  readonly header?: boolean;
+  readonly numbered?: { readonly lines: readonly ChunkLine[]; readonly width: number };
 }
 
 /** The numbered lines of a span; directories and files without code show their summary. */
@@ -221,7 +274,7 @@ function spanBody(meta: ChunkMeta, body: string | undefined, span: Span): ItemBo
   const lines = codeLines(meta, body).filter(
     (line) => line.line >= span.startLine && line.line <= span.endLine,
   );
-  if (!lines.length) return { text: headerOf(body) };
+  if (!lines.length) return { text: headerOf(body), header: true };
   const width = String(span.endLine).length;
   return { text: numberedLines(lines, width), numbered: { lines, width } };
 }
@@ -285,12 +338,20 @@ async function item(
   startLine: number,
   endLine: number,
   shown: ItemBody,
+  stored: StoredTokenCounts | undefined,
 ): Promise<ContextItem> {
   const title = titleOf(meta, role, startLine, endLine);
+  const entry = stored?.entryOf(meta.id) ?? -1;
+  const storedLine =
+    stored && entry >= 0 ? (line: ChunkLine) => stored.lineTokens(entry, line.index) : undefined;
+  const storedHeader =
+    stored && entry >= 0 && shown.header ? stored.headerTokens(entry) : undefined;
   let body = shown.text;
   let tokens = shown.numbered
-    ? await numberedItemTokens(title, shown.numbered.lines, shown.numbered.width)
-    : await itemTextTokens(`${title}\n${body}`);
+    ? await numberedItemTokens(title, shown.numbered.lines, shown.numbered.width, storedLine)
+    : storedHeader !== undefined
+      ? (await titleTokens(title)) + storedHeader
+      : await itemTextTokens(`${title}\n${body}`);
   let truncated = false;
   if (tokens > ITEM_CAP) {
     const lines = body.split('\n');
@@ -304,6 +365,7 @@ async function item(
           shown.numbered.lines.slice(0, keep),
           shown.numbered.width,
           marker,
+          storedLine,
         )
       : await itemTextTokens(`${title}\n${body}`);
     truncated = true;

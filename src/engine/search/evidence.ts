@@ -16,19 +16,24 @@ export interface CodeLine {
   readonly text: string;
 }
 
+/** A code line of a chunk's text, with its place among the text's lines (split at `\n`). */
+export interface ChunkLine extends CodeLine {
+  readonly index: number;
+}
+
 /**
  * The code lines of a chunk's text with their file line numbers. A function chunk is its lines
  * verbatim; a file chunk's module-level code follows its marker and a class chunk's own code
  * comes first, both laid over the chunk's segments in order (signatures after them carry no line).
  */
-export function codeLines(meta: ChunkMeta, text: string): CodeLine[] {
+export function codeLines(meta: ChunkMeta, text: string): ChunkLine[] {
   const lines = text.split('\n');
   if (meta.level === 'function')
-    return lines.map((content, i) => ({ line: meta.startLine + i, text: content }));
+    return lines.map((content, i) => ({ line: meta.startLine + i, text: content, index: i }));
   if (!meta.segments?.length) return [];
   const start = meta.level === 'file' ? lines.indexOf(MODULE_CODE_MARKER) + 1 : 0;
   if (meta.level === 'file' && start === 0) return [];
-  const out: CodeLine[] = [];
+  const out: ChunkLine[] = [];
   let at = start;
   for (const [first, last] of meta.segments) {
     for (
@@ -36,7 +41,7 @@ export function codeLines(meta: ChunkMeta, text: string): CodeLine[] {
       line <= last && out.length < MAX_SEGMENT_LINES_IN_CONTENT && at < lines.length;
       line++
     )
-      out.push({ line, text: lines[at++]! });
+      out.push({ line, text: lines[at]!, index: at++ });
   }
   return out;
 }

@@ -4,6 +4,7 @@ import type { ChunkMeta } from '../store/tables';
 import { elapsedMs, getLogger } from '../log/logger';
 import { withTrace } from '../log/trace';
 import type { RetrieverCalibration } from './calibration';
+import { StoredTokenCounts } from './stored-counts';
 import { ChunkTexts } from './chunk-texts';
 import { buildContext, MODE_BUDGETS, type BudgetedContext } from './context';
 import { evaluateRetrieval, searchWeb, type CragEvaluation, type WebResult } from './crag';
@@ -191,6 +192,8 @@ export function fileFactsOf(
 export class Searcher {
   private readonly index: SearchIndex;
   readonly texts: ChunkTexts;
+  /** The context's token counts of the index's texts, counted ahead of questions. */
+  private readonly tokenCounts: StoredTokenCounts;
   /** How far the semantic list is trusted on this codebase (1: the default weights, unscaled). */
   private semanticTrust = 1;
   private readonly structure = new StructureCache();
@@ -205,6 +208,7 @@ export class Searcher {
   constructor(index: Omit<SearchIndex, 'vectors'>) {
     this.index = { ...index, vectors: new VectorScan(index.tables, index.catalog) };
     this.texts = new ChunkTexts(index.texts);
+    this.tokenCounts = new StoredTokenCounts(index.texts);
     this.nearestWords = index.embedder ? new NearestWords(index.lexical, index.embedder) : null;
   }
 
@@ -231,6 +235,14 @@ export class Searcher {
   /** Readies what questions will need from the index as it now is (the nearest words' vectors). */
   async prepare(): Promise<void> {
     await this.nearestWords?.catchUp();
+  }
+
+  /**
+   * Counts the context's tokens of the texts not counted yet, slice by slice, each after `pause`
+   * (see StoredTokenCounts); resolves once they are counted. Answers are the same before and after.
+   */
+  countContextTokens(pause: () => Promise<void>): Promise<void> {
+    return this.tokenCounts.catchUp(pause);
   }
 
   /** Applies a measured calibration of the retrievers (see calibration.ts); null restores the default weights. */
@@ -441,6 +453,7 @@ export class Searcher {
       this.index.catalog,
       this.texts,
       request.budgetTokens ?? MODE_BUDGETS[modeDecision.mode],
+      this.tokenCounts,
     );
     mark('context', started);
     timings.total = Object.values(timings).reduce((a, b) => a + b, 0);

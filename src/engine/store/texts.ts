@@ -57,6 +57,8 @@ export class TextsFile {
    */
   private readonly decoded = new Map<number, string>();
   private decodedChars = 0;
+  /** How many times the records were moved into a new file (see `layout`). */
+  private rewrites = 0;
 
   private constructor(
     private file: string | null,
@@ -115,6 +117,52 @@ export class TextsFile {
   /** The bytes a commit vouches for: everything written so far. */
   get bytes(): number {
     return this.end;
+  }
+
+  /**
+   * Which layout the record offsets belong to: it changes when a rewrite moves the records, so an
+   * offset read before names another record after. Within one layout, an offset names one text.
+   */
+  get layout(): number {
+    return this.rewrites;
+  }
+
+  /** The offset of chunk `id`'s live record, undefined when it has none. */
+  recordOf(id: string): number | undefined {
+    const slot = this.slots.get(id);
+    return slot === undefined ? undefined : this.offsets[slot];
+  }
+
+  /** The byte length of chunk `id`'s live record, undefined when it has none. */
+  recordLength(id: string): number | undefined {
+    const slot = this.slots.get(id);
+    return slot === undefined ? undefined : this.lengths[slot];
+  }
+
+  /** The live records from `offset` on, in file order, as offsets and byte lengths. */
+  recordsFrom(offset: number): { readonly offsets: Float64Array; readonly lengths: Uint32Array } {
+    const slots = [...this.slots.values()]
+      .filter((slot) => this.offsets[slot]! >= offset)
+      .sort((a, b) => this.offsets[a]! - this.offsets[b]!);
+    return {
+      offsets: Float64Array.from(slots, (slot) => this.offsets[slot]!),
+      lengths: Uint32Array.from(slots, (slot) => this.lengths[slot]!),
+    };
+  }
+
+  /**
+   * The text of the record at `offset` (`length` bytes, from `recordsFrom`), read without keeping
+   * it among the decoded texts: a pass over every record would push out those questions read.
+   */
+  readRecord(offset: number, length: number): Result<string> {
+    if (this.fd === null)
+      return fail('cancelled', 'The index was closed while its texts were read.');
+    const bytes = Buffer.allocUnsafe(length);
+    const read = readSync(this.fd, bytes, 0, length, offset);
+    const record = read === length ? parseRecord(bytes, 0, length) : null;
+    if (!record || record.end !== length)
+      return fail('index_corrupt', `The stored text at byte ${offset} is damaged.`);
+    return ok(bytes.toString('utf8', record.textStart, record.end));
   }
 
   /** The text of chunk `id`, undefined when it has none; an error when its record is damaged. */
@@ -223,6 +271,7 @@ export class TextsFile {
       this.end = end;
       this.decoded.clear();
       this.decodedChars = 0;
+      this.rewrites++;
     } catch (cause) {
       closeSync(fd);
       throw cause;

@@ -1,0 +1,169 @@
+import { getLogger } from '../log/logger';
+import type { TextsFile } from '../store/texts';
+import { describeError } from '../util/result';
+import { chunkTextCounter, type ChunkTextCounts } from './context';
+
+/**
+ * Token counts of every chunk's text, counted once in the background so that building a
+ * question's context looks them up instead of counting the code it shows (the largest part of
+ * that stage). Per chunk: the count of its parents' header (`headerOf` its text) and of each of
+ * its lines as a context shows it (` text` and a line break). Kept in memory by the record that
+ * holds the text in the texts file: a record never changes once written, so a count found for a
+ * chunk's current record is its text's count; a chunk saved again has a new record, counted on
+ * the next pass, and until then its context counts at question time as before. A rewrite of the
+ * texts file moves every record (a new layout): the counts are dropped and counted again.
+ */
+const log = getLogger('search.counts');
+
+/** Counting yields to questions after this long, so none waits behind the pass for longer. */
+const SLICE_MS = 8;
+/** A line's count of 255 and more is not kept (a rare long line), nor a header's of 65,535: counted when asked. */
+const LINE_NOT_KEPT = 255;
+const HEADER_NOT_KEPT = 65_535;
+
+export class StoredTokenCounts {
+  /** Counted records by offset, ascending: offsets and lengths, and where their counts start. */
+  private offsets = new Float64Array(1024);
+  private lengths = new Uint32Array(1024);
+  private starts = new Uint32Array(1025);
+  /** Per record: its header's count; its lines' from its start in `lines`. */
+  private headers = new Uint16Array(1024);
+  private lines = new Uint8Array(64 * 1024);
+  private size = 0;
+  /** The texts file's layout the offsets belong to. */
+  private layout: number;
+  private pass: Promise<void> = Promise.resolve();
+
+  constructor(private readonly texts: TextsFile) {
+    this.layout = texts.layout;
+  }
+
+  /**
+   * Counts the records not counted yet (all of them after a rewrite), in slices that let questions
+   * run between them, each slice after `pause` resolves; resolves once every record that is live
+   * now is counted. Passes queue; a pass that fails is logged and the next one starts over.
+   */
+  catchUp(pause: () => Promise<void>): Promise<void> {
+    this.pass = this.pass
+      .then(() => this.countNew(pause))
+      .catch((cause: unknown) => log.warn('token_counts_failed', { error: describeError(cause) }));
+    return this.pass;
+  }
+
+  /** Which counted record holds chunk `id`'s current text, or -1 when it is not counted yet. */
+  entryOf(id: string): number {
+    if (this.texts.layout !== this.layout) return -1;
+    const offset = this.texts.recordOf(id);
+    if (offset === undefined) return -1;
+    const entry = this.search(offset);
+    return entry >= 0 && this.lengths[entry] === this.texts.recordLength(id) ? entry : -1;
+  }
+
+  /** The tokens of `headerOf` the entry's text, undefined when not kept. */
+  headerTokens(entry: number): number | undefined {
+    const count = this.headers[entry]!;
+    return count === HEADER_NOT_KEPT ? undefined : count;
+  }
+
+  /** The tokens of ` ${line}\n` for the entry's line at `index`, undefined when not kept. */
+  lineTokens(entry: number, index: number): number | undefined {
+    const at = this.starts[entry]! + index;
+    if (index < 0 || at >= this.starts[entry + 1]!) return undefined;
+    const count = this.lines[at]!;
+    return count === LINE_NOT_KEPT ? undefined : count;
+  }
+
+  /** Counts the records not counted yet, over again from the first when the records move meanwhile. */
+  private async countNew(pause: () => Promise<void>): Promise<void> {
+    while (!(await this.countPass(pause)));
+  }
+
+  /** Counts the records not counted yet; false when a rewrite moved them before it was done. */
+  private async countPass(pause: () => Promise<void>): Promise<boolean> {
+    if (this.texts.layout !== this.layout) {
+      this.layout = this.texts.layout;
+      this.size = 0;
+    }
+    await pause();
+    const layout = this.layout;
+    const from = this.size ? this.offsets[this.size - 1]! + 1 : 0;
+    const records = this.texts.recordsFrom(from);
+    const count = await chunkTextCounter();
+    const started = performance.now();
+    let sliceStart = started;
+    for (let i = 0; i < records.offsets.length; i++) {
+      if (performance.now() - sliceStart > SLICE_MS) {
+        await new Promise((resolve) => setImmediate(resolve));
+        await pause();
+        sliceStart = performance.now();
+        // the records moved while this pass waited: what is left to count is all of them again
+        if (this.texts.layout !== layout) return false;
+      }
+      const read = this.texts.readRecord(records.offsets[i]!, records.lengths[i]!);
+      if (!read.ok) {
+        // a closed index stops the pass; a damaged record is found and repaired by the next opening
+        if (read.error.code !== 'cancelled')
+          log.warn('token_counts_stopped', { error: read.error.message });
+        return true;
+      }
+      this.add(records.offsets[i]!, records.lengths[i]!, count(read.value));
+    }
+    if (records.offsets.length)
+      log.info('token_counts_caught_up', {
+        records: records.offsets.length,
+        duration_ms: Math.round(performance.now() - started),
+      });
+    return true;
+  }
+
+  private add(offset: number, length: number, counted: ChunkTextCounts): void {
+    if (this.size === this.offsets.length) this.growEntries();
+    const start = this.starts[this.size]!;
+    const end = start + counted.lines.length;
+    if (end > this.lines.length) {
+      const grown = new Uint8Array(Math.max(end, this.lines.length * 2));
+      grown.set(this.lines.subarray(0, start));
+      this.lines = grown;
+    }
+    this.headers[this.size] = kept(counted.header, HEADER_NOT_KEPT);
+    counted.lines.forEach((tokens, i) => (this.lines[start + i] = kept(tokens, LINE_NOT_KEPT)));
+    this.offsets[this.size] = offset;
+    this.lengths[this.size] = length;
+    this.starts[++this.size] = end;
+  }
+
+  private growEntries(): void {
+    const capacity = this.offsets.length * 2;
+    const offsets = new Float64Array(capacity);
+    offsets.set(this.offsets);
+    const lengths = new Uint32Array(capacity);
+    lengths.set(this.lengths);
+    const starts = new Uint32Array(capacity + 1);
+    starts.set(this.starts);
+    const headers = new Uint16Array(capacity);
+    headers.set(this.headers);
+    this.headers = headers;
+    this.offsets = offsets;
+    this.lengths = lengths;
+    this.starts = starts;
+  }
+
+  /** The entry of the record at `offset`, or -1: a binary search of the ascending offsets. */
+  private search(offset: number): number {
+    let low = 0;
+    let high = this.size - 1;
+    while (low <= high) {
+      const middle = (low + high) >> 1;
+      const at = this.offsets[middle]!;
+      if (at === offset) return middle;
+      if (at < offset) low = middle + 1;
+      else high = middle - 1;
+    }
+    return -1;
+  }
+}
+
+/** `tokens` as kept in a count array whose largest value `notKept` marks a count not kept. */
+function kept(tokens: number | undefined, notKept: number): number {
+  return tokens === undefined || tokens >= notKept ? notKept : tokens;
+}

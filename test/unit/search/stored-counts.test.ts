@@ -1,0 +1,264 @@
+import * as assert from 'node:assert/strict';
+import * as path from 'node:path';
+import { Tiktoken } from 'js-tiktoken/lite';
+import ranks from 'js-tiktoken/ranks/cl100k_base';
+import fc from 'fast-check';
+import type { ChunkMeta } from '../../../src/engine/store/tables';
+import { TextsFile } from '../../../src/engine/store/texts';
+import { ChunkTexts } from '../../../src/engine/search/chunk-texts';
+import { buildContext, chunkTextCounter, countTokens } from '../../../src/engine/search/context';
+import type { Span } from '../../../src/engine/search/spans';
+import { StoredTokenCounts } from '../../../src/engine/search/stored-counts';
+import { chunkMeta } from '../../helpers/chunks';
+import { Scratch } from '../../helpers/workspace';
+
+/** Code in several languages and scripts, with the line breaks, blanks and \r that cut pieces. */
+const piece = fc.constantFrom(
+  ...`abcXYZ_019 \t\r'"(){}[]<>|!=.,;:+-*/ëé日本語🎉ßŁ\u00a0\u2028…`.split(''),
+  '\n',
+  '\n\n',
+  '\r\n',
+  '\n    ',
+  '    ',
+  'def f(x):',
+  'func (s *Server) Serve() error {',
+  'fn main() -> Result<(), Error> {',
+  'return',
+  "'s",
+  '<|endoftext|>',
+  'ünïcödé',
+  '# コメント',
+);
+const chunkText = fc.array(piece, { maxLength: 120 }).map((parts) => parts.join(''));
+
+/** A folder, a file under it and `texts.length - 2` functions of that file, with those texts. */
+function chunksOf(texts: readonly string[]): ChunkMeta[] {
+  const lineCount = (text: string) => text.split('\n').length;
+  const folder = chunkMeta({ id: 'pkg/', level: 'directory', directoryPath: 'pkg' });
+  const file = chunkMeta({
+    id: 'pkg/a.py',
+    level: 'file',
+    filePath: 'pkg/a.py',
+    directoryPath: 'pkg',
+    endLine: lineCount(texts[1]!),
+    parentDirectoryId: folder.id,
+  });
+  const functions = texts.slice(2).map((text, i) =>
+    chunkMeta({
+      id: `pkg/a.py::f${i}`,
+      filePath: 'pkg/a.py',
+      directoryPath: 'pkg',
+      functionName: `f${i}`,
+      startLine: 10 * i + 1,
+      endLine: 10 * i + lineCount(text),
+      parentFileId: file.id,
+      parentDirectoryId: folder.id,
+    }),
+  );
+  return [folder, file, ...functions];
+}
+
+/** Each function's lines from its `from`-th on, as evidence. */
+function spansOf(chunks: readonly ChunkMeta[], from: number): Span[] {
+  return chunks
+    .filter((meta) => meta.level === 'function')
+    .map((meta) => ({
+      path: meta.filePath!,
+      startLine: Math.min(meta.endLine, meta.startLine + from),
+      endLine: meta.endLine,
+      level: meta.level,
+      score: 1,
+      why: 'drawn',
+      chunkId: meta.id,
+    }));
+}
+
+/** Pauses between slices that do nothing but `onPause` on the pause numbered `at` (the first is 1). */
+function pauses(at: number, onPause: () => void): () => Promise<void> {
+  let count = 0;
+  return () => {
+    if (++count === at) onPause();
+    return Promise.resolve();
+  };
+}
+
+describe('token counts stored ahead of questions', () => {
+  const scratch = new Scratch();
+  after(() => scratch.cleanup());
+  const tiktoken = new Tiktoken(ranks);
+
+  function written(
+    chunks: readonly ChunkMeta[],
+    texts: readonly string[],
+    at = path.join(scratch.folder(), 'texts-0.bin'),
+  ): TextsFile {
+    const file = TextsFile.create(at);
+    file.write(
+      [],
+      chunks.map((meta, i) => ({ id: meta.id, text: texts[i]! })),
+    );
+    return file;
+  }
+
+  it('are what counting the text gives: its header and each line as a context shows them', async () => {
+    const count = await chunkTextCounter();
+    await fc.assert(
+      fc.asyncProperty(chunkText, async (text) => {
+        const counted = count(text);
+        const lines = text.split('\n');
+        assert.equal(counted.lines.length, lines.length);
+        for (const [i, line] of lines.entries())
+          assert.equal(counted.lines[i], tiktoken.encode(` ${line}\n`, [], []).length);
+        // after a title, which ends in `)`: the title's count and the header's make the whole's
+        const title = '### pkg/a.py:1-9 (function f, surroundings)';
+        const header = tiktoken.encode(`${title}\n${text}`, [], []);
+        if (counted.header !== undefined && text.split('\n').length <= 10)
+          assert.equal((await countTokens(`${title}\n`)) + counted.header, header.length);
+        assert.equal(counted.header === undefined, /^[\r\n]/.test(text));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('build every context exactly as counting at question time does', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(chunkText, { minLength: 3, maxLength: 8 }),
+        fc.nat(4),
+        fc.integer({ min: 200, max: 8000 }),
+        async (texts, from, budget) => {
+          const chunks = chunksOf(texts);
+          const file = written(chunks, texts);
+          try {
+            const catalog = new Map(chunks.map((meta) => [meta.id, meta]));
+            const spans = spansOf(chunks, from);
+            const plain = await buildContext(spans, catalog, new ChunkTexts(file), budget);
+            const stored = new StoredTokenCounts(file);
+            await stored.catchUp(() => Promise.resolve());
+            for (const meta of chunks) assert.ok(stored.entryOf(meta.id) >= 0, meta.id);
+            const fromStored = await buildContext(
+              spans,
+              catalog,
+              new ChunkTexts(file),
+              budget,
+              stored,
+            );
+            assert.deepEqual(fromStored, plain);
+            for (const item of fromStored.items)
+              assert.equal(item.tokens, tiktoken.encode(item.text, [], []).length);
+          } finally {
+            file.close();
+          }
+        },
+      ),
+      { numRuns: 150 },
+    );
+  });
+
+  /** Functions enough that counting them takes several slices. */
+  function manyTexts(): string[] {
+    const body = Array.from(
+      { length: 40 },
+      (_, i) => `    value_${i} = compute(${i}, "ünïcödé 日本語") + other_${i} * 2`,
+    );
+    return Array.from({ length: 400 }, (_, i) => [`def f${i}():`, ...body].join('\n'));
+  }
+
+  it('count texts saved while a pass waits on the next pass, and until then count at question time', async () => {
+    const texts = manyTexts();
+    const chunks = chunksOf(texts);
+    const file = written(chunks, texts);
+    try {
+      const catalog = new Map(chunks.map((meta) => [meta.id, meta]));
+      const saved = chunks[5]!;
+      const newText = `def f3():\n    return "saved ${'x'.repeat(30)}"\n`;
+      const stored = new StoredTokenCounts(file);
+      // a save lands while the first pass waits between two of its slices
+      await stored.catchUp(pauses(3, () => file.write([], [{ id: saved.id, text: newText }])));
+      assert.equal(
+        stored.entryOf(saved.id),
+        -1,
+        'the saved text is not counted by the pass it interrupted',
+      );
+      const texts2 = texts.map((text, i) => (i === 5 ? newText : text));
+      const spans = spansOf(chunksOf(texts2), 0);
+      const plain = await buildContext(spans, catalog, new ChunkTexts(file), 8000);
+      assert.deepEqual(
+        await buildContext(spans, catalog, new ChunkTexts(file), 8000, stored),
+        plain,
+      );
+      await stored.catchUp(() => Promise.resolve());
+      assert.ok(stored.entryOf(saved.id) >= 0);
+      assert.deepEqual(
+        await buildContext(spans, catalog, new ChunkTexts(file), 8000, stored),
+        plain,
+      );
+    } finally {
+      file.close();
+    }
+  });
+
+  it('are counted again when a rewrite moves the records, even in the middle of a pass', async () => {
+    const texts = manyTexts();
+    const chunks = chunksOf(texts);
+    const folder = scratch.folder();
+    const file = TextsFile.create(path.join(folder, 'texts-0.bin'));
+    // every function written twice: the first records become garbage that a rewrite drops
+    file.write(
+      [],
+      chunks.map((meta, i) => ({ id: meta.id, text: `${texts[i]!}\n# old` })),
+    );
+    file.write(
+      [],
+      chunks.map((meta, i) => ({ id: meta.id, text: texts[i]! })),
+    );
+    try {
+      const stored = new StoredTokenCounts(file);
+      const layout = file.layout;
+      await stored.catchUp(pauses(3, () => file.rewriteTo(path.join(folder, 'texts-1.bin'))));
+      assert.notEqual(file.layout, layout);
+      const catalog = new Map(chunks.map((meta) => [meta.id, meta]));
+      for (const meta of chunks) assert.ok(stored.entryOf(meta.id) >= 0, meta.id);
+      const spans = spansOf(chunks, 1);
+      assert.deepEqual(
+        await buildContext(spans, catalog, new ChunkTexts(file), 8000, stored),
+        await buildContext(spans, catalog, new ChunkTexts(file), 8000),
+      );
+    } finally {
+      file.close();
+    }
+  });
+
+  it('of a reopened texts file are those counted before it was closed', async () => {
+    const texts = manyTexts().slice(0, 20);
+    const chunks = chunksOf(texts);
+    const at = path.join(scratch.folder(), 'texts-0.bin');
+    const file = written(chunks, texts, at);
+    file.sync();
+    const countsOf = (stored: StoredTokenCounts) =>
+      chunks.map((meta, i) => {
+        const entry = stored.entryOf(meta.id);
+        const lines = texts[i]!.split('\n').map((_, index) => stored.lineTokens(entry, index));
+        return [stored.headerTokens(entry), ...lines];
+      });
+    const before = new StoredTokenCounts(file);
+    await before.catchUp(() => Promise.resolve());
+    const counted = countsOf(before);
+    file.close();
+    const ids = new Map(chunks.map((meta) => [meta.id, meta.id]));
+    const reopened = TextsFile.load(
+      at,
+      file.bytes,
+      { size: ids.size, idOf: (id) => ids.get(id) },
+      false,
+    );
+    try {
+      const after = new StoredTokenCounts(reopened);
+      await after.catchUp(() => Promise.resolve());
+      assert.deepEqual(countsOf(after), counted);
+      assert.ok(counted.flat().every((count) => typeof count === 'number'));
+    } finally {
+      reopened.close();
+    }
+  });
+});
