@@ -21,7 +21,16 @@ import { PARSER_VERSION } from '../src/engine/model';
 import { SCHEMA_VERSION } from '../src/engine/store/manifest';
 import type { SearchResult } from '../src/engine/search/pipeline';
 import { unwrap } from '../src/engine/util/result';
-import { flagValue, mb, openAndAskFirst, openEngine, round, runChild, serveChild } from './child';
+import {
+  flagValue,
+  mb,
+  openAndAskFirst,
+  openEngine,
+  round,
+  runChild,
+  serveChild,
+  waitForTokenCounts,
+} from './child';
 import { available, fts5Times, summarise } from './scale-baselines';
 import { corporaRow, keptStoreDir, readWorkspaceFiles, rowRoot } from './scale-corpus';
 import { sampleQueries, type BenchQuery } from './scale-queries';
@@ -189,6 +198,7 @@ async function openAndSearch(request: OpenSearchRequest): Promise<OpenSearchRepo
     first!.text,
   );
   try {
+    await waitForTokenCounts(engine);
     const searchTimes: number[] = [];
     const stageTimes: Record<string, number[]> = {};
     const answers: string[] = [];

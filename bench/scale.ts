@@ -26,7 +26,15 @@ import { logHub } from '../src/engine/log/logger';
 import { MemorySink } from '../src/engine/log/sinks';
 import { unwrap } from '../src/engine/util/result';
 import { lowerProcessPriority } from '../src/engine/util/thread-priority';
-import { openAndAskFirst, openEngine, round, runChild, serveChild, timeSearch } from './child';
+import {
+  openAndAskFirst,
+  openEngine,
+  round,
+  runChild,
+  serveChild,
+  timeSearch,
+  waitForTokenCounts,
+} from './child';
 import { available, fts5Times, percentile, ripgrepTimes, summarise } from './scale-baselines';
 import { readCorpora, readWorkspaceFiles, rowRoot, type RowSpec } from './scale-corpus';
 import { sampleQueries, type BenchQuery } from './scale-queries';
@@ -379,6 +387,7 @@ async function warmPhase(request: ChildRequest): Promise<WarmReport> {
   const [first, ...rest] = request.queries;
   const { engine, openSeconds, firstQueryMs } = await openAndAskFirst(request, first!.text);
   try {
+    await waitForTokenCounts(engine);
     const searchTimes: number[] = [];
     for (const query of rest) searchTimes.push(await timeSearch(engine, query.text));
     const rssMb = Math.round(process.memoryUsage().rss / 2 ** 20);
