@@ -11,7 +11,10 @@ import { chunkTextCounter, type ChunkTextCounts } from './context';
  * holds the text in the texts file: a record never changes once written, so a count found for a
  * chunk's current record is its text's count; a chunk saved again has a new record, counted on
  * the next pass, and until then its context counts at question time as before. A rewrite of the
- * texts file moves every record (a new layout): the counts are dropped and counted again.
+ * texts file moves every record (a new layout): the counts are dropped and counted again. The
+ * counts belong to one texts file object, whose records are only appended: a store that reloads
+ * (another process's commit, a failed write rolled back) gives the engine a new searcher, and it
+ * new counts.
  */
 const log = getLogger('search.counts');
 
@@ -22,9 +25,8 @@ const LINE_NOT_KEPT = 255;
 const HEADER_NOT_KEPT = 65_535;
 
 export class StoredTokenCounts {
-  /** Counted records by offset, ascending: offsets and lengths, and where their counts start. */
+  /** Counted records by offset, ascending, and where their line counts start in `lines`. */
   private offsets = new Float64Array(1024);
-  private lengths = new Uint32Array(1024);
   private starts = new Uint32Array(1025);
   /** Per record: its header's count; its lines' from its start in `lines`. */
   private headers = new Uint16Array(1024);
@@ -55,8 +57,7 @@ export class StoredTokenCounts {
     if (this.texts.layout !== this.layout) return -1;
     const offset = this.texts.recordOf(id);
     if (offset === undefined) return -1;
-    const entry = this.search(offset);
-    return entry >= 0 && this.lengths[entry] === this.texts.recordLength(id) ? entry : -1;
+    return this.search(offset);
   }
 
   /** The tokens of `headerOf` the entry's text, undefined when not kept. */
@@ -106,8 +107,9 @@ export class StoredTokenCounts {
           log.warn('token_counts_stopped', { error: read.error.message });
         return true;
       }
-      this.add(records.offsets[i]!, records.lengths[i]!, count(read.value));
+      this.add(records.offsets[i]!, count(read.value));
     }
+    this.trim();
     if (records.offsets.length)
       log.info('token_counts_caught_up', {
         records: records.offsets.length,
@@ -116,36 +118,33 @@ export class StoredTokenCounts {
     return true;
   }
 
-  private add(offset: number, length: number, counted: ChunkTextCounts): void {
-    if (this.size === this.offsets.length) this.growEntries();
+  private add(offset: number, counted: ChunkTextCounts): void {
+    if (this.size === this.offsets.length) this.resize(this.size * 2, this.lines.length);
     const start = this.starts[this.size]!;
     const end = start + counted.lines.length;
-    if (end > this.lines.length) {
-      const grown = new Uint8Array(Math.max(end, this.lines.length * 2));
-      grown.set(this.lines.subarray(0, start));
-      this.lines = grown;
-    }
+    if (end > this.lines.length)
+      this.resize(this.offsets.length, Math.max(end, this.lines.length * 2));
     this.headers[this.size] = kept(counted.header, HEADER_NOT_KEPT);
     counted.lines.forEach((tokens, i) => (this.lines[start + i] = kept(tokens, LINE_NOT_KEPT)));
     this.offsets[this.size] = offset;
-    this.lengths[this.size] = length;
     this.starts[++this.size] = end;
   }
 
-  private growEntries(): void {
-    const capacity = this.offsets.length * 2;
-    const offsets = new Float64Array(capacity);
-    offsets.set(this.offsets);
-    const lengths = new Uint32Array(capacity);
-    lengths.set(this.lengths);
-    const starts = new Uint32Array(capacity + 1);
-    starts.set(this.starts);
-    const headers = new Uint16Array(capacity);
-    headers.set(this.headers);
-    this.headers = headers;
-    this.offsets = offsets;
-    this.lengths = lengths;
-    this.starts = starts;
+  /** Cuts the arrays, grown while a pass added, to what they hold. */
+  private trim(): void {
+    this.resize(Math.max(1, this.size), Math.max(1, this.starts[this.size]!));
+  }
+
+  /** Room for `entries` records and `lineCount` lines, what is held kept. */
+  private resize(entries: number, lineCount: number): void {
+    const held = this.size;
+    if (entries !== this.offsets.length) {
+      this.offsets = copied(new Float64Array(entries), this.offsets, held);
+      this.headers = copied(new Uint16Array(entries), this.headers, held);
+      this.starts = copied(new Uint32Array(entries + 1), this.starts, held + 1);
+    }
+    if (lineCount !== this.lines.length)
+      this.lines = copied(new Uint8Array(lineCount), this.lines, this.starts[held]!);
   }
 
   /** The entry of the record at `offset`, or -1: a binary search of the ascending offsets. */
@@ -166,4 +165,14 @@ export class StoredTokenCounts {
 /** `tokens` as kept in a count array whose largest value `notKept` marks a count not kept. */
 function kept(tokens: number | undefined, notKept: number): number {
   return tokens === undefined || tokens >= notKept ? notKept : tokens;
+}
+
+/** `into` holding the first `count` values of `from`. */
+function copied<Values extends Float64Array | Uint32Array | Uint16Array | Uint8Array>(
+  into: Values,
+  from: Values,
+  count: number,
+): Values {
+  into.set(from.subarray(0, count) as never);
+  return into;
 }

@@ -133,12 +133,6 @@ export class TextsFile {
     return slot === undefined ? undefined : this.offsets[slot];
   }
 
-  /** The byte length of chunk `id`'s live record, undefined when it has none. */
-  recordLength(id: string): number | undefined {
-    const slot = this.slots.get(id);
-    return slot === undefined ? undefined : this.lengths[slot];
-  }
-
   /** The live records from `offset` on, in file order, as offsets and byte lengths. */
   recordsFrom(offset: number): { readonly offsets: Float64Array; readonly lengths: Uint32Array } {
     const slots = [...this.slots.values()]
@@ -157,12 +151,13 @@ export class TextsFile {
   readRecord(offset: number, length: number): Result<string> {
     if (this.fd === null)
       return fail('cancelled', 'The index was closed while its texts were read.');
-    const bytes = Buffer.allocUnsafe(length);
-    const read = readSync(this.fd, bytes, 0, length, offset);
-    const record = read === length ? parseRecord(bytes, 0, length) : null;
+    // the buffer `read` reuses: a buffer per record left the process's memory larger after a pass
+    if (this.buffer.length < length) this.buffer = Buffer.allocUnsafe(roundUp(length));
+    const read = readSync(this.fd, this.buffer, 0, length, offset);
+    const record = read === length ? parseRecord(this.buffer, 0, length) : null;
     if (!record || record.end !== length)
       return fail('index_corrupt', `The stored text at byte ${offset} is damaged.`);
-    return ok(bytes.toString('utf8', record.textStart, record.end));
+    return ok(this.buffer.toString('utf8', record.textStart, record.end));
   }
 
   /** The text of chunk `id`, undefined when it has none; an error when its record is damaged. */
