@@ -22,7 +22,7 @@ import { logHub } from '../src/engine/log/logger';
 import { MemorySink } from '../src/engine/log/sinks';
 import { languageById } from '../src/engine/lang/registry';
 import { unwrap } from '../src/engine/util/result';
-import { round } from './child';
+import { round, waitForTokenCounts } from './child';
 import { benchExtractCost } from './extract-cost';
 import { benchNativeParse } from './native-parse';
 import { scalePlot } from './plot';
@@ -254,6 +254,7 @@ async function benchSearch(id: string, root: string): Promise<SearchResultTimes>
   );
   try {
     unwrap(await engine.index());
+    await waitForTokenCounts(engine);
     for (const question of questions) unwrap(await engine.search({ query: question }));
     const core: number[] = [];
     const whole: number[] = [];

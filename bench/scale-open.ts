@@ -3,7 +3,9 @@
  * the query side of a scale row alone, for working on search speed and memory without paying a
  * cold index each time. The row's store is built once (cold, in a child) into .cache/bench-stores/<row>-kept
  * and kept; every run then opens it in a fresh child and times opening, the first question and the
- * rest of the row's questions, and reports the child's memory once the engine is open (before
+ * rest of the row's questions (after waiting for the engine's background token count, which
+ * starts once it idles after the first question, and saying how long that took), and reports the
+ * child's memory once the engine is open (before
  * the first question) and after searching (RSS, heap, memory outside the heap) and its peak RSS. The
  * store is rebuilt when it is missing or was built with another store format or extraction version
  * (such a store would open empty and rebuild inside the timed run).
