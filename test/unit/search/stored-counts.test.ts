@@ -1,4 +1,5 @@
 import * as assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { Tiktoken } from 'js-tiktoken/lite';
 import ranks from 'js-tiktoken/ranks/cl100k_base';
@@ -9,8 +10,10 @@ import { ChunkTexts } from '../../../src/engine/search/chunk-texts';
 import { buildContext, chunkTextCounter, countTokens } from '../../../src/engine/search/context';
 import type { Span } from '../../../src/engine/search/spans';
 import { StoredTokenCounts } from '../../../src/engine/search/stored-counts';
+import { unwrap } from '../../../src/engine/util/result';
 import { chunkMeta } from '../../helpers/chunks';
-import { Scratch } from '../../helpers/workspace';
+import { captureLogs, eventsNamed } from '../../helpers/logs';
+import { openEngine, Scratch } from '../../helpers/workspace';
 
 /** Code in several languages and scripts, with the line breaks, blanks and \r that cut pieces. */
 const piece = fc.constantFrom(
@@ -259,6 +262,52 @@ describe('token counts stored ahead of questions', () => {
       assert.ok(counted.flat().every((count) => typeof count === 'number'));
     } finally {
       reopened.close();
+    }
+  });
+});
+
+describe("the engine's background token count", () => {
+  const scratch = new Scratch();
+  after(() => scratch.cleanup());
+
+  it('answers as counting at question time does: before it, after it, after a save, reopened', async () => {
+    const root = scratch.tree({
+      'app/flags.py':
+        'import os\n\n\ndef parse_flags(argv):\n    """Parse the flags: ünïcödé, 日本語."""\n    return [a for a in argv if a.startswith("--")]\n\n\nclass Flags:\n    def known(self):\n        return {"verbose", "quiet"}\n',
+      'app/server.go':
+        'package app\n\n// Serve parses the flags and answers.\nfunc Serve(flags []string) error {\n\treturn nil // 🎉\n}\n',
+      'app/cli.ts':
+        'export function parseFlags(argv: string[]): string[] {\n  return argv.filter((arg) => arg.startsWith("--"));\n}\n',
+    });
+    const storeDir = path.join(scratch.folder('oracle-store-'), 'store');
+    const question = 'where are the flags parsed';
+    let engine = await openEngine(scratch, root, { storeDir });
+    const ask = async () => unwrap(await engine.search({ query: question })).context;
+    try {
+      unwrap(await engine.index());
+      const before = await ask();
+      assert.ok(before.items.length > 0);
+      const first = await captureLogs(() => engine.countContextTokens());
+      assert.ok(eventsNamed(first.events, 'token_counts_caught_up').length > 0);
+      assert.deepEqual(await ask(), before);
+
+      writeFileSync(
+        path.join(root, 'app/flags.py'),
+        'def parse_flags(argv):\n    return [a for a in argv if a.startswith("--") or a == "-v"]\n',
+      );
+      unwrap(await engine.updateFiles(['app/flags.py']));
+      const saved = await ask();
+      const second = await captureLogs(() => engine.countContextTokens());
+      const recounted = eventsNamed(second.events, 'token_counts_caught_up');
+      assert.ok(recounted.length > 0 && Number(recounted[0]!.records) > 0);
+      assert.deepEqual(await ask(), saved);
+
+      engine.dispose();
+      engine = await openEngine(scratch, root, { storeDir });
+      await engine.countContextTokens();
+      assert.deepEqual(await ask(), saved);
+    } finally {
+      engine.dispose();
     }
   });
 });
