@@ -89,7 +89,9 @@ export class StoredTokenCounts {
     const layout = this.layout;
     const from = this.size ? this.offsets[this.size - 1]! + 1 : 0;
     const records = this.texts.recordsFrom(from);
-    const count = await chunkTextCounter();
+    // set up on the first record read: a pass with nothing to read (nothing new, or an engine
+    // closed meanwhile) pays for no counter and memo
+    let count: ((text: string) => ChunkTextCounts) | undefined;
     const started = performance.now();
     let sliceStart = started;
     for (let i = 0; i < records.offsets.length; i++) {
@@ -107,14 +109,15 @@ export class StoredTokenCounts {
           log.warn('token_counts_stopped', { error: read.error.message });
         return true;
       }
+      count ??= await chunkTextCounter();
       this.add(records.offsets[i]!, count(read.value));
     }
+    if (!records.offsets.length) return true;
     this.trim();
-    if (records.offsets.length)
-      log.info('token_counts_caught_up', {
-        records: records.offsets.length,
-        duration_ms: Math.round(performance.now() - started),
-      });
+    log.info('token_counts_caught_up', {
+      records: records.offsets.length,
+      duration_ms: Math.round(performance.now() - started),
+    });
     return true;
   }
 
