@@ -204,7 +204,16 @@ export async function buildContext(
   stored?: StoredTokenCounts,
 ): Promise<BudgetedContext> {
   const parentIds = spans.flatMap((span) => parentsOf(catalog, span.chunkId));
-  const bodies = await texts.get([...spans.map((span) => span.chunkId), ...parentIds]);
+  const ids = [...spans.map((span) => span.chunkId), ...parentIds];
+  const reading = texts.get(ids);
+  // the stored counts' records are looked up in the turn that read the texts (the reads are
+  // synchronous), so a save landing while this context awaits cannot pair a text with newer counts
+  const entries = new Map(ids.map((id) => [id, stored?.entryOf(id) ?? -1]));
+  const bodies = await reading;
+  const countsOf = (id: string): StoredEntry | undefined => {
+    const entry = entries.get(id) ?? -1;
+    return stored && entry >= 0 ? { stored, entry } : undefined;
+  };
   const items: ContextItem[] = [];
   const kept: Span[] = [];
   const included = new Set<string>();
@@ -233,11 +242,18 @@ export async function buildContext(
             parent.startLine,
             parent.endLine,
             { text: headerOf(body), header: true },
-            stored,
+            countsOf(parentId),
           ),
         );
     }
-    const evidence = await item(meta, 'evidence', span.startLine, span.endLine, shown, stored);
+    const evidence = await item(
+      meta,
+      'evidence',
+      span.startLine,
+      span.endLine,
+      shown,
+      countsOf(span.chunkId),
+    );
     const cost = pending.reduce((sum, entry) => sum + entry.tokens, evidence.tokens);
     if (used + cost > budget) {
       dropped++;
@@ -257,6 +273,12 @@ export async function buildContext(
     dropped_spans: dropped,
   });
   return { items, spans: kept, tokens: used, budget, droppedSpans: dropped };
+}
+
+/** The stored counts of the text an item shows: its record's entry among them. */
+interface StoredEntry {
+  readonly stored: StoredTokenCounts;
+  readonly entry: number;
 }
 
 /** What an item shows: plain text (its chunk's header, or not), or code lines numbered to `width` digits. */
@@ -338,14 +360,14 @@ async function item(
   startLine: number,
   endLine: number,
   shown: ItemBody,
-  stored: StoredTokenCounts | undefined,
+  counts: StoredEntry | undefined,
 ): Promise<ContextItem> {
   const title = titleOf(meta, role, startLine, endLine);
-  const entry = stored?.entryOf(meta.id) ?? -1;
-  const storedLine =
-    stored && entry >= 0 ? (line: ChunkLine) => stored.lineTokens(entry, line.index) : undefined;
+  const storedLine = counts
+    ? (line: ChunkLine) => counts.stored.lineTokens(counts.entry, line.index)
+    : undefined;
   const storedHeader =
-    stored && entry >= 0 && shown.header ? stored.headerTokens(entry) : undefined;
+    counts && shown.header ? counts.stored.headerTokens(counts.entry) : undefined;
   let body = shown.text;
   let tokens = shown.numbered
     ? await numberedItemTokens(title, shown.numbered.lines, shown.numbered.width, storedLine)
