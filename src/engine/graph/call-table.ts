@@ -101,13 +101,48 @@ export class CallTable {
 }
 
 /**
- * A fact as the graph holds it: every field of the fact it was given, its call sites read from
- * the graph's call table when asked (each time as fresh objects; none once the fact has left the
- * graph, its slot then being another fact's).
+ * What the facts of one file share: its path and language, and the graph's call table. One record
+ * per file instead of three fields on each of 200k facts at 10k files (about 3 MB).
  */
-export class StoredFact implements CodeFact {
+export interface FactFile {
   readonly path: string;
   readonly language: LanguageId;
+  readonly table: CallTable;
+}
+
+/** A fact's lists. Five in six facts have none: they share `NO_LISTS` instead of five fields each. */
+interface FactLists {
+  readonly raises: readonly string[];
+  readonly errorStrings: readonly string[];
+  readonly mutates: readonly string[];
+  readonly imports: CodeFact['imports'];
+  readonly bases: readonly string[];
+}
+
+const NO_LIST: readonly never[] = Object.freeze([]);
+const NO_LISTS: FactLists = Object.freeze({
+  raises: NO_LIST,
+  errorStrings: NO_LIST,
+  mutates: NO_LIST,
+  imports: NO_LIST,
+  bases: NO_LIST,
+});
+
+/** The fact's lists in one record, or the shared empty one when it has none. */
+function factLists(fact: CodeFact): FactLists {
+  const { raises, errorStrings, mutates, imports, bases } = fact;
+  if (!raises.length && !errorStrings.length && !mutates.length && !imports.length && !bases.length)
+    return NO_LISTS;
+  return { raises, errorStrings, mutates, imports, bases };
+}
+
+/**
+ * A fact as the graph holds it: every field of the fact it was given, its call sites read from
+ * the graph's call table when asked (each time as fresh objects; none once the fact has left the
+ * graph, its slot then being another fact's). Its path and language are its file's, its lists
+ * one record: each field kept on 200k facts at 10k files costs 1.7 MB of heap.
+ */
+export class StoredFact implements CodeFact {
   readonly qualifiedName: string;
   readonly name: string;
   readonly kind: SymbolKind;
@@ -117,13 +152,9 @@ export class StoredFact implements CodeFact {
   readonly endLine: number;
   readonly signature: string;
   readonly docstring: string | null;
-  readonly raises: readonly string[];
-  readonly errorStrings: readonly string[];
-  readonly mutates: readonly string[];
-  readonly imports: CodeFact['imports'];
-  readonly bases: readonly string[];
   readonly chunkId: string | null;
-  readonly #table: CallTable;
+  readonly #file: FactFile;
+  readonly #lists: FactLists;
   readonly #slot: number;
   /**
    * How the id follows from the path and qualified name: 0 `path::qualifiedName`, n `…#n` (a
@@ -132,10 +163,9 @@ export class StoredFact implements CodeFact {
    */
   readonly #idForm: number | string;
 
-  constructor(fact: CodeFact, table: CallTable, slot: number) {
+  /** `file` must hold the fact's own path and language. */
+  constructor(fact: CodeFact, file: FactFile, slot: number) {
     this.#idForm = idForm(fact);
-    this.path = fact.path;
-    this.language = fact.language;
     this.qualifiedName = fact.qualifiedName;
     this.name = fact.name;
     this.kind = fact.kind;
@@ -145,14 +175,38 @@ export class StoredFact implements CodeFact {
     this.endLine = fact.endLine;
     this.signature = fact.signature;
     this.docstring = fact.docstring;
-    this.raises = fact.raises;
-    this.errorStrings = fact.errorStrings;
-    this.mutates = fact.mutates;
-    this.imports = fact.imports;
-    this.bases = fact.bases;
     this.chunkId = fact.chunkId;
-    this.#table = table;
+    this.#file = file;
+    this.#lists = factLists(fact);
     this.#slot = slot;
+  }
+
+  get path(): string {
+    return this.#file.path;
+  }
+
+  get language(): LanguageId {
+    return this.#file.language;
+  }
+
+  get raises(): readonly string[] {
+    return this.#lists.raises;
+  }
+
+  get errorStrings(): readonly string[] {
+    return this.#lists.errorStrings;
+  }
+
+  get mutates(): readonly string[] {
+    return this.#lists.mutates;
+  }
+
+  get imports(): CodeFact['imports'] {
+    return this.#lists.imports;
+  }
+
+  get bases(): readonly string[] {
+    return this.#lists.bases;
   }
 
   /** The graph slot `fact` was stored in. */
@@ -184,7 +238,8 @@ export class StoredFact implements CodeFact {
   }
 
   get calls(): readonly CallSite[] {
-    return this.#table.ownedBy(this.#slot, this) ? this.#table.all(this.#slot) : [];
+    const table = this.#file.table;
+    return table.ownedBy(this.#slot, this) ? table.all(this.#slot) : [];
   }
 }
 

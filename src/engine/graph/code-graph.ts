@@ -2,7 +2,7 @@ import { fnv1a } from '../util/hash';
 import { MODULE_QUALIFIED_NAME, type CallSite, type CodeFact, type ImportBinding } from '../model';
 import { languageById } from '../lang/registry';
 import type { LanguageSpec } from '../lang/spec';
-import { CallTable, StoredFact } from './call-table';
+import { CallTable, StoredFact, type FactFile } from './call-table';
 import { IntLists } from './int-lists';
 import { KeyTable } from './key-table';
 import { ModuleMap } from './modules';
@@ -225,6 +225,8 @@ const MAX_REEXPORT_DEPTH = 4;
 
 /** A file's definitions; the lookups by name are the graph's key tables, keyed by the file. */
 interface FileFacts {
+  /** What its facts share (path, language, the call table): facts that leave keep it, not this. */
+  readonly shared: FactFile;
   readonly facts: CodeFact[];
   /** Every parent-less definition of a name, in source order, for names defined more than once. */
   sameNamed: Map<string, CodeFact[]> | undefined;
@@ -592,17 +594,18 @@ export class CodeGraph {
   private addFact(given: CodeFact, keptSlot: number | undefined): void {
     const slot = this.slotOf(given.id) ?? keptSlot ?? this.freeSlots.pop() ?? this.slots.length;
     const calls = given.calls;
-    const fact = new StoredFact(given, this.callTable, slot);
+    let file = this.byFile.get(given.path);
+    if (!file) {
+      const shared = { path: given.path, language: given.language, table: this.callTable };
+      file = { shared, facts: [], sameNamed: undefined, module: undefined, firstTopLevel: -1 };
+      this.byFile.set(given.path, file);
+      this.modules.add(given.path, given.language);
+    }
+    const fact = new StoredFact(given, file.shared, slot);
     this.callTable.set(slot, calls, fact);
     this.slots[slot] = fact;
     this.addedIds[slot] = given.id;
     this.slotById.add(slot, stringHash(given.id));
-    let file = this.byFile.get(fact.path);
-    if (!file) {
-      file = { facts: [], sameNamed: undefined, module: undefined, firstTopLevel: -1 };
-      this.byFile.set(fact.path, file);
-      this.modules.add(fact.path, fact.language);
-    }
     file.facts.push(fact);
     const path = this.names.id(fact.path);
     const name = this.names.id(fact.name);

@@ -81,7 +81,8 @@ describe('stored fact ids', () => {
       'pkg/a.py:Cls.run',
     ];
     for (const id of ids) {
-      const stored = new StoredFact(fact(id), new CallTable(), 0);
+      const file = { path: 'pkg/a.py', language: 'python' as const, table: new CallTable() };
+      const stored = new StoredFact(fact(id), file, 0);
       assert.equal(stored.id, id);
       for (const other of [...ids, 'pkg/a.py::Cls.ru', 'pkg/a.py::Cls.run#', 'pkg/a.pyx:Cls.run'])
         assert.equal(stored.hasId(other), other === id, `${id} against ${other}`);
