@@ -110,7 +110,10 @@ export interface FactFile {
   readonly table: CallTable;
 }
 
-/** A fact's lists. Five in six facts have none: they share `NO_LISTS` instead of five fields each. */
+/**
+ * A fact's lists. Two in three facts have none (at 10k files): those share `NO_LISTS`, and a fact
+ * holds one field for its lists instead of five (the others pay a 64-byte record).
+ */
 interface FactLists {
   readonly raises: readonly string[];
   readonly errorStrings: readonly string[];
