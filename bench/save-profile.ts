@@ -1,14 +1,16 @@
 /**
- * `node dist/bench.js --save-profile scale-10k [--store <dir>] [--saves 5] [--cpu-prof]`: where a
- * save's time goes on a kept store. The row's kept store (built by `--open-search`, or the one
- * `--store` names) is copied to a scratch folder, so every run starts from the same state, and
- * opened on a private copy of the row's tree: hard links, except the saved file, which gets a copy
- * of its own, so the edits never reach the shared corpus or another row linked to it. A child opens
- * the engine, asks a question (loading what search keeps in memory), waits until search has its
- * vectors (as they are after the scale row's questions), pauses as a user's editing does, then
- * saves the ~1,000-line file `--saves` times, each with a new function, until a search finds it;
- * each save's run stages (index_stage_completed), the store's commit steps and the
- * search after it are printed, median and first.
+ * `node dist/bench.js --save-profile scale-10k [--store <dir>] [--saves 5] [--pause ms]
+ * [--cpu-prof]`: where a save's time goes on a kept store. The row's kept store (built by
+ * `--open-search`, or the one `--store` names) is copied to a scratch folder, so every run starts
+ * from the same state, and opened on a private copy of the row's tree: hard links, except the
+ * saved file, which gets a copy of its own, so the edits never reach the shared corpus or another
+ * row linked to it. A child opens the engine, asks a question (loading what search keeps in
+ * memory), waits until search has its vectors (as they are after the scale row's questions),
+ * pauses as a user's editing does (3 s, as in the scale rows; `--pause` changes it), then saves the
+ * ~1,000-line file `--saves` times, each with a new function, until a search finds it. Each
+ * save's run stages (index_stage_completed), the store's commit steps, the search after it and
+ * whether the engine's warm-up after opening had finished (`warm_before`) are printed, median and
+ * first; each save's window on the profile's clock goes to stderr.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -36,6 +38,7 @@ interface SaveProfileRequest {
   readonly model: string;
   readonly savedFile: string;
   readonly saves: number;
+  readonly pauseMs: number;
 }
 
 /** One save: milliseconds per step, in the order they ran. */
@@ -88,7 +91,16 @@ export async function benchSaveProfile(
   const execArgv = flags.includes('--cpu-prof')
     ? ['--cpu-prof', `--cpu-prof-dir=${path.join(cache, 'bench-profiles')}`]
     : [];
-  const request: SaveProfileRequest = { phase: 'saves', root, storeDir, model, savedFile, saves };
+  const pauseMs = Number(flagValue(flags, '--pause') ?? EDIT_PAUSE_MS);
+  const request: SaveProfileRequest = {
+    phase: 'saves',
+    root,
+    storeDir,
+    model,
+    savedFile,
+    saves,
+    pauseMs,
+  };
   const steps = await runChild<SaveSteps[]>(SAVE_PROFILE_CHILD, request, execArgv);
   const names = [...new Set(steps.flatMap((save) => Object.keys(save)))];
   console.table(
@@ -127,7 +139,7 @@ async function profileSaves(request: SaveProfileRequest): Promise<SaveSteps[]> {
     // The scale row saves after 120 questions, by which time the first question's whole read of
     // the vectors (seconds at 950k chunks) is done; a save during it pays for that read as well.
     await vectorsReady;
-    await new Promise((resolve) => setTimeout(resolve, EDIT_PAUSE_MS));
+    await new Promise((resolve) => setTimeout(resolve, request.pauseMs));
     const file = path.join(request.root, request.savedFile);
     const original = readFileSync(file, 'utf8');
     const out: SaveSteps[] = [];
@@ -137,11 +149,17 @@ async function profileSaves(request: SaveProfileRequest): Promise<SaveSteps[]> {
       timed.clear();
       const events = new MemorySink('debug');
       const listening = logHub.addSink(events);
+      const warmed = await warmedYet(engine);
       const started = performance.now();
+      // on the clock a --cpu-prof's samples are stamped with, to cut the save out of the profile
+      const window = process.hrtime.bigint() / 1000n;
       unwrap(await engine.updateFiles([request.savedFile]));
       const updated = performance.now();
       const found = unwrap(await engine.search({ query: name }));
       const searched = performance.now();
+      process.stderr.write(
+        `bench: save ${i} window ${window}-${process.hrtime.bigint() / 1000n} us\n`,
+      );
       listening.dispose();
       if (!found.spans.some((span) => span.path === request.savedFile))
         throw new Error(`a search for ${name} did not find ${request.savedFile} after its save`);
@@ -151,6 +169,7 @@ async function profileSaves(request: SaveProfileRequest): Promise<SaveSteps[]> {
         update_files: updated - started,
         search_after: searched - updated,
         save_to_searchable: searched - started,
+        warm_before: warmed ? 1 : 0,
       });
     }
     writeFileSync(file, original);
@@ -158,6 +177,15 @@ async function profileSaves(request: SaveProfileRequest): Promise<SaveSteps[]> {
   } finally {
     engine.dispose();
   }
+}
+
+/** Whether the engine's warm-up after opening has finished (a settled promise's callbacks run first). */
+async function warmedYet(engine: Engine): Promise<boolean> {
+  let done = false;
+  void engine.whenWarm().then(() => (done = true));
+  await Promise.resolve();
+  await Promise.resolve();
+  return done;
 }
 
 /**
