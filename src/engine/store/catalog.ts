@@ -293,29 +293,47 @@ export class ChunkCatalog implements ReadonlyMap<string, ChunkMeta> {
    * of those files replaces.
    */
   idsOf(files: ReadonlySet<string>, folders: ReadonlySet<string>): string[] {
-    const { names, rows, strings } = this.columns;
-    const numbers = (values: ReadonlySet<string>) =>
-      new Set([...values].map((value) => strings.find(value)).filter((n) => n !== undefined));
-    const fileNumbers = numbers(files);
-    const folderNumbers = numbers(folders);
+    const { names, rows, used } = this.columns;
+    // flags by string number, not sets: a save asks this of every chunk (950k at 100k files)
+    const fileWanted = this.stringFlags(files);
+    const folderWanted = this.stringFlags(folders);
     const out: string[] = [];
-    this.eachSlot((slot) => {
-      const row = slot * ROW;
+    for (let slot = 0, row = 0; slot < used; slot++, row += ROW) {
+      if (names[slot * 2] === '') continue;
       const wanted =
         rows[row + LEVEL] === DIRECTORY_LEVEL
-          ? folderNumbers.has(rows[row + DIRECTORY_PATH]!)
-          : fileNumbers.has(rows[row + FILE_PATH]!);
+          ? folderWanted[rows[row + DIRECTORY_PATH]! + 1]
+          : fileWanted[rows[row + FILE_PATH]! + 1];
       if (wanted) out.push(names[slot * 2]!);
-    });
+    }
     return out;
   }
 
   /** Every chunk's folder, each once, in the order the chunks come. */
   directoryPaths(): Set<string> {
-    const { rows, strings } = this.columns;
-    const seen = new Set<number>();
-    this.eachSlot((slot) => seen.add(rows[slot * ROW + DIRECTORY_PATH]!));
-    return new Set([...seen].map((number) => strings.at(number)!));
+    const { names, rows, used, strings } = this.columns;
+    // a flag per string number (one past, for null): a set of numbers cost ~40 ms at 100k files
+    const seen = new Uint8Array(strings.values.length + 1);
+    const out = new Set<string>();
+    for (let slot = 0, row = 0; slot < used; slot++, row += ROW) {
+      if (names[slot * 2] === '') continue;
+      const number = rows[row + DIRECTORY_PATH]!;
+      if (seen[number + 1]) continue;
+      seen[number + 1] = 1;
+      out.add(strings.at(number)!);
+    }
+    return out;
+  }
+
+  /** A flag per string number, one past (so null's number has one), set for the numbers of `values`. */
+  private stringFlags(values: ReadonlySet<string>): Uint8Array {
+    const { strings } = this.columns;
+    const flags = new Uint8Array(strings.values.length + 1);
+    for (const value of values) {
+      const number = strings.find(value);
+      if (number !== undefined) flags[number + 1] = 1;
+    }
+    return flags;
   }
 
   *entries(): MapIterator<[string, ChunkMeta]> {
