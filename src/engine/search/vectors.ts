@@ -46,13 +46,16 @@ class Owners {
     return place.path === null ? NO_OWNER : this.number(this.files, place.path);
   }
 
-  /** The numbers of `files` and of `folders` that have rows. */
-  known(files: Iterable<string>, folders: Iterable<string>): Set<number> {
-    const found = new Set<number>();
-    for (const file of files) if (this.files.has(file)) found.add(this.files.get(file)!);
+  /**
+   * A flag per owner number, set for the numbers of `files` and of `folders` that have rows: a
+   * save looks up the owner of every row (950k at 100k files), which a set made slow.
+   */
+  flags(files: Iterable<string>, folders: Iterable<string>): Uint8Array {
+    const flags = new Uint8Array(this.files.size + this.folders.size);
+    for (const file of files) if (this.files.has(file)) flags[this.files.get(file)!] = 1;
     for (const folder of folders)
-      if (this.folders.has(folder)) found.add(this.folders.get(folder)!);
-    return found;
+      if (this.folders.has(folder)) flags[this.folders.get(folder)!] = 1;
+    return flags;
   }
 
   private number(map: Map<string, number>, key: string): number {
@@ -195,10 +198,13 @@ export class VectorScan {
     const started = performance.now();
     // the folders above a changed file have their summaries rebuilt, and no others
     const folders = new Set([...changed].flatMap(ancestors));
-    const stale = loaded.numbering.known(changed, folders);
+    const stale = loaded.numbering.flags(changed, folders);
     const staleRows: number[] = [];
-    for (let row = 0; row < loaded.used; row++)
-      if (loaded.levels[row] !== DEAD && stale.has(loaded.owners[row]!)) staleRows.push(row);
+    const { levels, owners } = loaded;
+    for (let row = 0; row < loaded.used; row++) {
+      const owner = owners[row]!;
+      if (owner !== NO_OWNER && stale[owner] && levels[row] !== DEAD) staleRows.push(row);
+    }
     const fresh = this.catalog.idsOf(changed, folders);
     const kept = loaded.used - loaded.dead - staleRows.length;
     // a chunk neither kept nor re-read (a run that failed half-way): read the whole table again
