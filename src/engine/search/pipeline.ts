@@ -198,6 +198,8 @@ export class Searcher {
   private semanticTrust = 1;
   private readonly structure = new StructureCache();
   private knownFolders: Set<string> | null = null;
+  /** Whether the index changed since `knownFolders` was read from it. */
+  private foldersStale = false;
   private pathVocabulary: PathVocabulary | null = null;
   /** The words of the chunks the proximity stage measured, kept across questions. */
   private readonly chunkWords = wordPlacesCache();
@@ -284,7 +286,7 @@ export class Searcher {
     }
     this.structure.clear();
     this.factsByFile.clear();
-    this.knownFolders = null;
+    this.foldersStale = true;
   }
 
   search(request: SearchRequest): Promise<SearchResult> {
@@ -768,13 +770,29 @@ export class Searcher {
     };
   }
 
-  /** The index's folders (for scopes like "in the auth module"), kept until the index changes. */
+  /**
+   * The index's folders (for scopes like "in the auth module"), read again after the index
+   * changed. A save rarely changes them: the set read before is kept when the new one holds the
+   * same folders in the same order, and with it the table of their endings that scopes are
+   * matched against (~30 ms to build again at 100k files).
+   */
   private folders(): Set<string> {
-    this.knownFolders ??= new Set(
+    if (this.knownFolders && !this.foldersStale) return this.knownFolders;
+    this.foldersStale = false;
+    const read = new Set(
       [...this.index.catalog.directoryPaths()].filter((folder) => folder && folder !== '.'),
     );
+    if (!this.knownFolders || !sameInOrder(this.knownFolders, read)) this.knownFolders = read;
     return this.knownFolders;
   }
+}
+
+/** Whether two sets hold the same values in the same order. */
+function sameInOrder(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
+  if (a.size !== b.size) return false;
+  const others = b.values();
+  for (const value of a) if (value !== others.next().value) return false;
+  return true;
 }
 
 /** What the user should know about how the question was taken. */
