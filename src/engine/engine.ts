@@ -11,6 +11,8 @@ import { DEFAULT_HUB_URL } from './embed/hub';
 import { bundledModelDirectory, loadModel } from './embed/load';
 import { StaticModel } from './embed/static-model';
 import { runFileTask, warmingTasks, type FileTask } from './index/file-task';
+import { loadGrammar, loadLanguage } from './lang/grammars';
+import { languageById } from './lang/registry';
 import { defaultPoolSize, ParsePool } from './index/parse-pool';
 import { CodeGraph } from './graph/code-graph';
 import { Indexer, type IndexPlan, type IndexProgress, type IndexSummary } from './index/indexer';
@@ -274,9 +276,11 @@ export class Engine implements Disposable {
   /**
    * Readies, while the engine idles, what a save's small update runs on this thread and would
    * otherwise load or compile during the first one: git is asked whether the folder is a work
-   * tree, then a small file of each language the index holds (most files first) goes through the
-   * whole file task. Each step waits until no search or write has run for WARM_IDLE_MS, so the
-   * first questions after opening never wait for it. It runs under a trace of its own; a failure
+   * tree, the tables' indexes a save filters by are read in, then each language the index holds
+   * (most files first) has its grammar loaded, its query compiled and a small file of it run
+   * through the whole file task. Each step waits until no search or write has run for
+   * WARM_IDLE_MS, so the first questions after opening never wait for it, and a save waits at
+   * most for the one step under way. It runs under a trace of its own; a failure
    * only leaves the first save slower.
    */
   private warmSaves(): void {
@@ -295,9 +299,21 @@ export class Engine implements Disposable {
       await this.idle();
       if (this.disposed) return;
       await this.filter.warm();
+      await this.idle();
+      if (this.disposed) return;
+      await this.store.tables.warmIndexes();
       // never during a write: its plan may be ahead of the graph until it commits
       if (!this.writing) this.indexer.warmDirectories();
       for (const task of tasks) {
+        const spec = languageById(task.language);
+        await this.idle();
+        if (this.disposed) return;
+        await loadLanguage(spec);
+        // The query's compile cannot yield: it starts only right after a check finds no write,
+        // never after a file read that a save could begin during (the save would wait for it).
+        await this.idle();
+        if (this.disposed) return;
+        await loadGrammar(spec);
         await this.idle();
         if (this.disposed) return;
         await runFileTask(task, embedder);
