@@ -36,14 +36,19 @@ export class StoredTokenCounts {
   private layout: number;
   private pass: Promise<void> = Promise.resolve();
 
-  constructor(private readonly texts: TextsFile) {
+  /** `sliceMs`: how long counting runs before it yields to questions. */
+  constructor(
+    private readonly texts: TextsFile,
+    private readonly sliceMs = SLICE_MS,
+  ) {
     this.layout = texts.layout;
   }
 
   /**
    * Counts the records not counted yet (all of them after a rewrite), in slices that let questions
    * run between them, each slice after `pause` resolves; resolves once every record that is live
-   * now is counted. Passes queue; a pass that fails is logged and the next one starts over.
+   * now is counted. Passes queue; a pass that fails is logged, and the next one goes on from the
+   * last record counted.
    */
   catchUp(pause: () => Promise<void>): Promise<void> {
     this.pass = this.pass
@@ -81,38 +86,41 @@ export class StoredTokenCounts {
 
   /** Counts the records not counted yet; false when a rewrite moved them before it was done. */
   private async countPass(pause: () => Promise<void>): Promise<boolean> {
+    await pause();
+    // after the pause: a write during it may have rewritten the records
     if (this.texts.layout !== this.layout) {
       this.layout = this.texts.layout;
       this.size = 0;
     }
-    await pause();
     const layout = this.layout;
     const from = this.size ? this.offsets[this.size - 1]! + 1 : 0;
     const records = this.texts.recordsFrom(from);
-    // set up on the first record read: a pass with nothing to read (nothing new, or an engine
-    // closed meanwhile) pays for no counter and memo
-    let count: ((text: string) => ChunkTextCounts) | undefined;
+    if (!records.offsets.length) return true;
+    // loaded only when there is something to count; loading the first time awaits, so check again
+    const count = await chunkTextCounter();
+    if (this.texts.layout !== layout) return false;
     const started = performance.now();
     let sliceStart = started;
     for (let i = 0; i < records.offsets.length; i++) {
-      if (performance.now() - sliceStart > SLICE_MS) {
+      if (performance.now() - sliceStart > this.sliceMs) {
         await new Promise((resolve) => setImmediate(resolve));
         await pause();
         sliceStart = performance.now();
         // the records moved while this pass waited: what is left to count is all of them again
         if (this.texts.layout !== layout) return false;
       }
-      const read = this.texts.readRecord(records.offsets[i]!, records.lengths[i]!);
-      if (!read.ok) {
-        // a closed index stops the pass; a damaged record is found and repaired by the next opening
-        if (read.error.code !== 'cancelled')
-          log.warn('token_counts_stopped', { error: read.error.message });
-        return true;
+      const offset = records.offsets[i]!;
+      const read = this.texts.readRecord(offset, records.lengths[i]!);
+      if (read.ok) this.add(offset, count(read.value));
+      else if (read.error.code === 'cancelled')
+        return true; // a closed index stops the pass
+      else {
+        // a damaged record is repaired by the next opening; until then its chunk counts at
+        // question time, and the records after it are still counted
+        log.warn('token_counts_skipped', { offset, error: read.error.message });
+        this.add(offset, { header: undefined, lines: [] });
       }
-      count ??= await chunkTextCounter();
-      this.add(records.offsets[i]!, count(read.value));
     }
-    if (!records.offsets.length) return true;
     this.trim();
     log.info('token_counts_caught_up', {
       records: records.offsets.length,
@@ -133,9 +141,15 @@ export class StoredTokenCounts {
     this.starts[++this.size] = end;
   }
 
-  /** Cuts the arrays, grown while a pass added, to what they hold. */
+  /**
+   * Cuts the arrays, grown by doubling while a pass added, to what they hold and an eighth more,
+   * when more than a quarter is spare: the passes after saves, which add a few records each, then
+   * fit without copying every count.
+   */
   private trim(): void {
-    this.resize(Math.max(1, this.size), Math.max(1, this.starts[this.size]!));
+    const lineCount = this.starts[this.size]!;
+    if (this.offsets.length > roomFor(this.size) || this.lines.length > roomFor(lineCount))
+      this.resize(spareFor(this.size), spareFor(lineCount));
   }
 
   /** Room for `entries` records and `lineCount` lines, what is held kept. */
@@ -163,6 +177,16 @@ export class StoredTokenCounts {
     }
     return -1;
   }
+}
+
+/** The most an array holding `count` values keeps before it is cut (a quarter spare). */
+function roomFor(count: number): number {
+  return Math.max(1024, Math.ceil(count * 1.25));
+}
+
+/** What an array holding `count` values is cut to (an eighth spare). */
+function spareFor(count: number): number {
+  return Math.max(1024, Math.ceil(count * 1.125));
 }
 
 /** `tokens` as kept in a count array whose largest value `notKept` marks a count not kept. */

@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { closeSync, openSync, writeFileSync, writeSync } from 'node:fs';
 import * as path from 'node:path';
 import { Tiktoken } from 'js-tiktoken/lite';
 import ranks from 'js-tiktoken/ranks/cl100k_base';
@@ -175,7 +175,8 @@ describe('token counts stored ahead of questions', () => {
       const catalog = new Map(chunks.map((meta) => [meta.id, meta]));
       const saved = chunks[5]!;
       const newText = `def f3():\n    return "saved ${'x'.repeat(30)}"\n`;
-      const stored = new StoredTokenCounts(file);
+      // slices of no length: the pass yields after every record, on any machine
+      const stored = new StoredTokenCounts(file, 0);
       // a save lands while the first pass waits between two of its slices
       await stored.catchUp(pauses(3, () => file.write([], [{ id: saved.id, text: newText }])));
       assert.equal(
@@ -216,7 +217,7 @@ describe('token counts stored ahead of questions', () => {
       chunks.map((meta, i) => ({ id: meta.id, text: texts[i]! })),
     );
     try {
-      const stored = new StoredTokenCounts(file);
+      const stored = new StoredTokenCounts(file, 0);
       const layout = file.layout;
       await stored.catchUp(pauses(3, () => file.rewriteTo(path.join(folder, 'texts-1.bin'))));
       assert.notEqual(file.layout, layout);
@@ -262,6 +263,37 @@ describe('token counts stored ahead of questions', () => {
       assert.ok(counted.flat().every((count) => typeof count === 'number'));
     } finally {
       reopened.close();
+    }
+  });
+
+  it('skip a damaged record, leaving its chunk to question time, and count the records after it', async () => {
+    const texts = manyTexts().slice(0, 20);
+    const chunks = chunksOf(texts);
+    const at = path.join(scratch.folder(), 'texts-0.bin');
+    const file = written(chunks, texts, at);
+    file.sync();
+    try {
+      const damaged = chunks[3]!.id;
+      // one byte of its text changed on disk: the record's checksum no longer holds
+      const fd = openSync(at, 'r+');
+      writeSync(fd, Buffer.from('#'), 0, 1, file.recordOf(damaged)! + 16);
+      closeSync(fd);
+      const stored = new StoredTokenCounts(file);
+      await stored.catchUp(() => Promise.resolve());
+      const entry = stored.entryOf(damaged);
+      assert.equal(stored.headerTokens(entry), undefined);
+      assert.equal(stored.lineTokens(entry, 0), undefined);
+      for (const meta of chunks.slice(4)) assert.ok(stored.entryOf(meta.id) >= 0, meta.id);
+      const saved = chunks[10]!;
+      file.write([], [{ id: saved.id, text: 'def saved():\n    return 1' }]);
+      await stored.catchUp(() => Promise.resolve());
+      const savedEntry = stored.entryOf(saved.id);
+      assert.equal(
+        stored.lineTokens(savedEntry, 0),
+        tiktoken.encode(' def saved():\n', [], []).length,
+      );
+    } finally {
+      file.close();
     }
   });
 });
