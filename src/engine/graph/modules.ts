@@ -61,10 +61,30 @@ export class ModuleMap {
     if (!language) return;
     this.cache.clear();
     this.files.delete(path);
-    if (languageById(language).moduleSystem === 'python')
-      this.pythonModules.delete(pythonModuleName(path));
     // only the sets `add` filed it in: every set was ~9 ms a save at 100k files
     for (const suffix of suffixesOf(path, language)) this.bySuffix.get(suffix)?.delete(path);
+    if (languageById(language).moduleSystem === 'python') this.forgetPythonModule(path);
+  }
+
+  /**
+   * Drops `path` as its dotted name's file. Another file may hold the same name (`pkg.py` beside
+   * `pkg/__init__.py`, `mod.pyi` beside `mod.py`): the name then stays with the one of them added
+   * last, as if the files left had been added again in their order.
+   */
+  private forgetPythonModule(path: string): void {
+    const dotted = pythonModuleName(path);
+    if (this.pythonModules.get(dotted) !== path) return;
+    this.pythonModules.delete(dotted);
+    const [suffix] = suffixesOf(path, 'python');
+    // a suffix set holds its files in the order they were last added
+    for (const other of this.bySuffix.get(suffix!) ?? [])
+      if (pythonModuleName(other) === dotted && this.isPython(other))
+        this.pythonModules.set(dotted, other);
+  }
+
+  private isPython(path: string): boolean {
+    const language = this.files.get(path);
+    return language !== undefined && languageById(language).moduleSystem === 'python';
   }
 
   /** The files an import of `specifier` in `fromPath` refers to (a Go package is several files). */

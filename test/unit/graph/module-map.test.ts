@@ -7,6 +7,9 @@ import type { LanguageId } from '../../../src/engine/model';
 const FILES: readonly [string, LanguageId][] = [
   ['pkg/mod.py', 'python'],
   ['pkg/__init__.py', 'python'],
+  // the same dotted name as pkg/__init__.py: the one added last is the module
+  ['pkg.py', 'python'],
+  ['pkg/mod.pyi', 'python'],
   ['other/pkg/mod.py', 'python'],
   ['net/http/server.go', 'go'],
   ['net/http/client.go', 'go'],
@@ -20,6 +23,7 @@ const FILES: readonly [string, LanguageId][] = [
 const LOOKUPS: readonly [string, ModuleSystem, string][] = [
   ['main.py', 'python', 'pkg.mod'],
   ['main.py', 'python', 'mod'],
+  ['main.py', 'python', 'pkg'],
   ['pkg/mod.py', 'python', '.'],
   ['main.go', 'go', 'net/http'],
   ['main.go', 'go', 'http'],
