@@ -395,6 +395,57 @@ describe('lexical index: posting lists and chunk terms read from the snapshot fi
     index.close();
   });
 
+  it('counts a term in a chunk from the list this search read, to the count the chunk holds, with no read of the chunk', async () => {
+    const documents = largeDocuments(400);
+    const writer = new LexicalIndex();
+    writer.add(documents);
+    const file = path.join(directory, 'lexical-1.bin');
+    await writer.writeSnapshot(file);
+    writer.close();
+    const truth = (d: LexicalDocument, term: string) => d.terms.get(term) ?? 0;
+    const docIdOf = (index: LexicalIndex, d: LexicalDocument) => index.docIdAt(d.path, d.chunkId)!;
+    // a name-only term (payload 0 << 1 | 1), a common term and a term no chunk holds
+    const terms = ['name3', 't17', 't2500', 'absent'];
+
+    const index = await LexicalIndex.readSnapshot(file);
+    index.startReading();
+    // before any list is read: from the chunks' own terms
+    for (const d of documents)
+      for (const term of terms)
+        assert.equal(index.termFrequencyIn(docIdOf(index, d), term), truth(d, term));
+    const paths = [...new Set(documents.map((d) => d.path))].slice(0, 30);
+    const byChunks = index.fileTermCounts(paths, CHUNK_LEVELS, terms);
+
+    const docIds = documents.map((d) => docIdOf(index, d));
+    index.startReading();
+    for (const level of CHUNK_LEVELS) for (const term of terms) index.postingList(level, term);
+    // the snapshot closed: a count that read a chunk's terms would fail
+    index.close();
+    documents.forEach((d, i) => {
+      for (const term of terms)
+        assert.equal(index.termFrequencyIn(docIds[i]!, term), truth(d, term));
+    });
+    assert.deepEqual(index.fileTermCounts(paths, CHUNK_LEVELS, terms), byChunks);
+    // the same count with no list read would read the chunk's terms, and fail
+    const unread = await LexicalIndex.readSnapshot(file);
+    unread.startReading();
+    unread.close();
+    const [held] = documents[0]!.terms.keys();
+    assert.throws(() => unread.termFrequencyIn(docIds[0]!, held!), /closed while a search read it/);
+
+    // after a change the lists in memory (main list and tail) count as they are
+    const reread = await LexicalIndex.readSnapshot(file);
+    reread.removePaths(['f3.py']);
+    const added = largeDocuments(60, 400);
+    reread.add(added);
+    reread.startReading();
+    for (const level of CHUNK_LEVELS) for (const term of terms) reread.postingList(level, term);
+    for (const d of [...documents.filter((d) => d.path !== 'f3.py'), ...added])
+      for (const term of terms)
+        assert.equal(reread.termFrequencyIn(docIdOf(reread, d), term), truth(d, term));
+    reread.close();
+  });
+
   it('keeps reading the generation it opened when a new snapshot is renamed over its file', async () => {
     const documents = largeDocuments(200);
     const writer = new LexicalIndex();

@@ -211,6 +211,16 @@ class LevelPostings {
     return list;
   }
 
+  /**
+   * The term's postings when they can be had without reading the snapshot: a list wholly in
+   * memory, or one this use of `arena` copied in already. Undefined otherwise (or when empty).
+   */
+  listAtHand(termId: number, arena: ReadArena): PostingList | undefined {
+    const onDisk = this.diskSize(termId);
+    if (onDisk && (this.copiedIn !== arena.use || !this.copied.has(termId))) return undefined;
+    return this.list(termId, arena);
+  }
+
   /** How many postings the term's list holds (tombstones included), without reading it. */
   sizeOf(termId: number): number {
     return this.diskSize(termId) + this.mainSize(termId) + this.tail.sizeOf(termId);
@@ -713,7 +723,21 @@ export class LexicalIndex {
   /** The frequency of `term` in the text of the live chunk `docId` (0 when absent). */
   termFrequencyIn(docId: number, term: string): number {
     const id = this.termIds.get(term);
-    return id === undefined ? 0 : this.chunkTerms.frequency(docId, id);
+    return id === undefined ? 0 : this.frequencyOf(docId, id);
+  }
+
+  /**
+   * A live chunk's count of a term, from the term's posting list when this search has it at hand
+   * (its payload holds the same count), otherwise from the chunk's own terms: those are read from
+   * the snapshot a block at a time, and the chunks a search asks about are scattered over it.
+   */
+  private frequencyOf(docId: number, termId: number): number {
+    const postings = this.postingLists.get(CHUNK_LEVELS[this.levels[docId]!]!)!;
+    if (!postings.sizeOf(termId)) return 0;
+    const list = postings.listAtHand(termId, this.readArena);
+    if (!list) return this.chunkTerms.frequency(docId, termId);
+    const at = bisect(list.docs, docId);
+    return at < 0 ? 0 : list.payload[at]! >> 1;
   }
 
   /** The live chunks indexed under `path`: a file's chunks at every level, for scoring whole files. */
@@ -769,8 +793,7 @@ export class LexicalIndex {
     if (lookedUp.length)
       for (const docId of docs) {
         const { counts } = files[this.fileOfDoc[docId]!]!;
-        for (const { place, id } of lookedUp)
-          counts[place]! += this.chunkTerms.frequency(docId, id);
+        for (const { place, id } of lookedUp) counts[place]! += this.frequencyOf(docId, id);
       }
     for (const docId of docs) this.fileOfDoc[docId] = -1;
     // a path asked twice gets its first place's counts
@@ -1234,7 +1257,7 @@ export class LexicalIndex {
  */
 const POSTINGS_PER_LOOKUP = 4;
 
-function bisect(sorted: Uint32Array, value: number): number {
+function bisect(sorted: Uint32Array | Int32Array, value: number): number {
   let low = 0;
   let high = sorted.length - 1;
   while (low <= high) {
