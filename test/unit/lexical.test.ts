@@ -314,6 +314,16 @@ describe('lexical index: posting lists and chunk terms read from the snapshot fi
     });
   }
 
+  /** Writes `documents` as a snapshot in the test's folder and says where it is. */
+  async function snapshotOf(documents: readonly LexicalDocument[]): Promise<string> {
+    const writer = new LexicalIndex();
+    writer.add(documents);
+    const file = path.join(directory, 'lexical-1.bin');
+    await writer.writeSnapshot(file);
+    writer.close();
+    return file;
+  }
+
   /** Each list and each chunk's terms must be what the documents themselves say. */
   function assertSameAs(index: LexicalIndex, documents: readonly LexicalDocument[]): void {
     const expected = new Map<string, [string, number][]>();
@@ -363,11 +373,7 @@ describe('lexical index: posting lists and chunk terms read from the snapshot fi
 
   it('reads a list once per search from the snapshot, and again after a change or in the next search', async () => {
     const documents = largeDocuments(200);
-    const writer = new LexicalIndex();
-    writer.add(documents);
-    const file = path.join(directory, 'lexical-1.bin');
-    await writer.writeSnapshot(file);
-    writer.close();
+    const file = await snapshotOf(documents);
     const index = await LexicalIndex.readSnapshot(file);
     const term = 'name3';
     index.startReading();
@@ -397,11 +403,7 @@ describe('lexical index: posting lists and chunk terms read from the snapshot fi
 
   it('counts a term in a chunk from the list this search read, to the count the chunk holds, with no read of the chunk', async () => {
     const documents = largeDocuments(400);
-    const writer = new LexicalIndex();
-    writer.add(documents);
-    const file = path.join(directory, 'lexical-1.bin');
-    await writer.writeSnapshot(file);
-    writer.close();
+    const file = await snapshotOf(documents);
     const truth = (d: LexicalDocument, term: string) => d.terms.get(term) ?? 0;
     const docIdOf = (index: LexicalIndex, d: LexicalDocument) => index.docIdAt(d.path, d.chunkId)!;
     // a name-only term (payload 0 << 1 | 1), a common term and a term no chunk holds
