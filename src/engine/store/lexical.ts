@@ -732,12 +732,17 @@ export class LexicalIndex {
    * the snapshot a block at a time, and the chunks a search asks about are scattered over it.
    */
   private frequencyOf(docId: number, termId: number): number {
-    const postings = this.postingLists.get(CHUNK_LEVELS[this.levels[docId]!]!)!;
-    if (!postings.sizeOf(termId)) return 0;
-    const list = postings.listAtHand(termId, this.readArena);
-    if (!list) return this.chunkTerms.frequency(docId, termId);
-    const at = bisect(list.docs, docId);
-    return at < 0 ? 0 : list.payload[at]! >> 1;
+    const list = this.listAtHand(this.levels[docId]!, termId);
+    return list ? countIn(list, docId) : this.chunkTerms.frequency(docId, termId);
+  }
+
+  /**
+   * The term's list at the level (by its index in CHUNK_LEVELS) when this search has it at hand,
+   * an empty one when the level has none, undefined when it would have to be read.
+   */
+  private listAtHand(level: number, termId: number): PostingList | undefined {
+    const postings = this.postingLists.get(CHUNK_LEVELS[level]!)!;
+    return postings.sizeOf(termId) ? postings.listAtHand(termId, this.readArena) : NO_POSTINGS;
   }
 
   /** The live chunks indexed under `path`: a file's chunks at every level, for scoring whole files. */
@@ -776,13 +781,21 @@ export class LexicalIndex {
       }
     });
     const lists = levels.map((level) => this.postingLists.get(level)!);
-    // terms looked up in each chunk's own terms, each chunk's read once for all of them
-    const lookedUp: { place: number; id: number }[] = [];
+    // terms looked up per chunk: in the term's list where this search has it at hand (found once
+    // per level), otherwise in the chunk's own terms, each chunk's read once for all of them
+    const lookedUp: { place: number; id: number; atHand: (PostingList | undefined)[] }[] = [];
     terms.forEach((term, place) => {
       const id = this.termIds.get(term);
       if (id === undefined) return;
       const listed = lists.reduce((sum, list) => sum + list.sizeOf(id), 0);
-      if (listed >= docs.length * POSTINGS_PER_LOOKUP) lookedUp.push({ place, id });
+      if (listed >= docs.length * POSTINGS_PER_LOOKUP)
+        lookedUp.push({
+          place,
+          id,
+          atHand: CHUNK_LEVELS.map((_, level) =>
+            wanted.has(level) ? this.listAtHand(level, id) : undefined,
+          ),
+        });
       else
         for (const list of lists.map((postings) => postings.list(id, this.readArena)))
           for (let k = 0; k < (list?.size ?? 0); k++) {
@@ -793,7 +806,10 @@ export class LexicalIndex {
     if (lookedUp.length)
       for (const docId of docs) {
         const { counts } = files[this.fileOfDoc[docId]!]!;
-        for (const { place, id } of lookedUp) counts[place]! += this.frequencyOf(docId, id);
+        for (const { place, id, atHand } of lookedUp) {
+          const list = atHand[this.levels[docId]!];
+          counts[place]! += list ? countIn(list, docId) : this.chunkTerms.frequency(docId, id);
+        }
       }
     for (const docId of docs) this.fileOfDoc[docId] = -1;
     // a path asked twice gets its first place's counts
@@ -1256,6 +1272,14 @@ export class LexicalIndex {
  * a few steps, against one read of a list's entries and the mark of its chunk).
  */
 const POSTINGS_PER_LOOKUP = 4;
+
+const NO_POSTINGS: PostingList = { docs: new Int32Array(0), payload: new Int32Array(0), size: 0 };
+
+/** The chunk's count of the list's term: its posting's payload holds it beside the name flag. */
+function countIn(list: PostingList, docId: number): number {
+  const at = bisect(list.docs, docId);
+  return at < 0 ? 0 : list.payload[at]! >> 1;
+}
 
 function bisect(sorted: Uint32Array | Int32Array, value: number): number {
   let low = 0;
