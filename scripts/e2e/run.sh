@@ -73,6 +73,8 @@ mkdir -p "$WORK/ws"
 cp -r "$ROOT/test/fixtures/shop-py" "$WORK/ws/ui"
 cp -r "$ROOT/test/fixtures/shop-py" "$WORK/ws/exthost"
 cp -r "$ROOT/test/fixtures/restricted-js" "$WORK/ws/untrusted"
+# files.autoSave off: the suites edit and save files themselves, and an automatic save between an edit
+# and the suite's own makes that save answer false.
 user_settings() { # trust settings
   cat <<JSON
 {
@@ -83,6 +85,7 @@ user_settings() { # trust settings
   "extensions.autoCheckUpdates": false,
   "extensions.autoUpdate": false,
   "update.mode": "none",
+  "files.autoSave": "off",
   $1
 }
 JSON

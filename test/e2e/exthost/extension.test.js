@@ -105,7 +105,15 @@ suite('Code Oracle in a real VS Code extension host', () => {
       ),
     );
     assert.ok(doc.isDirty);
-    assert.strictEqual(await doc.save(), true, 'save failed');
+    const saved = await doc.save();
+    if (!saved) {
+      // save() answers false without a reason: say what the editor and the disk hold.
+      const onDisk = Buffer.from(await vscode.workspace.fs.readFile(uri)).toString('utf8');
+      assert.fail(
+        `save failed: the document is ${doc.isDirty ? 'still dirty' : 'clean'}, ` +
+          `the file on disk ${onDisk.includes('e2e_added_function') ? 'has' : 'lacks'} the edit`,
+      );
+    }
     assert.ok(!doc.isDirty);
     // The extension re-indexes saved files after a 400 ms debounce: wait for the new definition.
     let after = before;
