@@ -3,6 +3,8 @@ import * as path from 'node:path';
 import fc from 'fast-check';
 import type { CallSite, Chunk, CodeFact } from '../../src/engine/model';
 import { Tables, type ChunkMeta } from '../../src/engine/store/tables';
+// after the tables module, which sets LanceDB's environment before it loads
+import * as lancedb from '@lancedb/lancedb';
 import { vectorRowBytes } from '../../src/engine/store/vector-memory';
 import { captureLogs, eventsNamed } from '../helpers/logs';
 import { Scratch } from '../helpers/workspace';
@@ -145,6 +147,46 @@ describe('LanceDB tables', () => {
       assert.equal(await tables.needsOptimize(), false);
       assert.equal((await tables.counts()).chunks, 70);
     } finally {
+      tables.close();
+    }
+  });
+
+  it('counts the versions on disk as a listing does, through writes, a compaction and clean-ups', async () => {
+    const folder = path.join(scratch.folder(), 'lance');
+    const tables = await Tables.open(folder, null, true);
+    const db = await lancedb.connect(folder);
+    const listed = async () => {
+      const counts = await Promise.all(
+        ['chunks', 'facts'].map(
+          async (name) => (await (await db.openTable(name)).listVersions()).length,
+        ),
+      );
+      return Math.max(...counts);
+    };
+    try {
+      const checks: [number, number][] = [];
+      const check = async () => checks.push([await tables.versionCount(), await listed()]);
+      for (let i = 0; i < 3; i++) await tables.addChunks([chunk(i)], null);
+      await check();
+      await tables.addFacts([
+        factOf({ id: 'f1.py::f1', path: 'f1.py', name: 'f1', qualifiedName: 'f1' }),
+      ]);
+      await tables.deleteFiles(['f0.py']);
+      await check();
+      await tables.compact();
+      await check();
+      // versions are dated to the millisecond: the committed one comes clearly later
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      await tables.addChunks([chunk(3)], null);
+      await tables.cleanup(await tables.versions());
+      await check();
+      for (let i = 4; i < 7; i++) await tables.addChunks([chunk(i)], null);
+      await check();
+      assert.ok(checks[1]![1] > checks[0]![1], 'the writes added versions');
+      assert.ok(checks[3]![1] < checks[2]![1], 'the clean-up removed versions');
+      for (const [counted, onDisk] of checks) assert.equal(counted, onDisk);
+    } finally {
+      db.close();
       tables.close();
     }
   });

@@ -572,6 +572,7 @@ export class Tables {
   /** Merges small fragments and rewrites deleted rows away; old versions stay for readers. */
   async compact(): Promise<void> {
     const keepVersions = new Date(0);
+    this.oldestVersions = null;
     await this.chunks.optimize({ cleanupOlderThan: keepVersions });
     await this.facts.optimize({ cleanupOlderThan: keepVersions });
   }
@@ -584,6 +585,7 @@ export class Tables {
    * then remove the version the manifest names, leaving the store unreadable.
    */
   async cleanup(committed: TableVersions): Promise<void> {
+    this.oldestVersions = null;
     for (const [table, version] of [
       [this.chunks, committed.chunks],
       [this.facts, committed.facts],
@@ -594,13 +596,30 @@ export class Tables {
     }
   }
 
-  /** How many versions each table keeps on disk: they grow with every write until cleaned up. */
+  /**
+   * How many versions each table keeps on disk (the most of the two): they grow with every write
+   * until cleaned up. Versions are numbered one after another and only a clean-up removes any (the
+   * oldest ones), so once the oldest is known the count is the latest's number less it: listing
+   * the versions reads every one's manifest (18 ms a save at 10k files).
+   */
   async versionCount(): Promise<number> {
-    const [chunks, facts] = await Promise.all([
-      this.chunks.listVersions(),
-      this.facts.listVersions(),
-    ]);
-    return Math.max(chunks.length, facts.length);
+    this.oldestVersions ??= await this.listOldestVersions();
+    const latest = await this.versions();
+    return (
+      Math.max(
+        latest.chunks - this.oldestVersions.chunks,
+        latest.facts - this.oldestVersions.facts,
+      ) + 1
+    );
+  }
+
+  /** Each table's oldest version on disk, once listed; forgotten when versions are removed. */
+  private oldestVersions: TableVersions | null = null;
+
+  private async listOldestVersions(): Promise<TableVersions> {
+    const oldest = async (table: lancedb.Table) =>
+      Math.min(...(await table.listVersions()).map((entry) => entry.version));
+    return { chunks: await oldest(this.chunks), facts: await oldest(this.facts) };
   }
 
   close(): void {
