@@ -73,8 +73,8 @@ mkdir -p "$WORK/ws"
 cp -r "$ROOT/test/fixtures/shop-py" "$WORK/ws/ui"
 cp -r "$ROOT/test/fixtures/shop-py" "$WORK/ws/exthost"
 cp -r "$ROOT/test/fixtures/restricted-js" "$WORK/ws/untrusted"
-# files.autoSave off: the suites edit and save files themselves, and an automatic save between an edit
-# and the suite's own makes that save answer false.
+# files.autoSave off: in a browser the workbench saves by itself a second after an edit by default, and
+# the suites edit and save files themselves: on a slow machine that save came first and theirs answered false.
 user_settings() { # trust settings
   cat <<JSON
 {
