@@ -276,12 +276,12 @@ export class Engine implements Disposable {
   /**
    * Readies, while the engine idles, what a save's small update runs on this thread and would
    * otherwise load or compile during the first one: git is asked whether the folder is a work
-   * tree, the tables' indexes a save filters by are read in and their versions listed, then each
-   * language the index holds (most files first) has its grammar loaded, its query compiled and a
-   * small file of it run through the whole file task. Each step waits until no search or write
-   * has run for WARM_IDLE_MS, so the first questions after opening never wait for it, and a save
-   * waits at most for the one step under way. It runs under a trace of its own; a failure only
-   * leaves the first save slower.
+   * tree, the tables' indexes a save filters by are read in, then each language the index holds
+   * (most files first) has its grammar loaded, its query compiled and a small file of it run
+   * through the whole file task. Each step waits until no search or write has run for
+   * WARM_IDLE_MS, so the first questions after opening never wait for it, and a save waits at
+   * most for the one step under way. It runs under a trace of its own; a failure
+   * only leaves the first save slower.
    */
   private warmSaves(): void {
     const indexed = Object.entries(this.store.manifest.files)
@@ -302,8 +302,6 @@ export class Engine implements Disposable {
       await this.idle();
       if (this.disposed) return;
       await this.store.tables.warmIndexes();
-      // what the first save's maintenance would otherwise list: every version of the tables
-      await this.store.tables.versionCount();
       // never during a write: its plan may be ahead of the graph until it commits
       if (!this.writing) this.indexer.warmDirectories();
       for (const task of tasks) {

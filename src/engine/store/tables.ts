@@ -572,7 +572,7 @@ export class Tables {
   /** Merges small fragments and rewrites deleted rows away; old versions stay for readers. */
   async compact(): Promise<void> {
     const keepVersions = new Date(0);
-    this.forgetOldestVersions();
+    this.oldestVersions = null;
     await this.chunks.optimize({ cleanupOlderThan: keepVersions });
     await this.facts.optimize({ cleanupOlderThan: keepVersions });
   }
@@ -585,7 +585,7 @@ export class Tables {
    * then remove the version the manifest names, leaving the store unreadable.
    */
   async cleanup(committed: TableVersions): Promise<void> {
-    this.forgetOldestVersions();
+    this.oldestVersions = null;
     for (const [table, version] of [
       [this.chunks, committed.chunks],
       [this.facts, committed.facts],
@@ -603,28 +603,23 @@ export class Tables {
    * the versions reads every one's manifest (18 ms a save at 10k files).
    */
   async versionCount(): Promise<number> {
-    const oldest = this.oldestVersions ?? (await this.listOldestVersions());
+    this.oldestVersions ??= await this.listOldestVersions();
     const latest = await this.versions();
-    return Math.max(latest.chunks - oldest.chunks, latest.facts - oldest.facts) + 1;
+    return (
+      Math.max(
+        latest.chunks - this.oldestVersions.chunks,
+        latest.facts - this.oldestVersions.facts,
+      ) + 1
+    );
   }
 
   /** Each table's oldest version on disk, once listed; forgotten when versions are removed. */
   private oldestVersions: TableVersions | null = null;
-  /** How many times versions were removed: a listing one overtook is not kept. */
-  private versionRemovals = 0;
-
-  private forgetOldestVersions(): void {
-    this.oldestVersions = null;
-    this.versionRemovals++;
-  }
 
   private async listOldestVersions(): Promise<TableVersions> {
-    const removals = this.versionRemovals;
     const oldest = async (table: lancedb.Table) =>
       Math.min(...(await table.listVersions()).map((entry) => entry.version));
-    const listed = { chunks: await oldest(this.chunks), facts: await oldest(this.facts) };
-    if (removals === this.versionRemovals) this.oldestVersions = listed;
-    return listed;
+    return { chunks: await oldest(this.chunks), facts: await oldest(this.facts) };
   }
 
   close(): void {
