@@ -572,7 +572,6 @@ export class Tables {
   /** Merges small fragments and rewrites deleted rows away; old versions stay for readers. */
   async compact(): Promise<void> {
     const keepVersions = new Date(0);
-    this.oldestVersions = null;
     await this.chunks.optimize({ cleanupOlderThan: keepVersions });
     await this.facts.optimize({ cleanupOlderThan: keepVersions });
   }
