@@ -87,6 +87,61 @@ describe('store upkeep after a write', () => {
     }
   });
 
+  it("learns the tables' oldest versions as it opens: the first save lists none, and counts them as a listing does", async () => {
+    // enough files that one file's save is too small a change to compact the tables after it
+    const modules = Array.from({ length: 60 }, (_, i) => [
+      `lib/module_${i}.py`,
+      Array.from({ length: 10 }, (_, j) => `def f_${i}_${j}():\n    return ${j}\n`).join('\n'),
+    ]);
+    const root = scratch.tree({
+      ...Object.fromEntries(modules),
+      'app/main.py': 'def main():\n    return 1\n',
+    });
+    const storeDir = path.join(scratch.folder(), 'store');
+    const save = async (engine: Engine, value: number) => {
+      writeFileSync(path.join(root, 'app/main.py'), `def main():\n    return ${value}\n`);
+      unwrap(await engine.updateFiles(['app/main.py']));
+    };
+    const first = await openEngine(scratch, root, { storeDir });
+    try {
+      unwrap(await first.index());
+      for (let value = 2; value < 5; value++) await save(first, value);
+    } finally {
+      first.dispose();
+    }
+    const db = await lancedb.connect(path.join(storeDir, 'lance'));
+    const tableClass = Object.getPrototypeOf(await db.openTable('chunks')) as lancedb.Table;
+    const listVersions = tableClass.listVersions;
+    let listings = 0;
+    const engine = await openEngine(scratch, root, { storeDir });
+    try {
+      tableClass.listVersions = function (this: lancedb.Table) {
+        listings++;
+        return listVersions.apply(this);
+      };
+      const saved = await captureLogs(() => save(engine, 5));
+      assert.deepEqual(eventsNamed(saved.events, 'table_versions_cleaned'), []);
+      assert.equal(listings, 0, 'the save listed the versions');
+      tableClass.listVersions = listVersions;
+      const onDisk = await Promise.all(
+        ['chunks', 'facts'].map(
+          async (name) => (await (await db.openTable(name)).listVersions()).length,
+        ),
+      );
+      // clean-ups removed the first versions: counting from version 1 would be wrong
+      const latest = await engine.store.tables.versions();
+      assert.ok(
+        latest.chunks > onDisk[0]!,
+        `versions ${latest.chunks} of chunks, ${onDisk[0]} on disk`,
+      );
+      assert.equal(await engine.store.tables.versionCount(), Math.max(...onDisk));
+    } finally {
+      tableClass.listVersions = listVersions;
+      engine.dispose();
+      db.close();
+    }
+  });
+
   it('recovers from a process killed while the indexes build before the commit', async function () {
     this.timeout(120_000);
     const root = largeTree();

@@ -230,7 +230,9 @@ export class IndexStore {
       else {
         try {
           const loaded = await loadCommitted(directory, read.manifest, 'writer', notices);
-          return { store: IndexStore.from(directory, options, loaded, stamp), notices };
+          const store = IndexStore.from(directory, options, loaded, stamp);
+          await store.learnUpkeep();
+          return { store, notices };
         } catch (cause) {
           reason = `The index in ${directory} was damaged (${describeError(cause)}) and is being rebuilt`;
           log.warn('index_store_corrupt', { directory, error: describeError(cause) });
@@ -243,7 +245,19 @@ export class IndexStore {
       await wipe(directory);
     }
     const loaded = await startEmpty(options, directory);
-    return { store: IndexStore.from(directory, options, loaded, null), notices };
+    const store = IndexStore.from(directory, options, loaded, null);
+    await store.learnUpkeep();
+    return { store, notices };
+  }
+
+  /**
+   * What a write's upkeep (maintain) reads of the tables, learned while the writer opens rather
+   * than by its first save (about 40 ms of it at 10k files): the tables' oldest versions and the
+   * size of each of their files.
+   */
+  private async learnUpkeep(): Promise<void> {
+    await this.tables.learnOldestVersions();
+    await folderBytes(path.join(this.directory, 'lance'), this.tableFileSizes);
   }
 
   /**

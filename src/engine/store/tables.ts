@@ -593,6 +593,7 @@ export class Tables {
       if (!listed) throw new Error(`version ${version} of a table is gone before its cleanup`);
       await table.optimize({ cleanupOlderThan: listed.timestamp, deleteUnverified: true });
     }
+    await this.learnOldestVersions();
   }
 
   /**
@@ -612,7 +613,16 @@ export class Tables {
     );
   }
 
-  /** Each table's oldest version on disk, once listed; forgotten when versions are removed. */
+  /**
+   * Lists each table's oldest version, so that counting versions (versionCount) needs no listing:
+   * a writer's open calls it, and a clean-up once it has removed versions. Not from a background
+   * task: the listing holds the native table while it runs, and closing the tables then fails.
+   */
+  async learnOldestVersions(): Promise<void> {
+    this.oldestVersions = await this.listOldestVersions();
+  }
+
+  /** Each table's oldest version on disk, once listed; forgotten while versions are removed. */
   private oldestVersions: TableVersions | null = null;
 
   private async listOldestVersions(): Promise<TableVersions> {
