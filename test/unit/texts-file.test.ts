@@ -130,8 +130,15 @@ describe('texts file', () => {
       catalogOf(live),
       true,
     );
+    // the first saves after opening append into spare slots: the slot arrays are not copied
+    const slotArray = () => (reopened as unknown as { offsets: Float64Array }).offsets;
+    const loadedSlots = slotArray();
     reopened.write([], [{ id: idOf(0), text: 'after opening' }]);
     live.set(idOf(0), 'after opening');
+    const added = Array.from({ length: 255 }, (_, i) => ({ id: idOf(2000 + i), text: `new ${i}` }));
+    reopened.write([], added);
+    for (const { id, text } of added) live.set(id, text);
+    assert.equal(slotArray(), loadedSlots, 'a save after opening copied the slots');
     assert.deepEqual(readAll(reopened, live.keys()), live);
     reopened.close();
     texts.close();

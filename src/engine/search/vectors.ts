@@ -4,6 +4,7 @@ import type { ChunkCatalog, ChunkPlace } from '../store/catalog';
 import type { Tables, VectorBatch } from '../store/tables';
 import { VECTOR_MEMORY_BYTES, vectorsFitInMemory } from '../store/vector-memory';
 import { ancestors } from '../util/paths';
+import { spareSlots } from '../util/spare';
 import { BLOCK_ROWS, int8Matrix, PlainMatrix, type Int8Matrix } from './int8-dots';
 
 /**
@@ -100,11 +101,6 @@ const LEVEL_CODE = new Map(CHUNK_LEVELS.map((level, index) => [level, index]));
 /** A level code no search mask has a bit for (shifts take their count modulo 32). */
 const DEAD = 31;
 
-/** Spare rows kept after the used ones: about 3%, so a scan does little extra work. */
-function spareRows(used: number): number {
-  return Math.max(256, used >> 5);
-}
-
 export class VectorScan {
   private loading: Promise<Loaded | null> | null = null;
   /** Whole reads of the table in progress. */
@@ -177,7 +173,7 @@ export class VectorScan {
     // read straight into the matrix searched, with its spare rows: no second copy while loading
     const size = this.catalog.size;
     this.reading++;
-    const read = await this.read(dimensions, this.tables.vectors(), size + spareRows(size), {
+    const read = await this.read(dimensions, this.tables.vectors(), size + spareSlots(size), {
       numbering,
       matrix: int8Matrix,
     }).finally(() => this.reading--);
@@ -309,7 +305,7 @@ function copyRow(source: Rows, from: number, target: Rows, to: number): void {
 /** One matrix of the rows of `parts`, with spare rows after them. */
 function pack(dimensions: number, numbering: Owners, parts: readonly Rows[]): Loaded {
   const used = parts.reduce((sum, part) => sum + part.used, 0);
-  const rows = emptyRows(used + spareRows(used), dimensions, int8Matrix);
+  const rows = emptyRows(used + spareSlots(used), dimensions, int8Matrix);
   for (const part of parts) append(rows, part);
   return { ...rows, numbering, dimensions, dead: 0 };
 }

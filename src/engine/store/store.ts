@@ -7,6 +7,7 @@ import { PARSER_VERSION, type Chunk, type CodeFact } from '../model';
 import { writeFileAtomic } from '../util/atomic-file';
 import type { Disposable } from '../util/event';
 import { describeError, fail, ok, type Result } from '../util/result';
+import { spareSlots } from '../util/spare';
 import { ChunkCatalog } from './catalog';
 import { Strings } from './columns';
 import { LexicalIndex, type LexicalDocument } from './lexical';
@@ -849,7 +850,7 @@ async function loadCommitted(
     const counts = await tables.counts();
     const catalog = new ChunkCatalog();
     // room for the saves to come, so the first ones do not grow the columns
-    catalog.reserve(counts.chunks + Math.max(256, counts.chunks >> 5));
+    catalog.reserve(counts.chunks + spareSlots(counts.chunks));
     for await (const batch of tables.chunkMetadata(strings))
       for (const meta of batch) catalog.set(meta.id, meta);
     phases.mark('chunk_metadata');

@@ -1,6 +1,7 @@
 import { closeSync, fstatSync, fsyncSync, openSync, readSync, writeSync } from 'node:fs';
 import { crc32 } from 'node:zlib';
 import { fail, ok, type Result } from '../util/result';
+import { spareSlots } from '../util/spare';
 
 /**
  * Chunk texts on disk, read by offset. A search reads a few dozen texts per question; from a file
@@ -288,8 +289,8 @@ export class TextsFile {
     readSync(this.fd!, header, 0, FILE_HEADER_BYTES, 0);
     if (header.readUInt32LE(0) !== MAGIC || header.readUInt32LE(4) !== FORMAT_VERSION)
       throw new Error('the texts file has an unknown header');
-    // one live record per chunk of the catalog: the slots are sized for them once
-    this.offsets = new Float64Array(Math.max(1024, catalog.size));
+    // one live record per chunk of the catalog, and room for the saves to come
+    this.offsets = new Float64Array(Math.max(1024, catalog.size + spareSlots(catalog.size)));
     this.lengths = new Uint32Array(this.offsets.length);
     let block = Buffer.allocUnsafe(SCAN_BLOCK_BYTES);
     let position = FILE_HEADER_BYTES;
@@ -356,8 +357,8 @@ export class TextsFile {
   /**
    * Slots are never reused. When they run out, the arrays grow by a quarter with every slot kept
    * where it is; the live ones are packed (every chunk's slot renumbered) only once most slots are
-   * dead. A store is loaded with no slot to spare, and renumbering its million chunks took the
-   * first save after opening ~0.3-0.8 s at 100k files.
+   * dead (renumbering a million chunks took a first save ~0.3-0.8 s at 100k files). A store is
+   * loaded with spare slots, so the first saves after opening neither grow nor pack.
    */
   private grow(): void {
     if (this.slots.size * 2 < this.slotCount) return this.pack();
