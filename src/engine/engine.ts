@@ -268,22 +268,22 @@ export class Engine implements Disposable {
       notices,
     );
     engine.useCalibration(await readCalibration(store.directory));
-    engine.warmSaves();
+    engine.warmAfterOpening();
     void engine.countContextTokens();
     return ok(engine);
   }
 
   /**
-   * Readies, while the engine idles, what a save's small update runs on this thread and would
-   * otherwise load or compile during the first one: git is asked whether the folder is a work
-   * tree, the tables' indexes a save filters by are read in, then each language the index holds
+   * Readies, while the engine idles, what the first question would otherwise load (warmSearch),
+   * then what a save's small update runs on this thread and would otherwise load or compile
+   * during the first one: git is asked whether the folder is a work tree, the tables' indexes a save filters by are read in, then each language the index holds
    * (most files first) has its grammar loaded, its query compiled and a small file of it run
    * through the whole file task. Each step waits until no search or write has run for
    * WARM_IDLE_MS, so the first questions after opening never wait for it, and a save waits at
    * most for the one step under way. It runs under a trace of its own; a failure
    * only leaves the first save slower.
    */
-  private warmSaves(): void {
+  private warmAfterOpening(): void {
     const indexed = Object.entries(this.store.manifest.files)
       .filter(([, entry]) => !entry.skipped)
       .map(([file, entry]) => ({ path: file, size: entry.size }));
@@ -295,6 +295,7 @@ export class Engine implements Disposable {
     const started = performance.now();
     const embedder = this.embedder instanceof StaticModel ? this.embedder : null;
     const languages: string[] = [];
+    await this.warmSearch();
     try {
       await this.idle();
       if (this.disposed) return;
@@ -322,6 +323,24 @@ export class Engine implements Disposable {
       warmupLog.info('save_path_warmed', { languages, duration_ms: elapsedMs(started) });
     } catch (cause) {
       warmupLog.warn('save_path_warm_failed', { languages, error: describeError(cause) });
+    }
+  }
+
+  /**
+   * Loads, once the engine idles, what the first question would otherwise wait for: at 10k files
+   * about 3 s of a first question went to embedding the index's words for the nearest words and
+   * reading the vectors. A question asked meanwhile waits only for what is left of it.
+   */
+  private async warmSearch(): Promise<void> {
+    const started = performance.now();
+    try {
+      await this.idle();
+      if (this.disposed) return;
+      await this.searcher.warm();
+      warmupLog.info('search_warmed', { duration_ms: elapsedMs(started) });
+    } catch (cause) {
+      // closing the engine stops a warm-up under way: nothing failed then
+      if (!this.disposed) warmupLog.warn('search_warm_failed', { error: describeError(cause) });
     }
   }
 

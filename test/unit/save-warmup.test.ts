@@ -3,9 +3,9 @@ import { writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { unwrap } from '../../src/engine/util/result';
 import { captureLogs, eventsNamed } from '../helpers/logs';
-import { openEngine, Scratch } from '../helpers/workspace';
+import { openEngine, POTION_MODEL, Scratch } from '../helpers/workspace';
 
-describe('opening an index readies the first save', () => {
+describe('opening an index readies the first question and the first save', () => {
   const scratch = new Scratch();
   after(() => scratch.cleanup());
 
@@ -46,5 +46,62 @@ describe('opening an index readies the first save', () => {
     assert.deepEqual(warmed!.languages, ['python', 'typescript']);
     assert.ok(Date.parse(warmed!.time as string) >= searchedAt, 'not before the question ended');
     assert.notEqual(warmed!.trace_id, eventsNamed(events, 'indexing_started')[0]?.trace_id);
+  });
+
+  it('embeds the index words and reads the vectors once the engine idles, so the first question does neither', async () => {
+    const root = scratch.tree({
+      'auth/login.py':
+        'def check_password(user, password):\n    return hash_password(password) == user.digest\n',
+      'auth/hashing.py':
+        'def hash_password(password):\n    return sha256(password.encode()).hexdigest()\n',
+      'web/render.py':
+        'def render_template(name, context):\n    return load(name).render(context)\n',
+    });
+    const options = { model: { kind: 'directory', path: POTION_MODEL } } as const;
+    const first = await openEngine(scratch, root, options);
+    const storeDir = first.storeDir;
+    try {
+      unwrap(await first.index());
+    } finally {
+      first.dispose();
+    }
+    const question = { query: 'where is a password checked' };
+    const { events, result } = await captureLogs(async () => {
+      const engine = await openEngine(scratch, root, { ...options, storeDir });
+      try {
+        await engine.whenWarm();
+        const warmedAt = Date.now();
+        const answer = unwrap(await engine.search(question));
+        return { warmedAt, answer };
+      } finally {
+        engine.dispose();
+      }
+    });
+    const before = (name: string) =>
+      eventsNamed(events, name).filter(
+        (event) => Date.parse(event.time as string) <= result.warmedAt,
+      );
+    const [warmed] = eventsNamed(events, 'search_warmed');
+    assert.ok(warmed, 'the search was warmed');
+    assert.equal(before('nearest_words_embedded').length, 1);
+    assert.equal(before('vectors_loaded').length, 1);
+    assert.equal(
+      eventsNamed(events, 'nearest_words_embedded').length,
+      1,
+      'the question embedded the index words',
+    );
+    assert.equal(eventsNamed(events, 'vectors_loaded').length, 1, 'the question read the vectors');
+    assert.deepEqual(eventsNamed(events, 'search_warm_failed'), []);
+    // the same answer as an engine that loads them for its first question
+    const cold = await openEngine(scratch, root, { ...options, storeDir });
+    try {
+      const answer = unwrap(await cold.search(question));
+      assert.deepEqual(
+        answer.spans.map((span) => [span.path, span.startLine, span.endLine]),
+        result.answer.spans.map((span) => [span.path, span.startLine, span.endLine]),
+      );
+    } finally {
+      cold.dispose();
+    }
   });
 });

@@ -196,23 +196,47 @@ export class NearestWords {
 
   /**
    * Embeds the words the index gained since the last call. Each lookup does it first; an index run
-   * does it as it ends, so the first question after indexing does not wait for the whole vocabulary.
+   * does it as it ends, so the first question after indexing does not wait for the whole vocabulary,
+   * and so does the warm-up after opening. One take-in runs at a time: a call made during another
+   * waits for it, then takes in what came after (a lookup during a take-in would otherwise find
+   * rows not yet filled in). A take-in gives way to other work between batches of words.
    */
-  async catchUp(): Promise<void> {
+  catchUp(): Promise<void> {
+    this.calls++;
+    const run = this.taking.then(() => this.takeInNewWords()).finally(() => this.calls--);
+    // the next take-in follows this one whatever its outcome: this one's callers get its failure
+    this.taking = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Whether a take-in of new words is under way or waiting for one. */
+  get busy(): boolean {
+    return this.calls > 0;
+  }
+
+  private taking: Promise<void> = Promise.resolve();
+  private calls = 0;
+
+  private async takeInNewWords(): Promise<void> {
     const { terms, next } = this.lexical.termsSince(this.seen);
     const firstId = this.seen;
-    this.seen = next;
     const addedIds: number[] = [];
     terms.forEach((term, i) => isWord(term) && addedIds.push(firstId + i));
-    if (!addedIds.length) return;
+    if (!addedIds.length) {
+      this.seen = next;
+      return;
+    }
     const started = performance.now();
     const dimensions = this.embedder.dimensions;
-    this.vectors ??= new NearestRows(dimensions);
-    await this.vectors.append(addedIds.length, this.embedBatches(addedIds));
+    const vectors = this.vectors ?? new NearestRows(dimensions);
+    await vectors.append(addedIds.length, this.embedBatches(addedIds));
     const termIds = new Int32Array(this.termIds.length + addedIds.length);
     termIds.set(this.termIds);
     termIds.set(addedIds, this.termIds.length);
+    // the rows and their term ids are swapped in together, once every row is filled in
+    this.vectors = vectors;
     this.termIds = termIds;
+    this.seen = next;
     log.info('nearest_words_embedded', {
       words: addedIds.length,
       total: termIds.length,
@@ -230,6 +254,8 @@ export class NearestWords {
         batch.set(l2Normalize(vector), i * dimensions),
       );
       yield batch;
+      // other work (a save, a message from the editor) runs between batches
+      await new Promise<void>((resolve) => setImmediate(resolve));
     }
   }
 }

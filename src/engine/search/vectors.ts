@@ -122,6 +122,17 @@ export class VectorScan {
     this.loading = null;
   }
 
+  /** Reads the vectors in now, as the first search would; a failed read is tried again by the next. */
+  async ready(): Promise<void> {
+    const loading = (this.loading ??= this.load());
+    try {
+      await loading;
+    } catch (cause) {
+      if (this.loading === loading) this.loading = null;
+      throw cause;
+    }
+  }
+
   /**
    * Brings the vectors in memory up to date after the chunks of `paths` changed: their rows and
    * those of the folders above them are dropped and read again, the rest are kept. Nothing is

@@ -85,6 +85,41 @@ describe('expansion from the embedding model: nearest index words', () => {
     assert.deepEqual(await nearest.nearest(['password'], 1), ['template']);
   });
 
+  it('answers a question asked during a take-in with every word taken in, as after it', async () => {
+    const lexical = new LexicalIndex();
+    lexical.add([
+      document('many', Array.from({ length: 20_000 }, (_, i) => letterWord(i)).join(' ')),
+      document('login', 'password hashing'),
+    ]);
+    const nearest = new NearestWords(lexical, embedder([]));
+    // the take-in gives way between its batches: the question starts while it runs
+    const takingIn = nearest.catchUp();
+    assert.ok(nearest.busy);
+    const during = await nearest.nearest(['password'], 1);
+    await takingIn;
+    assert.ok(!nearest.busy);
+    assert.deepEqual(during, ['hashing']);
+    assert.deepEqual(await nearest.nearest(['password'], 1), during);
+  });
+
+  it('takes in again, at the next call, the words of a take-in that failed', async () => {
+    const lexical = new LexicalIndex();
+    lexical.add([document('login', 'password hashing')]);
+    let failures = 1;
+    const asked: string[][] = [];
+    const flaky = embedder(asked);
+    const nearest = new NearestWords(lexical, {
+      ...flaky,
+      embed: async (texts, options) => {
+        if (failures-- > 0) throw new Error('the model went away');
+        return flaky.embed(texts, options);
+      },
+    });
+    await assert.rejects(nearest.catchUp(), /the model went away/);
+    assert.deepEqual(await nearest.nearest(['password'], 1), ['hashing']);
+    assert.deepEqual(asked[0]!.sort(), ['hashing', 'password']);
+  });
+
   it('keeps the candidate words of a static model across questions, finding the same words', async () => {
     for (const kind of ['static', 'transformer'] as const) {
       const lexical = new LexicalIndex();
