@@ -276,8 +276,9 @@ export class Engine implements Disposable {
   /**
    * Readies, while the engine idles, what the first question would otherwise load (warmSearch),
    * then what a save's small update runs on this thread and would otherwise load or compile
-   * during the first one: git is asked whether the folder is a work tree, the tables' indexes a save filters by are read in, then each language the index holds
-   * (most files first) has its grammar loaded, its query compiled and a small file of it run
+   * during the first one: git is asked whether the folder is a work tree, the tables' indexes a
+   * save filters by are read in, then each language the index holds (most files first) has its
+   * grammar loaded, its query compiled and a small file of it run
    * through the whole file task. Each step waits until no search or write has run for
    * WARM_IDLE_MS, so the first questions after opening never wait for it, and a save waits at
    * most for the one step under way. It runs under a trace of its own; a failure
