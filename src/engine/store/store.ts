@@ -25,7 +25,7 @@ import {
   type ManifestRead,
 } from './manifest';
 import { Tables, type ChunkMeta } from './tables';
-import { TextsFile, type StoredText } from './texts';
+import { COUNTS_SUFFIX, TextsFile, type StoredText } from './texts';
 
 /**
  * One workspace folder's index on disk, and its in-memory mirrors (chunk catalog, lexical
@@ -34,7 +34,8 @@ import { TextsFile, type StoredText } from './texts';
  * Layout: manifest.json (the commit point), index.lock, pending.json (the journal of a write in
  * progress), lance/ (chunks and facts tables), lexical-<generation>.bin (an immutable snapshot)
  * and lexical-<generation>.delta (changes since, appended), texts-<generation>.bin (the chunks'
- * texts, appended, read by offset).
+ * texts, appended, read by offset) and texts-<generation>.bin.counts (their token counts, which
+ * the search saves beside them).
  *
  * Only the holder of the lock changes anything on disk, repairs included. The manifest names
  * what is committed: the LanceDB version of each table, the lexical snapshot generation and how
@@ -87,9 +88,10 @@ const DELTA_SHARE = 0.5;
 const MIN_DELTA_BYTES = 256 * 1024;
 /** Files a store may hold besides its own; anything else means the folder is not a store. */
 const STORE_ENTRY =
-  /^(manifest\.json|pending\.json|index\.lock|lance|lexical-\d+\.(bin|delta)|texts-\d+\.bin|files-\d+\.(json|delta)|.*\.tmp-.*)$/;
+  /^(manifest\.json|pending\.json|index\.lock|lance|lexical-\d+\.(bin|delta)|texts-\d+\.bin(\.counts)?|files-\d+\.(json|delta)|.*\.tmp-.*)$/;
 /** The store's files that a newer generation replaces. */
-const GENERATION_FILE = /^(lexical-\d+\.(bin|delta)|texts-\d+\.bin|files-\d+\.(json|delta))$/;
+const GENERATION_FILE =
+  /^(lexical-\d+\.(bin|delta)|texts-\d+\.bin(\.counts)?|files-\d+\.(json|delta))$/;
 const FOREIGN_OK = new Set(['models', 'calibration.json', 'summaries', 'summaries.json']);
 
 const log = getLogger('store');
@@ -798,6 +800,7 @@ export class IndexStore {
       path.basename(lexicalSnapshotPath(this.directory, generation)),
       path.basename(lexicalDeltaPath(this.directory, generation)),
       path.basename(textsPath(this.directory, this.manifestState.textsGeneration)),
+      path.basename(textsPath(this.directory, this.manifestState.textsGeneration)) + COUNTS_SUFFIX,
       `files-${this.manifestState.filesLog.generation}.json`,
       `files-${this.manifestState.filesLog.generation}.delta`,
     ]);
@@ -1072,6 +1075,7 @@ async function removeStrayFiles(directory: string, manifest: Manifest): Promise<
     path.basename(lexicalSnapshotPath(directory, manifest.lexicalGeneration)),
     path.basename(lexicalDeltaPath(directory, manifest.lexicalGeneration)),
     path.basename(textsPath(directory, manifest.textsGeneration)),
+    path.basename(textsPath(directory, manifest.textsGeneration)) + COUNTS_SUFFIX,
     `files-${manifest.filesLog.generation}.json`,
     `files-${manifest.filesLog.generation}.delta`,
   ]);

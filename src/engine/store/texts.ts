@@ -17,6 +17,8 @@ import { spareSlots } from '../util/spare';
 const MAGIC = 0x58544f43; // 'COTX'
 const FORMAT_VERSION = 1;
 const FILE_HEADER_BYTES = 8;
+/** What the name of a texts file's counts file adds to the texts file's (see countsFileOf). */
+export const COUNTS_SUFFIX = '.counts';
 const RECORD_HEADER_BYTES = 12;
 /** Opening reads the committed part in blocks of this size. */
 const SCAN_BLOCK_BYTES = 8 * 1024 * 1024;
@@ -36,6 +38,18 @@ export interface StoredText {
   readonly text: string;
 }
 
+/** The file beside a texts file where a reader of its records keeps their token counts. */
+export function countsFileOf(texts: TextsFile): string | null {
+  return texts.path === null ? null : `${texts.path}${COUNTS_SUFFIX}`;
+}
+
+/** Live records in file order (see `TextsFile.recordsFrom`). */
+export interface LiveRecords {
+  readonly offsets: Float64Array;
+  readonly lengths: Uint32Array;
+  readonly checks: Uint32Array;
+}
+
 /** The chunks whose texts are live: how many, and the index's own copy of each id. */
 export interface LiveChunkIds {
   readonly size: number;
@@ -47,6 +61,8 @@ export class TextsFile {
   private readonly slots = new Map<string, number>();
   private offsets = new Float64Array(1024);
   private lengths = new Uint32Array(1024);
+  /** Each slot's record checksum: what tells a record apart from another written at its offset. */
+  private checks = new Uint32Array(1024);
   private slotCount = 0;
   private liveBytes = 0;
   /** Reused for every read: a question reads dozens of texts. */
@@ -128,14 +144,22 @@ export class TextsFile {
     return this.rewrites;
   }
 
+  /** The file read now (a rewrite moves to another); null when nothing was ever written. */
+  get path(): string | null {
+    return this.file;
+  }
+
   /** The offset of chunk `id`'s live record, undefined when it has none. */
   recordOf(id: string): number | undefined {
     const slot = this.slots.get(id);
     return slot === undefined ? undefined : this.offsets[slot];
   }
 
-  /** The live records from `offset` on, in file order, as offsets and byte lengths. */
-  recordsFrom(offset: number): { readonly offsets: Float64Array; readonly lengths: Uint32Array } {
+  /**
+   * The live records from `offset` on, in file order: their offsets, byte lengths and checksums
+   * (a record written at an offset an unfinished write had used has another checksum).
+   */
+  recordsFrom(offset: number): LiveRecords {
     // one pass over the live slots, no copy of them: after a save only its few records are new
     const slots: number[] = [];
     for (const slot of this.slots.values()) if (this.offsets[slot]! >= offset) slots.push(slot);
@@ -143,6 +167,7 @@ export class TextsFile {
     return {
       offsets: Float64Array.from(slots, (slot) => this.offsets[slot]!),
       lengths: Uint32Array.from(slots, (slot) => this.lengths[slot]!),
+      checks: Uint32Array.from(slots, (slot) => this.checks[slot]!),
     };
   }
 
@@ -212,7 +237,7 @@ export class TextsFile {
     let offset = this.end;
     for (let i = 0; i < added.length; i++) {
       this.drop(added[i]!.id);
-      this.place(added[i]!.id, offset, records[i]!.length);
+      this.place(added[i]!.id, offset, records[i]!.length, records[i]!.readUInt32LE(8));
       offset += records[i]!.length;
     }
     this.end = offset;
@@ -292,6 +317,7 @@ export class TextsFile {
     // one live record per chunk of the catalog, and room for the saves to come
     this.offsets = new Float64Array(Math.max(1024, catalog.size + spareSlots(catalog.size)));
     this.lengths = new Uint32Array(this.offsets.length);
+    this.checks = new Uint32Array(this.offsets.length);
     let block = Buffer.allocUnsafe(SCAN_BLOCK_BYTES);
     let position = FILE_HEADER_BYTES;
     while (position < this.end) {
@@ -302,7 +328,7 @@ export class TextsFile {
         const record = parseRecord(block, at, got);
         if (!record) break;
         const id = catalog.idOf(block.toString('utf8', at + RECORD_HEADER_BYTES, record.textStart));
-        if (id !== undefined) this.supersede(id, position + at, record.end - at);
+        if (id !== undefined) this.supersede(id, position + at, record.end - at, record.check);
         at = record.end;
       }
       if (at === 0) {
@@ -330,12 +356,13 @@ export class TextsFile {
   }
 
   /** Points `id` at a later record: its slot is reused, as an earlier record is never read. */
-  private supersede(id: string, offset: number, length: number): void {
+  private supersede(id: string, offset: number, length: number, check: number): void {
     const slot = this.slots.get(id);
-    if (slot === undefined) return this.place(id, offset, length);
+    if (slot === undefined) return this.place(id, offset, length, check);
     this.liveBytes += length - this.lengths[slot]!;
     this.offsets[slot] = offset;
     this.lengths[slot] = length;
+    this.checks[slot] = check;
   }
 
   private drop(id: string): void {
@@ -345,11 +372,12 @@ export class TextsFile {
     this.slots.delete(id);
   }
 
-  private place(id: string, offset: number, length: number): void {
+  private place(id: string, offset: number, length: number, check: number): void {
     if (this.slotCount === this.offsets.length) this.grow();
     const slot = this.slotCount++;
     this.offsets[slot] = offset;
     this.lengths[slot] = length;
+    this.checks[slot] = check;
     this.slots.set(id, slot);
     this.liveBytes += length;
   }
@@ -367,8 +395,11 @@ export class TextsFile {
     offsets.set(this.offsets);
     const lengths = new Uint32Array(capacity);
     lengths.set(this.lengths);
+    const checks = new Uint32Array(capacity);
+    checks.set(this.checks);
     this.offsets = offsets;
     this.lengths = lengths;
+    this.checks = checks;
   }
 
   /** The live slots, renumbered end to end into arrays with as many spare. */
@@ -376,14 +407,17 @@ export class TextsFile {
     const capacity = Math.max(1024, this.slots.size * 2);
     const offsets = new Float64Array(capacity);
     const lengths = new Uint32Array(capacity);
+    const checks = new Uint32Array(capacity);
     let next = 0;
     for (const [id, slot] of this.slots) {
       offsets[next] = this.offsets[slot]!;
       lengths[next] = this.lengths[slot]!;
+      checks[next] = this.checks[slot]!;
       this.slots.set(id, next++);
     }
     this.offsets = offsets;
     this.lengths = lengths;
+    this.checks = checks;
     this.slotCount = next;
   }
 }
@@ -412,12 +446,13 @@ function parseRecord(
   bytes: Buffer,
   at: number,
   limit: number,
-): { textStart: number; end: number } | null {
+): { textStart: number; end: number; check: number } | null {
   const length = recordLength(bytes.subarray(at), limit - at);
   if (length === null || at + length > limit) return null;
   const body = bytes.subarray(at + RECORD_HEADER_BYTES, at + length);
-  if (crc32(body) !== bytes.readUInt32LE(at + 8)) return null;
-  return { textStart: at + RECORD_HEADER_BYTES + bytes.readUInt32LE(at), end: at + length };
+  const check = bytes.readUInt32LE(at + 8);
+  if (crc32(body) !== check) return null;
+  return { textStart: at + RECORD_HEADER_BYTES + bytes.readUInt32LE(at), end: at + length, check };
 }
 
 /** The length of the record starting `bytes`, from its header; null when the header is cut off. */

@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { closeSync, openSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readdirSync, writeFileSync, writeSync } from 'node:fs';
 import * as path from 'node:path';
 import { Tiktoken } from 'js-tiktoken/lite';
 import ranks from 'js-tiktoken/ranks/cl100k_base';
@@ -266,6 +266,99 @@ describe('token counts stored ahead of questions', () => {
     }
   });
 
+  /** Each chunk's stored header count and line counts (undefined where none is stored). */
+  function storedCounts(
+    stored: StoredTokenCounts,
+    chunks: readonly ChunkMeta[],
+    texts: readonly string[],
+  ): (number | undefined)[][] {
+    return chunks.map((meta, i) => {
+      const entry = stored.entryOf(meta.id);
+      const lines = texts[i]!.split('\n').map((_, index) => stored.lineTokens(entry, index));
+      return [stored.headerTokens(entry), ...lines];
+    });
+  }
+
+  /** What counting `texts` afresh stores, in a texts file of their own. */
+  async function freshCounts(chunks: readonly ChunkMeta[], texts: readonly string[]) {
+    const file = written(chunks, texts, path.join(scratch.folder(), 'texts-0.bin'));
+    try {
+      const stored = new StoredTokenCounts(file);
+      await stored.catchUp(() => Promise.resolve());
+      return storedCounts(stored, chunks, texts);
+    } finally {
+      file.close();
+    }
+  }
+
+  it("are saved beside the writer's texts file and taken back, for the records still there, by the next opening", async () => {
+    const texts = manyTexts().slice(0, 30);
+    const chunks = chunksOf(texts);
+    const at = path.join(scratch.folder(), 'texts-0.bin');
+    const first = written(chunks, texts, at);
+    const saving = await captureLogs(async () => {
+      await new StoredTokenCounts(first).catchUp(() => Promise.resolve());
+    });
+    first.close();
+    assert.equal(eventsNamed(saving.events, 'token_counts_saved')[0]?.records, chunks.length);
+    assert.ok(existsSync(`${at}.counts`));
+
+    // the same texts written again, one changed without changing its length: a write cut short
+    // and done over puts another record at the offset the saved counts name
+    const changed = 7;
+    const texts2 = texts.map((text, i) =>
+      i === changed ? text.replace('compute', 'computf') : text,
+    );
+    const second = written(chunks, texts2, at);
+    try {
+      const stored = new StoredTokenCounts(second);
+      const reopening = await captureLogs(() => stored.catchUp(() => Promise.resolve()));
+      // the records before the changed one are taken back; it and those after it are counted
+      assert.equal(eventsNamed(reopening.events, 'token_counts_taken_back')[0]?.records, changed);
+      assert.equal(
+        eventsNamed(reopening.events, 'token_counts_caught_up')[0]?.records,
+        chunks.length - changed,
+      );
+      assert.deepEqual(storedCounts(stored, chunks, texts2), await freshCounts(chunks, texts2));
+      assert.notDeepEqual(
+        storedCounts(stored, chunks, texts2)[changed],
+        (await freshCounts(chunks, texts))[changed],
+      );
+    } finally {
+      second.close();
+    }
+  });
+
+  it('saved and then damaged, or of a reader, are counted again, and a reader saves none', async () => {
+    const texts = manyTexts().slice(0, 12);
+    const chunks = chunksOf(texts);
+    const at = path.join(scratch.folder(), 'texts-0.bin');
+    const file = written(chunks, texts, at);
+    file.sync();
+    await new StoredTokenCounts(file).catchUp(() => Promise.resolve());
+    file.close();
+    const fd = openSync(`${at}.counts`, 'r+');
+    writeSync(fd, Buffer.from([0xff]), 0, 1, 40);
+    closeSync(fd);
+    const ids = new Map(chunks.map((meta) => [meta.id, meta.id]));
+    const reader = TextsFile.load(
+      at,
+      file.bytes,
+      { size: ids.size, idOf: (id) => ids.get(id) },
+      false,
+    );
+    try {
+      const stored = new StoredTokenCounts(reader);
+      const { events } = await captureLogs(() => stored.catchUp(() => Promise.resolve()));
+      assert.equal(eventsNamed(events, 'token_counts_not_read')[0]?.code, 'index_corrupt');
+      assert.equal(eventsNamed(events, 'token_counts_caught_up')[0]?.records, chunks.length);
+      assert.equal(eventsNamed(events, 'token_counts_saved').length, 0);
+      assert.deepEqual(storedCounts(stored, chunks, texts), await freshCounts(chunks, texts));
+    } finally {
+      reader.close();
+    }
+  });
+
   it('skip a damaged record, leaving its chunk to question time, and count the records after it', async () => {
     const texts = manyTexts().slice(0, 20);
     const chunks = chunksOf(texts);
@@ -335,9 +428,43 @@ describe("the engine's background token count", () => {
       assert.deepEqual(await ask(), saved);
 
       engine.dispose();
-      engine = await openEngine(scratch, root, { storeDir });
-      await engine.countContextTokens();
+      const reopening = await captureLogs(async () => {
+        engine = await openEngine(scratch, root, { storeDir });
+        await engine.countContextTokens();
+      });
+      // the counts saved beside the texts are taken back: nothing is counted again
+      assert.ok(Number(eventsNamed(reopening.events, 'token_counts_taken_back')[0]?.records) > 0);
+      assert.equal(eventsNamed(reopening.events, 'token_counts_caught_up').length, 0);
       assert.deepEqual(await ask(), saved);
+    } finally {
+      engine.dispose();
+    }
+  });
+
+  it("are kept beside the store's texts file, and a counts file of another generation is removed", async () => {
+    const root = scratch.tree({
+      'app/a.py': 'def a():\n    return 1\n',
+      'app/b.ts': 'export const b = () => 2;\n',
+    });
+    const storeDir = path.join(scratch.folder('oracle-store-'), 'store');
+    const countsFiles = () => readdirSync(storeDir).filter((name) => name.endsWith('.counts'));
+    let engine = await openEngine(scratch, root, { storeDir });
+    try {
+      unwrap(await engine.index());
+      await engine.countContextTokens();
+      const kept = countsFiles();
+      assert.equal(kept.length, 1);
+      assert.ok(existsSync(path.join(storeDir, kept[0]!.replace(/\.counts$/, ''))));
+      engine.dispose();
+      writeFileSync(path.join(storeDir, 'texts-99.bin.counts'), 'left by an older generation');
+      const { events } = await captureLogs(async () => {
+        engine = await openEngine(scratch, root, { storeDir });
+        await engine.countContextTokens();
+      });
+      assert.deepEqual(countsFiles(), kept);
+      // the store's own counts file was kept through the opening's clean-up, and read
+      assert.ok(Number(eventsNamed(events, 'token_counts_taken_back')[0]?.records) > 0);
+      assert.equal(eventsNamed(events, 'token_counts_saved').length, 0);
     } finally {
       engine.dispose();
     }
