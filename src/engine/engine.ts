@@ -46,7 +46,7 @@ import {
   type RetrieverCalibration,
 } from './search/calibration';
 import { Searcher, type SearchRequest, type SearchResult } from './search/pipeline';
-import { IndexStore } from './store/store';
+import { IndexStore, NEAREST_WORDS_FILE } from './store/store';
 import { Emitter, type Disposable, type Event } from './util/event';
 import { shortHash } from './util/hash';
 import { isInside, relativePath, toPosix } from './util/paths';
@@ -205,14 +205,21 @@ export class Engine implements Disposable {
   }
 
   private newSearcher(): Searcher {
-    return new Searcher({
-      catalog: this.store.catalog,
-      lexical: this.store.lexical,
-      tables: this.store.tables,
-      texts: this.store.texts,
-      graph: this.graph,
-      embedder: this.embedder,
-    });
+    return new Searcher(
+      {
+        catalog: this.store.catalog,
+        lexical: this.store.lexical,
+        tables: this.store.tables,
+        texts: this.store.texts,
+        graph: this.graph,
+        embedder: this.embedder,
+      },
+      {
+        file: path.join(this.store.directory, NEAREST_WORDS_FILE),
+        // as the store's other files: written only by the process holding its lock
+        writable: () => this.store.texts.forWriting,
+      },
+    );
   }
 
   static async open(options: EngineOptions): Promise<Result<Engine>> {

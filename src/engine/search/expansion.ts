@@ -1,8 +1,10 @@
 import { l2Normalize, type Embedder } from '../embed/embedder';
 import { elapsedMs, getLogger } from '../log/logger';
 import type { LexicalIndex } from '../store/lexical';
-import { NearestRows, nearestExactly } from './nearest-rows';
+import { describeError } from '../util/result';
+import { NearestRows, nearestExactly, vectorOfCodes } from './nearest-rows';
 import { LANGUAGE_KEYWORDS, STOP_WORDS } from './preprocess';
+import { readWordRows, writeWordRows, type WordRows } from './word-rows-file';
 
 /** Words shorter than this carry no idea of their own (ids, abbreviations). */
 const MIN_LENGTH = 4;
@@ -20,6 +22,20 @@ const KEPT_WORDS = 4096;
  * word) and one more, so that a later question's other words seldom leave its list short.
  */
 const SPARE_ROWS = 2;
+/** The rows are saved again once those embedded since they last were make this share of all. */
+const UNSAVED_SHARE = 1 / 8;
+
+/** Where the rows are kept between openings (see word-rows-file.ts), and whether this process writes there. */
+export interface SavedWordRows {
+  readonly file: string;
+  writable(): boolean;
+}
+
+/** Saved rows by word, for the first take-in after opening. */
+interface KeptWordRows {
+  readonly rowOf: ReadonlyMap<string, number>;
+  readonly codes: Int8Array;
+}
 
 /** A word's nearest rows; `complete` when they are every row in the index. */
 interface KeptRows {
@@ -33,7 +49,9 @@ interface KeptRows {
  * `storage`). The index's words are embedded once, as they first appear, and kept as int8 rows
  * with the lexical index's term ids (the words themselves stay in the index's term table); a
  * question embeds again only the few words near each of its words, for the exact ranking. A word
- * that left the index is skipped when it would be chosen.
+ * that left the index is skipped when it would be chosen. With a static model the rows are saved
+ * beside the index once an eighth of them or more are new, and the first take-in after opening
+ * takes the saved row of every word it finds there instead of embedding it.
  */
 export class NearestWords {
   /** The lexical term id of each row. */
@@ -50,10 +68,15 @@ export class NearestWords {
   /** Each question word's index rows, nearest first (see rankedRows), for one vocabulary. */
   private readonly keptRows = new Map<string, KeptRows>();
   private keptFor = { vocabulary: -1, count: -1 };
+  /** Whether the saved rows were looked for (by the first take-in). */
+  private looked = false;
+  /** Rows embedded since the rows were last saved or read back. */
+  private unsaved = 0;
 
   constructor(
     private readonly lexical: LexicalIndex,
     private readonly embedder: Embedder,
+    private readonly saved: SavedWordRows | null = null,
   ) {}
 
   /** The `count` nearest index words of each term, nearest first, each word once. */
@@ -229,7 +252,11 @@ export class NearestWords {
     const started = performance.now();
     const dimensions = this.embedder.dimensions;
     const vectors = this.vectors ?? new NearestRows(dimensions);
-    await vectors.append(addedIds.length, this.embedBatches(addedIds));
+    const kept = await this.savedRows();
+    const embedded = kept
+      ? addedIds.filter((id) => !kept.rowOf.has(this.lexical.termAt(id))).length
+      : addedIds.length;
+    await vectors.append(addedIds.length, this.embedBatches(addedIds, kept));
     const termIds = new Int32Array(this.termIds.length + addedIds.length);
     termIds.set(this.termIds);
     termIds.set(addedIds, this.termIds.length);
@@ -237,22 +264,80 @@ export class NearestWords {
     this.vectors = vectors;
     this.termIds = termIds;
     this.seen = next;
+    this.unsaved += embedded;
     log.info('nearest_words_embedded', {
       words: addedIds.length,
+      embedded,
       total: termIds.length,
       duration_ms: elapsedMs(started),
     });
+    if (this.unsaved && this.unsaved >= termIds.length * UNSAVED_SHARE) await this.save();
   }
 
-  /** The unit vectors of the terms `ids`, a batch of whole rows at a time. */
-  private async *embedBatches(ids: readonly number[]): AsyncGenerator<Float32Array> {
+  /** The saved rows by word, the first time only and for a static model (null otherwise). */
+  private async savedRows(): Promise<KeptWordRows | null> {
+    if (this.looked || !this.saved || this.embedder.kind !== 'static') return null;
+    this.looked = true;
+    const { id, dimensions } = this.embedder;
+    const read = await readWordRows(this.saved.file, id, dimensions);
+    if (!read.ok) {
+      log.warn('nearest_words_not_read', { code: read.error.code, error: read.error.message });
+      return null;
+    }
+    if (!read.value) return null;
+    const rowOf = new Map(read.value.words.map((word, row) => [word, row]));
+    return { rowOf, codes: read.value.codes };
+  }
+
+  /** Saves every row beside the index, when this process writes it; a failure is logged. */
+  private async save(): Promise<void> {
+    const vectors = this.vectors;
+    if (!this.saved?.writable() || !vectors) return;
+    const started = performance.now();
+    const { id, dimensions } = this.embedder;
+    const rows: WordRows = {
+      words: Array.from(this.termIds, (termId) => this.lexical.termAt(termId)),
+      codes: new Int8Array(this.termIds.length * dimensions),
+    };
+    for (let row = 0; row < this.termIds.length; row++)
+      rows.codes.set(vectors.rowCodes(row), row * dimensions);
+    try {
+      await writeWordRows(this.saved.file, id, dimensions, rows);
+      this.unsaved = 0;
+      log.info('nearest_words_saved', {
+        words: rows.words.length,
+        duration_ms: elapsedMs(started),
+      });
+    } catch (cause) {
+      log.warn('nearest_words_not_saved', { error: describeError(cause) });
+    }
+  }
+
+  /**
+   * The unit vectors of the terms `ids`, a batch of whole rows at a time: from the `kept` rows
+   * where they hold the word, embedded otherwise.
+   */
+  private async *embedBatches(
+    ids: readonly number[],
+    kept: KeptWordRows | null,
+  ): AsyncGenerator<Float32Array> {
     const dimensions = this.embedder.dimensions;
     for (let from = 0; from < ids.length; from += EMBED_BATCH) {
       const words = ids.slice(from, from + EMBED_BATCH).map((id) => this.lexical.termAt(id));
       const batch = new Float32Array(words.length * dimensions);
-      (await this.embedder.embed(words, { once: true })).forEach((vector, i) =>
-        batch.set(l2Normalize(vector), i * dimensions),
-      );
+      const fresh = kept ? words.filter((word) => !kept.rowOf.has(word)) : words;
+      const vectors = fresh.length ? await this.embedder.embed(fresh, { once: true }) : [];
+      let next = 0;
+      words.forEach((word, i) => {
+        const row = kept?.rowOf.get(word);
+        if (row === undefined) batch.set(l2Normalize(vectors[next++]!), i * dimensions);
+        else
+          vectorOfCodes(
+            kept!.codes.subarray(row * dimensions, (row + 1) * dimensions),
+            batch,
+            i * dimensions,
+          );
+      });
       yield batch;
       // other work (a save, a message from the editor) runs between batches
       await new Promise<void>((resolve) => setImmediate(resolve));

@@ -13,6 +13,14 @@ import { BLOCK_ROWS, int8Matrix, type Int8Matrix } from './int8-dots';
  */
 const SCALE = 127;
 const HALF_STEP = 0.5 / SCALE;
+/**
+ * The vector whose row a NearestRows keeps as `codes` (its `rowCodes`): appended, it is kept as
+ * exactly those values again (each value moves by far less than the half step rounding needs).
+ */
+export function vectorOfCodes(codes: Int8Array, into: Float32Array, at: number): void {
+  for (let d = 0; d < codes.length; d++) into[at + d] = codes[d]! / SCALE;
+}
+
 /** Rows ranked by their int8 product before the exact ones are taken: grows when too few are accepted. */
 const FIRST_LOOK = 64;
 
@@ -30,6 +38,11 @@ export class NearestRows {
 
   get size(): number {
     return this.rows;
+  }
+
+  /** The int8 values of `row`, as kept (a view: copied by whoever keeps them). */
+  rowCodes(row: number): Int8Array {
+    return this.codes.row(row);
   }
 
   /**

@@ -31,7 +31,7 @@ import {
   type RankedHits,
   type SearchIndex,
 } from './retrievers';
-import { inflectionStems, NearestWords } from './expansion';
+import { inflectionStems, NearestWords, type SavedWordRows } from './expansion';
 import {
   closestUnlisted,
   coverageScores,
@@ -207,11 +207,14 @@ export class Searcher {
   /** The facts of the files questions reached (see fileFacts), dropped when the index changes. */
   private readonly factsByFile = new Map<string, FileFacts>();
 
-  constructor(index: Omit<SearchIndex, 'vectors'>) {
+  /** `savedWords`: where the nearest words' rows are kept between openings, when anywhere. */
+  constructor(index: Omit<SearchIndex, 'vectors'>, savedWords: SavedWordRows | null = null) {
     this.index = { ...index, vectors: new VectorScan(index.tables, index.catalog) };
     this.texts = new ChunkTexts(index.texts);
     this.tokenCounts = new StoredTokenCounts(index.texts);
-    this.nearestWords = index.embedder ? new NearestWords(index.lexical, index.embedder) : null;
+    this.nearestWords = index.embedder
+      ? new NearestWords(index.lexical, index.embedder, savedWords)
+      : null;
   }
 
   /**

@@ -1,8 +1,12 @@
 import { strict as assert } from 'node:assert';
+import { existsSync, writeFileSync } from 'node:fs';
+import * as path from 'node:path';
 import fc from 'fast-check';
 import type { Embedder } from '../../../src/engine/embed/embedder';
 import { inflectionStems, NearestWords } from '../../../src/engine/search/expansion';
 import { LexicalIndex } from '../../../src/engine/store/lexical';
+import { captureLogs, eventsNamed } from '../../helpers/logs';
+import { Scratch } from '../../helpers/workspace';
 
 /** Three ideas as directions: words of one idea point the same way, so they are each other's nearest. */
 const DIRECTIONS: Record<string, number[]> = {
@@ -23,6 +27,29 @@ function embedder(asked: string[][]): Embedder {
     embed: async (texts) => {
       asked.push([...texts]);
       return texts.map((text) => Float32Array.from(DIRECTIONS[text] ?? [0.3, 0.3, 0.3]));
+    },
+    dispose: () => undefined,
+  };
+}
+
+/** A model that points each word its own way (from a hash of it), in 8 dimensions. */
+function hashingEmbedder(id: string, asked: string[]): Embedder {
+  return {
+    id,
+    dimensions: 8,
+    kind: 'static',
+    embed: async (texts) => {
+      asked.push(...texts);
+      return texts.map((text) => {
+        let state = [...text].reduce(
+          (hash, c) => Math.imul(hash ^ c.charCodeAt(0), 16777619),
+          2166136261,
+        );
+        return Float32Array.from({ length: 8 }, () => {
+          state = Math.imul(state ^ (state >>> 15), 2246822507);
+          return ((state >>> 0) / 2 ** 32) * 2 - 1;
+        });
+      });
     },
     dispose: () => undefined,
   };
@@ -118,6 +145,84 @@ describe('expansion from the embedding model: nearest index words', () => {
     await assert.rejects(nearest.catchUp(), /the model went away/);
     assert.deepEqual(await nearest.nearest(['password'], 1), ['hashing']);
     assert.deepEqual(asked[0]!.sort(), ['hashing', 'password']);
+  });
+
+  describe('saved beside the index', () => {
+    const scratch = new Scratch();
+    after(() => scratch.cleanup());
+    // words of five letters: every one is a word the nearest words take in
+    const words = Array.from({ length: 6000 }, (_, i) => letterWord(20_000 + i));
+    const indexOf = (held: readonly string[]) => {
+      const lexical = new LexicalIndex();
+      lexical.add([document('many', held.join(' '))]);
+      return lexical;
+    };
+    const questions = ['wbdqa', 'wbmaz', 'password', 'wbhhh'];
+    const answers = async (nearest: NearestWords) => {
+      const out: string[][] = [];
+      for (const question of questions) out.push(await nearest.nearest([question], 5));
+      return out;
+    };
+
+    it('are taken back by the next opening, which embeds only the words not saved, finding the same words', async () => {
+      const file = path.join(scratch.folder(), 'nearest-words.bin');
+      const saved = { file, writable: () => true };
+      const first = new NearestWords(
+        indexOf(words.slice(0, 5000)),
+        hashingEmbedder('m', []),
+        saved,
+      );
+      const saving = await captureLogs(() => first.catchUp());
+      assert.equal(eventsNamed(saving.events, 'nearest_words_saved')[0]?.words, 5000);
+      assert.ok(existsSync(file));
+
+      // opened again with a thousand words the saved rows lack, and a hundred fewer
+      const held = words.slice(100);
+      const asked: string[] = [];
+      const reopened = new NearestWords(indexOf(held), hashingEmbedder('m', asked), saved);
+      await reopened.catchUp();
+      assert.deepEqual(asked.sort(), words.slice(5000).sort());
+      const fresh = new NearestWords(indexOf(held), hashingEmbedder('m', []));
+      assert.deepEqual(await answers(reopened), await answers(fresh));
+    });
+
+    it("are not taken from another model's rows or a damaged file, nor written by a reader", async () => {
+      const folder = scratch.folder();
+      const file = path.join(folder, 'nearest-words.bin');
+      const lexical = indexOf(words.slice(0, 300));
+      await new NearestWords(lexical, hashingEmbedder('m', []), {
+        file,
+        writable: () => true,
+      }).catchUp();
+      const asked: string[] = [];
+      const other = new NearestWords(lexical, hashingEmbedder('other', asked), {
+        file,
+        writable: () => false,
+      });
+      const { events } = await captureLogs(() => other.catchUp());
+      assert.equal(asked.length, 300, "another model's rows are not taken");
+      assert.equal(eventsNamed(events, 'nearest_words_saved').length, 0, 'a reader writes none');
+
+      writeFileSync(file, 'not the rows');
+      asked.length = 0;
+      const damaged = new NearestWords(lexical, hashingEmbedder('m', asked), {
+        file,
+        writable: () => false,
+      });
+      const read = await captureLogs(() => damaged.catchUp());
+      assert.equal(eventsNamed(read.events, 'nearest_words_not_read')[0]?.code, 'index_corrupt');
+      assert.equal(asked.length, 300);
+      assert.deepEqual(
+        await answers(damaged),
+        await answers(new NearestWords(lexical, hashingEmbedder('m', []))),
+      );
+      const reader = path.join(folder, 'reader.bin');
+      await new NearestWords(lexical, hashingEmbedder('m', []), {
+        file: reader,
+        writable: () => false,
+      }).catchUp();
+      assert.ok(!existsSync(reader));
+    });
   });
 
   it('keeps the candidate words of a static model across questions, finding the same words', async () => {

@@ -1,0 +1,94 @@
+import { promises as fs } from 'node:fs';
+import { crc32 } from 'node:zlib';
+import { writeFileAtomic } from '../util/atomic-file';
+import { fail, ok, type Result } from '../util/result';
+
+/**
+ * The nearest words' int8 rows, kept on disk beside the index so that opening it does not embed
+ * every index word again (at 10k files ~3 s of the first question, or of the warm-up). A row
+ * belongs to its word and the model alone: a static model embeds a word the same way whatever the
+ * index holds, so the file names words, not term ids, and serves every generation of the index.
+ * Layout: a header (magic, format version, dimensions, rows), the model's id (length, UTF-8), the
+ * words (length, UTF-8, one per line: index words are letters only), the rows (int8, one after
+ * another) and a CRC-32 of all of it. Rows of another model or dimension are not taken.
+ */
+const MAGIC = 0x52574f43; // 'COWR'
+const FORMAT_VERSION = 1;
+const HEADER_BYTES = 16;
+
+export interface WordRows {
+  readonly words: readonly string[];
+  /** `words.length × dimensions` int8 values, the rows in the words' order. */
+  readonly codes: Int8Array;
+}
+
+/** Writes `rows` of `modelId`'s `dimensions` to `file`, whole or not at all. */
+export async function writeWordRows(
+  file: string,
+  modelId: string,
+  dimensions: number,
+  rows: WordRows,
+): Promise<void> {
+  const header = Buffer.allocUnsafe(HEADER_BYTES);
+  header.writeUInt32LE(MAGIC, 0);
+  header.writeUInt32LE(FORMAT_VERSION, 4);
+  header.writeUInt32LE(dimensions, 8);
+  header.writeUInt32LE(rows.words.length, 12);
+  const parts = [
+    header,
+    ...withLength(Buffer.from(modelId, 'utf8')),
+    ...withLength(Buffer.from(rows.words.join('\n'), 'utf8')),
+    new Uint8Array(rows.codes.buffer, rows.codes.byteOffset, rows.codes.byteLength),
+  ];
+  let check = 0;
+  for (const part of parts) check = crc32(part, check);
+  const trailer = Buffer.allocUnsafe(4);
+  trailer.writeUInt32LE(check, 0);
+  await writeFileAtomic(file, [...parts, trailer]);
+}
+
+/**
+ * The rows saved in `file` for `modelId` at `dimensions`: null when there is no file or it holds
+ * another model's; an error saying what is wrong when it is damaged or of another format.
+ */
+export async function readWordRows(
+  file: string,
+  modelId: string,
+  dimensions: number,
+): Promise<Result<WordRows | null>> {
+  let bytes: Buffer;
+  try {
+    bytes = await fs.readFile(file);
+  } catch (cause) {
+    if ((cause as NodeJS.ErrnoException).code === 'ENOENT') return ok(null);
+    return fail('io_error', `The saved word vectors could not be read: ${String(cause)}`);
+  }
+  if (bytes.length < HEADER_BYTES + 12 || bytes.readUInt32LE(0) !== MAGIC)
+    return fail('index_corrupt', 'The saved word vectors have an unknown header.');
+  if (bytes.readUInt32LE(4) !== FORMAT_VERSION)
+    return fail('unsupported', `The saved word vectors are of format ${bytes.readUInt32LE(4)}.`);
+  const body = bytes.subarray(0, bytes.length - 4);
+  if (crc32(body) !== bytes.readUInt32LE(bytes.length - 4))
+    return fail('index_corrupt', 'The saved word vectors are damaged.');
+  const savedDimensions = bytes.readUInt32LE(8);
+  const count = bytes.readUInt32LE(12);
+  let at = HEADER_BYTES;
+  const text = (): string => {
+    const length = bytes.readUInt32LE(at);
+    const value = bytes.toString('utf8', at + 4, at + 4 + length);
+    at += 4 + length;
+    return value;
+  };
+  if (text() !== modelId || savedDimensions !== dimensions) return ok(null);
+  const words = count ? text().split('\n') : (text(), []);
+  if (words.length !== count || body.length - at !== count * dimensions)
+    return fail('index_corrupt', 'The saved word vectors are damaged.');
+  const codes = new Int8Array(body.buffer, body.byteOffset + at, count * dimensions).slice();
+  return ok({ words, codes });
+}
+
+function withLength(bytes: Buffer): Buffer[] {
+  const length = Buffer.allocUnsafe(4);
+  length.writeUInt32LE(bytes.length, 0);
+  return [length, bytes];
+}
