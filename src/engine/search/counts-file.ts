@@ -1,6 +1,4 @@
-import { promises as fs } from 'node:fs';
-import { crc32 } from 'node:zlib';
-import { writeFileAtomic } from '../util/atomic-file';
+import { readChecksummed, writeChecksummed } from '../util/checksummed-file';
 import { fail, ok, type Result } from '../util/result';
 
 /**
@@ -42,11 +40,7 @@ export async function writeCounts(file: string, counts: SavedCounts, size: numbe
     bytesOf(counts.headers.subarray(0, size)),
     bytesOf(counts.lines.subarray(0, lineCount)),
   ];
-  let check = 0;
-  for (const part of parts) check = crc32(part, check);
-  const trailer = Buffer.allocUnsafe(4);
-  trailer.writeUInt32LE(check, 0);
-  await writeFileAtomic(file, [...parts, trailer]);
+  await writeChecksummed(file, parts);
 }
 
 /**
@@ -54,22 +48,17 @@ export async function writeCounts(file: string, counts: SavedCounts, size: numbe
  * damaged or of another format version (either is counted again).
  */
 export async function readCounts(file: string): Promise<Result<SavedCounts | null>> {
-  let bytes: Buffer;
-  try {
-    bytes = await fs.readFile(file);
-  } catch (cause) {
-    if ((cause as NodeJS.ErrnoException).code === 'ENOENT') return ok(null);
-    return fail('io_error', `The saved token counts could not be read: ${String(cause)}`);
-  }
-  if (bytes.length < HEADER_BYTES + 4 || bytes.readUInt32LE(0) !== MAGIC)
+  const read = await readChecksummed(file, 'token counts');
+  if (!read.ok) return read;
+  if (!read.value) return ok(null);
+  const bytes = read.value;
+  if (bytes.length < HEADER_BYTES || bytes.readUInt32LE(0) !== MAGIC)
     return fail('index_corrupt', 'The saved token counts have an unknown header.');
   if (bytes.readUInt32LE(4) !== FORMAT_VERSION)
     return fail('unsupported', `The saved token counts are of format ${bytes.readUInt32LE(4)}.`);
   const size = bytes.readUInt32LE(8);
   const lineCount = bytes.readUInt32LE(12);
-  const expected = HEADER_BYTES + size * (8 + 4 + 4 + 2) + 4 + lineCount + 4;
-  const body = bytes.subarray(0, bytes.length - 4);
-  if (bytes.length !== expected || crc32(body) !== bytes.readUInt32LE(bytes.length - 4))
+  if (bytes.length !== HEADER_BYTES + size * (8 + 4 + 4 + 2) + 4 + lineCount)
     return fail('index_corrupt', 'The saved token counts are damaged.');
   let at = HEADER_BYTES;
   const take = <Values extends Float64Array | Uint32Array | Uint16Array | Uint8Array>(

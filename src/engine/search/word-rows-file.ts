@@ -1,6 +1,4 @@
-import { promises as fs } from 'node:fs';
-import { crc32 } from 'node:zlib';
-import { writeFileAtomic } from '../util/atomic-file';
+import { readChecksummed, writeChecksummed } from '../util/checksummed-file';
 import { fail, ok, type Result } from '../util/result';
 
 /**
@@ -40,11 +38,7 @@ export async function writeWordRows(
     ...withLength(Buffer.from(rows.words.join('\n'), 'utf8')),
     new Uint8Array(rows.codes.buffer, rows.codes.byteOffset, rows.codes.byteLength),
   ];
-  let check = 0;
-  for (const part of parts) check = crc32(part, check);
-  const trailer = Buffer.allocUnsafe(4);
-  trailer.writeUInt32LE(check, 0);
-  await writeFileAtomic(file, [...parts, trailer]);
+  await writeChecksummed(file, parts);
 }
 
 /**
@@ -56,26 +50,20 @@ export async function readWordRows(
   modelId: string,
   dimensions: number,
 ): Promise<Result<WordRows | null>> {
-  let bytes: Buffer;
-  try {
-    bytes = await fs.readFile(file);
-  } catch (cause) {
-    if ((cause as NodeJS.ErrnoException).code === 'ENOENT') return ok(null);
-    return fail('io_error', `The saved word vectors could not be read: ${String(cause)}`);
-  }
-  if (bytes.length < HEADER_BYTES + 12 || bytes.readUInt32LE(0) !== MAGIC)
+  const read = await readChecksummed(file, 'word vectors');
+  if (!read.ok) return read;
+  if (!read.value) return ok(null);
+  const body = read.value;
+  if (body.length < HEADER_BYTES + 8 || body.readUInt32LE(0) !== MAGIC)
     return fail('index_corrupt', 'The saved word vectors have an unknown header.');
-  if (bytes.readUInt32LE(4) !== FORMAT_VERSION)
-    return fail('unsupported', `The saved word vectors are of format ${bytes.readUInt32LE(4)}.`);
-  const body = bytes.subarray(0, bytes.length - 4);
-  if (crc32(body) !== bytes.readUInt32LE(bytes.length - 4))
-    return fail('index_corrupt', 'The saved word vectors are damaged.');
-  const savedDimensions = bytes.readUInt32LE(8);
-  const count = bytes.readUInt32LE(12);
+  if (body.readUInt32LE(4) !== FORMAT_VERSION)
+    return fail('unsupported', `The saved word vectors are of format ${body.readUInt32LE(4)}.`);
+  const savedDimensions = body.readUInt32LE(8);
+  const count = body.readUInt32LE(12);
   let at = HEADER_BYTES;
   const text = (): string => {
-    const length = bytes.readUInt32LE(at);
-    const value = bytes.toString('utf8', at + 4, at + 4 + length);
+    const length = body.readUInt32LE(at);
+    const value = body.toString('utf8', at + 4, at + 4 + length);
     at += 4 + length;
     return value;
   };

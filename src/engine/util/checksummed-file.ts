@@ -1,0 +1,34 @@
+import { promises as fs } from 'node:fs';
+import { crc32 } from 'node:zlib';
+import { writeFileAtomic } from './atomic-file';
+import { fail, ok, type Result } from './result';
+
+/**
+ * A file the index can rebuild, kept so that it need not: written whole or not at all, its parts
+ * followed by a CRC-32 of all of them, so that a damaged one is told apart from a good one.
+ */
+export async function writeChecksummed(file: string, parts: readonly Uint8Array[]): Promise<void> {
+  let check = 0;
+  for (const part of parts) check = crc32(part, check);
+  const trailer = Buffer.allocUnsafe(4);
+  trailer.writeUInt32LE(check, 0);
+  await writeFileAtomic(file, [...parts, trailer]);
+}
+
+/**
+ * What `writeChecksummed` wrote to `file` (without the checksum): null when there is no file, an
+ * error naming `what` the file holds when it cannot be read or its checksum does not hold.
+ */
+export async function readChecksummed(file: string, what: string): Promise<Result<Buffer | null>> {
+  let bytes: Buffer;
+  try {
+    bytes = await fs.readFile(file);
+  } catch (cause) {
+    if ((cause as NodeJS.ErrnoException).code === 'ENOENT') return ok(null);
+    return fail('io_error', `The saved ${what} could not be read: ${String(cause)}`);
+  }
+  const body = bytes.subarray(0, Math.max(0, bytes.length - 4));
+  if (bytes.length < 4 || crc32(body) !== bytes.readUInt32LE(bytes.length - 4))
+    return fail('index_corrupt', `The saved ${what} are damaged.`);
+  return ok(body);
+}
