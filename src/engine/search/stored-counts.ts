@@ -159,7 +159,7 @@ export class StoredTokenCounts {
     try {
       const { offsets, checks, starts, headers, lines } = this;
       await writeCounts(file, { offsets, checks, starts, headers, lines }, size);
-      this.unsaved = Math.max(0, this.unsaved - size);
+      this.unsaved = 0;
       log.info('token_counts_saved', {
         records: size,
         duration_ms: Math.round(performance.now() - started),
