@@ -239,32 +239,31 @@ describe('token counts stored ahead of questions', () => {
     const at = path.join(scratch.folder(), 'texts-0.bin');
     const file = written(chunks, texts, at);
     file.sync();
-    const countsOf = (stored: StoredTokenCounts) =>
-      chunks.map((meta, i) => {
-        const entry = stored.entryOf(meta.id);
-        const lines = texts[i]!.split('\n').map((_, index) => stored.lineTokens(entry, index));
-        return [stored.headerTokens(entry), ...lines];
-      });
     const before = new StoredTokenCounts(file);
     await before.catchUp(() => Promise.resolve());
-    const counted = countsOf(before);
+    const counted = storedCounts(before, chunks, texts);
     file.close();
-    const ids = new Map(chunks.map((meta) => [meta.id, meta.id]));
-    const reopened = TextsFile.load(
-      at,
-      file.bytes,
-      { size: ids.size, idOf: (id) => ids.get(id) },
-      false,
-    );
+    const reopened = readerOf(file, chunks);
     try {
       const after = new StoredTokenCounts(reopened);
       await after.catchUp(() => Promise.resolve());
-      assert.deepEqual(countsOf(after), counted);
+      assert.deepEqual(storedCounts(after, chunks, texts), counted);
       assert.ok(counted.flat().every((count) => typeof count === 'number'));
     } finally {
       reopened.close();
     }
   });
+
+  /** The committed texts of `file` (closed), opened again by a reader. */
+  function readerOf(file: TextsFile, chunks: readonly ChunkMeta[]): TextsFile {
+    const ids = new Map(chunks.map((meta) => [meta.id, meta.id]));
+    return TextsFile.load(
+      file.path!,
+      file.bytes,
+      { size: ids.size, idOf: (id) => ids.get(id) },
+      false,
+    );
+  }
 
   /** Each chunk's stored header count and line counts (undefined where none is stored). */
   function storedCounts(
@@ -340,13 +339,7 @@ describe('token counts stored ahead of questions', () => {
     const fd = openSync(`${at}.counts`, 'r+');
     writeSync(fd, Buffer.from([0xff]), 0, 1, 40);
     closeSync(fd);
-    const ids = new Map(chunks.map((meta) => [meta.id, meta.id]));
-    const reader = TextsFile.load(
-      at,
-      file.bytes,
-      { size: ids.size, idOf: (id) => ids.get(id) },
-      false,
-    );
+    const reader = readerOf(file, chunks);
     try {
       const stored = new StoredTokenCounts(reader);
       const { events } = await captureLogs(() => stored.catchUp(() => Promise.resolve()));
