@@ -14,7 +14,7 @@ import { runFileTask, warmingTasks, type FileTask } from './index/file-task';
 import { loadGrammar, loadLanguage } from './lang/grammars';
 import { languageById } from './lang/registry';
 import { defaultPoolSize, ParsePool } from './index/parse-pool';
-import { CodeGraph } from './graph/code-graph';
+import type { CodeGraph } from './graph/code-graph';
 import { Indexer, type IndexPlan, type IndexProgress, type IndexSummary } from './index/indexer';
 import { CHUNK_LEVELS, type ChunkLevel } from './model';
 import { PathFilter, walkWorkspace, type SkipReason } from './index/walk';
@@ -33,6 +33,7 @@ import type { FixProposal } from './fix/model';
 import type { PatchFailure } from './fix/patch';
 import { proposeFix, type FixRequest } from './fix/resolver';
 import type { Answer } from './answer/model';
+import { openGraph, ResolvedCallsSaver } from './index/saved-graph';
 import { Summarizer } from './index/summaries';
 import type { LlmClient } from './llm/client';
 import {
@@ -145,6 +146,7 @@ export class Engine implements Disposable {
   private failedCalibration: RetrieverCalibration | null = null;
   /** Files indexed or removed since the retrievers were last measured. */
   private changedSinceCalibration = 0;
+  private readonly callsSaver: ResolvedCallsSaver;
 
   private constructor(
     readonly root: string,
@@ -184,6 +186,13 @@ export class Engine implements Disposable {
       ...(options.useGit !== undefined ? { useGit: options.useGit } : {}),
     });
     this.searcher = this.newSearcher();
+    this.callsSaver = new ResolvedCallsSaver(
+      store,
+      graph,
+      path.basename(root),
+      () => this.idle(),
+      () => this.disposed,
+    );
     // another process committed, or a failed write was rolled back: what is in memory follows
     store.onReload(async () => {
       graph.update([...graph.files()], store.takeFacts());
@@ -263,8 +272,7 @@ export class Engine implements Disposable {
     if (!opened.ok) return opened;
     const { store, notices } = opened.value;
     for (const notice of notices) log.warn('index_notice', { message: notice });
-    const graph = new CodeGraph(path.basename(root));
-    graph.update([], store.takeFacts());
+    const { graph, taken } = await openGraph(store, root);
     const engine = new Engine(
       root,
       { ...options, storeDir },
@@ -277,6 +285,8 @@ export class Engine implements Disposable {
     engine.useCalibration(await readCalibration(store.directory));
     engine.warmAfterOpening();
     void engine.countContextTokens();
+    if (taken) engine.callsSaver.takenFromDisk();
+    else void engine.saveResolvedCalls();
     return ok(engine);
   }
 
@@ -370,6 +380,15 @@ export class Engine implements Disposable {
    */
   countContextTokens(): Promise<void> {
     return this.searcher.countContextTokens(() => this.idle());
+  }
+
+  /**
+   * Saves the graph's resolved calls beside the index once the engine idles, unless those saved
+   * are of what the index holds now; resolves when they are saved (or need not be). The next
+   * opening takes them instead of resolving every call again.
+   */
+  saveResolvedCalls(): Promise<void> {
+    return this.callsSaver.schedule();
   }
 
   private warming: Promise<void> = Promise.resolve();
@@ -674,6 +693,7 @@ export class Engine implements Disposable {
         await this.rememberChangedFiles();
         await this.searcher.prepare();
         void this.countContextTokens();
+        void this.saveResolvedCalls();
       }
       return result;
     } catch (cause) {

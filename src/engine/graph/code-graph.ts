@@ -7,6 +7,7 @@ import { IntLists } from './int-lists';
 import { KeyTable } from './key-table';
 import { ModuleMap } from './modules';
 import { NameTable } from './names';
+import { factHash, type SavedCalls } from './saved-calls';
 import { SlotsById } from './slots-by-id';
 import { SlotsByKey } from './slots-by-key';
 import { normalizeIdentifier } from '../text/tokenize';
@@ -34,6 +35,12 @@ const RESOLUTIONS: readonly Resolution[] = [
 const RESOLUTION_NUMBER = new Map(RESOLUTIONS.map((how, number) => [how, number]));
 /** A stored call is `site index × RESOLUTION_SPAN + resolution number`. */
 const RESOLUTION_SPAN = 8;
+/**
+ * The version of how calls resolve, part of the key saved calls are kept under (see
+ * saved-calls.ts): a change to resolution that can resolve a call otherwise must raise it, or an
+ * index opened after it would take calls resolved the old way.
+ */
+export const RESOLVER_VERSION = 1;
 
 export interface ResolvedCall {
   readonly callerId: string;
@@ -579,6 +586,48 @@ export class CodeGraph {
     for (const calls of called.values()) incoming += calls.length;
     this.incoming.reserve(incoming);
     for (const [target, calls] of called) this.incoming.set(target, calls);
+    this.endUpdate();
+    return { changedTargets: tracker.changed() };
+  }
+
+  /**
+   * Adds the facts of an index being opened to this new graph with `saved`, the calls a graph
+   * resolved for exactly these facts (see saved-calls.ts), and takes them instead of resolving
+   * every call again. When they do not fit these facts (another count, a fact they do not name,
+   * two facts of one hash, a number out of range) nothing is taken and the calls are resolved
+   * afresh, as `update` does. Says whether the saved calls were taken.
+   */
+  open(facts: readonly CodeFact[], saved: SavedCalls | null): boolean {
+    // only a graph that never held a fact gives fact `at` slot `at` (no slot is free to reuse)
+    const slots = saved && !this.slots.length ? slotsOfSaved(facts, saved) : null;
+    if (!saved || !slots) {
+      this.update([], facts);
+      return false;
+    }
+    this.callTable.reserveSites(facts.reduce((sites, fact) => sites + fact.calls.length, 0));
+    for (const fact of facts) this.addFact(fact, undefined);
+    adoptLists(this.outgoing, slots, saved.outgoingSizes, saved.outgoing);
+    adoptLists(this.incoming, slots, saved.incomingSizes, saved.incoming);
+    this.endUpdate();
+    return true;
+  }
+
+  /**
+   * Every resolved call, for saving (see saved-calls.ts): facts numbered in the order `allFacts`
+   * lists them, each list in the order it is held.
+   */
+  resolvedCalls(): SavedCalls {
+    const slots = [...this.slotById.slots()];
+    const numberOf = new Int32Array(this.slots.length).fill(-1);
+    slots.forEach((slot, number) => (numberOf[slot] = number));
+    const hashes = Float64Array.from(slots, (slot) => factHash(this.idOf(slot)));
+    const [outgoingSizes, outgoing] = numberedLists(this.outgoing, slots, numberOf);
+    const [incomingSizes, incoming] = numberedLists(this.incoming, slots, numberOf);
+    return { hashes, outgoingSizes, outgoing, incomingSizes, incoming };
+  }
+
+  /** What every update ends with: freed slots released, spare room given back. */
+  private endUpdate(): void {
     this.incoming.trim();
     this.outgoing.trim();
     for (const slot of this.releasing) {
@@ -590,7 +639,6 @@ export class CodeGraph {
     this.addedIds = [];
     for (const index of [this.byName, this.byLooseName, this.callersByName, this.raisersByType])
       index.trim();
-    return { changedTargets: tracker.changed() };
   }
 
   private addFact(given: CodeFact, keptSlot: number | undefined): void {
@@ -1453,6 +1501,82 @@ function folderOf(path: string): string {
 /** `from pkg import sub` names the module `pkg.sub`; `from . import sub` names `.sub`. */
 function submodule(module: string, name: string): string {
   return module.endsWith('.') ? `${module}${name}` : `${module}.${name}`;
+}
+
+/**
+ * The slot each saved fact number takes in an empty graph opened on `facts` (fact `at` in slot
+ * `at`), or null when the saved calls do not fit these facts.
+ */
+function slotsOfSaved(facts: readonly CodeFact[], saved: SavedCalls): Int32Array | null {
+  if (saved.hashes.length !== facts.length) return null;
+  const slotOfHash = new Map<number, number>();
+  for (let at = 0; at < facts.length; at++) {
+    const hash = factHash(facts[at]!.id);
+    if (slotOfHash.has(hash)) return null;
+    slotOfHash.set(hash, at);
+  }
+  const slots = new Int32Array(facts.length);
+  for (let number = 0; number < facts.length; number++) {
+    const slot = slotOfHash.get(saved.hashes[number]!);
+    if (slot === undefined) return null;
+    slots[number] = slot;
+  }
+  const inRange = (lists: Int32Array) => {
+    for (let at = 0; at < lists.length; at += 2)
+      if (lists[at]! < 0 || lists[at]! >= facts.length) return false;
+    return true;
+  };
+  const paired = (sizes: Int32Array, lists: Int32Array) =>
+    sizes.every((size) => size >= 0 && size % 2 === 0) &&
+    sizes.reduce((total, size) => total + size, 0) === lists.length;
+  const fits =
+    paired(saved.outgoingSizes, saved.outgoing) &&
+    paired(saved.incomingSizes, saved.incoming) &&
+    inRange(saved.outgoing) &&
+    inRange(saved.incoming);
+  return fits ? slots : null;
+}
+
+/** Sets each saved fact's list (pairs of a fact's number and a stored call) in its slot. */
+function adoptLists(
+  lists: IntLists,
+  slots: Int32Array,
+  sizes: Int32Array,
+  saved: Int32Array,
+): void {
+  lists.reserve(saved.length, 1);
+  let from = 0;
+  for (let number = 0; number < sizes.length; number++) {
+    const size = sizes[number]!;
+    lists.write(slots[number]!, size, (arena, at) => {
+      for (let offset = 0; offset < size; offset += 2) {
+        arena[at + offset] = slots[saved[from + offset]!]!;
+        arena[at + offset + 1] = saved[from + offset + 1]!;
+      }
+    });
+    from += size;
+  }
+}
+
+/** The lists of `slots` (pairs of a slot and a stored call) with slots given by their numbers. */
+function numberedLists(
+  lists: IntLists,
+  slots: readonly number[],
+  numberOf: Int32Array,
+): [Int32Array, Int32Array] {
+  const sizes = Int32Array.from(slots, (slot) => lists.sizeOf(slot));
+  const out = new Int32Array(sizes.reduce((total, size) => total + size, 0));
+  let at = 0;
+  for (const slot of slots) {
+    const list = lists.get(slot);
+    for (let offset = 0; offset < list.length; offset += 2) {
+      const number = numberOf[list[offset]!]!;
+      if (number < 0) throw new Error(`a resolved call of slot ${slot} names a slot not held`);
+      out[at++] = number;
+      out[at++] = list[offset + 1]!;
+    }
+  }
+  return [sizes, out];
 }
 
 /**

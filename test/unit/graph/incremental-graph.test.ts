@@ -314,6 +314,90 @@ describe('code graph: incremental updates', () => {
   });
 });
 
+describe('code graph: saved calls', () => {
+  /** Every list of calls in the order the graph holds it (answers() sorts them). */
+  const heldLists = (graph: CodeGraph) =>
+    [...graph.allFacts()]
+      .map((fact) => fact.id)
+      .sort()
+      .map((id) =>
+        [graph.callers(id), graph.references(id), graph.callees(id)].map((calls) =>
+          calls.map((call) => `${call.callerId}>${call.targetId}@${call.site.line}:${call.how}`),
+        ),
+      );
+
+  it('opened with the calls of a graph after any saves, in any order of the facts, answers what that graph answers, and after more saves too', () => {
+    fc.assert(
+      fc.property(
+        fc.array(stepArbitrary, { minLength: 1, maxLength: 12 }),
+        fc.array(stepArbitrary, { maxLength: 3 }),
+        fc.boolean(),
+        (steps, later, reversed) => {
+          const graph = new CodeGraph('root');
+          const files = new Map<string, CodeFact[]>();
+          for (const step of steps) apply(graph, files, step);
+          const facts = [...files.values()].flat();
+          const opened = new CodeGraph('root');
+          assert.equal(
+            opened.open(reversed ? facts.reverse() : facts, graph.resolvedCalls()),
+            true,
+          );
+          assert.deepEqual(answers(opened), answers(graph));
+          assert.deepEqual(heldLists(opened), heldLists(graph));
+          const openedFiles = new Map(files);
+          for (const step of later) {
+            apply(graph, files, step);
+            apply(opened, openedFiles, step);
+            assert.deepEqual(answers(opened), answers(graph));
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('are not taken for facts they were not saved for: the calls are resolved afresh', () => {
+    const callee = baseFact('a.py', 'target', 'target');
+    const other = baseFact('c.py', 'other', 'other');
+    const caller = {
+      ...baseFact('b.py', 'caller', 'caller'),
+      calls: [{ name: 'target', receiver: null, line: 3 }],
+    };
+    const graph = new CodeGraph('root');
+    graph.update([], [callee, caller]);
+    const saved = graph.resolvedCalls();
+    const cases: [string, readonly CodeFact[]][] = [
+      ['a fact more', [callee, caller, other]],
+      ['a fact less', [callee]],
+      ['another fact instead', [other, caller]],
+      ['one id twice', [callee, callee]],
+    ];
+    for (const [what, facts] of cases) {
+      const opened = new CodeGraph('root');
+      assert.equal(opened.open(facts, saved), false, what);
+      const fresh = new CodeGraph('root');
+      fresh.update([], facts);
+      assert.deepEqual(answers(opened), answers(fresh), what);
+    }
+    const outOfRange = { ...saved, outgoing: saved.outgoing.map((value, at) => (at ? value : 9)) };
+    assert.equal(new CodeGraph('root').open([callee, caller], outOfRange), false);
+    const unpaired = { ...saved, outgoingSizes: saved.outgoingSizes.map((size) => size && 1) };
+    assert.equal(new CodeGraph('root').open([callee, caller], unpaired), false);
+    // a graph that holds facts, or held some, resolves instead of taking saved calls
+    const full = new CodeGraph('root');
+    full.update([], [other]);
+    const emptied = new CodeGraph('root');
+    emptied.update([], [other, callee]);
+    emptied.update(['c.py', 'a.py'], []);
+    for (const graph of [full, emptied]) {
+      assert.equal(graph.open([callee, caller], saved), false);
+      assert.deepEqual(described(graph.callers(callee.id)), [
+        'b.py::caller>a.py::target@3:target:unique',
+      ]);
+    }
+  });
+});
+
 /** What each lookup must give when facts were added in `order`: all matches, or the last one. */
 function assertAddedOrder(graph: CodeGraph, order: readonly CodeFact[]): void {
   const ids = (facts: readonly CodeFact[]) => facts.map((fact) => fact.id);

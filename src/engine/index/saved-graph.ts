@@ -1,0 +1,123 @@
+import * as path from 'node:path';
+import { CodeGraph, RESOLVER_VERSION } from '../graph/code-graph';
+import { readSavedCalls, writeSavedCalls } from '../graph/saved-calls';
+import { elapsedMs, getLogger } from '../log/logger';
+import { newTraceId, withTrace } from '../log/trace';
+import type { IndexStore } from '../store/store';
+import { SAVED_CALLS_FILE } from '../store/store';
+import { describeError } from '../util/result';
+
+/**
+ * The graph of an index being opened, built with the calls resolved when it was last saved (see
+ * saved-calls.ts), and the saving of them again once the index has changed. Calls are saved
+ * under a key naming the committed state of the facts they were resolved for (the store's
+ * creation and commit generation), the resolver's version and the package the graph resolves
+ * imports in; calls saved under another key are resolved afresh.
+ */
+const log = getLogger('graph.saved');
+
+/** The key calls resolved for what `store` has committed are saved under. */
+function savedCallsKey(store: IndexStore, rootPackage: string): string {
+  const { createdAt, generation, tableVersions } = store.manifest;
+  return JSON.stringify({
+    createdAt,
+    generation,
+    facts: tableVersions?.facts ?? null,
+    resolver: RESOLVER_VERSION,
+    rootPackage,
+  });
+}
+
+function savedCallsFile(store: IndexStore): string {
+  return path.join(store.directory, SAVED_CALLS_FILE);
+}
+
+/**
+ * The graph of `store`'s facts: their saved calls taken where they fit (`taken`), resolved
+ * otherwise.
+ */
+export async function openGraph(
+  store: IndexStore,
+  root: string,
+): Promise<{ graph: CodeGraph; taken: boolean }> {
+  const started = performance.now();
+  const rootPackage = path.basename(root);
+  const graph = new CodeGraph(rootPackage);
+  const read = await readSavedCalls(savedCallsFile(store), savedCallsKey(store, rootPackage));
+  if (!read.ok) log.warn('resolved_calls_not_read', { error: read.error.message });
+  const taken = graph.open(store.takeFacts(), read.ok ? read.value : null);
+  log.info(taken ? 'resolved_calls_taken' : 'calls_resolved', {
+    facts: graph.size,
+    duration_ms: elapsedMs(started),
+  });
+  return { graph, taken };
+}
+
+/**
+ * Saves the graph's calls once the engine idles after the index changed (and after an opening
+ * that resolved them), so that the next opening takes them. Only the process holding the store's
+ * lock writes; one save runs at a time, and a change during one brings another after it.
+ */
+export class ResolvedCallsSaver {
+  /** The key of the calls on disk, as far as this process knows. */
+  private savedKey: string | null = null;
+  private running: Promise<void> | null = null;
+  /** The save that follows the one running, for a change made meanwhile. */
+  private next: Promise<void> | null = null;
+
+  constructor(
+    private readonly store: IndexStore,
+    private readonly graph: CodeGraph,
+    private readonly rootPackage: string,
+    /** Resolves once no search or write has run for a while, or the engine closed. */
+    private readonly idle: () => Promise<void>,
+    private readonly closed: () => boolean,
+  ) {}
+
+  /**
+   * Saves the calls after the next idle moment, if the index changed since they were saved;
+   * resolves once they are saved (or need not be).
+   */
+  schedule(): Promise<void> {
+    if (!this.running) {
+      // a pipeline of its own, whichever run asked for it
+      this.running = withTrace(() => this.saveWhenIdle(), newTraceId()).finally(
+        () => (this.running = null),
+      );
+      return this.running;
+    }
+    this.next ??= this.running.then(() => {
+      this.next = null;
+      return this.schedule();
+    });
+    return this.next;
+  }
+
+  private async saveWhenIdle(): Promise<void> {
+    await this.idle();
+    // another process writes the store: this one never changes its files
+    if (this.closed() || !this.store.texts.forWriting) return;
+    const key = savedCallsKey(this.store, this.rootPackage);
+    if (key === this.savedKey) return;
+    const started = performance.now();
+    try {
+      // taken at once, with no wait between: the idle engine's graph is what the store committed
+      const calls = this.graph.resolvedCalls();
+      await writeSavedCalls(savedCallsFile(this.store), key, calls);
+      this.savedKey = key;
+      log.info('resolved_calls_saved', {
+        facts: calls.hashes.length,
+        calls: calls.outgoing.length / 2,
+        duration_ms: elapsedMs(started),
+      });
+    } catch (cause) {
+      // the next opening resolves the calls afresh: slower, not wrong
+      log.warn('resolved_calls_not_saved', { error: describeError(cause) });
+    }
+  }
+
+  /** Records that the calls on disk are those of what the store has now committed. */
+  takenFromDisk(): void {
+    this.savedKey = savedCallsKey(this.store, this.rootPackage);
+  }
+}
