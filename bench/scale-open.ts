@@ -31,6 +31,7 @@ import {
   round,
   runChild,
   serveChild,
+  waitForSavedCalls,
   waitForTokenCounts,
 } from './child';
 import { available, fts5Times, summarise } from './scale-baselines';
@@ -185,6 +186,8 @@ async function buildStore(request: OpenSearchRequest): Promise<{ built: true }> 
   const engine = await openEngine(request);
   try {
     unwrap(await engine.index());
+    // as a user's engine does once it idles after the first index: the openings take them
+    await waitForSavedCalls(engine);
   } finally {
     engine.dispose();
   }

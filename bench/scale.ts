@@ -33,6 +33,7 @@ import {
   runChild,
   serveChild,
   timeSearch,
+  waitForSavedCalls,
   waitForTokenCounts,
 } from './child';
 import { available, fts5Times, percentile, ripgrepTimes, summarise } from './scale-baselines';
@@ -348,7 +349,7 @@ async function coldPhase(request: ChildRequest): Promise<ColdReport> {
     listening.dispose();
     const spent = (tid: string) => (threadsAfter.get(tid) ?? 0) - (threadsBefore.get(tid) ?? 0);
     const engineTid = String(process.pid);
-    return {
+    const report: ColdReport = {
       engineCpuSeconds: round(spent(engineTid), 2),
       otherThreadsCpuSeconds: [...threadsAfter.keys()]
         .filter((tid) => tid !== engineTid)
@@ -369,6 +370,10 @@ async function coldPhase(request: ChildRequest): Promise<ColdReport> {
       chunks: Object.values(summary.chunks).reduce((a, b) => a + b, 0),
       peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024),
     };
+    // a user's engine saves the resolved calls once it idles after the first index: the
+    // openings below take them
+    await waitForSavedCalls(engine);
+    return report;
   } finally {
     engine.dispose();
   }
@@ -410,9 +415,11 @@ async function warmPhase(request: ChildRequest): Promise<WarmReport> {
     await new Promise((resolve) => setTimeout(resolve, EDIT_PAUSE_MS));
     const saves = await saveToSearchable(engine, request);
     const changeSeconds = await bigChange(engine, request);
-    // a user's engine counts the change's texts while it idles, and saves the counts: the opening
-    // again below then measures taking them back, not counting what this process never did
+    // a user's engine counts the change's texts while it idles, and saves the counts and the
+    // resolved calls: the opening again below then measures taking them back, not redoing what
+    // this process never did
     await waitForTokenCounts(engine);
+    await waitForSavedCalls(engine);
     report = {
       openSeconds,
       firstQueryMs,
