@@ -1,11 +1,11 @@
 import * as assert from 'node:assert/strict';
-import { tableFromArrays, Utf8, vectorFromArray } from 'apache-arrow';
+import { Table, Utf8, vectorFromArray } from 'apache-arrow';
 import fc from 'fast-check';
 import { stringColumn, Strings } from '../../../src/engine/store/columns';
 
 /** A record batch of one UTF-8 column `name` holding `values`. */
 function batchOf(values: readonly (string | null)[]) {
-  return tableFromArrays({ name: vectorFromArray([...values], new Utf8()) }).batches[0]!;
+  return new Table({ name: vectorFromArray([...values], new Utf8()) }).batches[0]!;
 }
 
 describe('store columns: strings read from Arrow buffers', () => {
