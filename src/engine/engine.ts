@@ -33,7 +33,7 @@ import type { FixProposal } from './fix/model';
 import type { PatchFailure } from './fix/patch';
 import { proposeFix, type FixRequest } from './fix/resolver';
 import type { Answer } from './answer/model';
-import { openGraph, ResolvedCallsSaver } from './index/saved-graph';
+import { CALLS_SAVE_QUIET_MS, openGraph, ResolvedCallsSaver } from './index/saved-graph';
 import { Summarizer } from './index/summaries';
 import type { LlmClient } from './llm/client';
 import {
@@ -190,7 +190,7 @@ export class Engine implements Disposable {
       store,
       graph,
       path.basename(root),
-      () => this.idle(),
+      (needed) => this.idle(needed),
       () => this.disposed,
     );
     // another process committed, or a failed write was rolled back: what is in memory follows
@@ -286,7 +286,7 @@ export class Engine implements Disposable {
     engine.warmAfterOpening();
     void engine.countContextTokens();
     if (taken) engine.callsSaver.takenFromDisk();
-    else void engine.saveResolvedCalls();
+    else void engine.callsSaver.schedule(CALLS_SAVE_QUIET_MS);
     return ok(engine);
   }
 
@@ -362,14 +362,17 @@ export class Engine implements Disposable {
     }
   }
 
-  /** Resolves once no search or write has run for WARM_IDLE_MS (or the engine was closed). */
-  private async idle(): Promise<void> {
+  /**
+   * Resolves once no search or write has run for `needed()` milliseconds (WARM_IDLE_MS unless
+   * asked; asked again at each check, so a caller may shorten a wait under way) or the engine was
+   * closed.
+   */
+  private async idle(needed: () => number = () => WARM_IDLE_MS): Promise<void> {
     for (;;) {
       const quiet = performance.now() - this.lastActivity;
-      if (this.disposed || (!this.writing && !this.searching && quiet >= WARM_IDLE_MS)) return;
-      await new Promise((resolve) =>
-        setTimeout(resolve, Math.max(WARM_POLL_MS, WARM_IDLE_MS - quiet)).unref(),
-      );
+      if (this.disposed || (!this.writing && !this.searching && quiet >= needed())) return;
+      const wait = Math.min(WARM_IDLE_MS, Math.max(WARM_POLL_MS, needed() - quiet));
+      await new Promise((resolve) => setTimeout(resolve, wait).unref());
     }
   }
 
@@ -383,12 +386,13 @@ export class Engine implements Disposable {
   }
 
   /**
-   * Saves the graph's resolved calls beside the index once the engine idles, unless those saved
-   * are of what the index holds now; resolves when they are saved (or need not be). The next
-   * opening takes them instead of resolving every call again.
+   * Saves the graph's resolved calls beside the index as soon as the engine idles, unless those
+   * saved are of what the index holds now; resolves when they are saved (or need not be). The
+   * next opening takes them instead of resolving every call again. Without being asked, the
+   * engine saves them once it has idled CALLS_SAVE_QUIET_MS after opening or a change.
    */
   saveResolvedCalls(): Promise<void> {
-    return this.callsSaver.schedule();
+    return this.callsSaver.schedule(WARM_IDLE_MS);
   }
 
   private warming: Promise<void> = Promise.resolve();
@@ -693,7 +697,7 @@ export class Engine implements Disposable {
         await this.rememberChangedFiles();
         await this.searcher.prepare();
         void this.countContextTokens();
-        void this.saveResolvedCalls();
+        void this.callsSaver.schedule(CALLS_SAVE_QUIET_MS);
       }
       return result;
     } catch (cause) {
