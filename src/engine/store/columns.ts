@@ -30,13 +30,12 @@ export function stringColumn(
   name: string,
   strings?: Strings,
 ): (string | null)[] {
-  const out: (string | null)[] = [];
+  // sized once: growing by push cost as much as decoding the values
+  const out = new Array<string | null>(batch.numRows);
+  let at = 0;
   for (const data of column(batch, name)) {
-    const text = utf8Reader(data);
-    for (let row = 0; row < data.length; row++) {
-      const value = text(row);
-      out.push(value === null || !strings ? value : strings.intern(value));
-    }
+    const text = strings ? internedReader(data, strings) : utf8Reader(data);
+    for (let row = 0; row < data.length; row++) out[at++] = text(row);
   }
   return out;
 }
@@ -56,14 +55,14 @@ export function stringListColumn(
   const out: (readonly string[])[] = [];
   for (const data of column(batch, name)) {
     const child = data.children[0] as Data | undefined;
-    const text = child ? utf8Reader(child) : () => null;
+    const text = !child ? () => null : strings ? internedReader(child, strings) : utf8Reader(child);
     for (let row = 0; row < data.length; row++) {
       const list: string[] = [];
       if (isValid(data, row)) {
         const end = Number(data.valueOffsets[row + 1]);
         for (let at = Number(data.valueOffsets[row]); at < end; at++) {
           const value = text(at);
-          if (value !== null) list.push(strings ? strings.intern(value) : value);
+          if (value !== null) list.push(value);
         }
       }
       out.push(list.length ? list : NO_VALUES);
@@ -104,10 +103,45 @@ function isValid(data: Data, row: number): boolean {
 /** Reads row `row` of a UTF-8 (or large UTF-8) column's data. */
 function utf8Reader(data: Data): (row: number) => string | null {
   const offsets = data.valueOffsets as Int32Array | BigInt64Array;
-  const values = data.values as Uint8Array;
-  const bytes = Buffer.from(values.buffer, values.byteOffset, values.byteLength);
+  const bytes = bytesOf(data);
   return (row) =>
     isValid(data, row)
       ? bytes.toString('utf8', Number(offsets[row]), Number(offsets[row + 1]))
       : null;
+}
+
+/**
+ * Reads row `row` of a UTF-8 column's data interned in `strings`. A row whose bytes are those of
+ * the row read before it is given that row's string without being decoded or looked up: tables
+ * are written file by file, so a path, a language, a kind or a parent repeats row after row, and
+ * decoding each copy only to find it in the table was most of an opening's string work.
+ */
+function internedReader(data: Data, strings: Strings): (row: number) => string | null {
+  const offsets = data.valueOffsets as Int32Array | BigInt64Array;
+  const bytes = bytesOf(data);
+  let lastStart = 0;
+  let lastEnd = 0;
+  let last: string | null = null;
+  return (row) => {
+    if (!isValid(data, row)) return null;
+    const start = Number(offsets[row]);
+    const end = Number(offsets[row + 1]);
+    if (last !== null && sameBytes(bytes, lastStart, lastEnd, start, end)) return last;
+    last = strings.intern(bytes.toString('utf8', start, end));
+    lastStart = start;
+    lastEnd = end;
+    return last;
+  };
+}
+
+/** Whether `bytes[aStart, aEnd)` and `bytes[bStart, bEnd)` hold the same bytes. */
+function sameBytes(bytes: Buffer, aStart: number, aEnd: number, bStart: number, bEnd: number) {
+  if (aEnd - aStart !== bEnd - bStart) return false;
+  for (let i = 0; i < aEnd - aStart; i++) if (bytes[aStart + i] !== bytes[bStart + i]) return false;
+  return true;
+}
+
+function bytesOf(data: Data): Buffer {
+  const values = data.values as Uint8Array;
+  return Buffer.from(values.buffer, values.byteOffset, values.byteLength);
 }
