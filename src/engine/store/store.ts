@@ -859,12 +859,22 @@ async function loadCommitted(
     const catalog = new ChunkCatalog();
     // room for the saves to come, so the first ones do not grow the columns
     catalog.reserve(counts.chunks + spareSlots(counts.chunks));
-    for await (const batch of tables.chunkMetadata(strings))
-      for (const meta of batch) catalog.set(meta.id, meta);
-    phases.mark('chunk_metadata');
-    // reading every fact proves the facts table readable, and the graph needs them anyway
-    const facts = await tables.allFacts(strings);
-    phases.mark('facts');
+    const readCatalog = async () => {
+      for await (const batch of tables.chunkMetadata(strings))
+        for (const meta of batch) catalog.set(meta.id, meta);
+    };
+    // the two tables are read side by side: LanceDB decodes one table's next batch on its own
+    // threads while this one takes in the other's. Both reads end before anything else happens,
+    // even when one fails: closing the tables during a read fails in LanceDB. Reading every fact
+    // proves the facts table readable, and the graph needs them anyway.
+    const [catalogRead, factsRead] = await Promise.allSettled([
+      readCatalog(),
+      tables.allFacts(strings),
+    ]);
+    if (catalogRead.status === 'rejected') throw catalogRead.reason;
+    if (factsRead.status === 'rejected') throw factsRead.reason;
+    const facts = factsRead.value;
+    phases.mark('chunk_metadata_and_facts');
     checkCounts(manifest, { ...counts, facts: facts.length }, catalog, lexical);
     const texts = TextsFile.load(
       textsPath(directory, manifest.textsGeneration),
