@@ -134,7 +134,11 @@ function internedReader(data: Data, strings: Strings): (row: number) => string |
   };
 }
 
-/** Whether `bytes[aStart, aEnd)` and `bytes[bStart, bEnd)` hold the same bytes. */
+/**
+ * Whether `bytes[aStart, aEnd)` and `bytes[bStart, bEnd)` hold the same bytes. A loop, not
+ * `Buffer.compare`: the values are short, and the native call cost more than it saved (a 200k-row
+ * column of repeated paths read in 33 ms with it, 29 ms with the loop).
+ */
 function sameBytes(bytes: Buffer, aStart: number, aEnd: number, bStart: number, bEnd: number) {
   if (aEnd - aStart !== bEnd - bStart) return false;
   for (let i = 0; i < aEnd - aStart; i++) if (bytes[aStart + i] !== bytes[bStart + i]) return false;
