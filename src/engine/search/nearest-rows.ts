@@ -5,11 +5,12 @@ import { BLOCK_ROWS, int8Matrix, type Int8Matrix } from './int8-dots';
  * scan finds them (the same float sums, ties to the earlier row), keeping only an int8 copy of
  * the rows (a quarter of the float matrix): the int8 rows are scanned (WebAssembly SIMD) to pick
  * the few rows that can be among the best, and the caller gives those rows' float vectors again
- * (a static model embeds a word in microseconds) for the exact ranking. Rounding a value in
- * [-1, 1] to n/127 moves it by at most 0.5/127, so an int8 product differs from the exact one by
- * at most (0.5/127)(|q|₁ + max |v|₁) + d (0.5/127)², with |x|₁ taken over the int8 values divided
- * by 127: a row whose int8 product is more than twice that below the k-th best accepted row's
- * cannot beat it.
+ * (a static model embeds a word in microseconds) for the exact ranking. With c the int8 values
+ * divided by 127 and e = x − c a vector's rounding (each |eᵢ| ≤ 0.5/127), the exact product
+ * differs from the int8 one by q·e_v + e_q·c_v: at most (0.5/127)|q|₁ for the first term, and for
+ * the second, the query's own rounding (known exactly) against the rows' largest int8 vector,
+ * min(|e_q|₂ max |c_v|₂, max |e_q| max |c_v|₁). A row whose int8 product is more than twice that
+ * below the k-th best accepted row's cannot beat it.
  */
 const SCALE = 127;
 const HALF_STEP = 0.5 / SCALE;
@@ -29,6 +30,8 @@ export class NearestRows {
   private codes: Int8Matrix;
   /** The largest |v|₁ of any row's int8 values, over 127. */
   private maxRowL1 = 0;
+  /** The largest |v|₂ of any row's int8 values, over 127. */
+  private maxRowL2 = 0;
   /** The first look's rows of one query: reused by every query (no array per query). */
   private readonly firstLook = new Int32Array(FIRST_LOOK);
 
@@ -55,22 +58,27 @@ export class NearestRows {
     for (let row = 0; row < this.rows; row++) codes.setRow(row, this.codes.row(row));
     const row8 = new Int8Array(this.dimensions);
     let maxRowL1 = this.maxRowL1;
+    let maxRowL2 = this.maxRowL2;
     let row = this.rows;
     for await (const batch of batches)
       for (let at = 0; at < batch.length; at += this.dimensions, row++) {
         let l1 = 0;
+        let squares = 0;
         for (let d = 0; d < this.dimensions; d++) {
           row8[d] = Math.round(batch[at + d]! * SCALE);
           l1 += Math.abs(row8[d]!) / SCALE;
+          squares += (row8[d]! / SCALE) ** 2;
         }
         codes.setRow(row, row8);
         if (l1 > maxRowL1) maxRowL1 = l1;
+        if (Math.sqrt(squares) > maxRowL2) maxRowL2 = Math.sqrt(squares);
       }
     if (row !== this.rows + added)
       throw new Error(`expected ${added} rows to append, got ${row - this.rows}`);
     this.codes = codes;
     this.rows = row;
     this.maxRowL1 = maxRowL1;
+    this.maxRowL2 = maxRowL2;
   }
 
   /**
@@ -89,32 +97,42 @@ export class NearestRows {
     this.codes.dotsEach(
       quantised.map((query) => query.codes),
       (approximate, i, maxima) =>
-        out.push(this.reaching(approximate, maxima, quantised[i]!.l1, count, accept)),
+        out.push(this.reaching(approximate, maxima, quantised[i]!.bound, count, accept)),
     );
     return out;
   }
 
-  /** The query's int8 values, and their |q|₁ over 127. */
-  private quantise(query: Float32Array): { codes: Int8Array; l1: number } {
+  /**
+   * The query's int8 values, and how far any row's int8 product with them (over 127²) can be
+   * from its exact product with the query (see the top of this file; 1e-9 covers float sums).
+   */
+  private quantise(query: Float32Array): { codes: Int8Array; bound: number } {
     const codes = new Int8Array(this.dimensions);
     let l1 = 0;
+    let errorSquares = 0;
+    let largestError = 0;
     for (let d = 0; d < this.dimensions; d++) {
       codes[d] = Math.round(query[d]! * SCALE);
-      l1 += Math.abs(codes[d]!) / SCALE;
+      const error = Math.abs(query[d]! - codes[d]! / SCALE);
+      l1 += Math.abs(query[d]!);
+      errorSquares += error * error;
+      largestError = Math.max(largestError, error);
     }
-    return { codes, l1 };
+    const queryRounding = Math.min(
+      Math.sqrt(errorSquares) * this.maxRowL2,
+      largestError * this.maxRowL1,
+    );
+    return { codes, bound: HALF_STEP * l1 + queryRounding + 1e-9 };
   }
 
   /** The candidates of one query from its int8 products with every row (and their block maxima). */
   private reaching(
     approximate: Int32Array,
     maxima: Int32Array,
-    queryL1: number,
+    bound: number,
     count: number,
     accept: (row: number) => boolean,
   ): number[] {
-    const bound =
-      HALF_STEP * (queryL1 + this.maxRowL1) + this.dimensions * HALF_STEP * HALF_STEP + 1e-9;
     const margin = 2 * bound * SCALE * SCALE;
     const top = topRows(approximate, maxima, Math.min(FIRST_LOOK, this.rows), this.firstLook);
     const floor = kthAccepted(approximate, top, count, accept);

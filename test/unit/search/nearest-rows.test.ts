@@ -149,6 +149,53 @@ describe('nearest rows: int8 first, exact after', () => {
     );
   });
 
+  it('finds the row nearest exactly when its rounding works against it on every value and the query rounds too', async () => {
+    // row a's values sit just below the query's signs' side of its int8 values, row b's one step
+    // further that way (but for the query's smallest value) and just past the other side: b's
+    // int8 product is higher by nearly |q|₁/127, a's exact product is higher. Only a bound on the
+    // rounding as wide as the worst case keeps a among the candidates.
+    const dimensions = 16;
+    // no value near zero: the query's smallest one must outweigh a's rounding left on it
+    const component = fc
+      .tuple(fc.double({ min: 0.05, max: 1, noNaN: true }), fc.boolean())
+      .map(([size, negative]) => (negative ? -size : size));
+    await fc.assert(
+      fc.asyncProperty(
+        fc
+          .array(component, { minLength: dimensions, maxLength: dimensions })
+          .map((values) => unit(values)),
+        // small int8 values, so that the rows' |c_v| leaves the query's rounding little room and
+        // the bound's first term (the rows' rounding) must be nearly all of the gap
+        fc.array(fc.integer({ min: -3, max: 3 }), {
+          minLength: dimensions,
+          maxLength: dimensions,
+        }),
+        async (direction, base) => {
+          const query = Float32Array.from(direction);
+          const smallest = direction.reduce(
+            (at, value, d) => (Math.abs(value) < Math.abs(direction[at]!) ? d : at),
+            0,
+          );
+          const sign = direction.map(Math.sign);
+          const a = base.map((code, d) => (code + 0.499 * sign[d]!) / 127);
+          const b = base.map(
+            (code, d) => (code + (d === smallest ? 0 : sign[d]!) - 0.499 * sign[d]!) / 127,
+          );
+          const values = Float32Array.from([...b, ...a]);
+          const rows = new NearestRows(dimensions);
+          await rows.append(2, batches(values, dimensions));
+          const found = nearest(rows, values, dimensions, query, 1, () => true).found;
+          assert.deepEqual(
+            found,
+            scan(values, dimensions, query, 1, () => true),
+          );
+          assert.deepEqual(found, [1]);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
   it('gives every question word of one pass the candidates it gets alone', async () => {
     const dimensions = 8;
     const direction = fc.array(fc.integer({ min: -3, max: 3 }), {
@@ -223,7 +270,9 @@ describe('nearest rows: int8 first, exact after', () => {
       fc.property(
         // few distinct values: many ties, and rows both inside and outside the margin; each block
         // of rows lowered by its own amount, so that whole blocks fall below the floor
-        fc.array(fc.integer({ min: -40, max: 40 }), { maxLength: 400 }),
+        // small int8 values, so that the rows' |c_v| leaves the query's rounding little room and
+        // the bound's first term (the rows' rounding) must be nearly all of the gap
+        fc.array(fc.integer({ min: -3, max: 3 }), { maxLength: 400 }),
         fc.array(fc.integer({ min: -80, max: 0 }), { minLength: 25, maxLength: 25 }),
         fc.integer({ min: 1, max: 70 }),
         fc.integer({ min: 0, max: 30 }),
