@@ -2,7 +2,7 @@ import { l2Normalize, type Embedder } from '../embed/embedder';
 import { elapsedMs, getLogger } from '../log/logger';
 import type { LexicalIndex } from '../store/lexical';
 import { describeError } from '../util/result';
-import { NearestRows, nearestExactly, vectorOfCodes } from './nearest-rows';
+import { NearestRows, nearestExactly, quantiseRow } from './nearest-rows';
 import { LANGUAGE_KEYWORDS, STOP_WORDS } from './preprocess';
 import { readWordRows, writeWordRows, type WordRows } from './word-rows-file';
 
@@ -31,10 +31,25 @@ export interface SavedWordRows {
   writable(): boolean;
 }
 
-/** Saved rows by word, for the first take-in after opening. */
-interface KeptWordRows {
-  readonly rowOf: ReadonlyMap<string, number>;
-  readonly codes: Int8Array;
+/**
+ * Saved rows, for the first take-in after opening. They were saved in the order the index met
+ * their words, which an unchanged index meets them in again: a word is looked for at its own
+ * position first, and in `rowOf` (built the first time one is not there) after.
+ */
+class KeptWordRows {
+  private rowOf: Map<string, number> | null = null;
+
+  constructor(
+    private readonly words: readonly string[],
+    readonly codes: Int8Array,
+  ) {}
+
+  /** The saved row of `word`, taken in as the `position`-th word; undefined when none was saved. */
+  rowOfWord(word: string, position: number): number | undefined {
+    if (this.words[position] === word) return position;
+    this.rowOf ??= new Map(this.words.map((saved, row) => [saved, row]));
+    return this.rowOf.get(word);
+  }
 }
 
 /** A word's nearest rows; `complete` when they are every row in the index. */
@@ -253,10 +268,9 @@ export class NearestWords {
     const dimensions = this.embedder.dimensions;
     const vectors = this.vectors ?? new NearestRows(dimensions);
     const kept = await this.savedRows();
-    const embedded = kept
-      ? addedIds.filter((id) => !kept.rowOf.has(this.lexical.termAt(id))).length
-      : addedIds.length;
-    await vectors.append(addedIds.length, this.embedBatches(addedIds, kept));
+    const counted = { embedded: 0 };
+    await vectors.appendCodes(addedIds.length, this.rowBatches(addedIds, kept, counted));
+    const embedded = counted.embedded;
     const termIds = new Int32Array(this.termIds.length + addedIds.length);
     termIds.set(this.termIds);
     termIds.set(addedIds, this.termIds.length);
@@ -285,8 +299,7 @@ export class NearestWords {
       return null;
     }
     if (!read.value) return null;
-    const rowOf = new Map(read.value.words.map((word, row) => [word, row]));
-    return { rowOf, codes: read.value.codes };
+    return new KeptWordRows(read.value.words, read.value.codes);
   }
 
   /** Saves every row beside the index, when this process writes it; a failure is logged. */
@@ -314,29 +327,27 @@ export class NearestWords {
   }
 
   /**
-   * The unit vectors of the terms `ids`, a batch of whole rows at a time: from the `kept` rows
-   * where they hold the word, embedded otherwise.
+   * The int8 rows of the terms `ids`, a batch of whole rows at a time: the `kept` row where it
+   * holds the word (as it was kept), the word embedded otherwise (counted in `counted`).
    */
-  private async *embedBatches(
+  private async *rowBatches(
     ids: readonly number[],
     kept: KeptWordRows | null,
-  ): AsyncGenerator<Float32Array> {
+    counted: { embedded: number },
+  ): AsyncGenerator<Int8Array> {
     const dimensions = this.embedder.dimensions;
     for (let from = 0; from < ids.length; from += EMBED_BATCH) {
       const words = ids.slice(from, from + EMBED_BATCH).map((id) => this.lexical.termAt(id));
-      const batch = new Float32Array(words.length * dimensions);
-      const fresh = kept ? words.filter((word) => !kept.rowOf.has(word)) : words;
+      const batch = new Int8Array(words.length * dimensions);
+      const rows = words.map((word, i) => kept?.rowOfWord(word, from + i));
+      const fresh = words.filter((_, i) => rows[i] === undefined);
       const vectors = fresh.length ? await this.embedder.embed(fresh, { once: true }) : [];
+      counted.embedded += fresh.length;
       let next = 0;
-      words.forEach((word, i) => {
-        const row = kept?.rowOf.get(word);
-        if (row === undefined) batch.set(l2Normalize(vectors[next++]!), i * dimensions);
-        else
-          vectorOfCodes(
-            kept!.codes.subarray(row * dimensions, (row + 1) * dimensions),
-            batch,
-            i * dimensions,
-          );
+      rows.forEach((row, i) => {
+        const into = batch.subarray(i * dimensions, (i + 1) * dimensions);
+        if (row === undefined) quantiseRow(l2Normalize(vectors[next++]!), 0, into);
+        else into.set(kept!.codes.subarray(row * dimensions, (row + 1) * dimensions));
       });
       yield batch;
       // other work (a save, a message from the editor) runs between batches

@@ -14,12 +14,9 @@ import { BLOCK_ROWS, int8Matrix, type Int8Matrix } from './int8-dots';
  */
 const SCALE = 127;
 const HALF_STEP = 0.5 / SCALE;
-/**
- * The vector whose row a NearestRows keeps as `codes` (its `rowCodes`): appended, it is kept as
- * exactly those values again (each value moves by far less than the half step rounding needs).
- */
-export function vectorOfCodes(codes: Int8Array, into: Float32Array, at: number): void {
-  for (let d = 0; d < codes.length; d++) into[at + d] = codes[d]! / SCALE;
+/** The int8 values of the unit vector at `vector[from …]`, as a NearestRows keeps its row, into `into`. */
+export function quantiseRow(vector: ArrayLike<number>, from: number, into: Int8Array): void {
+  for (let d = 0; d < into.length; d++) into[d] = Math.round(vector[from + d]! * SCALE);
 }
 
 /** Rows ranked by their int8 product before the exact ones are taken: grows when too few are accepted. */
@@ -53,19 +50,29 @@ export class NearestRows {
    * `i`-th of a batch at `batch[i × dimensions …]`), so that only one batch of float vectors is
    * alive at a time.
    */
-  async append(added: number, batches: AsyncIterable<Float32Array>): Promise<void> {
+  append(added: number, batches: AsyncIterable<Float32Array>): Promise<void> {
+    return this.appendCodes(added, quantised(batches, this.dimensions));
+  }
+
+  /**
+   * Adds `added` rows already in their int8 values (quantiseRow's, or rowCodes' of an earlier
+   * NearestRows), in batches of whole rows: a saved row is taken back as it was kept, without a
+   * round trip through floats.
+   */
+  async appendCodes(added: number, batches: AsyncIterable<Int8Array>): Promise<void> {
     const codes = int8Matrix(this.rows + added, this.dimensions);
     for (let row = 0; row < this.rows; row++) codes.setRow(row, this.codes.row(row));
-    const row8 = new Int8Array(this.dimensions);
     let maxRowL1 = this.maxRowL1;
     let maxRowL2 = this.maxRowL2;
     let row = this.rows;
     for await (const batch of batches)
       for (let at = 0; at < batch.length; at += this.dimensions, row++) {
+        if (row === this.rows + added)
+          throw new Error(`expected ${added} rows to append, got more`);
+        const row8 = batch.subarray(at, at + this.dimensions);
         let l1 = 0;
         let squares = 0;
         for (let d = 0; d < this.dimensions; d++) {
-          row8[d] = Math.round(batch[at + d]! * SCALE);
           l1 += Math.abs(row8[d]!) / SCALE;
           squares += (row8[d]! / SCALE) ** 2;
         }
@@ -157,6 +164,19 @@ export class NearestRows {
       const floor = kthAccepted(approximate, top, count, accept);
       if (floor !== null || look >= this.rows) return floor;
     }
+  }
+}
+
+/** Batches of unit vectors as batches of their rows' int8 values. */
+async function* quantised(
+  batches: AsyncIterable<Float32Array>,
+  dimensions: number,
+): AsyncGenerator<Int8Array> {
+  for await (const batch of batches) {
+    const codes = new Int8Array(batch.length - (batch.length % dimensions));
+    for (let at = 0; at < codes.length; at += dimensions)
+      quantiseRow(batch, at, codes.subarray(at, at + dimensions));
+    yield codes;
   }
 }
 

@@ -184,6 +184,26 @@ describe('expansion from the embedding model: nearest index words', () => {
       assert.deepEqual(asked.sort(), words.slice(5000).sort());
       const fresh = new NearestWords(indexOf(held), hashingEmbedder('m', []));
       assert.deepEqual(await answers(reopened), await answers(fresh));
+
+      // saved again from the first five thousand words, then opened with them where they were
+      // and the thousand after them
+      const again = {
+        file: path.join(scratch.folder(), 'nearest-words.bin'),
+        writable: () => true,
+      };
+      await new NearestWords(
+        indexOf(words.slice(0, 5000)),
+        hashingEmbedder('m', []),
+        again,
+      ).catchUp();
+      asked.length = 0;
+      const grown = new NearestWords(indexOf(words), hashingEmbedder('m', asked), again);
+      await grown.catchUp();
+      assert.deepEqual(asked.sort(), words.slice(5000).sort());
+      assert.deepEqual(
+        await answers(grown),
+        await answers(new NearestWords(indexOf(words), hashingEmbedder('m', []))),
+      );
     });
 
     it("are not taken from another model's rows or a damaged file, nor written by a reader", async () => {
