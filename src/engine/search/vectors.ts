@@ -263,7 +263,8 @@ export class VectorScan {
           rows.codes.row(at),
         );
         rows.levels[at] = LEVEL_CODE.get(batch.levels[row]!)!;
-        const place = this.catalog.placeOf(batch.ids[row]!);
+        // a whole read meets the chunks in the order the catalog was read in
+        const place = this.catalog.placeOf(batch.ids[row]!, at);
         rows.owners[at] = place ? into.numbering.of(place) : NO_OWNER;
         rows.ids[at] = place ? place.id : batch.ids[row]!;
       }
