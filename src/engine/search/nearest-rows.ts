@@ -51,7 +51,7 @@ export class NearestRows {
    * alive at a time.
    */
   append(added: number, batches: AsyncIterable<Float32Array>): Promise<void> {
-    return this.appendCodes(added, quantised(batches, this.dimensions));
+    return this.appendCodes(added, quantisedBatches(batches, this.dimensions));
   }
 
   /**
@@ -168,7 +168,7 @@ export class NearestRows {
 }
 
 /** Batches of unit vectors as batches of their rows' int8 values. */
-async function* quantised(
+async function* quantisedBatches(
   batches: AsyncIterable<Float32Array>,
   dimensions: number,
 ): AsyncGenerator<Int8Array> {
