@@ -269,7 +269,7 @@ export class NearestWords {
     const vectors = this.vectors ?? new NearestRows(dimensions);
     const kept = await this.savedRows();
     const counted = { embedded: 0 };
-    await vectors.appendCodes(addedIds.length, this.rowBatches(addedIds, kept, counted));
+    await vectors.append(addedIds.length, this.rowBatches(addedIds, kept, counted));
     const embedded = counted.embedded;
     const termIds = new Int32Array(this.termIds.length + addedIds.length);
     termIds.set(this.termIds);

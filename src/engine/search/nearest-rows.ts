@@ -46,26 +46,19 @@ export class NearestRows {
   }
 
   /**
-   * Adds `added` rows after the present ones (unit vectors), given in batches of whole rows (the
-   * `i`-th of a batch at `batch[i × dimensions …]`), so that only one batch of float vectors is
-   * alive at a time.
+   * Adds `added` rows after the present ones, in their int8 values (quantiseRow's, or rowCodes'
+   * of an earlier NearestRows), given in batches of whole rows (the `i`-th of a batch at
+   * `batch[i × dimensions …]`): a saved row is taken back as it was kept.
    */
-  append(added: number, batches: AsyncIterable<Float32Array>): Promise<void> {
-    return this.appendCodes(added, quantisedBatches(batches, this.dimensions));
-  }
-
-  /**
-   * Adds `added` rows already in their int8 values (quantiseRow's, or rowCodes' of an earlier
-   * NearestRows), in batches of whole rows: a saved row is taken back as it was kept, without a
-   * round trip through floats.
-   */
-  async appendCodes(added: number, batches: AsyncIterable<Int8Array>): Promise<void> {
+  async append(added: number, batches: AsyncIterable<Int8Array>): Promise<void> {
     const codes = int8Matrix(this.rows + added, this.dimensions);
     for (let row = 0; row < this.rows; row++) codes.setRow(row, this.codes.row(row));
     let maxRowL1 = this.maxRowL1;
     let maxRowL2 = this.maxRowL2;
     let row = this.rows;
-    for await (const batch of batches)
+    for await (const batch of batches) {
+      if (batch.length % this.dimensions)
+        throw new Error(`a batch of ${batch.length} values holds part of a row`);
       for (let at = 0; at < batch.length; at += this.dimensions, row++) {
         if (row === this.rows + added)
           throw new Error(`expected ${added} rows to append, got more`);
@@ -77,9 +70,10 @@ export class NearestRows {
           squares += (row8[d]! / SCALE) ** 2;
         }
         codes.setRow(row, row8);
-        if (l1 > maxRowL1) maxRowL1 = l1;
-        if (Math.sqrt(squares) > maxRowL2) maxRowL2 = Math.sqrt(squares);
+        maxRowL1 = Math.max(maxRowL1, l1);
+        maxRowL2 = Math.max(maxRowL2, Math.sqrt(squares));
       }
+    }
     if (row !== this.rows + added)
       throw new Error(`expected ${added} rows to append, got ${row - this.rows}`);
     this.codes = codes;
@@ -164,19 +158,6 @@ export class NearestRows {
       const floor = kthAccepted(approximate, top, count, accept);
       if (floor !== null || look >= this.rows) return floor;
     }
-  }
-}
-
-/** Batches of unit vectors as batches of their rows' int8 values. */
-async function* quantisedBatches(
-  batches: AsyncIterable<Float32Array>,
-  dimensions: number,
-): AsyncGenerator<Int8Array> {
-  for await (const batch of batches) {
-    const codes = new Int8Array(batch.length - (batch.length % dimensions));
-    for (let at = 0; at < codes.length; at += dimensions)
-      quantiseRow(batch, at, codes.subarray(at, at + dimensions));
-    yield codes;
   }
 }
 

@@ -63,16 +63,27 @@ function topAndNear(
   return { top, near };
 }
 
-/** `values` as batches of whole rows, cut after the rows `cuts` names. */
+/**
+ * `values` (unit vectors) as batches of whole rows in their int8 values, as the index's words are
+ * taken in, cut after the rows `cuts` names.
+ */
 async function* batches(
   values: Float32Array,
   dimensions: number,
   cuts: readonly number[] = [],
-): AsyncGenerator<Float32Array> {
+): AsyncGenerator<Int8Array> {
+  const rows = values.length / dimensions;
   let from = 0;
-  for (const cut of [...cuts, values.length / dimensions].sort((a, b) => a - b)) {
+  for (const cut of [...cuts.map((at) => Math.min(at, rows)), rows].sort((a, b) => a - b)) {
     if (cut <= from) continue;
-    yield values.slice(from * dimensions, cut * dimensions);
+    const codes = new Int8Array((cut - from) * dimensions);
+    for (let row = 0; row < cut - from; row++)
+      quantiseRow(
+        values,
+        (from + row) * dimensions,
+        codes.subarray(row * dimensions, (row + 1) * dimensions),
+      );
+    yield await Promise.resolve(codes);
     from = cut;
   }
 }
@@ -92,11 +103,6 @@ function nearest(
     found: nearestExactly(query, candidates, vectors, count),
     candidates: candidates.length,
   };
-}
-
-/** Int8 rows as one batch. */
-async function* batches8(codes: Int8Array): AsyncGenerator<Int8Array> {
-  yield await Promise.resolve(codes);
 }
 
 function unit(values: number[]): number[] {
@@ -317,33 +323,14 @@ describe('nearest rows: int8 first, exact after', () => {
     await rows.append(1, batches(Float32Array.from([1, 0]), 2));
     await assert.rejects(rows.append(2, batches(Float32Array.from([0, 1]), 2)), /expected 2 rows/);
     await assert.rejects(
-      rows.appendCodes(1, batches8(Int8Array.from([0, 127, 127, 0]))),
+      rows.append(1, batches(Float32Array.from([0, 1, 1, 0]), 2)),
       /expected 1 rows to append, got more/,
+    );
+    await assert.rejects(
+      rows.append(1, batches(Float32Array.from([0, 1, 1]), 3)),
+      /holds part of a row/,
     );
     assert.equal(rows.size, 1);
     assert.deepEqual([...rows.rowCodes(0)], [127, 0]);
-  });
-
-  it('keeps rows appended as int8 values exactly as the same vectors appended as floats', async () => {
-    const dimensions = 4;
-    const values = Float32Array.from([...unit([1, 2, 3, 4]), ...unit([-3, 1, 0, 2])]);
-    const fromFloats = new NearestRows(dimensions);
-    await fromFloats.append(2, batches(values, dimensions));
-    const fromCodes = new NearestRows(dimensions);
-    const codes = new Int8Array(values.length);
-    for (let row = 0; row < 2; row++)
-      quantiseRow(
-        values,
-        row * dimensions,
-        codes.subarray(row * dimensions, (row + 1) * dimensions),
-      );
-    await fromCodes.appendCodes(2, batches8(codes));
-    for (let row = 0; row < 2; row++)
-      assert.deepEqual([...fromCodes.rowCodes(row)], [...fromFloats.rowCodes(row)]);
-    const query = Float32Array.from(unit([1, 1, 1, 1]));
-    assert.deepEqual(
-      fromCodes.candidates([query], 1, () => true),
-      fromFloats.candidates([query], 1, () => true),
-    );
   });
 });
