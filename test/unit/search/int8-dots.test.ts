@@ -92,6 +92,21 @@ describe('int8 dot products', () => {
     );
   });
 
+  it('gives every row its own sum, in groups of four and in the rows after the last group', () => {
+    // each row's sum names it: row r holds r + 1 in one column, the query 1 in every column
+    for (const dimensions of [1, 16, 17, 64])
+      for (let rows = 0; rows <= 9; rows++) {
+        const matrix = int8Matrix(rows, dimensions);
+        for (let row = 0; row < rows; row++) {
+          const values = new Int8Array(dimensions);
+          values[row % dimensions] = row + 1;
+          matrix.setRow(row, values);
+        }
+        const expected = Array.from({ length: rows }, (_, row) => row + 1);
+        assert.deepEqual([...matrix.dots(new Int8Array(dimensions).fill(1))], expected);
+      }
+  });
+
   it('sums the extremes of every lane without overflow', () => {
     const dimensions = 256;
     const matrix = int8Matrix(3, dimensions);
