@@ -446,7 +446,7 @@ const DOTS_BODY = [
   foldPair(get(SUMS[0]), get(SUMS[1])),
   set(PAIRS),
   foldPair(get(SUMS[2]), get(SUMS[3])),
-  set(BLOCK),
+  set(BLOCK), // free once the sums are made: it holds the other two rows' pairs
   // [a0+a2, b0+b2, c0+c2, d0+d2] + [a1+a3, b1+b3, c1+c3, d1+d3]: each row's whole sum
   get(PAIRS),
   get(BLOCK),
