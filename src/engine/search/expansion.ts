@@ -344,11 +344,27 @@ export class NearestWords {
       const vectors = fresh.length ? await this.embedder.embed(fresh, { once: true }) : [];
       counted.embedded += fresh.length;
       let next = 0;
-      rows.forEach((row, i) => {
-        const into = batch.subarray(i * dimensions, (i + 1) * dimensions);
-        if (row === undefined) quantiseRow(l2Normalize(vectors[next++]!), 0, into);
-        else into.set(kept!.codes.subarray(row * dimensions, (row + 1) * dimensions));
-      });
+      for (let i = 0; i < rows.length;) {
+        const row = rows[i];
+        if (row === undefined) {
+          quantiseRow(
+            l2Normalize(vectors[next++]!),
+            0,
+            batch.subarray(i * dimensions, (i + 1) * dimensions),
+          );
+          i++;
+          continue;
+        }
+        // saved rows one after another are copied together: an unchanged index keeps them all in
+        // order, and a view and a copy per row were hundreds of thousands for the collector
+        let end = i + 1;
+        while (end < rows.length && rows[end] === row + (end - i)) end++;
+        batch.set(
+          kept!.codes.subarray(row * dimensions, (row + end - i) * dimensions),
+          i * dimensions,
+        );
+        i = end;
+      }
       yield batch;
       // other work (a save, a message from the editor) runs between batches
       await new Promise<void>((resolve) => setImmediate(resolve));

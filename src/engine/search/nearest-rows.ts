@@ -59,20 +59,20 @@ export class NearestRows {
     for await (const batch of batches) {
       if (batch.length % this.dimensions)
         throw new Error(`a batch of ${batch.length} values holds part of a row`);
+      const first = row;
       for (let at = 0; at < batch.length; at += this.dimensions, row++) {
         if (row === this.rows + added)
           throw new Error(`expected ${added} rows to append, got more`);
-        const row8 = batch.subarray(at, at + this.dimensions);
         let l1 = 0;
         let squares = 0;
-        for (let d = 0; d < this.dimensions; d++) {
-          l1 += Math.abs(row8[d]!) / SCALE;
-          squares += (row8[d]! / SCALE) ** 2;
+        for (let d = at; d < at + this.dimensions; d++) {
+          l1 += Math.abs(batch[d]!) / SCALE;
+          squares += (batch[d]! / SCALE) ** 2;
         }
-        codes.setRow(row, row8);
         maxRowL1 = Math.max(maxRowL1, l1);
         maxRowL2 = Math.max(maxRowL2, Math.sqrt(squares));
       }
+      codes.setRows(first, batch);
     }
     if (row !== this.rows + added)
       throw new Error(`expected ${added} rows to append, got ${row - this.rows}`);

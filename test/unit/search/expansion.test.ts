@@ -206,6 +206,30 @@ describe('expansion from the embedding model: nearest index words', () => {
       );
     });
 
+    it('are taken back whatever order the next opening meets the words in', async () => {
+      const file = path.join(scratch.folder(), 'nearest-words.bin');
+      const saved = { file, writable: () => true };
+      await new NearestWords(
+        indexOf(words.slice(0, 3000)),
+        hashingEmbedder('m', []),
+        saved,
+      ).catchUp();
+      // runs of saved rows out of order, each broken by words the rows lack
+      const reordered = [0, 2, 1].flatMap((part) => [
+        ...words.slice(part * 1000, part * 1000 + 500).reverse(),
+        ...words.slice(3000 + part * 10, 3000 + part * 10 + 10),
+        ...words.slice(part * 1000 + 500, part * 1000 + 1000),
+      ]);
+      const asked: string[] = [];
+      const reopened = new NearestWords(indexOf(reordered), hashingEmbedder('m', asked), saved);
+      await reopened.catchUp();
+      assert.deepEqual(asked.sort(), words.slice(3000, 3030).sort());
+      assert.deepEqual(
+        await answers(reopened),
+        await answers(new NearestWords(indexOf(reordered), hashingEmbedder('m', []))),
+      );
+    });
+
     it("are not taken from another model's rows or a damaged file, nor written by a reader", async () => {
       const folder = scratch.folder();
       const file = path.join(folder, 'nearest-words.bin');

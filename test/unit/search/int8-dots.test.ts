@@ -107,6 +107,32 @@ describe('int8 dot products', () => {
       }
   });
 
+  it('writes a batch of whole rows as writing them one by one does, and refuses one that does not fit', () => {
+    fc.assert(
+      fc.property(matrixArbitrary, fc.nat(), ({ dimensions, rows }, start) => {
+        const first = rows.length ? start % rows.length : 0;
+        const batch = rows.slice(first);
+        for (const matrix of [
+          int8Matrix(rows.length, dimensions),
+          new PlainMatrix(rows.length, dimensions),
+        ]) {
+          matrix.setRows(first, Int8Array.from(batch.flat()));
+          batch.forEach((row, i) => assert.deepEqual([...matrix.row(first + i)], row));
+          rows
+            .slice(0, first)
+            .forEach((_, at) => assert.ok(matrix.row(at).every((value) => value === 0)));
+          assert.throws(
+            () => matrix.setRows(first, new Int8Array(batch.flat().length + dimensions)),
+            RangeError,
+          );
+          if (dimensions > 1)
+            assert.throws(() => matrix.setRows(0, new Int8Array(dimensions - 1)), RangeError);
+        }
+      }),
+      { numRuns: 200 },
+    );
+  });
+
   it('sums the extremes of every lane without overflow', () => {
     const dimensions = 256;
     const matrix = int8Matrix(3, dimensions);
