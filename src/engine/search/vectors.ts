@@ -253,15 +253,19 @@ export class VectorScan {
     into: { numbering: Owners; matrix: (rows: number, dimensions: number) => Int8Matrix },
   ): Promise<Rows> {
     let rows = emptyRows(Math.max(1, capacity), dimensions, into.matrix);
+    let codes = new Int8Array(0);
     for await (const batch of vectors) {
-      for (let row = 0; row < batch.ids.length; row++) {
-        if (rows.used === rows.codes.rows)
-          rows = copyRows(rows, rows.codes.rows * 2, dimensions, into.matrix);
+      const count = batch.ids.length;
+      while (rows.used + count > rows.codes.rows)
+        rows = copyRows(rows, rows.codes.rows * 2, dimensions, into.matrix);
+      // the batch quantised at once and written in one copy: a view of each row's values and
+      // codes was two objects per chunk for the collector
+      if (codes.length < count * dimensions) codes = new Int8Array(count * dimensions);
+      const quantised = codes.subarray(0, count * dimensions);
+      quantise(batch.values, dimensions, quantised);
+      rows.codes.setRows(rows.used, quantised);
+      for (let row = 0; row < count; row++) {
         const at = rows.used++;
-        quantise(
-          batch.values.subarray(row * dimensions, (row + 1) * dimensions),
-          rows.codes.row(at),
-        );
         rows.levels[at] = LEVEL_CODE.get(batch.levels[row]!)!;
         // a whole read meets the chunks in the order the catalog was read in
         const place = this.catalog.placeOf(batch.ids[row]!, at);
@@ -336,12 +340,17 @@ function liveRows(loaded: Loaded): Rows {
   return live;
 }
 
-/** Writes `vector`, scaled to unit length, as signed bytes into `codes`. */
-function quantise(vector: Float32Array, codes: Int8Array): void {
-  let norm = 0;
-  for (let i = 0; i < vector.length; i++) norm += vector[i]! * vector[i]!;
-  const factor = norm > 0 ? SCALE / Math.sqrt(norm) : 0;
-  for (let i = 0; i < vector.length; i++) codes[i] = Math.round(vector[i]! * factor);
+/**
+ * Writes each vector of `vectors` (`dimensions` values each, one after another), scaled to unit
+ * length, as signed bytes into `codes` at the same place.
+ */
+function quantise(vectors: Float32Array, dimensions: number, codes: Int8Array): void {
+  for (let at = 0; at < vectors.length; at += dimensions) {
+    let norm = 0;
+    for (let i = at; i < at + dimensions; i++) norm += vectors[i]! * vectors[i]!;
+    const factor = norm > 0 ? SCALE / Math.sqrt(norm) : 0;
+    for (let i = at; i < at + dimensions; i++) codes[i] = Math.round(vectors[i]! * factor);
+  }
 }
 
 /**
@@ -352,7 +361,7 @@ function quantise(vector: Float32Array, codes: Int8Array): void {
 function scan(loaded: Loaded, vector: Float32Array, limit: number, mask: number): Neighbour[] {
   const { codes, dimensions, ids, levels } = loaded;
   const query = new Int8Array(dimensions);
-  quantise(vector, query);
+  quantise(vector, vector.length, query);
   const best: { index: number; score: number }[] = [];
   codes.dotsEach([query], (dots, _, maxima) => {
     // once the list is full, the weakest score it holds: most rows are passed by this one comparison
