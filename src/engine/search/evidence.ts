@@ -167,7 +167,7 @@ export function documentationLines(
 /**
  * The terms of each code line, kept across searches: the same chunks come back question after
  * question. The lines kept, and the terms cut from them, are copies: a line split off a chunk's
- * text kept the whole text (after 240 questions at 10k files, 13 MB of texts no cache counted).
+ * text kept the whole text (after 240 questions at 10k files, 14 MB of texts no cache counted).
  */
 const lineTerms = new Generations<string, readonly string[]>(25_000, undefined, detached);
 const distinctTerms = (text: string): readonly string[] => [...new Set(indexTerms(text))];
