@@ -96,13 +96,20 @@ interface ColdReport {
   /** CPU seconds of the engine's own thread during the cold index. */
   readonly engineCpuSeconds: number;
   /**
-   * CPU seconds of the process's other threads during the cold index, busiest first (the parse
-   * worker leads; LanceDB's threads follow): on a loaded machine these change far less than wall
-   * times do.
+   * CPU seconds of the process's other threads during the cold index, busiest first, each with
+   * its thread's name: the parse worker leads, V8's own threads (named `node`: concurrent
+   * collection, compilation) and LanceDB's follow. On a loaded machine these change far less than
+   * wall times do.
    */
-  readonly otherThreadsCpuSeconds: number[];
+  readonly otherThreadsCpuSeconds: readonly ThreadCpu[];
   /** Files whose terms and vectors the parse worker made, not the engine thread. */
   readonly filesFinishedByWorkers: number;
+}
+
+/** One thread's CPU seconds over a span of time. */
+export interface ThreadCpu {
+  readonly thread: string;
+  readonly seconds: number;
 }
 
 /** What `--cold-only` reports: the cold index of a row against its bare parse, nothing else. */
@@ -347,16 +354,16 @@ async function coldPhase(request: ChildRequest): Promise<ColdReport> {
     const coldIndexSeconds = round((performance.now() - started) / 1000, 2);
     const threadsAfter = threadCpuSeconds();
     listening.dispose();
-    const spent = (tid: string) => (threadsAfter.get(tid) ?? 0) - (threadsBefore.get(tid) ?? 0);
+    const spent = (tid: string) =>
+      (threadsAfter.get(tid)?.seconds ?? 0) - (threadsBefore.get(tid)?.seconds ?? 0);
     const engineTid = String(process.pid);
     const report: ColdReport = {
       engineCpuSeconds: round(spent(engineTid), 2),
-      otherThreadsCpuSeconds: [...threadsAfter.keys()]
-        .filter((tid) => tid !== engineTid)
-        .map(spent)
-        .filter((seconds) => seconds >= 0.05)
-        .sort((a, b) => b - a)
-        .map((seconds) => round(seconds, 2)),
+      otherThreadsCpuSeconds: [...threadsAfter]
+        .filter(([tid]) => tid !== engineTid)
+        .map(([tid, { thread }]) => ({ thread, seconds: round(spent(tid), 2) }))
+        .filter(({ seconds }) => seconds >= 0.05)
+        .sort((a, b) => b.seconds - a.seconds),
       coldIndexSeconds,
       stageSeconds: Object.fromEntries(
         stages
@@ -380,16 +387,20 @@ async function coldPhase(request: ChildRequest): Promise<ColdReport> {
 }
 
 /** CPU seconds (user + system) of each thread of this process, by thread id; empty off Linux. */
-function threadCpuSeconds(): Map<string, number> {
-  const seconds = new Map<string, number>();
+function threadCpuSeconds(): Map<string, ThreadCpu> {
+  const seconds = new Map<string, ThreadCpu>();
   const tasks = '/proc/self/task';
   if (!existsSync(tasks)) return seconds;
   for (const tid of readdirSync(tasks)) {
     try {
       const stat = readFileSync(path.join(tasks, tid, 'stat'), 'utf8');
       // the fields after the command's closing parenthesis: utime and stime are the 12th and 13th
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      seconds.set(tid, (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND);
+      const close = stat.lastIndexOf(')');
+      const fields = stat.slice(close + 2).split(' ');
+      seconds.set(tid, {
+        thread: stat.slice(stat.indexOf('(') + 1, close),
+        seconds: (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND,
+      });
     } catch {
       // the thread ended between the listing and the read: it has nothing left to count
     }
