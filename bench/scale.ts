@@ -93,6 +93,8 @@ interface ColdReport {
   readonly chunks: number;
   readonly files: number;
   readonly peakRssMb: number;
+  /** CPU seconds of the whole process during the cold index, every thread's, ended ones too. */
+  readonly processCpuSeconds: number;
   /** CPU seconds of the engine's own thread during the cold index. */
   readonly engineCpuSeconds: number;
   /**
@@ -349,15 +351,22 @@ async function coldPhase(request: ChildRequest): Promise<ColdReport> {
     const stages = new MemorySink('info');
     const listening = logHub.addSink(stages);
     const threadsBefore = threadCpuSeconds();
+    // the parse workers stop once the files are parsed: their last reading before they go counts
+    const threadsAfter = new Map(threadsBefore);
+    const watching = setInterval(() => readThreadsInto(threadsAfter), THREAD_WATCH_MS);
+    const cpuBefore = process.cpuUsage();
     const started = performance.now();
     const summary = unwrap(await engine.index());
     const coldIndexSeconds = round((performance.now() - started) / 1000, 2);
-    const threadsAfter = threadCpuSeconds();
+    clearInterval(watching);
+    readThreadsInto(threadsAfter);
+    const cpu = process.cpuUsage(cpuBefore);
     listening.dispose();
     const spent = (tid: string) =>
       (threadsAfter.get(tid)?.seconds ?? 0) - (threadsBefore.get(tid)?.seconds ?? 0);
     const engineTid = String(process.pid);
     const report: ColdReport = {
+      processCpuSeconds: round((cpu.user + cpu.system) / 1e6, 2),
       engineCpuSeconds: round(spent(engineTid), 2),
       otherThreadsCpuSeconds: [...threadsAfter]
         .filter(([tid]) => tid !== engineTid)
@@ -407,6 +416,14 @@ function threadCpuSeconds(): Map<string, ThreadCpu> {
   }
   return seconds;
 }
+
+/** Adds the threads' readings now to `readings`: a thread that has ended keeps its last one. */
+function readThreadsInto(readings: Map<string, ThreadCpu>): void {
+  for (const [tid, reading] of threadCpuSeconds()) readings.set(tid, reading);
+}
+
+/** How often the threads are read during a cold index; a thread ending loses at most this much. */
+const THREAD_WATCH_MS = 250;
 
 /** Linux's USER_HZ, fixed at 100 on every architecture Node runs on. */
 const CLOCK_TICKS_PER_SECOND = 100;
