@@ -7,6 +7,17 @@ import { defaultPoolSize, ParsePool } from '../../src/engine/index/parse-pool';
 import { threadNiceValues } from '../helpers/threads';
 import { Scratch } from '../helpers/workspace';
 
+/** The nice value a parse worker lowers its thread to. */
+const WORKER_NICE = 10;
+
+/** Resolves once `done()` holds, looking every 20 ms; fails after 10 s. */
+async function until(done: () => boolean): Promise<void> {
+  for (let waited = 0; !done(); waited += 20) {
+    if (waited > 10_000) throw new Error('gave up waiting');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 describe('parse pool', function () {
   this.timeout(60_000);
   const scratch = new Scratch();
@@ -56,6 +67,38 @@ describe('parse pool', function () {
     }
   });
 
+  it('stops its workers when released, and starts them again for the next task (Linux)', async function () {
+    if (process.platform !== 'linux') this.skip();
+    const root = scratch.tree({ 'a.py': 'def f(x):\n    return g(x)\n' });
+    const task = {
+      root,
+      path: 'a.py',
+      language: 'python' as const,
+      maxFileBytes: 1 << 20,
+      previousHash: null,
+    };
+    // a worker thread runs at nice 10, the process's other threads at its own priority
+    const workerThreads = () => threadNiceValues().filter((nice) => nice === WORKER_NICE).length;
+    // the workers of the pools above stop in their own time
+    await until(() => workerThreads() === 0);
+    const pool = new ParsePool(1, null);
+    try {
+      assert.equal((await pool.run(task)).kind, 'indexed');
+      assert.equal(workerThreads(), 1);
+      // a task in flight keeps its worker
+      const pending = pool.run(task);
+      await pool.release();
+      assert.equal((await pending).kind, 'indexed');
+      assert.equal(workerThreads(), 1);
+      await pool.release();
+      assert.equal(workerThreads(), 0);
+      assert.equal((await pool.run(task)).kind, 'indexed');
+      assert.equal(workerThreads(), 1);
+    } finally {
+      pool.dispose();
+    }
+  });
+
   it('runs its worker threads below the priority of the editor (Linux)', async function () {
     if (process.platform !== 'linux') this.skip();
     const editor = getPriority();
@@ -63,7 +106,7 @@ describe('parse pool', function () {
     try {
       await pool.whenReady();
       const after = threadNiceValues();
-      assert.ok(after.includes(10), `a thread at nice 10 among ${after.join(',')}`);
+      assert.ok(after.includes(WORKER_NICE), `a thread at nice 10 among ${after.join(',')}`);
       // the thread that asked keeps its priority
       assert.equal(getPriority(), editor);
     } finally {

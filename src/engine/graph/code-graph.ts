@@ -2,7 +2,7 @@ import { fnv1a } from '../util/hash';
 import { MODULE_QUALIFIED_NAME, type CallSite, type CodeFact, type ImportBinding } from '../model';
 import { languageById } from '../lang/registry';
 import type { LanguageSpec } from '../lang/spec';
-import { CallTable, StoredFact, type FactFile } from './call-table';
+import { CallTable, PendingFacts, StoredFact, type FactFile } from './call-table';
 import { IntLists } from './int-lists';
 import { KeyTable } from './key-table';
 import { ModuleMap } from './modules';
@@ -500,6 +500,11 @@ export class CodeGraph {
     return this.factsIn(this.byLooseName, normalized);
   }
 
+  /** A place to gather facts for a later `update`, held as this graph holds them. */
+  pending(): PendingFacts {
+    return new PendingFacts(this.names);
+  }
+
   /**
    * Replaces the facts of `removedPaths` with `added` and re-resolves every call that could change.
    * A definition that comes back with the same id and shape (a saved file whose functions only
@@ -547,7 +552,7 @@ export class CodeGraph {
       this.modules.remove(path);
     }
     this.flushRemovals();
-    this.callTable.reserveSites(added.reduce((sites, fact) => sites + fact.calls.length, 0));
+    this.callTable.reserveSites(added.reduce((sites, fact) => sites + CallTable.sitesIn(fact), 0));
     for (const fact of added) {
       this.addFact(fact, keptSlots.get(fact.id));
       if (!keptSlots.has(fact.id)) touchedNames.add(fact.name);
@@ -604,7 +609,7 @@ export class CodeGraph {
       this.update([], facts);
       return false;
     }
-    this.callTable.reserveSites(facts.reduce((sites, fact) => sites + fact.calls.length, 0));
+    this.callTable.reserveSites(facts.reduce((sites, fact) => sites + CallTable.sitesIn(fact), 0));
     for (const fact of facts) this.addFact(fact, undefined);
     adoptLists(this.outgoing, slots, saved.outgoingSizes, saved.outgoing);
     adoptLists(this.incoming, slots, saved.incomingSizes, saved.incoming);
@@ -643,7 +648,6 @@ export class CodeGraph {
 
   private addFact(given: CodeFact, keptSlot: number | undefined): void {
     const slot = this.slotOf(given.id) ?? keptSlot ?? this.freeSlots.pop() ?? this.slots.length;
-    const calls = given.calls;
     let file = this.byFile.get(given.path);
     if (!file) {
       const shared = { path: given.path, language: given.language, table: this.callTable };
@@ -652,7 +656,7 @@ export class CodeGraph {
       this.modules.add(given.path, given.language);
     }
     const fact = new StoredFact(given, file.shared, slot);
-    this.callTable.set(slot, calls, fact);
+    this.callTable.setSitesOf(slot, given, fact);
     this.slots[slot] = fact;
     this.addedIds[slot] = given.id;
     this.slotById.add(slot, stringHash(given.id));
@@ -682,7 +686,8 @@ export class CodeGraph {
       this.byLooseName.add(this.names.id(normalizeIdentifier(fact.name)), slot);
     }
     // a definition's sites of one name follow each other here: the index keeps it once
-    for (let index = 0; index < calls.length; index++)
+    const sites = this.callTable.size(slot);
+    for (let index = 0; index < sites; index++)
       this.callersByName.add(this.callTable.nameIdAt(slot, index), slot);
     for (const type of fact.raises) this.raisersByType.add(this.names.id(type), slot);
   }

@@ -1,4 +1,5 @@
 import { embeddingText, type Embedder } from '../embed/embedder';
+import type { PendingFacts } from '../graph/call-table';
 import type { CodeGraph } from '../graph/code-graph';
 import { elapsedMs, getLogger } from '../log/logger';
 import { directoryLexicalKey, type IndexStore } from '../store/store';
@@ -227,7 +228,8 @@ class Run {
   finishedByWorkers = 0;
   private readonly outcomes: OutcomeRecord[] = [];
   private readonly entries = new Map<string, FileEntry | null>();
-  private readonly newFacts: CodeFact[] = [];
+  /** Every fact of the run, for the graph once parsing is done: held as the graph holds facts. */
+  private readonly newFacts: PendingFacts;
   /** Written documents, for the delta line of a small run; a run large enough for a snapshot drops them. */
   private writtenLexical: LexicalDocument[] | null = [];
   private readonly rewrittenPaths = new Set<string>();
@@ -254,6 +256,7 @@ class Run {
     private readonly signal: AbortSignal | undefined,
   ) {
     this.directories = indexer.takeDirectoryPlan();
+    this.newFacts = indexer.parts.graph.pending();
   }
 
   async execute(): Promise<Result<Omit<IndexSummary, 'durationMs'>>> {
@@ -279,7 +282,7 @@ class Run {
 
     this.indexer.report({ stage: 'facts', done: 0, total: 1 });
     const graphChange = await this.timed('facts_graph', async () =>
-      graph.update(this.rewrittenPaths, this.newFacts),
+      graph.update(this.rewrittenPaths, this.newFacts.facts),
     );
     const directories = await this.timed('directories', () =>
       this.rebuildDirectories(graphChange.changedTargets),
@@ -374,6 +377,8 @@ class Run {
       });
       await Promise.all(runs);
     }
+    // the rest of the run, where its memory peaks, needs no worker
+    if (!inline) await pool.release();
     if (this.signal?.aborted)
       return fail(
         'cancelled',
@@ -439,7 +444,7 @@ class Run {
         this.rewrittenPaths.add(outcome.path);
         // one at a time: a generated file can hold more definitions than a call takes arguments
         for (const fact of outcome.facts) {
-          this.newFacts.push(fact);
+          this.newFacts.add(fact);
           this.pendingFacts.push(fact);
         }
         for (const chunk of outcome.chunks) this.pendingChunks.push(chunk);

@@ -15,8 +15,8 @@ import { runFileTask, type FileOutcome, type FileTask } from './file-task';
  * worker lowers its own scheduling priority where the system allows, so typing stays fluid while
  * a first index runs. Each worker holds a few files at once, so it never waits on the engine for
  * its next file. Workers start on demand (or ahead, via `start()`), are reused across runs and
- * stop after a quiet minute, so an idle editor does not hold their memory. With a size of zero
- * every task runs inline.
+ * stop after a quiet minute, so an idle editor does not hold their memory, or as soon as an
+ * indexer's run is done parsing (`release()`). With a size of zero every task runs inline.
  */
 interface Pending {
   readonly task: FileTask;
@@ -116,7 +116,7 @@ export class ParsePool implements Disposable {
   dispose(): void {
     this.disposed = true;
     clearTimeout(this.idleTimer);
-    this.stopWorkers();
+    void this.stopWorkers();
     for (const pending of [...this.queue, ...this.allInFlight()]) {
       pending.resolve({
         kind: 'failed',
@@ -129,10 +129,33 @@ export class ParsePool implements Disposable {
     this.inFlight.clear();
   }
 
-  private stopWorkers(): void {
-    for (const worker of this.workers) void worker.terminate();
+  /**
+   * Stops the workers now when no task is queued or in flight; the next task starts them again.
+   * An indexer's run calls it once its files are parsed: what is left of the run (the calls graph,
+   * the tables' writes and indexes, the lexical snapshot) is when its memory peaks, and a worker's
+   * heap, young generation and grammars held about 170 MB of it at 10k files.
+   */
+  async release(): Promise<void> {
+    if (this.busy()) return;
+    await this.stopIdleWorkers();
+  }
+
+  private busy(): boolean {
+    return this.queue.length > 0 || this.allInFlight().length > 0;
+  }
+
+  /** Stops the workers while none holds a task: their empty records of tasks go with them. */
+  private stopIdleWorkers(): Promise<unknown> {
+    clearTimeout(this.idleTimer);
+    this.inFlight.clear();
+    return this.stopWorkers();
+  }
+
+  private stopWorkers(): Promise<unknown> {
+    const stopped = Promise.all(this.workers.map((worker) => worker.terminate()));
     this.readiness.clear();
     this.workers.length = 0;
+    return stopped;
   }
 
   private allInFlight(): Pending[] {
@@ -142,9 +165,9 @@ export class ParsePool implements Disposable {
   private scheduleIdleStop(): void {
     clearTimeout(this.idleTimer);
     this.idleTimer = setTimeout(() => {
-      if (this.queue.length || this.allInFlight().length) return this.scheduleIdleStop();
+      if (this.busy()) return this.scheduleIdleStop();
       log.debug('parse_pool_stopped_idle', { workers: this.workers.length });
-      this.stopWorkers();
+      void this.stopIdleWorkers();
     }, this.idleTimeoutMs);
     this.idleTimer.unref();
   }
@@ -222,7 +245,7 @@ export class ParsePool implements Disposable {
     log.warn('parse_pool_fallback_inline', { reason, queued_files: this.queue.length });
     this.inline = true;
     const remaining = [...(crashed ? [crashed] : []), ...this.allInFlight(), ...this.queue];
-    this.stopWorkers();
+    void this.stopWorkers();
     this.inFlight.clear();
     this.queue.length = 0;
     for (const pending of remaining)

@@ -140,12 +140,20 @@ const stepArbitrary: fc.Arbitrary<Step> = fc.oneof(
   },
 );
 
-/** Applies a step to the graph and to the record of each file's current facts. */
-function apply(graph: CodeGraph, files: Map<string, CodeFact[]>, step: Step): GraphChange {
+/**
+ * Applies a step to the graph and to the record of each file's current facts; `given` is how the
+ * step's facts reach the graph (as they are, unless told).
+ */
+function apply(
+  graph: CodeGraph,
+  files: Map<string, CodeFact[]>,
+  step: Step,
+  given: (facts: CodeFact[]) => readonly CodeFact[] = (facts) => facts,
+): GraphChange {
   if (step.kind === 'save') {
     const facts = factsOf(step.file);
     files.set(step.file.path, facts);
-    return graph.update([step.file.path], facts);
+    return graph.update([step.file.path], given(facts));
   } else if (step.kind === 'remove') {
     files.delete(step.path);
     return graph.update([step.path], []);
@@ -158,7 +166,7 @@ function apply(graph: CodeGraph, files: Map<string, CodeFact[]>, step: Step): Gr
     files.delete(step.from);
     files.delete(step.to);
     if (moved.length) files.set(step.to, moved);
-    return graph.update([step.from, step.to], moved);
+    return graph.update([step.from, step.to], given(moved));
   }
 }
 
@@ -277,6 +285,32 @@ describe('code graph: incremental updates', () => {
         }
       }),
       { numRuns: 300 },
+    );
+  });
+
+  it('takes facts gathered beforehand (as an index run gathers them) as it takes the facts themselves, through any saves', () => {
+    fc.assert(
+      fc.property(fc.array(stepArbitrary, { minLength: 1, maxLength: 14 }), (steps) => {
+        const direct = new CodeGraph('root');
+        const gathered = new CodeGraph('root');
+        const files = new Map<string, CodeFact[]>();
+        const gatheredFiles = new Map<string, CodeFact[]>();
+        for (const step of steps) {
+          const change = apply(direct, files, step);
+          const gatheredChange = apply(gathered, gatheredFiles, step, (facts) => {
+            const pending = gathered.pending();
+            for (const fact of facts) pending.add(fact);
+            return pending.facts;
+          });
+          assert.deepEqual([...gatheredChange.changedTargets], [...change.changedTargets]);
+          assert.deepEqual(answers(gathered), answers(direct));
+          assert.deepEqual(
+            [...gathered.allFacts()].map((fact) => [fact.id, fact.path, fact.calls]),
+            [...direct.allFacts()].map((fact) => [fact.id, fact.path, fact.calls]),
+          );
+        }
+      }),
+      { numRuns: 200 },
     );
   });
 
