@@ -397,16 +397,16 @@ async function coldPhase(request: ChildRequest): Promise<ColdReport> {
 
 /** CPU seconds (user + system) of each thread of this process, by thread id; empty off Linux. */
 function threadCpuSeconds(): Map<string, ThreadCpu> {
-  const seconds = new Map<string, ThreadCpu>();
+  const readings = new Map<string, ThreadCpu>();
   const tasks = '/proc/self/task';
-  if (!existsSync(tasks)) return seconds;
+  if (!existsSync(tasks)) return readings;
   for (const tid of readdirSync(tasks)) {
     try {
       const stat = readFileSync(path.join(tasks, tid, 'stat'), 'utf8');
       // the fields after the command's closing parenthesis: utime and stime are the 12th and 13th
       const close = stat.lastIndexOf(')');
       const fields = stat.slice(close + 2).split(' ');
-      seconds.set(tid, {
+      readings.set(tid, {
         thread: stat.slice(stat.indexOf('(') + 1, close),
         seconds: (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND,
       });
@@ -414,7 +414,7 @@ function threadCpuSeconds(): Map<string, ThreadCpu> {
       // the thread ended between the listing and the read: it has nothing left to count
     }
   }
-  return seconds;
+  return readings;
 }
 
 /** Adds the threads' readings now to `readings`: a thread that has ended keeps its last one. */
