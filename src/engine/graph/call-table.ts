@@ -285,11 +285,11 @@ const EMPTY_TABLE = new CallTable();
  * copies them as they are (`CallTable.setSitesOf`).
  */
 export class PendingFacts {
-  private readonly table: CallTable;
-  private readonly files = new Map<string, FactFile>();
-  private readonly held: StoredFact[] = [];
+  private table: CallTable;
+  private files = new Map<string, FactFile>();
+  private held: StoredFact[] = [];
 
-  constructor(names: NameTable) {
+  constructor(private readonly names: NameTable) {
     this.table = new CallTable(names);
   }
 
@@ -305,9 +305,16 @@ export class PendingFacts {
     this.held.push(stored);
   }
 
-  /** The facts gathered, in the order they were added. */
-  get facts(): readonly CodeFact[] {
-    return this.held;
+  /**
+   * The facts gathered, in the order they were added, given up: once the graph has taken them they
+   * are garbage, not memory held through the rest of the run (its writes, where its memory peaks).
+   */
+  take(): readonly CodeFact[] {
+    const facts = this.held;
+    this.table = new CallTable(this.names);
+    this.files = new Map();
+    this.held = [];
+    return facts;
   }
 }
 

@@ -282,7 +282,7 @@ class Run {
 
     this.indexer.report({ stage: 'facts', done: 0, total: 1 });
     const graphChange = await this.timed('facts_graph', async () =>
-      graph.update(this.rewrittenPaths, this.newFacts.facts),
+      graph.update(this.rewrittenPaths, this.newFacts.take()),
     );
     const directories = await this.timed('directories', () =>
       this.rebuildDirectories(graphChange.changedTargets),

@@ -300,7 +300,10 @@ describe('code graph: incremental updates', () => {
           const gatheredChange = apply(gathered, gatheredFiles, step, (facts) => {
             const pending = gathered.pending();
             for (const fact of facts) pending.add(fact);
-            return pending.facts;
+            const taken = pending.take();
+            // what was taken is given up: the next take starts empty
+            assert.equal(pending.take().length, 0);
+            return taken;
           });
           assert.deepEqual([...gatheredChange.changedTargets], [...change.changedTargets]);
           assert.deepEqual(answers(gathered), answers(direct));
