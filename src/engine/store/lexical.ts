@@ -2,11 +2,14 @@ import { createReadStream, promises as fs } from 'node:fs';
 import { createInterface } from 'node:readline';
 import * as path from 'node:path';
 import { z } from 'zod';
+import { elapsedMs, getLogger } from '../log/logger';
 import { CHUNK_LEVELS, type ChunkLevel } from '../model';
 import { appendAt, writeFileAtomic } from '../util/atomic-file';
 import { Strings } from './columns';
 import { TermTable } from './term-table';
-import { BlockWriter, ReadArena, WordFile, WordReader } from './snapshot-file';
+import { BlockWriter, ReadArena, ScratchFile, WordFile, WordReader } from './snapshot-file';
+
+const log = getLogger('store.lexical');
 
 /**
  * The lexical segment: per chunk level, a posting list per term (the chunks holding it, in
@@ -86,6 +89,11 @@ class GrowingLists {
     return this.highest + 1;
   }
 
+  /** Words of memory the lists take, room included. */
+  get heldWords(): number {
+    return this.docs.length * 2 + this.start.length * 3;
+  }
+
   /** Appends a posting whose chunk id is above every one the term's list holds. */
   append(termId: number, docId: number, packed: number): void {
     const slot = this.slots.get(termId) ?? this.newSlot(termId);
@@ -134,15 +142,66 @@ class GrowingLists {
 }
 
 /**
- * The posting lists of one level, in up to three parts read one after another: the snapshot's
- * lists on disk (term after term, each its chunk ids then its payloads, read when a query asks
- * for the term), the main lists in memory (packed end to end in term order with no spare room)
- * and the tails, a growable list per term (`GrowingLists`) that appends go to. Doc ids only grow,
- * so disk, then main, then tail is in ascending id order. Tails are folded into the main lists
- * when they grow past half of them; the main lists hold only what was added since the snapshot,
- * and writing the next snapshot moves everything to disk. Giving the main lists room would cost
- * memory in proportion to the index; moving a full main list on append made the first save
- * after opening move the common terms' long lists.
+ * Posting lists spilled to a scratch file: the terms that had any, ascending, and each term's
+ * chunk ids then payloads, term after term from byte `offset` (a snapshot level's layout, for
+ * the few terms present).
+ */
+class SpilledPart {
+  constructor(
+    private readonly file: ScratchFile,
+    private readonly offset: number,
+    private readonly termIds: Int32Array,
+    /** How many postings the part holds before each of its terms (and in all, last). */
+    private readonly starts: Int32Array,
+  ) {}
+
+  sizeOf(termId: number): number {
+    const place = bisect(this.termIds, termId);
+    return place < 0 ? 0 : this.starts[place + 1]! - this.starts[place]!;
+  }
+
+  /** Reads the term's postings into `docs` and `payload` from `at`; returns how many. */
+  read(termId: number, docs: Int32Array, payload: Int32Array, at: number): number {
+    const place = bisect(this.termIds, termId);
+    if (place < 0) return 0;
+    const size = this.starts[place + 1]! - this.starts[place]!;
+    const position = this.offset + this.starts[place]! * 8;
+    this.file.read(docs, at, size, position);
+    this.file.read(payload, at, size, position + size * 4);
+    return size;
+  }
+
+  /**
+   * One pass over the part in term order, for a writer going through every term: `take` reads a
+   * term's postings as `read` does (0 for a term the part lacks), asked with ascending terms.
+   */
+  inOrder(): { take(termId: number, docs: Int32Array, payload: Int32Array, at: number): number } {
+    const reader = new WordReader(this.file, this.offset);
+    let place = 0;
+    return {
+      take: (termId, docs, payload, at) => {
+        if (this.termIds[place] !== termId) return 0;
+        const size = this.starts[place + 1]! - this.starts[place]!;
+        place++;
+        docs.set(reader.take(size), at);
+        payload.set(reader.take(size), at);
+        return size;
+      },
+    };
+  }
+}
+
+/**
+ * The posting lists of one level, in parts read one after another: the snapshot's lists on disk
+ * (term after term, each its chunk ids then its payloads, read when a query asks for the term),
+ * the parts a long write spilled to a scratch file (`SpilledPart`), the main lists in memory
+ * (packed end to end in term order with no spare room) and the tails, a growable list per term
+ * (`GrowingLists`) that appends go to. Doc ids only grow, so the parts in that order are in
+ * ascending id order. Tails are folded into the main lists when they grow past half of them; the
+ * main lists hold only what was added since the snapshot or the last spill, and writing the next
+ * snapshot moves everything to disk. Giving the main lists room would cost memory in proportion
+ * to the index; moving a full main list on append made the first save after opening move the
+ * common terms' long lists.
  */
 class LevelPostings {
   /** The snapshot's lists: `starts[term]` counts the postings of the terms before it. */
@@ -153,6 +212,11 @@ class LevelPostings {
   private start = new Int32Array(0);
   private size = new Int32Array(0);
   private tail = new GrowingLists();
+  /**
+   * Parts spilled to a scratch file during a long write, oldest first, between the snapshot's
+   * lists and the main lists (see `spill`); folded into the next snapshot.
+   */
+  private spilled: SpilledPart[] = [];
   /**
    * Lists copied into an arena's room during its present use (`copiedIn`), by term: a search
    * reads a term's list for its lexical list and again for whole files' term counts, and the
@@ -171,18 +235,20 @@ class LevelPostings {
     this.start = new Int32Array(0);
     this.size = new Int32Array(0);
     this.tail = new GrowingLists();
+    this.spilled = [];
   }
 
   /**
-   * The term's postings, disk then main list then tail. A term with one part in memory gets a
+   * The term's postings, disk then spilled parts then main list then tail. A term with one part in memory gets a
    * view of it, valid until the next change; otherwise a copy of its parts end to end in room
    * from `arena` (a copy costs less than scoring what it holds).
    */
   list(termId: number, arena: ReadArena): PostingList | undefined {
     const onDisk = this.diskSize(termId);
+    const stored = onDisk + this.spilledSize(termId);
     const mainSize = this.mainSize(termId);
     const tailSize = this.tail.sizeOf(termId);
-    const total = onDisk + mainSize + tailSize;
+    const total = stored + mainSize + tailSize;
     if (!total) return undefined;
     if (total === mainSize) return view(this.docs, this.payload, this.start[termId]!, mainSize);
     const { tail } = this;
@@ -205,7 +271,9 @@ class LevelPostings {
         file.read(payload, 0, onDisk, position + onDisk * 4);
       }
     }
-    this.copyMemory(termId, docs, payload, onDisk);
+    let at = onDisk;
+    for (const part of this.spilled) at += part.read(termId, docs, payload, at);
+    this.copyMemory(termId, docs, payload, at);
     const list = { docs, payload, size: total };
     this.copied.set(termId, list);
     return list;
@@ -216,14 +284,19 @@ class LevelPostings {
    * memory, or one this use of `arena` copied in already. Undefined otherwise (or when empty).
    */
   listAtHand(termId: number, arena: ReadArena): PostingList | undefined {
-    const onDisk = this.diskSize(termId);
+    const onDisk = this.diskSize(termId) + this.spilledSize(termId);
     if (onDisk && (this.copiedIn !== arena.use || !this.copied.has(termId))) return undefined;
     return this.list(termId, arena);
   }
 
   /** How many postings the term's list holds (tombstones included), without reading it. */
   sizeOf(termId: number): number {
-    return this.diskSize(termId) + this.mainSize(termId) + this.tail.sizeOf(termId);
+    return (
+      this.diskSize(termId) +
+      this.spilledSize(termId) +
+      this.mainSize(termId) +
+      this.tail.sizeOf(termId)
+    );
   }
 
   /** Appends a posting; `docId` must be above every chunk id the term's list holds. */
@@ -244,13 +317,14 @@ class LevelPostings {
     starts: Int32Array,
   ): Generator<Uint8Array> {
     const reader = this.disk ? new WordReader(this.disk.file, this.disk.offset) : null;
+    const parts = this.spilled.map((part) => part.inOrder());
     let docs = new Int32Array(1024);
     let payload = new Int32Array(1024);
     const before = out.written;
     for (let term = 0; term < termLimit; term++) {
       starts[term] = (out.written - before) / 2;
       const onDisk = this.diskSize(term);
-      const total = onDisk + this.mainSize(term) + this.tail.sizeOf(term);
+      const total = this.sizeOf(term);
       if (!total) continue;
       if (docs.length < total) {
         docs = new Int32Array(total * 2);
@@ -260,7 +334,9 @@ class LevelPostings {
         docs.set(reader!.take(onDisk));
         payload.set(reader!.take(onDisk));
       }
-      this.copyMemory(term, docs, payload, onDisk);
+      let at = onDisk;
+      for (const part of parts) at += part.take(term, docs, payload, at);
+      this.copyMemory(term, docs, payload, at);
       let kept = 0;
       for (let at = 0; at < total; at++) {
         if (!isLive(docs[at]!)) continue;
@@ -272,6 +348,54 @@ class LevelPostings {
       yield* out.drain();
     }
     starts[termLimit] = (out.written - before) / 2;
+  }
+
+  /**
+   * Moves the main lists and tails to `file`, as one more spilled part after the others: the
+   * memory they held is let go. Returns how many postings moved.
+   */
+  spill(file: ScratchFile): number {
+    const terms = Math.max(this.size.length, this.tail.termLimit);
+    let listed = 0;
+    for (let term = 0; term < terms; term++) if (this.heldSize(term)) listed++;
+    if (!listed) return 0;
+    const termIds = new Int32Array(listed);
+    const starts = new Int32Array(listed + 1);
+    const out = new BlockWriter();
+    let docs = new Int32Array(1024);
+    let payload = new Int32Array(1024);
+    const offset = file.bytes;
+    let place = 0;
+    for (let term = 0; term < terms; term++) {
+      const size = this.heldSize(term);
+      if (!size) continue;
+      if (docs.length < size) {
+        docs = new Int32Array(size * 2);
+        payload = new Int32Array(size * 2);
+      }
+      this.copyMemory(term, docs, payload, 0);
+      termIds[place] = term;
+      starts[place++] = out.written / 2;
+      out.put(docs.subarray(0, size));
+      out.put(payload.subarray(0, size));
+      for (const block of out.drain()) file.append(block);
+    }
+    starts[place] = out.written / 2;
+    for (const block of out.finish()) file.append(block);
+    this.spilled.push(new SpilledPart(file, offset, termIds, starts));
+    this.copied.clear();
+    this.docs = new Int32Array(0);
+    this.payload = new Int32Array(0);
+    this.used = 0;
+    this.start = new Int32Array(0);
+    this.size = new Int32Array(0);
+    this.tail = new GrowingLists();
+    return starts[listed]!;
+  }
+
+  /** Words of memory the main lists and tails take (their arrays' lengths, room included). */
+  get heldWords(): number {
+    return this.docs.length * 2 + this.start.length * 2 + this.tail.heldWords;
   }
 
   /**
@@ -307,6 +431,17 @@ class LevelPostings {
   private diskSize(termId: number): number {
     const starts = this.disk?.starts;
     return starts && termId + 1 < starts.length ? starts[termId + 1]! - starts[termId]! : 0;
+  }
+
+  private spilledSize(termId: number): number {
+    let size = 0;
+    for (const part of this.spilled) size += part.sizeOf(termId);
+    return size;
+  }
+
+  /** The term's postings held in memory: its main list and tail. */
+  private heldSize(termId: number): number {
+    return this.mainSize(termId) + this.tail.sizeOf(termId);
   }
 
   private mainSize(termId: number): number {
@@ -363,6 +498,9 @@ const BODY_BLOCK_WORDS = 4096;
  */
 class ChunkTerms {
   private body: { file: WordFile; offset: number; words: number } | null = null;
+  /** Runs moved out of the arena during a long write, addressed after the body (see `spill`). */
+  private spilled: ScratchFile | null = null;
+  private spilledWords = 0;
   /** The block of the body read last, from `blockFrom`. */
   private block = new Uint32Array(BODY_BLOCK_WORDS);
   private blockFrom = 0;
@@ -379,6 +517,8 @@ class ChunkTerms {
   /** Forgets every chunk and reads runs from `words` words at byte `offset` of `file`; `adopt` then places them. */
   useBody(file: WordFile, offset: number, words: number): void {
     this.body = { file, offset, words };
+    this.spilled = null;
+    this.spilledWords = 0;
     this.blockWords = 0;
     this.added = new Uint32Array(64);
     this.addedUsed = 0;
@@ -406,12 +546,34 @@ class ChunkTerms {
     this.added.set(counts, at + termIds.length);
     this.added.set(nameIds, at + termIds.length * 2);
     this.addedUsed += size;
-    this.adopt(docId, this.bodyWords + at, termIds.length, nameIds.length);
+    this.adopt(docId, this.arenaBase + at, termIds.length, nameIds.length);
+  }
+
+  /**
+   * Moves the arena's runs to the end of `file` (which holds this index's spilled runs and
+   * nothing else): their addresses stay the same, now read from the file, and the arena starts
+   * empty after them.
+   */
+  spill(file: ScratchFile): void {
+    if (!this.addedUsed) return;
+    if (file.bytes !== this.spilledWords * 4)
+      throw new Error('the spilled chunk terms do not match their file');
+    file.append(this.added.subarray(0, this.addedUsed));
+    this.spilled = file;
+    this.spilledWords += this.addedUsed;
+    this.added = new Uint32Array(64);
+    this.addedUsed = 0;
+    this.abandoned = 0;
+  }
+
+  /** Words of memory the arena and the columns take. */
+  get heldWords(): number {
+    return this.added.length + this.start.length * 3;
   }
 
   remove(docId: number): void {
     if (!this.holds(docId)) return;
-    if (this.start[docId]! >= this.bodyWords) this.abandoned += this.runSize(docId);
+    if (this.start[docId]! >= this.arenaBase) this.abandoned += this.runSize(docId);
     this.start[docId] = -1;
   }
 
@@ -468,20 +630,39 @@ class ChunkTerms {
     return this.body?.words ?? 0;
   }
 
+  /** The address of the arena's first word: after the body and the spilled runs. */
+  private get arenaBase(): number {
+    return this.bodyWords + this.spilledWords;
+  }
+
   private runSize(docId: number): number {
     return this.termCount[docId]! * 2 + this.nameCount[docId]!;
   }
 
-  /** Where the chunk's whole run is: in the arena, or in the block of the body read for it. */
+  /**
+   * Where the chunk's whole run is: in the arena, or in the block read for it of the body or the
+   * spilled runs (a block never reaches from one into the other, so its addresses say which).
+   */
   private locate(docId: number): { arena: Uint32Array; from: number } {
     const address = this.start[docId]!;
-    if (address >= this.bodyWords) return { arena: this.added, from: address - this.bodyWords };
+    if (address >= this.arenaBase) return { arena: this.added, from: address - this.arenaBase };
     const size = this.runSize(docId);
     if (address < this.blockFrom || address + size > this.blockFrom + this.blockWords) {
-      const { file, offset, words } = this.body!;
-      const count = Math.min(Math.max(size, BODY_BLOCK_WORDS), words - address);
+      const { file, position, left } =
+        address < this.bodyWords
+          ? {
+              file: this.body!.file,
+              position: this.body!.offset + address * 4,
+              left: this.bodyWords - address,
+            }
+          : {
+              file: this.spilled!,
+              position: (address - this.bodyWords) * 4,
+              left: this.arenaBase - address,
+            };
+      const count = Math.min(Math.max(size, BODY_BLOCK_WORDS), left);
       if (this.block.length < count) this.block = new Uint32Array(count);
-      file.read(this.block, 0, count, offset + address * 4);
+      file.read(this.block, 0, count, position);
       this.blockFrom = address;
       this.blockWords = count;
     }
@@ -503,11 +684,11 @@ class ChunkTerms {
     let at = 0;
     for (let docId = 0; docId < this.start.length; docId++) {
       const address = this.start[docId]!;
-      if (address < this.bodyWords) continue;
+      if (address < this.arenaBase) continue;
       const size = this.runSize(docId);
-      const from = address - this.bodyWords;
+      const from = address - this.arenaBase;
       added.set(this.added.subarray(from, from + size), at);
-      this.start[docId] = this.bodyWords + at;
+      this.start[docId] = this.arenaBase + at;
       at += size;
     }
     this.added = added;
@@ -546,6 +727,22 @@ const LEVEL_INDEX = new Map(CHUNK_LEVELS.map((level, index) => [level, index]));
  * ids below 2^29, more terms than any vocabulary in memory.
  */
 const PLACE_SPAN = 2 ** 24;
+
+/** The scratch files of a writer's index, made at its first spill. */
+interface Scratch {
+  readonly directory: string;
+  readonly budgetWords: number;
+  terms: ScratchFile | null;
+  postings: ScratchFile | null;
+}
+
+/**
+ * Words of memory (4 bytes each) the chunk terms and posting lists added since the last snapshot
+ * may take before they spill: 64 MB, a few spills for a first index of 10k files.
+ */
+const SPILL_WORDS = 16 * 2 ** 20;
+/** Scratch files made by this process so far: each gets a name of its own. */
+let scratchFiles = 0;
 
 /** Counts per term id that grow with the vocabulary. */
 class TermCounts {
@@ -605,6 +802,8 @@ export class LexicalIndex {
   private readonly readArena = new ReadArena();
   /** The snapshot the postings and chunk terms not held in memory are read from. */
   private snapshot: WordFile | null = null;
+  /** Where a writer's index spills (see `spillInto`); null for a reader's. */
+  private scratch: Scratch | null = null;
 
   constructor() {
     for (const level of CHUNK_LEVELS) {
@@ -637,14 +836,56 @@ export class LexicalIndex {
     return this.vocabularyTurns;
   }
 
-  /** Closes the snapshot file; reading what was on disk fails from now on. */
+  /** Closes the snapshot and scratch files; reading what was on disk fails from now on. */
   close(): void {
     this.snapshot?.close();
+    this.scratch?.terms?.close();
+    this.scratch?.postings?.close();
+    this.scratch = null;
+  }
+
+  /**
+   * Lets the chunk terms and posting lists added since the last snapshot spill into scratch files
+   * in `directory` once they hold more than `budgetWords` of memory: a first index of a large
+   * workspace otherwise holds them all until its snapshot is written (about 200 MB at 10k files),
+   * at the time its memory peaks. The next snapshot takes them in and empties the files.
+   */
+  spillInto(directory: string, budgetWords = SPILL_WORDS): void {
+    this.scratch ??= { directory, budgetWords, terms: null, postings: null };
   }
 
   add(documents: readonly LexicalDocument[]): void {
     for (const document of documents) this.addOne(document);
-    for (const postings of this.postingLists.values()) postings.settle();
+    if (this.scratch && this.heldWords() > this.scratch.budgetWords) this.spill(this.scratch);
+    else for (const postings of this.postingLists.values()) postings.settle();
+  }
+
+  /** Words of memory the chunk terms and posting lists added since the snapshot take. */
+  private heldWords(): number {
+    let words = this.chunkTerms.heldWords;
+    for (const postings of this.postingLists.values()) words += postings.heldWords;
+    return words;
+  }
+
+  /** Moves the chunk terms and posting lists held in memory to the scratch files. */
+  private spill(scratch: Scratch): void {
+    const started = performance.now();
+    const held = this.heldWords();
+    const file = (part: string) =>
+      ScratchFile.create(
+        path.join(scratch.directory, `lexical.tmp-${process.pid}-${++scratchFiles}-${part}`),
+      );
+    scratch.terms ??= file('terms');
+    scratch.postings ??= file('postings');
+    this.chunkTerms.spill(scratch.terms);
+    let postings = 0;
+    for (const lists of this.postingLists.values()) postings += lists.spill(scratch.postings);
+    log.info('lexical_spilled', {
+      held_mb: Math.round((held * 4) / 2 ** 20),
+      postings,
+      spilled_mb: Math.round((scratch.terms.bytes + scratch.postings.bytes) / 2 ** 20),
+      duration_ms: elapsedMs(started),
+    });
   }
 
   removePaths(paths: Iterable<string>): void {
@@ -1040,6 +1281,9 @@ export class LexicalIndex {
     const previous = this.snapshot;
     this.snapshot = snapshot;
     if (previous !== snapshot) previous?.close();
+    // whatever was spilled is in the snapshot now
+    this.scratch?.terms?.clear();
+    this.scratch?.postings?.clear();
   }
 
   /**

@@ -1,4 +1,13 @@
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import {
+  closeSync,
+  fstatSync,
+  ftruncateSync,
+  openSync,
+  readSync,
+  rmSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs';
 
 /**
  * An immutable file of 32-bit words read by offset through the descriptor opened with it. A newer
@@ -8,11 +17,16 @@ import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
  * not the worker's memory.
  */
 export class WordFile {
-  private constructor(
-    private fd: number | null,
+  protected constructor(
+    protected fd: number | null,
     /** The file's length in bytes when opened. */
-    readonly bytes: number,
+    protected length: number,
   ) {}
+
+  /** The file's length in bytes: fixed for a snapshot, growing as a scratch file is appended to. */
+  get bytes(): number {
+    return this.length;
+  }
 
   static open(file: string): WordFile {
     const fd = openSync(file, 'r');
@@ -46,6 +60,59 @@ export class WordFile {
   close(): void {
     if (this.fd !== null) closeSync(this.fd);
     this.fd = null;
+  }
+}
+
+/**
+ * A file of 32-bit words that one process writes at its end and reads back, for as long as it
+ * holds it: what an index keeps out of memory while it grows. It is unlinked as soon as it is
+ * open, so nothing is left behind however the process ends; where an open file cannot be
+ * unlinked (Windows) it is removed when closed, and a crash there leaves it to the store's
+ * cleanup of temporary files (its name holds `.tmp-`).
+ */
+export class ScratchFile extends WordFile {
+  private constructor(
+    fd: number,
+    private readonly name: string | null,
+  ) {
+    super(fd, 0);
+  }
+
+  static create(file: string): ScratchFile {
+    const fd = openSync(file, 'w+');
+    // Windows cannot remove the name of an open file: there it goes when the file is closed
+    const keepsName = process.platform === 'win32';
+    try {
+      if (!keepsName) unlinkSync(file);
+    } catch (cause) {
+      closeSync(fd);
+      throw cause;
+    }
+    return new ScratchFile(fd, keepsName ? file : null);
+  }
+
+  /** Writes `words` (whole 32-bit words) at the file's end; returns the byte position they start at. */
+  append(words: ArrayBufferView): number {
+    if (this.fd === null) throw new Error('The scratch file was closed.');
+    const at = this.length;
+    const bytes = new Uint8Array(words.buffer, words.byteOffset, words.byteLength);
+    let done = 0;
+    while (done < bytes.length)
+      done += writeSync(this.fd, bytes, done, bytes.length - done, at + done);
+    this.length += bytes.length;
+    return at;
+  }
+
+  /** Empties the file: what it held is no longer read. */
+  clear(): void {
+    if (this.fd === null) return;
+    ftruncateSync(this.fd, 0);
+    this.length = 0;
+  }
+
+  override close(): void {
+    super.close();
+    if (this.name) rmSync(this.name, { force: true });
   }
 }
 

@@ -238,9 +238,7 @@ export class IndexStore {
       else {
         try {
           const loaded = await loadCommitted(directory, read.manifest, 'writer', notices);
-          const store = IndexStore.from(directory, options, loaded, stamp);
-          await store.learnUpkeep();
-          return { store, notices };
+          return { store: await IndexStore.writer(directory, options, loaded, stamp), notices };
         } catch (cause) {
           reason = `The index in ${directory} was damaged (${describeError(cause)}) and is being rebuilt`;
           log.warn('index_store_corrupt', { directory, error: describeError(cause) });
@@ -253,9 +251,23 @@ export class IndexStore {
       await wipe(directory);
     }
     const loaded = await startEmpty(options, directory);
-    const store = IndexStore.from(directory, options, loaded, null);
+    return { store: await IndexStore.writer(directory, options, loaded, null), notices };
+  }
+
+  /**
+   * A writer's store over `loaded`: its lexical index spills into the store's folder during long
+   * writes (see LexicalIndex.spillInto), and it knows what its upkeep reads.
+   */
+  private static async writer(
+    directory: string,
+    options: StoreOpenOptions,
+    loaded: Loaded,
+    stamp: string | null,
+  ): Promise<IndexStore> {
+    const store = IndexStore.from(directory, options, loaded, stamp);
+    store.lexical.spillInto(directory);
     await store.learnUpkeep();
-    return { store, notices };
+    return store;
   }
 
   /**
