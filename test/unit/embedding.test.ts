@@ -8,6 +8,7 @@ import { cosine, type Embedder } from '../../src/engine/embed/embedder';
 import { loadEmbedder } from '../../src/engine/embed/load';
 import { StaticModel } from '../../src/engine/embed/static-model';
 import { unwrap } from '../../src/engine/util/result';
+import { heapUsedAfterCollecting } from '../helpers/heap';
 import { writeTinyBert } from '../helpers/tiny-bert';
 import { openEngine, POTION_MODEL, Scratch } from '../helpers/workspace';
 
@@ -83,6 +84,19 @@ describe('embeddings', () => {
         }),
         { numRuns: 200 },
       );
+    });
+
+    it('keeps the words it caches, not the texts they were cut from', () => {
+      // texts made at run time, each word long (V8 keeps a long piece cut from a text as a view
+      // on the text) and new to the cache: 200 texts of about 270 KB are 54 MB if a cached word
+      // holds its text, while the words themselves (about 70 a text, up to the 512-token bound)
+      // take about 4 MB
+      const text = (at: number) =>
+        Array.from({ length: 10_000 }, (_, word) => `configurationsetting${at}x${word}`).join(' ');
+      const before = heapUsedAfterCollecting();
+      for (let at = 0; at < 200; at++) model.embedOne(text(at));
+      const grown = heapUsedAfterCollecting() - before;
+      assert.ok(grown < 20_000_000, `the word cache holds ${grown} bytes`);
     });
 
     it('tokenizes exactly as the tokenizer does on whole texts, only faster', () => {

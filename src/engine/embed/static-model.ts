@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import { z } from 'zod';
 import { l2Normalize, type EmbedOptions, type Embedder } from './embedder';
 import { readSafetensors } from './safetensors';
+import { detached } from '../util/generations';
 
 /**
  * A Model2Vec static embedding model in the hub layout (config.json, tokenizer.json,
@@ -279,7 +280,9 @@ export class StaticModel implements Embedder {
           : this.tokenizer.encode(piece, { add_special_tokens: false }).ids;
       if (!this.caching) return ids;
       if (this.wordCache.size >= WORD_CACHE_LIMIT) this.wordCache.clear();
-      this.wordCache.set(piece, ids);
+      // a piece cut from a chunk's text may be a view on the whole text: kept as the key, it would
+      // keep the text for as long as the cache holds the piece
+      this.wordCache.set(detached(piece), ids);
     }
     return ids;
   }

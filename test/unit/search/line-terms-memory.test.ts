@@ -1,17 +1,7 @@
 import * as assert from 'node:assert/strict';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { lineScore } from '../../../src/engine/search/evidence';
 import { detached } from '../../../src/engine/util/generations';
-
-setFlagsFromString('--expose-gc');
-const collect = runInNewContext('gc') as () => void;
-
-function heapUsedAfterCollecting(): number {
-  collect();
-  collect();
-  return process.memoryUsage().heapUsed;
-}
+import { heapUsedAfterCollecting } from '../../helpers/heap';
 
 /** `count` texts of `size` characters, each made at run time (no two share their characters). */
 function texts(count: number, size: number): string[] {
