@@ -208,7 +208,7 @@ describe('lexical index: chunk terms in one arena', () => {
   });
 
   it('answers the same when what it adds spills to scratch files, at every add or past a budget', async () => {
-    // the columns alone take about 12k words: budgets around them spill some adds and not others
+    // the empty lists alone take about 9k words: budgets around them spill some adds and not others
     const budget = fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 40_000 }));
     await fc.assert(
       fc.asyncProperty(

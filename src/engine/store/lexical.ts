@@ -239,9 +239,9 @@ class LevelPostings {
   }
 
   /**
-   * The term's postings, disk then spilled parts then main list then tail. A term with one part in memory gets a
-   * view of it, valid until the next change; otherwise a copy of its parts end to end in room
-   * from `arena` (a copy costs less than scoring what it holds).
+   * The term's postings, disk then spilled parts then main list then tail. A term with one part
+   * in memory gets a view of it, valid until the next change; otherwise a copy of its parts end
+   * to end in room from `arena` (a copy costs less than scoring what it holds).
    */
   list(termId: number, arena: ReadArena): PostingList | undefined {
     const onDisk = this.diskSize(termId);
@@ -566,9 +566,9 @@ class ChunkTerms {
     this.abandoned = 0;
   }
 
-  /** Words of memory the arena and the columns take. */
+  /** Words of memory the arena takes: what a spill lets go (the per-chunk columns stay). */
   get heldWords(): number {
-    return this.added.length + this.start.length * 3;
+    return this.added.length;
   }
 
   remove(docId: number): void {
@@ -860,7 +860,10 @@ export class LexicalIndex {
     else for (const postings of this.postingLists.values()) postings.settle();
   }
 
-  /** Words of memory the chunk terms and posting lists added since the snapshot take. */
+  /**
+   * Words of memory a spill would let go: the chunk terms and posting lists added since the
+   * snapshot or the last spill.
+   */
   private heldWords(): number {
     let words = this.chunkTerms.heldWords;
     for (const postings of this.postingLists.values()) words += postings.heldWords;

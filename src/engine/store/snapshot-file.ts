@@ -10,8 +10,9 @@ import {
 } from 'node:fs';
 
 /**
- * An immutable file of 32-bit words read by offset through the descriptor opened with it. A newer
- * generation is written beside it and renamed over its name: this descriptor keeps reading the
+ * A file of 32-bit words read by offset through the descriptor opened with it, immutable once
+ * opened (but for a `ScratchFile`, which its owner appends to). A newer generation of a snapshot
+ * is written beside it and renamed over its name: this descriptor keeps reading the
  * generation it opened (Node opens files sharing deletion on every platform), never a
  * half-written one. What the reads bring in stays in the operating system's page cache, which is
  * not the worker's memory.
@@ -19,7 +20,7 @@ import {
 export class WordFile {
   protected constructor(
     protected fd: number | null,
-    /** The file's length in bytes when opened. */
+    /** The file's length in bytes. */
     protected length: number,
   ) {}
 
@@ -91,7 +92,7 @@ export class ScratchFile extends WordFile {
     return new ScratchFile(fd, keepsName ? file : null);
   }
 
-  /** Writes `words` (whole 32-bit words) at the file's end; returns the byte position they start at. */
+  /** Writes `words` (whole 32-bit words) at the end; returns the byte position they start at. */
   append(words: ArrayBufferView): number {
     if (this.fd === null) throw new Error('The scratch file was closed.');
     const at = this.length;
