@@ -50,12 +50,12 @@ export function corporaRow(rowId: string): RowSpec {
   return row;
 }
 
-/** Fetches a pinned package once (checking its hash) and returns the folder to index. */
 /** The folder of a row's kept store, built once by `--open-search` and reused by later benches. */
 export function keptStoreDir(cache: string, rowId: string): string {
   return path.join(cache, 'bench-stores', `${rowId}-kept`);
 }
 
+/** Fetches a pinned package once (checking its hash) and returns the folder to index. */
 export function packageRoot(spec: PackageSpec): string {
   const root = path.join(BASE, spec.extract_dir, spec.index_subfolder);
   if (existsSync(root)) return root;
