@@ -227,15 +227,20 @@ class LevelPostings {
 
   /** Reads the lists from `file` at byte `offset` from now on, dropping those in memory. */
   useDisk(file: WordFile, offset: number, starts: Int32Array): void {
-    this.copied.clear();
     this.disk = { file, offset, starts };
+    this.spilled = [];
+    this.dropMemory();
+  }
+
+  /** Lets go of the main lists and tails (and the copies made of lists holding them). */
+  private dropMemory(): void {
+    this.copied.clear();
     this.docs = new Int32Array(0);
     this.payload = new Int32Array(0);
     this.used = 0;
     this.start = new Int32Array(0);
     this.size = new Int32Array(0);
     this.tail = new GrowingLists();
-    this.spilled = [];
   }
 
   /**
@@ -383,13 +388,7 @@ class LevelPostings {
     starts[place] = out.written / 2;
     for (const block of out.finish()) file.append(block);
     this.spilled.push(new SpilledPart(file, offset, termIds, starts));
-    this.copied.clear();
-    this.docs = new Int32Array(0);
-    this.payload = new Int32Array(0);
-    this.used = 0;
-    this.start = new Int32Array(0);
-    this.size = new Int32Array(0);
-    this.tail = new GrowingLists();
+    this.dropMemory();
     return starts[listed]!;
   }
 
