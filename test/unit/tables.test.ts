@@ -368,6 +368,87 @@ describe('LanceDB tables', () => {
   });
 });
 
+describe('LanceDB tables: vectors read back by id', () => {
+  const scratch = new Scratch();
+  after(() => scratch.cleanup());
+
+  /** Each vector a read gives, by chunk id. */
+  async function readVectors(tables: Tables, ids?: string[]): Promise<Map<string, number[]>> {
+    const out = new Map<string, number[]>();
+    for await (const batch of tables.vectors(ids))
+      batch.ids.forEach((id, row) => out.set(id, [...batch.values.subarray(row * 2, row * 2 + 2)]));
+    return out;
+  }
+
+  it('reads by id what the table holds, through saves, deletions, folder rewrites and a rollback', async () => {
+    const file = (path: string, n: number, seed: number): Chunk =>
+      chunkOf({ id: `${path}::f${n}`, filePath: path, content: `def f${n}(): return ${seed}` });
+    const folder = (name: string, seed: number): Chunk =>
+      chunkOf({
+        id: `${name}::directory`,
+        level: 'directory',
+        filePath: null,
+        directoryPath: name,
+        content: `folder ${name} ${seed}`,
+      });
+    const step = fc.record({
+      kind: fc.constantFrom('save', 'save', 'folder', 'delete-file', 'delete-chunks', 'rollback'),
+      path: fc.constantFrom('a.py', 'b.py', 'c.py'),
+      folder: fc.constantFrom('src', 'lib'),
+      count: fc.integer({ min: 1, max: 4 }),
+      seed: fc.integer({ min: 1, max: 1000 }),
+    });
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { minLength: 3, maxLength: 8 }), async (steps) => {
+        const tables = await Tables.open(path.join(scratch.folder(), 'lance'), 2, true);
+        try {
+          const seeded = ['a.py', 'b.py', 'c.py'].flatMap((p) => [0, 1].map((n) => file(p, n, 0)));
+          const folders = [folder('src', 0), folder('lib', 0)];
+          const all = [...seeded, ...folders];
+          // an index run's batch, then a whole read as search's first one (it meets the folders)
+          await tables.addChunks(all, new Map(all.map((c, i) => [c.id, Float32Array.of(i, -i)])));
+          await readVectors(tables);
+          let committed = await tables.versions();
+          for (const { kind, path: saved, folder: name, count, seed } of steps) {
+            const chunks =
+              kind === 'folder'
+                ? [folder(name, seed)]
+                : Array.from({ length: count }, (_, n) => file(saved, n, seed));
+            const vectors = new Map(chunks.map((c, i) => [c.id, Float32Array.of(seed, i)]));
+            if (kind === 'save' || kind === 'folder')
+              await tables.replace({
+                files: kind === 'save' ? [saved] : [],
+                chunkIds: kind === 'folder' ? [chunks[0]!.id] : [],
+                chunks,
+                vectors,
+                facts: [],
+              });
+            else if (kind === 'delete-file') await tables.deleteFiles([saved]);
+            else if (kind === 'delete-chunks') await tables.deleteChunks([`${saved}::f0`]);
+            else {
+              // a save cut short: its write is undone
+              await tables.replace({ files: [saved], chunkIds: [], chunks, vectors, facts: [] });
+              await tables.restore(committed);
+            }
+            committed = await tables.versions();
+            const held = await readVectors(tables);
+            const ids = [...all, ...chunks].map((c) => c.id);
+            const byId = await readVectors(tables, ids);
+            assert.deepEqual(
+              [...byId].sort(),
+              [...held].filter(([id]) => ids.includes(id)).sort(),
+              `after ${kind}`,
+            );
+          }
+        } finally {
+          tables.close();
+        }
+      }),
+      { numRuns: 12 },
+    );
+  });
+});
+
 /** A repeatable stream of numbers in [0, 1) (mulberry32). */
 function seeded(seed: number): () => number {
   let state = seed;

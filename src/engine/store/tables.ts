@@ -34,6 +34,7 @@ import {
   stringListColumn,
   Strings,
 } from './columns';
+import { KnownVectors, type VectorBatch } from './known-vectors';
 import { VECTOR_MEMORY_BYTES, vectorsFitInMemory } from './vector-memory';
 
 /**
@@ -122,12 +123,7 @@ const factSchema = new Schema([
   strings('bases'),
 ]);
 
-/** Vectors of a batch of chunks: row `i`'s at `values[i × dimensions …]`. */
-export interface VectorBatch {
-  readonly ids: string[];
-  readonly levels: ChunkLevel[];
-  readonly values: Float32Array;
-}
+export type { VectorBatch } from './known-vectors';
 
 /** Chunk metadata kept in memory for search: everything but text and vector. */
 export type ChunkMeta = Omit<Chunk, 'content' | 'fullContent'>;
@@ -157,6 +153,8 @@ export interface TableVersions {
 
 export class Tables {
   private readonly chunkSchema: Schema;
+  /** Vectors of rows this process wrote in a save or read of a folder, read back after a save. */
+  private readonly known: KnownVectors | null;
 
   private constructor(
     private readonly db: lancedb.Connection,
@@ -167,6 +165,7 @@ export class Tables {
     readonly location: string,
   ) {
     this.chunkSchema = chunkSchema(dimensions);
+    this.known = dimensions ? new KnownVectors(dimensions) : null;
   }
 
   /**
@@ -208,6 +207,7 @@ export class Tables {
 
   /** A reader's view: the tables as they were at a committed version, whatever came after. */
   async checkout(versions: TableVersions): Promise<void> {
+    this.known?.clear();
     await this.chunks.checkout(versions.chunks);
     await this.facts.checkout(versions.facts);
   }
@@ -227,6 +227,7 @@ export class Tables {
     ] as const) {
       await table.checkoutLatest();
       if ((await table.version()) === version) continue;
+      this.known?.clear();
       await table.checkout(version);
       await table.restore();
       restored = true;
@@ -248,6 +249,8 @@ export class Tables {
     facts: readonly CodeFact[];
   }): Promise<void> {
     const { files, chunkIds } = change;
+    this.known?.forgetFiles(files);
+    this.known?.forget(chunkIds);
     for (let i = 0; i < Math.max(files.length, chunkIds.length); i += DELETE_BATCH) {
       const byFile = files.slice(i, i + DELETE_BATCH);
       const byId = chunkIds.slice(i, i + DELETE_BATCH);
@@ -267,6 +270,7 @@ export class Tables {
   }
 
   async deleteFiles(paths: readonly string[]): Promise<void> {
+    this.known?.forgetFiles(paths);
     for (let i = 0; i < paths.length; i += DELETE_BATCH) {
       const list = sqlList(paths.slice(i, i + DELETE_BATCH));
       await this.chunks.delete(`filePath IN (${list})`);
@@ -275,6 +279,7 @@ export class Tables {
   }
 
   async deleteChunks(ids: readonly string[]): Promise<void> {
+    this.known?.forget(ids);
     for (let i = 0; i < ids.length; i += DELETE_BATCH)
       await this.chunks.delete(`id IN (${sqlList(ids.slice(i, i + DELETE_BATCH))})`);
   }
@@ -283,6 +288,7 @@ export class Tables {
     chunks: readonly Chunk[],
     vectors: ReadonlyMap<string, Float32Array> | null,
   ): Promise<void> {
+    this.known?.forget(chunks.map((chunk) => chunk.id));
     for (let i = 0; i < chunks.length; i += ADD_BATCH) {
       const batch = chunks.slice(i, i + ADD_BATCH);
       const packed = this.dimensions
@@ -297,6 +303,7 @@ export class Tables {
       }));
       await this.chunks.add(arrowTable(this.chunkSchema, rows, packed));
     }
+    this.known?.written(chunks, vectors);
   }
 
   /** Points file chunks at their directory chunk (or none) without rewriting the rows' text. */
@@ -422,14 +429,29 @@ export class Tables {
   /**
    * Every chunk's vector (or only those of `ids`) with its id and level, batch by batch, for an
    * in-memory scan: row `i` of a batch has its vector at `values[i × dimensions …]`, a view on
-   * the batch's own buffer.
+   * the batch's own buffer. Those of `ids` this process knows (see KnownVectors) come first, from
+   * memory; the table is asked for the rest.
    */
   async *vectors(ids?: readonly string[]): AsyncGenerator<VectorBatch> {
-    if (!this.dimensions) return;
-    if (ids) {
-      for (let i = 0; i < ids.length; i += DELETE_BATCH)
-        yield* this.vectorsWhere(`id IN (${sqlList(ids.slice(i, i + DELETE_BATCH))})`);
-    } else yield* this.vectorsWhere(null);
+    const known = this.known;
+    if (!known) return;
+    if (!ids) return yield* this.readVectors(known, null);
+    const { missing, ...kept } = known.take(ids);
+    if (kept.ids.length) yield kept;
+    for (let i = 0; i < missing.length; i += DELETE_BATCH)
+      yield* this.readVectors(known, `id IN (${sqlList(missing.slice(i, i + DELETE_BATCH))})`);
+  }
+
+  /** The vectors `filter` selects, read from the table; the folders' rows are kept in `known`. */
+  private async *readVectors(
+    known: KnownVectors,
+    filter: string | null,
+  ): AsyncGenerator<VectorBatch> {
+    const mark = known.mark();
+    for await (const batch of this.vectorsWhere(filter)) {
+      known.read(batch, mark);
+      yield batch;
+    }
   }
 
   private async *vectorsWhere(filter: string | null): AsyncGenerator<VectorBatch> {

@@ -1,0 +1,69 @@
+import * as assert from 'node:assert/strict';
+import { KnownVectors } from '../../../src/engine/store/known-vectors';
+import { chunkOf } from '../../helpers/chunks';
+
+const fileChunk = (id: string, filePath: string) => chunkOf({ id, filePath, content: id });
+const folderChunk = (id: string) =>
+  chunkOf({ id, level: 'directory', filePath: null, directoryPath: id, content: id });
+const vector = (seed: number) => Float32Array.from([seed, seed + 1]);
+
+describe('known vectors', () => {
+  it("gives back a save's written vectors, and reads the ids it does not know", () => {
+    const known = new KnownVectors(2);
+    const chunks = [fileChunk('a1', 'a.py'), fileChunk('a2', 'a.py'), folderChunk('src')];
+    const written = new Map(chunks.map((chunk, i) => [chunk.id, vector(i * 10)]));
+    known.written(chunks, written);
+    const taken = known.take(['src', 'a1', 'other', 'a1']);
+    assert.deepEqual(taken.ids, ['src', 'a1']);
+    assert.deepEqual(taken.levels, ['directory', 'function']);
+    assert.deepEqual([...taken.values], [20, 21, 0, 1]);
+    assert.deepEqual(taken.missing, ['other']);
+    // what was written is a copy: the writer's buffer may be reused
+    written.get('a1')!.fill(-1);
+    assert.deepEqual([...known.take(['a1']).values], [0, 1]);
+  });
+
+  it('lets go of a row before it is deleted or written again, by id or by file', () => {
+    const known = new KnownVectors(2);
+    const chunks = [fileChunk('a1', 'a.py'), fileChunk('b1', 'b.py'), folderChunk('src')];
+    known.written(chunks, new Map(chunks.map((chunk, i) => [chunk.id, vector(i)])));
+    known.forgetFiles(['a.py']);
+    assert.deepEqual(known.take(['a1', 'b1', 'src']).missing, ['a1']);
+    known.forget(['src']);
+    assert.deepEqual(known.take(['a1', 'b1', 'src']).missing, ['a1', 'src']);
+    known.clear();
+    assert.equal(known.size, 0);
+  });
+
+  it('keeps the folders a read meets, unless a change overtook the read', () => {
+    const known = new KnownVectors(2);
+    const rows = {
+      ids: ['src', 'a1'],
+      levels: ['directory', 'function'] as const,
+      values: Float32Array.from([1, 2, 3, 4]),
+    };
+    const overtaken = known.mark();
+    known.forget(['x']);
+    known.read({ ...rows, levels: [...rows.levels] }, overtaken);
+    assert.equal(known.size, 0, 'a read older than a change kept its rows');
+    known.read({ ...rows, levels: [...rows.levels] }, known.mark());
+    const taken = known.take(['src', 'a1']);
+    assert.deepEqual(taken.ids, ['src']);
+    assert.deepEqual([...taken.values], [1, 2]);
+    assert.deepEqual(taken.missing, ['a1'], "a file's rows are kept only when written");
+  });
+
+  it("keeps no index run's batch, and stays within its bytes", () => {
+    // room for 64 rows of 2 dimensions: a write of more than 8 is an index run's
+    const known = new KnownVectors(2, 64 * 2 * 4);
+    const batch = Array.from({ length: 9 }, (_, i) => fileChunk(`big${i}`, 'big.py'));
+    known.written(batch, new Map(batch.map((chunk, i) => [chunk.id, vector(i)])));
+    assert.equal(known.size, 0);
+    for (let save = 0; save < 20; save++) {
+      const chunks = Array.from({ length: 8 }, (_, i) => fileChunk(`s${save}.${i}`, `s${save}.py`));
+      known.written(chunks, new Map(chunks.map((chunk, i) => [chunk.id, vector(i)])));
+      assert.ok(known.size <= 64, `${known.size} rows kept`);
+      assert.equal(known.take(chunks.map((chunk) => chunk.id)).missing.length, 0);
+    }
+  });
+});
