@@ -587,9 +587,9 @@ export class CodeGraph {
       2 * callers.reduce((sites, slot) => sites + this.callTable.size(slot), 0),
     );
     for (const slot of callers) this.resolveOutgoing(slot, tracker, called);
-    let incoming = 0;
-    for (const calls of called.values()) incoming += calls.length;
-    this.incoming.reserve(incoming);
+    let room = 0;
+    for (const [target, calls] of called) room += this.incoming.roomFor(target, calls.length);
+    this.incoming.reserve(room);
     for (const [target, calls] of called) this.incoming.set(target, calls);
     this.endUpdate();
     return { changedTargets: tracker.changed() };

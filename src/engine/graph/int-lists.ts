@@ -60,9 +60,18 @@ export class IntLists {
 
   /**
    * Makes the list of `slot` `size` numbers that `fill` writes into the arena from `at`, so a caller
-   * packing records (several numbers each) writes them in place; an empty list is none.
+   * packing records (several numbers each) writes them in place; an empty list is none. A list no
+   * longer than the one it replaces takes its room: a save rewrites the lists of every function its
+   * file calls, most of them as long as before, and at the arena's end they filled its spare room
+   * within a few saves, each fill a copy of the whole arena (20 ms at 10k files).
    */
   write(slot: number, size: number, fill: (arena: Int32Array, at: number) => void): void {
+    if (size && size <= this.sizeOf(slot)) {
+      fill(this.arena, this.start[slot]!);
+      this.abandoned += this.length[slot]! - size;
+      this.length[slot] = size;
+      return;
+    }
     this.clear(slot);
     if (!size) return;
     this.grow(slot);
@@ -71,6 +80,11 @@ export class IntLists {
     this.start[slot] = this.used;
     this.length[slot] = size;
     this.used += size;
+  }
+
+  /** The room at the arena's end that writing a list of `size` numbers for `slot` takes. */
+  roomFor(slot: number, size: number): number {
+    return size <= this.sizeOf(slot) ? 0 : size;
   }
 
   clear(slot: number): void {

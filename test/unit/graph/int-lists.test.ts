@@ -76,6 +76,37 @@ describe('int lists', () => {
     assert.deepEqual([...lists.get(1 + ((999 * 20 + 19) % (slots - 1)))], Array(10).fill(999));
   });
 
+  it('rewrites a list no longer than before in its own room, so such saves never copy the arena', () => {
+    const lists = new IntLists();
+    const reference = new Map<number, number[]>();
+    const set = (slot: number, values: number[]) => {
+      lists.set(slot, values);
+      reference.set(slot, values);
+    };
+    lists.reserve(1000 * 10, 1);
+    for (let slot = 0; slot < 1000; slot++) set(slot, Array(10).fill(slot));
+    lists.trim();
+    const opened = lists.get(0).buffer;
+    for (let save = 0; save < 1000; save++) {
+      // a save rewrites the lists of the functions its file calls: as long as before, or shorter
+      const rewritten = Array.from({ length: 20 }, (_, i) => (save * 20 + i) % 1000);
+      const lengths = rewritten.map((slot) => Math.max(4, lists.sizeOf(slot) - (slot % 3 ? 0 : 2)));
+      const room = rewritten.reduce((sum, slot, i) => sum + lists.roomFor(slot, lengths[i]!), 0);
+      assert.equal(room, 0);
+      lists.reserve(room);
+      rewritten.forEach((slot, i) => set(slot, Array(lengths[i]!).fill(save)));
+      lists.trim();
+    }
+    assert.equal(lists.get(0).buffer, opened, 'a save that lengthened no list copied the arena');
+    // a longer list takes room at the end, and the room it held is let go of
+    const longer = Array(lists.sizeOf(1) + 1).fill(-1);
+    assert.equal(lists.roomFor(1, longer.length), longer.length);
+    const live = lists.size;
+    set(1, longer);
+    assert.equal(lists.size, live + 1);
+    for (const [slot, values] of reference) assert.deepEqual([...lists.get(slot)], values);
+  });
+
   it('packs the arena again once a large update has removed much of it', () => {
     const lists = new IntLists();
     for (let slot = 0; slot < 1000; slot++) lists.set(slot, Array(10).fill(slot));
