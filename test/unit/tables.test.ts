@@ -449,6 +449,40 @@ describe('LanceDB tables: vectors read back by id', () => {
   });
 });
 
+describe('LanceDB tables: a read during a change', () => {
+  const scratch = new Scratch();
+  after(() => scratch.cleanup());
+
+  it('keeps no folder row that a deletion under way during the read removed', async () => {
+    const tables = await Tables.open(path.join(scratch.folder(), 'lance'), 2, true);
+    try {
+      const folders = ['src', 'lib'].map((name) =>
+        chunkOf({
+          id: `${name}::directory`,
+          level: 'directory',
+          filePath: null,
+          directoryPath: name,
+          content: name,
+        }),
+      );
+      await tables.addChunks(
+        folders,
+        new Map(folders.map((c, i) => [c.id, Float32Array.of(i, 1)])),
+      );
+      // a whole read (search's first) while the deletion is under way: it may meet the old row
+      const deleting = tables.deleteChunks(['src::directory']);
+      for await (const batch of tables.vectors()) assert.ok(batch.ids.length);
+      await deleting;
+      const ids: string[] = [];
+      for await (const batch of tables.vectors(['src::directory', 'lib::directory']))
+        ids.push(...batch.ids);
+      assert.deepEqual(ids, ['lib::directory']);
+    } finally {
+      tables.close();
+    }
+  });
+});
+
 /** A repeatable stream of numbers in [0, 1) (mulberry32). */
 function seeded(seed: number): () => number {
   let state = seed;

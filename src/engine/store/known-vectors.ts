@@ -7,8 +7,9 @@ import type { Chunk, ChunkLevel } from '../model';
  * save's way to searchable, and 30-40 ms on the first save after opening. Two kinds are kept: the
  * rows of a small write (a save's), and the folder summaries' rows met by any read (a save reads
  * them back though it seldom rewrites them; there are few of them). What is kept is always what
- * the table holds: an entry goes before its row is deleted or written again, a rollback drops them
- * all, a read that a change overtook keeps nothing, and an id not kept is read from the table.
+ * the table holds: an entry goes before its row is deleted or written again and once more after (a
+ * read under way meanwhile may have kept the old row), a rollback drops them all, a read that a
+ * change overtook keeps nothing, and an id not kept is read from the table.
  */
 
 /** Bytes of vectors kept: 16,384 rows of the shipped model's 64 dimensions. */
@@ -76,10 +77,11 @@ export class KnownVectors {
     this.kept.clear();
   }
 
-  /** After `chunks` were added with `vectors` (a chunk without one is read from the table). */
+  /**
+   * After `chunks` were added with `vectors` and forgotten (a chunk without a vector is read from
+   * the table).
+   */
   written(chunks: readonly Chunk[], vectors: ReadonlyMap<string, Float32Array> | null): void {
-    // again: a read between `forget` and the write's end may have kept a row it replaced
-    this.forget(chunks.map((chunk) => chunk.id));
     if (chunks.length > this.largestWrite) return;
     if (this.kept.size + chunks.length > this.capacity) this.kept.clear();
     for (const chunk of chunks) {

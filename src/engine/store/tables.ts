@@ -207,9 +207,13 @@ export class Tables {
 
   /** A reader's view: the tables as they were at a committed version, whatever came after. */
   async checkout(versions: TableVersions): Promise<void> {
-    this.known?.clear();
-    await this.chunks.checkout(versions.chunks);
-    await this.facts.checkout(versions.facts);
+    await this.changing(
+      (known) => known.clear(),
+      async () => {
+        await this.chunks.checkout(versions.chunks);
+        await this.facts.checkout(versions.facts);
+      },
+    );
   }
 
   /**
@@ -227,9 +231,13 @@ export class Tables {
     ] as const) {
       await table.checkoutLatest();
       if ((await table.version()) === version) continue;
-      this.known?.clear();
-      await table.checkout(version);
-      await table.restore();
+      await this.changing(
+        (known) => known.clear(),
+        async () => {
+          await table.checkout(version);
+          await table.restore();
+        },
+      );
       restored = true;
     }
     return restored;
@@ -249,20 +257,26 @@ export class Tables {
     facts: readonly CodeFact[];
   }): Promise<void> {
     const { files, chunkIds } = change;
-    this.known?.forgetFiles(files);
-    this.known?.forget(chunkIds);
-    for (let i = 0; i < Math.max(files.length, chunkIds.length); i += DELETE_BATCH) {
-      const byFile = files.slice(i, i + DELETE_BATCH);
-      const byId = chunkIds.slice(i, i + DELETE_BATCH);
-      const where = [
-        ...(byFile.length ? [`filePath IN (${sqlList(byFile)})`] : []),
-        ...(byId.length ? [`id IN (${sqlList(byId)})`] : []),
-      ].join(' OR ');
-      await settleBoth(
-        this.chunks.delete(where),
-        byFile.length ? this.facts.delete(`path IN (${sqlList(byFile)})`) : null,
-      );
-    }
+    await this.changing(
+      (known) => {
+        known.forgetFiles(files);
+        known.forget(chunkIds);
+      },
+      async () => {
+        for (let i = 0; i < Math.max(files.length, chunkIds.length); i += DELETE_BATCH) {
+          const byFile = files.slice(i, i + DELETE_BATCH);
+          const byId = chunkIds.slice(i, i + DELETE_BATCH);
+          const where = [
+            ...(byFile.length ? [`filePath IN (${sqlList(byFile)})`] : []),
+            ...(byId.length ? [`id IN (${sqlList(byId)})`] : []),
+          ].join(' OR ');
+          await settleBoth(
+            this.chunks.delete(where),
+            byFile.length ? this.facts.delete(`path IN (${sqlList(byFile)})`) : null,
+          );
+        }
+      },
+    );
     await settleBoth(
       change.chunks.length ? this.addChunks(change.chunks, change.vectors) : null,
       change.facts.length ? this.addFacts(change.facts) : null,
@@ -270,40 +284,68 @@ export class Tables {
   }
 
   async deleteFiles(paths: readonly string[]): Promise<void> {
-    this.known?.forgetFiles(paths);
-    for (let i = 0; i < paths.length; i += DELETE_BATCH) {
-      const list = sqlList(paths.slice(i, i + DELETE_BATCH));
-      await this.chunks.delete(`filePath IN (${list})`);
-      await this.facts.delete(`path IN (${list})`);
-    }
+    await this.changing(
+      (known) => known.forgetFiles(paths),
+      async () => {
+        for (let i = 0; i < paths.length; i += DELETE_BATCH) {
+          const list = sqlList(paths.slice(i, i + DELETE_BATCH));
+          await this.chunks.delete(`filePath IN (${list})`);
+          await this.facts.delete(`path IN (${list})`);
+        }
+      },
+    );
   }
 
   async deleteChunks(ids: readonly string[]): Promise<void> {
-    this.known?.forget(ids);
-    for (let i = 0; i < ids.length; i += DELETE_BATCH)
-      await this.chunks.delete(`id IN (${sqlList(ids.slice(i, i + DELETE_BATCH))})`);
+    await this.changing(
+      (known) => known.forget(ids),
+      async () => {
+        for (let i = 0; i < ids.length; i += DELETE_BATCH)
+          await this.chunks.delete(`id IN (${sqlList(ids.slice(i, i + DELETE_BATCH))})`);
+      },
+    );
   }
 
   async addChunks(
     chunks: readonly Chunk[],
     vectors: ReadonlyMap<string, Float32Array> | null,
   ): Promise<void> {
-    this.known?.forget(chunks.map((chunk) => chunk.id));
-    for (let i = 0; i < chunks.length; i += ADD_BATCH) {
-      const batch = chunks.slice(i, i + ADD_BATCH);
-      const packed = this.dimensions
-        ? packVectors(
-            batch.map((chunk) => vectors?.get(chunk.id)),
-            this.dimensions,
-          )
-        : null;
-      const rows = batch.map((chunk) => ({
-        ...chunk,
-        segments: chunk.segments ? JSON.stringify(chunk.segments) : null,
-      }));
-      await this.chunks.add(arrowTable(this.chunkSchema, rows, packed));
-    }
+    await this.changing(
+      (known) => known.forget(chunks.map((chunk) => chunk.id)),
+      async () => {
+        for (let i = 0; i < chunks.length; i += ADD_BATCH) {
+          const batch = chunks.slice(i, i + ADD_BATCH);
+          const packed = this.dimensions
+            ? packVectors(
+                batch.map((chunk) => vectors?.get(chunk.id)),
+                this.dimensions,
+              )
+            : null;
+          const rows = batch.map((chunk) => ({
+            ...chunk,
+            segments: chunk.segments ? JSON.stringify(chunk.segments) : null,
+          }));
+          await this.chunks.add(arrowTable(this.chunkSchema, rows, packed));
+        }
+      },
+    );
     this.known?.written(chunks, vectors);
+  }
+
+  /**
+   * Runs a change to the tables' rows with `forget` applied to the known vectors before it and
+   * again after it, whatever its outcome: a read under way meanwhile may have kept a row it changed.
+   */
+  private async changing(
+    forget: (known: KnownVectors) => void,
+    change: () => Promise<void>,
+  ): Promise<void> {
+    if (this.known) forget(this.known);
+    try {
+      await change();
+    } finally {
+      if (this.known) forget(this.known);
+    }
   }
 
   /** Points file chunks at their directory chunk (or none) without rewriting the rows' text. */
