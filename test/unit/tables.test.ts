@@ -368,6 +368,17 @@ describe('LanceDB tables', () => {
   });
 });
 
+/** A folder's summary chunk. */
+function folder(name: string, seed = 0): Chunk {
+  return chunkOf({
+    id: `${name}::directory`,
+    level: 'directory',
+    filePath: null,
+    directoryPath: name,
+    content: `folder ${name} ${seed}`,
+  });
+}
+
 describe('LanceDB tables: vectors read back by id', () => {
   const scratch = new Scratch();
   after(() => scratch.cleanup());
@@ -383,14 +394,6 @@ describe('LanceDB tables: vectors read back by id', () => {
   it('reads by id what the table holds, through saves, deletions, folder rewrites and a rollback', async () => {
     const file = (path: string, n: number, seed: number): Chunk =>
       chunkOf({ id: `${path}::f${n}`, filePath: path, content: `def f${n}(): return ${seed}` });
-    const folder = (name: string, seed: number): Chunk =>
-      chunkOf({
-        id: `${name}::directory`,
-        level: 'directory',
-        filePath: null,
-        directoryPath: name,
-        content: `folder ${name} ${seed}`,
-      });
     const step = fc.record({
       kind: fc.constantFrom('save', 'save', 'folder', 'delete-file', 'delete-chunks', 'rollback'),
       path: fc.constantFrom('a.py', 'b.py', 'c.py'),
@@ -447,24 +450,11 @@ describe('LanceDB tables: vectors read back by id', () => {
       { numRuns: 12 },
     );
   });
-});
-
-describe('LanceDB tables: a read during a change', () => {
-  const scratch = new Scratch();
-  after(() => scratch.cleanup());
 
   it('keeps no folder row that a deletion under way during the read removed', async () => {
     const tables = await Tables.open(path.join(scratch.folder(), 'lance'), 2, true);
     try {
-      const folders = ['src', 'lib'].map((name) =>
-        chunkOf({
-          id: `${name}::directory`,
-          level: 'directory',
-          filePath: null,
-          directoryPath: name,
-          content: name,
-        }),
-      );
+      const folders = [folder('src'), folder('lib')];
       await tables.addChunks(
         folders,
         new Map(folders.map((c, i) => [c.id, Float32Array.of(i, 1)])),
