@@ -83,7 +83,10 @@ export class KnownVectors {
    */
   written(chunks: readonly Chunk[], vectors: ReadonlyMap<string, Float32Array> | null): void {
     if (chunks.length > this.largestWrite) return;
-    if (this.kept.size + chunks.length > this.capacity) this.kept.clear();
+    // the rows of earlier saves make room; the folders' stay, as no later read brings them back
+    if (this.kept.size + chunks.length > this.capacity)
+      for (const [id, kept] of this.kept) if (kept.level !== 'directory') this.kept.delete(id);
+    if (this.kept.size + chunks.length > this.capacity) return;
     for (const chunk of chunks) {
       const vector = vectors?.get(chunk.id);
       if (vector?.length === this.dimensions)

@@ -53,6 +53,32 @@ describe('known vectors', () => {
     assert.deepEqual(taken.missing, ['a1'], "a file's rows are kept only when written");
   });
 
+  it("keeps the folders a read met through many saves, letting earlier saves' rows go", () => {
+    // room for 64 rows of 2 dimensions, 40 of them folders
+    const known = new KnownVectors(2, 64 * 2 * 4);
+    const ids = Array.from({ length: 40 }, (_, i) => `folder${i}`);
+    known.read(
+      { ids, levels: ids.map(() => 'directory'), values: new Float32Array(80).fill(1) },
+      known.mark(),
+    );
+    for (let save = 0; save < 20; save++) {
+      const chunks = Array.from({ length: 8 }, (_, i) => fileChunk(`s${save}.${i}`, `s${save}.py`));
+      known.forget(chunks.map((chunk) => chunk.id));
+      known.written(chunks, new Map(chunks.map((chunk, i) => [chunk.id, vector(i)])));
+      assert.ok(known.size <= 64, `${known.size} rows kept`);
+      assert.deepEqual(known.take([...ids, ...chunks.map((chunk) => chunk.id)]).missing, []);
+    }
+    // a save that no longer fits beside the folders is read from the table
+    const crowded = new KnownVectors(2, 8 * 2 * 4);
+    const folders = Array.from({ length: 8 }, (_, i) => `f${i}`);
+    crowded.read(
+      { ids: folders, levels: folders.map(() => 'directory'), values: new Float32Array(16) },
+      crowded.mark(),
+    );
+    crowded.written([fileChunk('a1', 'a.py')], new Map([['a1', vector(1)]]));
+    assert.deepEqual(crowded.take(['a1', 'f0']).missing, ['a1']);
+  });
+
   it("keeps no index run's batch, and stays within its bytes", () => {
     // room for 64 rows of 2 dimensions: a write of more than 8 is an index run's
     const known = new KnownVectors(2, 64 * 2 * 4);
