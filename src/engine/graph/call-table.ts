@@ -86,6 +86,11 @@ export class CallTable {
     };
   }
 
+  /** Whether site `index` of `slot` names its target as a value instead of calling it. */
+  isReferenceAt(slot: number, index: number): boolean {
+    return (this.sites.valueAt(slot, index * FIELDS + 3) & 1) === 1;
+  }
+
   /** The called name of site `index` of `slot`, without building the site. */
   nameAt(slot: number, index: number): string {
     return this.names.at(this.nameIdAt(slot, index));

@@ -387,6 +387,24 @@ export class CodeGraph {
     return this.incomingOf(id).filter((call) => call.site.kind !== 'reference');
   }
 
+  /**
+   * How many of `id`'s resolved calls come from functions outside file `path`, counted without
+   * building the calls: a folder's summary ranks its definitions by this after every save, and
+   * building every call of every definition of the folder took ~10 ms of the first save at 10k files.
+   */
+  callersOutside(id: string, path: string): number {
+    const slot = this.slotOf(id);
+    const calls = slot === undefined ? undefined : this.incoming.get(slot);
+    let count = 0;
+    for (let at = 0; calls && at < calls.length; at += 2) {
+      const callerSlot = calls[at]!;
+      const site = Math.floor(calls[at + 1]! / RESOLUTION_SPAN);
+      if (this.slots[callerSlot]!.path !== path && !this.callTable.isReferenceAt(callerSlot, site))
+        count++;
+    }
+    return count;
+  }
+
   /** Places that name `id` as a value: passed as a callback, put in a handler table, a decorator. */
   references(id: string): readonly ResolvedCall[] {
     return this.incomingOf(id).filter((call) => call.site.kind === 'reference');

@@ -358,10 +358,7 @@ function mostUsedDefinitions(unit: DirectoryUnit, graph: CodeGraph): string[] {
   for (const file of unit.files) {
     for (const fact of graph.factsInFile(file)) {
       if (fact.parent !== null || fact.kind === 'module' || fact.name.startsWith('_')) continue;
-      const uses = graph
-        .callers(fact.id)
-        .filter((call) => !call.callerId.startsWith(`${file}::`)).length;
-      ranked.push({ name: fact.qualifiedName, uses });
+      ranked.push({ name: fact.qualifiedName, uses: graph.callersOutside(fact.id, file) });
     }
   }
   return ranked

@@ -261,6 +261,24 @@ describe('code graph: incremental updates', () => {
     );
   });
 
+  it('counts the callers from outside a file as the callers list does, after any saves', () => {
+    fc.assert(
+      fc.property(fc.array(stepArbitrary, { minLength: 1, maxLength: 10 }), (steps) => {
+        const graph = new CodeGraph('root');
+        const files = new Map<string, CodeFact[]>();
+        for (const step of steps) apply(graph, files, step);
+        for (const fact of graph.allFacts())
+          for (const path of PATHS) {
+            const outside = graph
+              .callers(fact.id)
+              .filter((call) => graph.fact(call.callerId)!.path !== path);
+            assert.equal(graph.callersOutside(fact.id, path), outside.length, `${fact.id} ${path}`);
+          }
+      }),
+      { numRuns: 200 },
+    );
+  });
+
   it("lists definitions, callers, raisers and a file's lookups in the order the facts were (last) added, after any saves", () => {
     fc.assert(
       fc.property(fc.array(stepArbitrary, { minLength: 1, maxLength: 14 }), (steps) => {
