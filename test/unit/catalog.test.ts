@@ -158,6 +158,8 @@ describe('chunk catalog', () => {
             if (i % 3 === 0) apply({ kind: 'delete', id: `chunk${i >> 1}` }, catalog, model);
             if (i % 7 === 0)
               apply({ kind: 'set', meta: { ...meta, id: `chunk${i >> 2}` } }, catalog, model);
+            // the folders kept from a read must follow many changes and packs after it
+            if (i % 50 === 0) catalog.directoryPaths();
           }
           assertSame(catalog, model);
           catalog.reserve(rounds * 2);

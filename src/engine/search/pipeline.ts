@@ -198,8 +198,8 @@ export class Searcher {
   private semanticTrust = 1;
   private readonly structure = new StructureCache();
   private knownFolders: Set<string> | null = null;
-  /** Whether the index changed since `knownFolders` was read from it. */
-  private foldersStale = false;
+  /** The catalog's folders `knownFolders` was made of. */
+  private foldersRead: ReadonlySet<string> | null = null;
   private pathVocabulary: PathVocabulary | null = null;
   /** The words of the chunks the proximity stage measured, kept across questions. */
   private readonly chunkWords = wordPlacesCache();
@@ -303,7 +303,6 @@ export class Searcher {
     }
     this.structure.clear();
     this.factsByFile.clear();
-    this.foldersStale = true;
   }
 
   search(request: SearchRequest): Promise<SearchResult> {
@@ -788,17 +787,16 @@ export class Searcher {
   }
 
   /**
-   * The index's folders (for scopes like "in the auth module"), read again after the index
-   * changed. A save rarely changes them: the set read before is kept when the new one holds the
+   * The index's folders (for scopes like "in the auth module"), made again when the catalog's
+   * changed. A change rarely reorders them: the set made before is kept when the new one holds the
    * same folders in the same order, and with it the table of their endings that scopes are
    * matched against (~30 ms to build again at 100k files).
    */
   private folders(): Set<string> {
-    if (this.knownFolders && !this.foldersStale) return this.knownFolders;
-    this.foldersStale = false;
-    const read = new Set(
-      [...this.index.catalog.directoryPaths()].filter((folder) => folder && folder !== '.'),
-    );
+    const paths = this.index.catalog.directoryPaths();
+    if (this.knownFolders && paths === this.foldersRead) return this.knownFolders;
+    this.foldersRead = paths;
+    const read = new Set([...paths].filter((folder) => folder && folder !== '.'));
     if (!this.knownFolders || !sameInOrder(this.knownFolders, read)) this.knownFolders = read;
     return this.knownFolders;
   }
