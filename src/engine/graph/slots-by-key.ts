@@ -50,10 +50,13 @@ export class SlotsByKey {
     for (const [key, slots] of this.leaving) {
       const held = this.groups.get(key);
       if (held === undefined) continue;
-      const kept = typeof held === 'number' ? [held] : held;
-      const remaining = kept.filter((slot) => !slots.has(slot));
-      if (!remaining.length) this.groups.delete(key);
-      else this.groups.set(key, remaining.length === 1 ? remaining[0]! : remaining);
+      if (typeof held === 'number') {
+        if (slots.has(held)) this.groups.delete(key);
+        continue;
+      }
+      const left = removeSlots(held, slots);
+      if (!left) this.groups.delete(key);
+      else if (left === 1) this.groups.set(key, held[0]!);
     }
     this.leaving.clear();
   }
@@ -70,4 +73,24 @@ export class SlotsByKey {
     if (held === undefined) return 0;
     return typeof held === 'number' ? 1 : held.length;
   }
+}
+
+/**
+ * Takes `slots` out of `group` in place, the rest keeping its order; returns how many are left.
+ * Looks from the end: a file saved before had its slots added last, so in a group of tens of
+ * thousands (the callers of a common name at 100k files) only the tail after them moves.
+ */
+function removeSlots(group: number[], slots: ReadonlySet<number>): number {
+  let found = 0;
+  let earliest = group.length;
+  for (let at = group.length - 1; at >= 0 && found < slots.size; at--)
+    if (slots.has(group[at]!)) {
+      found++;
+      earliest = at;
+    }
+  let to = earliest;
+  for (let at = earliest; at < group.length; at++)
+    if (!slots.has(group[at]!)) group[to++] = group[at]!;
+  group.length = to;
+  return to;
 }
