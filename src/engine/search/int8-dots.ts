@@ -199,6 +199,7 @@ class SimdMatrix implements Int8Matrix {
     this.maxima = instance.exports.maxima as SimdMatrix['maxima'];
     this.bytes = new Int8Array(this.memory.buffer);
     this.room = 1;
+    this.touch(this.queriesAt);
   }
 
   row(row: number): Int8Array {
@@ -277,9 +278,21 @@ class SimdMatrix implements Int8Matrix {
   private makeRoom(queries: number): void {
     if (queries <= this.room) return;
     const pages = Math.ceil(this.sizeFor(queries) / PAGE) - this.memory.buffer.byteLength / PAGE;
+    const grownFrom = this.memory.buffer.byteLength;
     if (pages > 0) this.memory.grow(pages);
     this.bytes = new Int8Array(this.memory.buffer);
     this.room = queries;
+    this.touch(grownFrom);
+  }
+
+  /**
+   * Writes the memory from byte `from` on once, so that its pages are mapped before a question
+   * needs them. The products of a scan go there, and a scan's first writes to fresh pages cost
+   * ~20 ms at 953k rows (4 MB), where a scan otherwise takes 4 ms: the first question after the
+   * vectors were read, or after a save packed them, paid for it.
+   */
+  private touch(from: number): void {
+    this.bytes.fill(0, from);
   }
 }
 
