@@ -787,10 +787,10 @@ export class Searcher {
   }
 
   /**
-   * The index's folders (for scopes like "in the auth module"), made again when the catalog's
-   * changed. A change rarely reorders them: the set made before is kept when the new one holds the
-   * same folders in the same order, and with it the table of their endings that scopes are
-   * matched against (~30 ms to build again at 100k files).
+   * The index's folders (for scopes like "in the auth module"), made again when the catalog gives
+   * a new set of them. A change rarely reorders them: the set made before is kept when the new one
+   * holds the same folders in the same order, and with it the table of their endings that scopes
+   * are matched against (~30 ms to build again at 100k files).
    */
   private folders(): Set<string> {
     const paths = this.index.catalog.directoryPaths();

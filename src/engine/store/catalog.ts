@@ -373,7 +373,7 @@ export class ChunkCatalog implements ReadonlyMap<string, ChunkMeta> {
     else order.live.set(folder, live + 1);
   }
 
-  /** Uncounts the chunk in `slot`, leaving, unless its going may reorder the folders. */
+  /** Uncounts the chunk leaving `slot` from its folder, unless its going may reorder the folders. */
   private leaveFolder(slot: number): void {
     const order = this.folderOrder;
     if (!order) return;
