@@ -83,6 +83,7 @@ function assertSame(catalog: ChunkCatalog, model: Map<string, ChunkMeta>): void 
   for (const id of ['a', 'é::ü', 'missing', ...model.keys()]) {
     assert.equal(catalog.has(id), model.has(id));
     assert.deepEqual(catalog.get(id), model.get(id));
+    assert.equal(catalog.levelOf(id), model.get(id)?.level);
   }
   for (const level of CHUNK_LEVELS)
     assert.equal(

@@ -26,7 +26,34 @@ export interface ChunkLine extends CodeLine {
  * verbatim; a file chunk's module-level code follows its marker and a class chunk's own code
  * comes first, both laid over the chunk's segments in order (signatures after them carry no line).
  */
-export function codeLines(meta: ChunkMeta, text: string): ChunkLine[] {
+export function codeLines(meta: ChunkMeta, text: string): readonly ChunkLine[] {
+  const kept = linesOfTexts.get(text, () => ({ meta, lines: splitCodeLines(meta, text) }));
+  return sameLines(kept.meta, meta) ? kept.lines : splitCodeLines(meta, text);
+}
+
+/**
+ * The code lines of recently read texts: a question's shaping, its files list's contenders and
+ * its context each read the lines of the same chunks (at 10k files a question split its texts
+ * into lines three times over, ~1 ms). Keyed by the text, with the chunk it was split for: two
+ * chunks may hold the same text at other lines.
+ */
+const linesOfTexts = new Generations<string, { meta: ChunkMeta; lines: readonly ChunkLine[] }>(
+  512 * 1024,
+  (text) => text.length,
+);
+
+/** Whether a text splits into the same code lines for chunks `a` and `b`. */
+function sameLines(a: ChunkMeta, b: ChunkMeta): boolean {
+  if (a === b) return true;
+  if (a.level !== b.level || a.startLine !== b.startLine) return false;
+  if (a.level === 'function') return true;
+  const [x, y] = [a.segments ?? [], b.segments ?? []];
+  return (
+    x.length === y.length && x.every(([first, last], i) => y[i]![0] === first && y[i]![1] === last)
+  );
+}
+
+function splitCodeLines(meta: ChunkMeta, text: string): ChunkLine[] {
   const lines = text.split('\n');
   if (meta.level === 'function')
     return lines.map((content, i) => ({ line: meta.startLine + i, text: content, index: i }));

@@ -24,21 +24,28 @@ export interface FusedHit {
 }
 
 export function weightedRrf(lists: readonly RankedList[], k = RRF_K): FusedHit[] {
-  const positions = lists.map((list) => {
-    const map = new Map<string, number>();
+  // one entry per chunk, its ranks filled list by list (a map per list and a set of every id, as
+  // before, were most of what fusing twice a question allocated)
+  const rankings = new Map<string, (number | null)[]>();
+  const sizes = lists.map((list, i) => {
+    let distinct = 0;
     list.ids.forEach((id, index) => {
-      if (!map.has(id)) map.set(id, index + 1);
+      let ranks = rankings.get(id);
+      if (!ranks) rankings.set(id, (ranks = new Array<number | null>(lists.length).fill(null)));
+      if (ranks[i] !== null) return;
+      ranks[i] = index + 1;
+      distinct++;
     });
-    return map;
+    return distinct;
   });
-  const all = new Set(lists.flatMap((list) => list.ids));
   const fused: FusedHit[] = [];
-  for (const id of all) {
-    const ranks = positions.map((map) => map.get(id) ?? null);
-    const score = lists.reduce((sum, list, i) => {
-      const rank = ranks[i] ?? (list.kind === 'evidence' ? null : positions[i]!.size + 1);
-      return rank === null ? sum : sum + list.weight / (k + rank);
-    }, 0);
+  for (const [id, ranks] of rankings) {
+    let score = 0;
+    for (let i = 0; i < lists.length; i++) {
+      const list = lists[i]!;
+      const rank = ranks[i] ?? (list.kind === 'evidence' ? null : sizes[i]! + 1);
+      if (rank !== null) score += list.weight / (k + rank);
+    }
     fused.push({ id, score, ranks });
   }
   return fused.sort((a, b) => b.score - a.score || a.id.localeCompare(b.id));
@@ -62,18 +69,20 @@ export function boostByGroup(
   groupOf: (id: string) => string | null,
   share = GROUP_SHARE,
 ): FusedHit[] {
+  // each hit's group looked up once: fused lists are hundreds of hits, fused twice a question
+  const groups = fused.map((hit) => groupOf(hit.id));
   const standing = new Map<string, { total: number; weight: number }>();
-  for (const hit of fused) {
-    const group = groupOf(hit.id);
-    if (!group) continue;
+  fused.forEach((hit, i) => {
+    const group = groups[i];
+    if (!group) return;
     const entry = standing.get(group) ?? { total: 0, weight: 1 };
     entry.total += hit.score * entry.weight;
     entry.weight *= GROUP_DECAY;
     standing.set(group, entry);
-  }
+  });
   return fused
-    .map((hit) => {
-      const group = groupOf(hit.id);
+    .map((hit, i) => {
+      const group = groups[i];
       return group ? { ...hit, score: hit.score + share * standing.get(group)!.total } : hit;
     })
     .sort((a, b) => b.score - a.score || a.id.localeCompare(b.id));

@@ -329,7 +329,13 @@ export function neighbourSeeds(
   catalog: SearchIndex['catalog'],
   ranking: readonly string[],
 ): string[] {
-  return ranking.filter((id) => catalog.get(id)?.level === 'function').slice(0, NEIGHBOUR_SEEDS);
+  // the ranking holds every fused hit (hundreds): the seeds are among its first
+  const seeds: string[] = [];
+  for (const id of ranking) {
+    if (seeds.length === NEIGHBOUR_SEEDS) break;
+    if (catalog.levelOf(id) === 'function') seeds.push(id);
+  }
+  return seeds;
 }
 
 /** Functions and methods named `name`, when there are few enough for a link by name to mean something. */

@@ -287,6 +287,12 @@ export class ChunkCatalog implements ReadonlyMap<string, ChunkMeta> {
     return slot === undefined ? undefined : this.columns.names[slot * 2]!;
   }
 
+  /** The level of chunk `id`, undefined for an unknown id: read from its row, no metadata made. */
+  levelOf(id: string): ChunkLevel | undefined {
+    const slot = this.slots.get(id);
+    return slot === undefined ? undefined : CHUNK_LEVELS[this.columns.rows[slot * ROW + LEVEL]!];
+  }
+
   /** The path of chunk `id`'s file: null for a folder's chunk, undefined for an unknown id. */
   filePathOf(id: string): string | null | undefined {
     const slot = this.slots.get(id);

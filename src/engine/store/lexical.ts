@@ -785,6 +785,8 @@ export class LexicalIndex {
   private readonly byPath = new Map<string, number[]>();
   /** Scratch for fileTermCounts: the place of each chunk's file among the files asked about. */
   private fileOfDoc = new Int32Array(0);
+  /** fileTermCounts' list of the files' chunks, kept for the next question (grown, never shrunk). */
+  private fileDocs = new Int32Array(0);
   private readonly terms: string[] = [];
   private readonly termIds = new TermTable(this.terms);
   private readonly documentFrequency = new Map<ChunkLevel, TermCounts>();
@@ -1011,18 +1013,30 @@ export class LexicalIndex {
     // each chunk of the files marked with its file's place (-1 elsewhere, restored at the end)
     if (this.fileOfDoc.length < this.nextDocId)
       this.fileOfDoc = new Int32Array(Math.max(this.nextDocId, this.lengths.length)).fill(-1);
-    const docs: number[] = [];
+    let docs = this.fileDocs;
+    let docCount = 0;
     const firstAt = new Map<string, number>();
-    paths.forEach((filePath, at) => {
-      if (firstAt.has(filePath)) return;
+    // indexed loops: the files' chunks are thousands a question, and each iterator step the
+    // unoptimised code took was an object for the collector
+    for (let at = 0; at < paths.length; at++) {
+      const filePath = paths[at]!;
+      if (firstAt.has(filePath)) continue;
       firstAt.set(filePath, at);
-      for (const docId of this.byPath.get(filePath) ?? []) {
+      const ids = this.byPath.get(filePath);
+      const file = files[at]!;
+      for (let k = 0; k < (ids?.length ?? 0); k++) {
+        const docId = ids![k]!;
         if (!this.isLive(docId) || !wanted.has(this.levels[docId]!)) continue;
         this.fileOfDoc[docId] = at;
-        files[at]!.length += this.lengths[docId]!;
-        docs.push(docId);
+        file.length += this.lengths[docId]!;
+        if (docCount === docs.length) {
+          const grown = new Int32Array(Math.max(1024, docs.length * 2));
+          grown.set(docs);
+          docs = this.fileDocs = grown;
+        }
+        docs[docCount++] = docId;
       }
-    });
+    }
     const lists = levels.map((level) => this.postingLists.get(level)!);
     // terms looked up per chunk: in the term's list where this search has it at hand (found once
     // per level), otherwise in the chunk's own terms, each chunk's read once for all of them
@@ -1031,7 +1045,7 @@ export class LexicalIndex {
       const id = this.termIds.get(term);
       if (id === undefined) return;
       const listed = lists.reduce((sum, list) => sum + list.sizeOf(id), 0);
-      if (listed >= docs.length * POSTINGS_PER_LOOKUP)
+      if (listed >= docCount * POSTINGS_PER_LOOKUP)
         lookedUp.push({
           place,
           id,
@@ -1047,14 +1061,16 @@ export class LexicalIndex {
           }
     });
     if (lookedUp.length)
-      for (const docId of docs) {
+      for (let d = 0; d < docCount; d++) {
+        const docId = docs[d]!;
         const { counts } = files[this.fileOfDoc[docId]!]!;
-        for (const { place, id, atHand } of lookedUp) {
+        for (let t = 0; t < lookedUp.length; t++) {
+          const { place, id, atHand } = lookedUp[t]!;
           const list = atHand[this.levels[docId]!];
           counts[place]! += list ? countIn(list, docId) : this.chunkTerms.frequency(docId, id);
         }
       }
-    for (const docId of docs) this.fileOfDoc[docId] = -1;
+    for (let d = 0; d < docCount; d++) this.fileOfDoc[docs[d]!] = -1;
     // a path asked twice gets its first place's counts
     return paths.map((filePath) => files[firstAt.get(filePath)!]!);
   }

@@ -2,7 +2,9 @@ import { strict as assert } from 'node:assert';
 import type { Engine } from '../../../src/engine/engine';
 import { weaveIn } from '../../../src/engine/search/fusion';
 import { ChunkTexts } from '../../../src/engine/search/chunk-texts';
-import { neighbourHits } from '../../../src/engine/search/strategies';
+import { neighbourHits, neighbourSeeds } from '../../../src/engine/search/strategies';
+import { ChunkCatalog } from '../../../src/engine/store/catalog';
+import { chunkMeta } from '../../helpers/chunks';
 import { unwrap } from '../../../src/engine/util/result';
 import { openEngine, Scratch } from '../../helpers/workspace';
 
@@ -246,5 +248,24 @@ describe('weaveIn', () => {
 
   it('places an id once, at its first place', () => {
     assert.deepEqual(weaveIn(['a', 'b', 'c'], ['a', 'c', 'x'], 1, 1), ['a', 'b', 'c', 'x']);
+  });
+
+  it('seeds from the first five function hits of the ranking, in its order', () => {
+    const catalog = new ChunkCatalog();
+    const levels = [
+      'file',
+      'function',
+      'class',
+      'function',
+      'function',
+      'directory',
+      'function',
+      'function',
+      'function',
+    ] as const;
+    levels.forEach((level, i) => catalog.set(`c${i}`, chunkMeta({ id: `c${i}`, level })));
+    const ranking = ['c8', 'gone', 'c0', 'c1', 'c2', 'c3', 'c5', 'c4', 'c6', 'c7'];
+    assert.deepEqual(neighbourSeeds(catalog, ranking), ['c8', 'c1', 'c3', 'c4', 'c6']);
+    assert.deepEqual(neighbourSeeds(catalog, ['c0', 'c3']), ['c3']);
   });
 });
