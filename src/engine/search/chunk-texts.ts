@@ -45,9 +45,7 @@ export class ChunkTexts {
     const out = new Map<string, string>();
     let damaged = 0;
     let failure: string | null = null;
-    for (const id of ids) {
-      if (out.has(id)) continue;
-      const read = this.stored.read(id);
+    for (const [id, read] of this.stored.readMany(ids)) {
       if (read.ok) {
         if (read.value !== undefined) out.set(id, read.value);
       } else {
