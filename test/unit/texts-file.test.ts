@@ -43,17 +43,6 @@ function readAll(texts: TextsFile, ids: Iterable<string>): Map<string, string | 
   return new Map([...ids].map((id) => [id, unwrap(texts.read(id))]));
 }
 
-/** The texts of `ids` read together (neighbouring records in one read), in the order asked. */
-function readTogether(texts: TextsFile, ids: readonly string[]): [string, string | undefined][] {
-  return [...texts.readMany(ids)].map(([id, read]) => [id, unwrap(read)]);
-}
-
-/** The ids in an order of their own (backwards, odd numbers first) and one of them twice. */
-function scattered(ids: Iterable<string>): string[] {
-  const all = [...ids].reverse();
-  return [...all.filter((_, i) => i % 2), ...all.filter((_, i) => !(i % 2)), all[0]!];
-}
-
 /** The live chunk ids of `live`, as the catalog gives them to the texts file. */
 function catalogOf(live: ReadonlyMap<string, string>): LiveChunkIds {
   const ids = new Set(live.keys());
@@ -74,11 +63,6 @@ describe('texts file', () => {
         writes.forEach((step, i) => {
           apply(texts, step);
           const now = expected(writes.slice(0, i + 1));
-          // read together first, while the texts just written are not decoded yet
-          assert.deepEqual(
-            readTogether(texts, scattered(every)),
-            [...new Set(scattered(every))].map((id) => [id, now.get(id)]),
-          );
           assert.deepEqual(
             readAll(texts, every),
             new Map([...every].map((id) => [id, now.get(id)])),
@@ -94,10 +78,6 @@ describe('texts file', () => {
           texts.bytes,
           catalogOf(live),
           false,
-        );
-        assert.deepEqual(
-          readTogether(reopened, scattered(every)),
-          [...new Set(scattered(every))].map((id) => [id, want.get(id)]),
         );
         assert.deepEqual(readAll(reopened, every), want);
         reopened.close();
@@ -260,10 +240,6 @@ describe('texts file', () => {
     // changed after opening: the read fails instead of answering from the changed bytes
     const opened = TextsFile.load(file, committed, catalog, false);
     writeFileSync(file, changed);
-    const together = opened.readMany(['b', 'a']);
-    assert.deepEqual([...together.keys()], ['b', 'a']);
-    assert.equal(together.get('a')!.ok, false);
-    assert.equal(unwrap(together.get('b')!), 'beta');
     const read = opened.read('a');
     assert.equal(read.ok, false);
     assert.equal(unwrap(opened.read('b')), 'beta');

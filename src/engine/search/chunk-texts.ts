@@ -45,7 +45,9 @@ export class ChunkTexts {
     const out = new Map<string, string>();
     let damaged = 0;
     let failure: string | null = null;
-    for (const [id, read] of this.stored.readMany(ids)) {
+    for (const id of ids) {
+      if (out.has(id)) continue;
+      const read = this.stored.read(id);
       if (read.ok) {
         if (read.value !== undefined) out.set(id, read.value);
       } else {

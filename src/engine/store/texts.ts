@@ -31,13 +31,6 @@ const MIN_GARBAGE_BYTES = 64 * 1024;
  * surroundings, and the next question often the same files.
  */
 const CACHED_CHARS = 4 * 1024 * 1024;
-/**
- * Records asked for together are read in one go when no more than this many bytes lie between
- * them (read and dropped: cheaper than another read) …
- */
-const MERGED_READ_GAP = 16 * 1024;
-/** … and the whole read stays within this many bytes. */
-const MERGED_READ_BYTES = 256 * 1024;
 
 /** What a chunk contributes to the file: its id and the text the search reads. */
 export interface StoredText {
@@ -216,69 +209,6 @@ export class TextsFile {
     const text = this.buffer.toString('utf8', record.textStart, record.end);
     this.remember(offset, text);
     return ok(text);
-  }
-
-  /**
-   * The texts of `ids` in the order asked, as `read` gives each, with the records not decoded yet
-   * read in file order, neighbours together: a question asks for many chunks at once, several of
-   * one file, whose records a save wrote side by side (a read a record took about a hundred a
-   * question at 10k files).
-   */
-  readMany(ids: Iterable<string>): Map<string, Result<string | undefined>> {
-    const asked = [...new Set(ids)];
-    const found = new Map<string, Result<string | undefined>>();
-    const pending: { id: string; offset: number; length: number }[] = [];
-    for (const id of asked) {
-      const slot = this.slots.get(id);
-      if (slot === undefined || this.fd === null) {
-        found.set(id, this.read(id));
-        continue;
-      }
-      const offset = this.offsets[slot]!;
-      if (this.decoded.has(offset)) found.set(id, this.read(id));
-      else pending.push({ id, offset, length: this.lengths[slot]! });
-    }
-    pending.sort((a, b) => a.offset - b.offset);
-    for (let first = 0; first < pending.length;) {
-      const start = pending[first]!.offset;
-      let end = start + pending[first]!.length;
-      let last = first;
-      while (last + 1 < pending.length) {
-        const next = pending[last + 1]!;
-        const nextEnd = Math.max(end, next.offset + next.length);
-        if (next.offset - end > MERGED_READ_GAP || nextEnd - start > MERGED_READ_BYTES) break;
-        end = nextEnd;
-        last++;
-      }
-      this.readSpan(start, end, pending.slice(first, last + 1), found);
-      first = last + 1;
-    }
-    return new Map(asked.map((id) => [id, found.get(id)!]));
-  }
-
-  /** Reads the bytes from `start` to `end` once and decodes each of `records` (within them) from them. */
-  private readSpan(
-    start: number,
-    end: number,
-    records: readonly { id: string; offset: number; length: number }[],
-    found: Map<string, Result<string | undefined>>,
-  ): void {
-    if (this.buffer.length < end - start) this.buffer = Buffer.allocUnsafe(roundUp(end - start));
-    const read = readSync(this.fd!, this.buffer, 0, end - start, start);
-    for (const { id, offset, length } of records) {
-      const at = offset - start;
-      const record = at + length <= read ? parseRecord(this.buffer, at, at + length) : null;
-      if (!record || record.end !== at + length) {
-        found.set(
-          id,
-          fail('index_corrupt', `The stored text of ${id} at byte ${offset} is damaged.`),
-        );
-        continue;
-      }
-      const text = this.buffer.toString('utf8', record.textStart, record.end);
-      this.remember(offset, text);
-      found.set(id, ok(text));
-    }
   }
 
   private remember(offset: number, text: string): void {
