@@ -314,6 +314,19 @@ export class CodeGraph {
     return this.slotById.find(stringHash(id), (slot) => this.slots[slot]!.hasId(id));
   }
 
+  /**
+   * The slot of `fact`: its own when the graph holds it there (a fact `factsInFile` gave), found by
+   * its id otherwise. A folder's summary asks this of every definition of the folder's files after
+   * each save, where making and hashing each id took ~6 ms at 100k files.
+   */
+  private slotOfFact(fact: CodeFact): number | undefined {
+    if (fact instanceof StoredFact) {
+      const slot = StoredFact.slotOf(fact);
+      if (this.slots[slot] === fact) return slot;
+    }
+    return this.slotOf(fact.id);
+  }
+
   factsInFile(path: string): readonly CodeFact[] {
     return this.byFile.get(path)?.facts ?? [];
   }
@@ -388,12 +401,12 @@ export class CodeGraph {
   }
 
   /**
-   * How many of `id`'s resolved calls come from functions outside file `path`, counted without
+   * How many of `fact`'s resolved calls come from functions outside file `path`, counted without
    * building the calls: a folder's summary ranks its definitions by this after every save, and
    * building every call of every definition of the folder took ~10 ms of the first save at 10k files.
    */
-  callersOutside(id: string, path: string): number {
-    const slot = this.slotOf(id);
+  callersOutside(fact: CodeFact, path: string): number {
+    const slot = this.slotOfFact(fact);
     const calls = slot === undefined ? undefined : this.incoming.get(slot);
     let count = 0;
     for (let at = 0; calls && at < calls.length; at += 2) {

@@ -358,7 +358,7 @@ function mostUsedDefinitions(unit: DirectoryUnit, graph: CodeGraph): string[] {
   for (const file of unit.files) {
     for (const fact of graph.factsInFile(file)) {
       if (fact.parent !== null || fact.kind === 'module' || fact.name.startsWith('_')) continue;
-      ranked.push({ name: fact.qualifiedName, uses: graph.callersOutside(fact.id, file) });
+      ranked.push({ name: fact.qualifiedName, uses: graph.callersOutside(fact, file) });
     }
   }
   return ranked

@@ -266,13 +266,31 @@ describe('code graph: incremental updates', () => {
       fc.property(fc.array(stepArbitrary, { minLength: 1, maxLength: 10 }), (steps) => {
         const graph = new CodeGraph('root');
         const files = new Map<string, CodeFact[]>();
-        for (const step of steps) apply(graph, files, step);
+        const earlier: CodeFact[] = [];
+        for (const step of steps) {
+          earlier.push(...graph.allFacts());
+          apply(graph, files, step);
+        }
+        // a fact the graph held before a save, its slot perhaps another's now, counts as the fact
+        // of its id does now
+        for (const old of earlier) {
+          const now = graph.fact(old.id);
+          for (const path of PATHS)
+            assert.equal(
+              graph.callersOutside(old, path),
+              now ? graph.callersOutside(now, path) : 0,
+            );
+        }
+        // the graph's own facts (their slots taken as they are) and the facts as they were given
+        // (looked up by id) count the same
+        const given = new Map([...files.values()].flat().map((fact) => [fact.id, fact]));
         for (const fact of graph.allFacts())
           for (const path of PATHS) {
             const outside = graph
               .callers(fact.id)
-              .filter((call) => graph.fact(call.callerId)!.path !== path);
-            assert.equal(graph.callersOutside(fact.id, path), outside.length, `${fact.id} ${path}`);
+              .filter((call) => graph.fact(call.callerId)!.path !== path).length;
+            assert.equal(graph.callersOutside(fact, path), outside, `${fact.id} ${path}`);
+            assert.equal(graph.callersOutside(given.get(fact.id)!, path), outside);
           }
       }),
       { numRuns: 200 },
