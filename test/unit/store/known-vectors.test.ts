@@ -1,4 +1,6 @@
 import * as assert from 'node:assert/strict';
+import fc from 'fast-check';
+import type { ChunkLevel } from '../../../src/engine/model';
 import { KnownVectors } from '../../../src/engine/store/known-vectors';
 import { chunkOf } from '../../helpers/chunks';
 
@@ -91,5 +93,85 @@ describe('known vectors', () => {
       assert.ok(known.size <= 64, `${known.size} rows kept`);
       assert.equal(known.take(chunks.map((chunk) => chunk.id)).missing.length, 0);
     }
+  });
+
+  it('answers as a scan of every kept row by file would, through any writes, reads and forgets', () => {
+    // the rows a save writes and a read meets: few ids, files and folders, so that they repeat
+    const fileOf: Record<string, string | null> = {
+      a1: 'a.py',
+      a2: 'a.py',
+      a3: 'a.py',
+      b1: 'b.py',
+      b2: 'b.py',
+      c1: 'c.py',
+      c2: 'c.py',
+      d1: 'd.py',
+      src: null,
+      lib: null,
+      test: null,
+      docs: null,
+    };
+    const ids = Object.keys(fileOf);
+    const levelOf = (id: string): ChunkLevel => (fileOf[id] ? 'function' : 'directory');
+    const operation = fc.oneof(
+      fc.record({ kind: fc.constant('written' as const), ids: fc.subarray(ids), seed: fc.nat(9) }),
+      fc.record({ kind: fc.constant('forget' as const), ids: fc.subarray(ids) }),
+      fc.record({
+        kind: fc.constant('forgetFiles' as const),
+        paths: fc.subarray(['a.py', 'b.py', 'c.py', 'd.py']),
+      }),
+      fc.record({ kind: fc.constant('read' as const), ids: fc.subarray(ids), seed: fc.nat(9) }),
+      fc.record({ kind: fc.constant('clear' as const) }),
+    );
+    fc.assert(
+      fc.property(fc.array(operation, { maxLength: 40 }), (operations) => {
+        // room for 8 rows of 2 dimensions: a write of more than one row is an index run's
+        const known = new KnownVectors(2, 8 * 2 * 4);
+        const model = new Map<string, { file: string | null; values: number[] }>();
+        for (const step of operations) {
+          if (step.kind === 'written') {
+            const chunks = step.ids.map((id) =>
+              fileOf[id] ? fileChunk(id, fileOf[id]!) : folderChunk(id),
+            );
+            known.written(chunks, new Map(step.ids.map((id) => [id, vector(step.seed)])));
+            if (chunks.length > 1) continue;
+            if (model.size + chunks.length > 8)
+              for (const [id] of model) if (fileOf[id] !== null) model.delete(id);
+            if (model.size + chunks.length > 8) continue;
+            for (const id of step.ids)
+              model.set(id, { file: fileOf[id]!, values: [...vector(step.seed)] });
+          } else if (step.kind === 'forget') {
+            known.forget(step.ids);
+            for (const id of step.ids) model.delete(id);
+          } else if (step.kind === 'forgetFiles') {
+            known.forgetFiles(step.paths);
+            for (const [id, kept] of model)
+              if (kept.file !== null && step.paths.includes(kept.file)) model.delete(id);
+          } else if (step.kind === 'read') {
+            const values = new Float32Array(step.ids.length * 2).fill(step.seed);
+            known.read({ ids: step.ids, levels: step.ids.map(levelOf), values }, known.mark());
+            for (const id of step.ids)
+              if (levelOf(id) === 'directory' && model.size < 8)
+                model.set(id, { file: null, values: [step.seed, step.seed] });
+          } else {
+            known.clear();
+            model.clear();
+          }
+          assert.equal(known.size, model.size);
+          const taken = known.take(ids);
+          assert.deepEqual(
+            taken.missing,
+            ids.filter((id) => !model.has(id)),
+          );
+          taken.ids.forEach((id, row) =>
+            assert.deepEqual(
+              [...taken.values.subarray(row * 2, row * 2 + 2)],
+              model.get(id)!.values,
+            ),
+          );
+        }
+      }),
+      { numRuns: 500 },
+    );
   });
 });
