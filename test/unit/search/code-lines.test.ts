@@ -1,8 +1,12 @@
 import * as assert from 'node:assert/strict';
 import { codeLines } from '../../../src/engine/search/evidence';
+import type { ChunkMeta } from '../../../src/engine/store/tables';
 import { chunkMeta } from '../../helpers/chunks';
 
 /** The code lines of chunk texts, kept between reads: each chunk gets the lines of its own place. */
+/** The file line numbers of a chunk's code lines. */
+const numbers = (meta: ChunkMeta, text: string) => codeLines(meta, text).map((line) => line.line);
+
 describe('code lines of a chunk', () => {
   const body = 'def run(x):\n    total = x + 1\n    return total';
 
@@ -23,18 +27,9 @@ describe('code lines of a chunk', () => {
   it('gives a second chunk holding the same text the lines of its own place', () => {
     const here = chunkMeta({ id: 'a.py::None::run::function', startLine: 10, endLine: 12 });
     const there = chunkMeta({ id: 'b.py::None::run::function', startLine: 40, endLine: 42 });
-    assert.deepEqual(
-      codeLines(here, body).map((line) => line.line),
-      [10, 11, 12],
-    );
-    assert.deepEqual(
-      codeLines(there, body).map((line) => line.line),
-      [40, 41, 42],
-    );
-    assert.deepEqual(
-      codeLines(here, body).map((line) => line.line),
-      [10, 11, 12],
-    );
+    assert.deepEqual(numbers(here, body), [10, 11, 12]);
+    assert.deepEqual(numbers(there, body), [40, 41, 42]);
+    assert.deepEqual(numbers(here, body), [10, 11, 12]);
   });
 
   it("lays a class's own code over its segments, whichever segments the chunk has now", () => {
@@ -47,14 +42,8 @@ describe('code lines of a chunk', () => {
         [8, 9],
       ] as [number, number][],
     };
-    assert.deepEqual(
-      codeLines(before, text).map((line) => line.line),
-      [3, 4, 5],
-    );
-    assert.deepEqual(
-      codeLines(after, text).map((line) => line.line),
-      [3, 8, 9],
-    );
+    assert.deepEqual(numbers(before, text), [3, 4, 5]);
+    assert.deepEqual(numbers(after, text), [3, 8, 9]);
     assert.deepEqual(codeLines({ ...before, segments: null }, text), []);
   });
 });
