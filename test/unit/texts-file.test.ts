@@ -105,6 +105,59 @@ describe('texts file', () => {
     );
   });
 
+  it('keeps the record of a chunk written again with its own text, and appends only changed texts', () => {
+    // few texts, so a chunk is often written again with the text it holds
+    const sameOften: fc.Arbitrary<Write> = fc.record({
+      removed: fc.array(fc.nat(12), { maxLength: 6 }),
+      added: fc.array(
+        fc.record({ chunk: fc.nat(12), text: fc.constantFrom('', 'a', 'b', 'héllo\nworld') }),
+        { maxLength: 10 },
+      ),
+    });
+    fc.assert(
+      fc.property(fc.array(sameOften, { minLength: 1, maxLength: 10 }), (writes) => {
+        const folder = scratch.folder();
+        const texts = TextsFile.create(path.join(folder, 'texts-0.bin'));
+        const every = new Set([...Array(13).keys()].map(idOf));
+        writes.forEach((step, i) => {
+          const before = expected(writes.slice(0, i));
+          const offsets = new Map([...every].map((id) => [id, texts.recordOf(id)]));
+          const bytes = texts.bytes;
+          apply(texts, step);
+          const last = new Map(step.added.map(({ chunk, text }) => [idOf(chunk), text]));
+          const changed = [...last].filter(([id, text]) => before.get(id) !== text);
+          const grown = changed.reduce(
+            (sum, [id, text]) => sum + 12 + Buffer.byteLength(id) + Buffer.byteLength(text),
+            bytes === 0 && changed.length ? 8 : 0,
+          );
+          assert.equal(texts.bytes - bytes, grown);
+          for (const [id, text] of last)
+            if (before.get(id) === text) assert.equal(texts.recordOf(id), offsets.get(id));
+          const now = expected(writes.slice(0, i + 1));
+          assert.deepEqual(
+            readAll(texts, every),
+            new Map([...every].map((id) => [id, now.get(id)])),
+          );
+        });
+        const live = expected(writes);
+        texts.sync();
+        const reopened = TextsFile.load(
+          path.join(folder, 'texts-0.bin'),
+          texts.bytes,
+          catalogOf(live),
+          false,
+        );
+        assert.deepEqual(
+          readAll(reopened, every),
+          new Map([...every].map((id) => [id, live.get(id)])),
+        );
+        reopened.close();
+        texts.close();
+      }),
+      { numRuns: 100 },
+    );
+  });
+
   it('keeps every text readable as its slots run out, whether they grow or are packed', () => {
     const folder = scratch.folder();
     const texts = TextsFile.create(path.join(folder, 'texts-0.bin'));
@@ -150,11 +203,14 @@ describe('texts file', () => {
     const big = 'x'.repeat(1024 * 1024);
     texts.write([], [{ id: 'a', text: big }]);
     assert.equal(texts.wasteful(), false);
+    // the same text again keeps its record: only a changed one leaves garbage behind
     for (let i = 0; i < 6; i++) texts.write(['a'], [{ id: 'a', text: big }]);
+    assert.equal(texts.wasteful(), false);
+    for (let i = 0; i < 6; i++) texts.write(['a'], [{ id: 'a', text: `${i}${big}` }]);
     assert.equal(texts.wasteful(), true);
     texts.rewriteTo(path.join(folder, 'texts-1.bin'));
     assert.equal(texts.wasteful(), false);
-    assert.equal(unwrap(texts.read('a')), big);
+    assert.equal(unwrap(texts.read('a')), `5${big}`);
     texts.close();
   });
 

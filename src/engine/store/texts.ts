@@ -9,8 +9,9 @@ import { spareSlots } from '../util/spare';
  *
  * Layout: a header (magic, format version), then one record per chunk written: the byte lengths
  * of its id and its text, a CRC-32 of both, the id and the text (UTF-8). Records are only ever
- * appended. A chunk written again gets a new record and its old one becomes garbage, which a
- * rewrite into the next generation's file drops. The manifest commits how many bytes count: a
+ * appended. A chunk written again with another text gets a new record and its old one becomes
+ * garbage, which a rewrite into the next generation's file drops; one written again with the same
+ * text keeps its record. The manifest commits how many bytes count: a
  * reader reads no further, and a writer first cuts off what an unfinished write appended. Which
  * records are live is decided by the catalog: for each chunk it holds, the last record of its id.
  */
@@ -224,23 +225,44 @@ export class TextsFile {
 
   /**
    * Drops the texts of `removed`, then appends those of `added` (a chunk written again replaces
-   * its text). Nothing counts until a commit records the new `bytes`.
+   * its text; of a chunk given twice, the last text counts). A chunk whose text is byte for byte
+   * its live record's keeps that record: a save rewrites every chunk of its file, most of them
+   * unchanged, and a kept record keeps its offset, so what is known by it (its decoded text, its
+   * token counts) stays valid and the file grows by the changed texts only. Nothing counts until
+   * a commit records the new `bytes`.
    */
   write(removed: Iterable<string>, added: readonly StoredText[]): void {
     if (!this.writable) throw new Error('the texts file was opened for reading');
-    for (const id of removed) this.drop(id);
-    if (!added.length) return;
-    const records = added.map((chunk) => encodeRecord(chunk));
-    const bytes = Buffer.concat(records);
+    const last = new Map(added.map((chunk) => [chunk.id, chunk]));
+    const fresh: { id: string; record: Buffer }[] = [];
+    const kept = new Set<string>();
+    for (const chunk of last.values()) {
+      const record = encodeRecord(chunk);
+      if (this.holdsRecord(chunk.id, record)) kept.add(chunk.id);
+      else fresh.push({ id: chunk.id, record });
+    }
+    for (const id of removed) if (!kept.has(id)) this.drop(id);
+    if (!fresh.length) return;
     const fd = this.openForWriting();
-    writeFully(fd, bytes, this.end);
+    writeFully(fd, Buffer.concat(fresh.map(({ record }) => record)), this.end);
     let offset = this.end;
-    for (let i = 0; i < added.length; i++) {
-      this.drop(added[i]!.id);
-      this.place(added[i]!.id, offset, records[i]!.length, records[i]!.readUInt32LE(8));
-      offset += records[i]!.length;
+    for (const { id, record } of fresh) {
+      this.drop(id);
+      this.place(id, offset, record.length, record.readUInt32LE(8));
+      offset += record.length;
     }
     this.end = offset;
+  }
+
+  /** Whether chunk `id`'s live record is `record`, byte for byte (its checksum is compared first). */
+  private holdsRecord(id: string, record: Buffer): boolean {
+    const slot = this.slots.get(id);
+    if (slot === undefined || this.fd === null) return false;
+    const length = this.lengths[slot]!;
+    if (length !== record.length || this.checks[slot] !== record.readUInt32LE(8)) return false;
+    if (this.buffer.length < length) this.buffer = Buffer.allocUnsafe(roundUp(length));
+    const read = readSync(this.fd, this.buffer, 0, length, this.offsets[slot]!);
+    return read === length && this.buffer.subarray(0, length).equals(record);
   }
 
   /** Makes what was written durable: called before a commit names it. */

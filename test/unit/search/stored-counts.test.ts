@@ -202,6 +202,40 @@ describe('token counts stored ahead of questions', () => {
     }
   });
 
+  it('of a file saved again stay with its unchanged chunks, and only the changed one waits for a pass', async () => {
+    const texts = manyTexts();
+    const chunks = chunksOf(texts);
+    const file = written(chunks, texts);
+    try {
+      const catalog = new Map(chunks.map((meta) => [meta.id, meta]));
+      const stored = new StoredTokenCounts(file, 0);
+      await stored.catchUp(() => Promise.resolve());
+      const before = chunks.map((meta) => stored.entryOf(meta.id));
+      assert.ok(before.every((entry) => entry >= 0));
+      // a save writes every chunk of its file again; one function's text changed
+      const texts2 = texts.map((text, i) =>
+        i === 5
+          ? `${text}
+# saved`
+          : text,
+      );
+      file.write(
+        chunks.map((meta) => meta.id),
+        chunks.map((meta, i) => ({ id: meta.id, text: texts2[i]! })),
+      );
+      chunks.forEach((meta, i) =>
+        assert.equal(stored.entryOf(meta.id), i === 5 ? -1 : before[i], meta.id),
+      );
+      const spans = spansOf(chunksOf(texts2), 0);
+      assert.deepEqual(
+        await buildContext(spans, catalog, new ChunkTexts(file), 8000, stored),
+        await buildContext(spans, catalog, new ChunkTexts(file), 8000),
+      );
+    } finally {
+      file.close();
+    }
+  });
+
   it('are counted again when a rewrite moves the records, even in the middle of a pass', async () => {
     const texts = manyTexts();
     const chunks = chunksOf(texts);
