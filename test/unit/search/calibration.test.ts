@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import type { Embedder } from '../../../src/engine/embed/embedder';
 import {
@@ -231,10 +231,33 @@ describe('retriever calibration', () => {
         for (const file of edited)
           writeFileSync(path.join(root, file), `${files[file]}\n\ndef extra():\n    return 1\n`);
         unwrap(await engine.updateFiles(edited));
+        // written after the save has returned
+        assert.equal(engine.calibration?.changedFiles, 3);
+        await engine.whenSaved();
         const counted = JSON.parse(
           readFileSync(path.join(engine.storeDir, 'calibration.json'), 'utf8'),
         );
         assert.equal(counted.changedFiles, 3);
+        // a count that cannot be written is logged, and the save it counts stands
+        const calibrationFile = path.join(engine.storeDir, 'calibration.json');
+        renameSync(calibrationFile, `${calibrationFile}.kept`);
+        mkdirSync(calibrationFile);
+        writeFileSync(
+          path.join(root, edited[0]!),
+          `${files[edited[0]!]}\n\ndef another():\n    return 2\n`,
+        );
+        const failed = await captureLogs(async () => {
+          unwrap(await engine.updateFiles([edited[0]!]));
+          await engine.whenSaved();
+        });
+        assert.equal(eventsNamed(failed.events, 'calibration_not_saved').length, 1);
+        assert.ok(
+          unwrap(await engine.search({ query: 'another' })).spans.some(
+            (span) => span.path === edited[0],
+          ),
+        );
+        rmSync(calibrationFile, { recursive: true });
+        renameSync(`${calibrationFile}.kept`, calibrationFile);
         engine.dispose();
         const reopened = await openEngine(scratch, root, {
           model: { kind: 'directory', path: POTION_MODEL },
