@@ -44,12 +44,27 @@ const ROLE_WORDS: Readonly<Record<FileRole, RegExp>> = {
   compat: /\b(compat\w*|legacy|deprecated|backwards?)\b/i,
 };
 
+/** What a file's definitions say about the role it plays. */
+export interface FileDefinitions {
+  /** The names its definitions carry, modules left out. */
+  readonly names: readonly string[];
+  /** How many of them only declare a type and hold no code (interfaces, type aliases). */
+  readonly typeDeclarations: number;
+}
+
+export const NO_DEFINITIONS: FileDefinitions = { names: [], typeDeclarations: 0 };
+
 /**
- * The role a file plays, from its path and, for tests, its content: a file whose definitions are
- * mostly test functions (`test_…`, `Test…`) is a test file wherever it lives.
+ * The role a file plays, from its path and else its content: a file whose definitions are mostly
+ * test functions (`test_…`, `Test…`) is a test file wherever it lives, and one whose definitions
+ * mostly declare types (a `types.ts` of interfaces) declares what other files implement, as a
+ * stub does.
  */
-export function fileRole(path: string, definitionNames: readonly string[] = []): FileRole | null {
-  return pathRole(path) ?? contentRole(definitionNames);
+export function fileRole(
+  path: string,
+  definitions: FileDefinitions = NO_DEFINITIONS,
+): FileRole | null {
+  return pathRole(path) ?? contentRole(definitions);
 }
 
 /** Paths whose role pathRole keeps (a path's role never changes). */
@@ -70,12 +85,13 @@ function pathRole(path: string): FileRole | null {
 
 const TEST_NAME = /^(test_|Test[A-Z_])/;
 
-/** A file whose definitions are mostly test functions is a test file. */
-function contentRole(definitionNames: readonly string[]): FileRole | null {
+/** A file whose definitions are mostly test functions is a test file; mostly types, a stub. */
+function contentRole({ names, typeDeclarations }: FileDefinitions): FileRole | null {
   // counted in place: asked of every file a question lists, some with thousands of definitions
   let tests = 0;
-  for (let i = 0; i < definitionNames.length; i++) if (TEST_NAME.test(definitionNames[i]!)) tests++;
-  return definitionNames.length && tests * 2 > definitionNames.length ? 'test' : null;
+  for (let i = 0; i < names.length; i++) if (TEST_NAME.test(names[i]!)) tests++;
+  if (names.length && tests * 2 > names.length) return 'test';
+  return names.length && typeDeclarations * 2 > names.length ? 'type-stub' : null;
 }
 
 /** The roles a question asks about. */
@@ -118,7 +134,7 @@ const COVERAGE_EXPONENT = 0.5;
 export function rankFiles(
   spans: readonly Span[],
   question: string,
-  definitionNames: (path: string) => readonly string[],
+  definitions: (path: string) => FileDefinitions,
   rolePriors: boolean,
   evidence: readonly ReadonlyMap<string, number>[] = [],
   contenders: readonly Pick<CitableChunk, 'path' | 'spans'>[] = [],
@@ -147,7 +163,7 @@ export function rankFiles(
   );
   const files = [...byPath.keys()].map((path, order) => {
     // a file's definitions are read only when its path gives it no role
-    const role = pathRole(path) ?? contentRole(definitionNames(path));
+    const role = pathRole(path) ?? contentRole(definitions(path));
     const prior = rolePriors && role && !asked.has(role) ? ROLE_PRIOR : 1;
     return { path, score: prior * standing.get(path)!, role: prior < 1 ? role : null, order };
   });

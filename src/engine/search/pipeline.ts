@@ -41,7 +41,7 @@ import {
   weighQuestionWords,
   wholeFileScores,
 } from './file-evidence';
-import { rankFiles, type FileResult } from './files';
+import { rankFiles, type FileDefinitions, type FileResult } from './files';
 import { closeWordsFirst, ProximityQuery, wordPlaces, wordPlacesCache } from './proximity';
 import {
   citableChunks,
@@ -171,8 +171,8 @@ const KEPT_FILE_FACTS = 4096;
 export interface FileFacts {
   /** Where each chunk's own definition starts: the line of its first fact. */
   readonly definitionLines: ReadonlyMap<string, number>;
-  /** The names its definitions carry, modules left out, in the facts' order. */
-  readonly definitionNames: readonly string[];
+  /** Its definitions, modules left out: their names in the facts' order, and how many declare types. */
+  readonly definitions: FileDefinitions;
 }
 
 /** What the facts of one file (in the graph's order) say for shaping and ranking. */
@@ -180,13 +180,15 @@ export function fileFactsOf(
   facts: readonly Pick<SymbolFacts, 'chunkId' | 'startLine' | 'kind' | 'name'>[],
 ): FileFacts {
   const definitionLines = new Map<string, number>();
-  const definitionNames: string[] = [];
+  const names: string[] = [];
+  let typeDeclarations = 0;
   for (const fact of facts) {
     if (fact.chunkId !== null && !definitionLines.has(fact.chunkId))
       definitionLines.set(fact.chunkId, fact.startLine);
-    if (fact.kind !== 'module') definitionNames.push(fact.name);
+    if (fact.kind !== 'module') names.push(fact.name);
+    if (fact.kind === 'interface' || fact.kind === 'type') typeDeclarations++;
   }
-  return { definitionLines, definitionNames };
+  return { definitionLines, definitions: { names, typeDeclarations } };
 }
 
 export class Searcher {
@@ -443,7 +445,7 @@ export class Searcher {
     const files = rankFiles(
       shaped,
       request.query,
-      (path) => this.definitionNames(path),
+      (path) => this.fileFacts(path).definitions,
       stages.on('file-roles'),
       this.fileEvidence(
         stages,
@@ -648,11 +650,6 @@ export class Searcher {
       NEIGHBOUR_EVERY,
     );
     return new Map(order.map((chunkId, rank) => [chunkId, 1 / (rank + 1)]));
-  }
-
-  /** The names the definitions of a file carry (its content's say in its role). */
-  private definitionNames(path: string): readonly string[] {
-    return this.fileFacts(path).definitionNames;
   }
 
   /** Weighted RRF across the retrievers; the weights follow technicality and the question's mode. */

@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { MODULE_CODE_MARKER } from '../../../src/engine/index/chunks';
 import type { ChunkLevel } from '../../../src/engine/model';
-import { rankFiles } from '../../../src/engine/search/files';
+import { NO_DEFINITIONS, rankFiles } from '../../../src/engine/search/files';
 import { citableChunks, shapeSpans, type RankedChunk } from '../../../src/engine/search/shaping';
 import type { Span } from '../../../src/engine/search/spans';
 import type { ChunkMeta } from '../../../src/engine/store/tables';
@@ -156,7 +156,14 @@ describe('contender files, shaped only when they take a place', () => {
           },
         }));
         const rank = (contenders: readonly { path: string; spans: () => readonly Span[] }[]) =>
-          rankFiles(spans, 'how does it work', () => [], drawn.rolePriors, evidence, contenders);
+          rankFiles(
+            spans,
+            'how does it work',
+            () => NO_DEFINITIONS,
+            drawn.rolePriors,
+            evidence,
+            contenders,
+          );
 
         assert.deepEqual(rank(counted), rank(eagerFiles));
         assert.ok(shapedCount <= new Set(spans.map((span) => span.path)).size);

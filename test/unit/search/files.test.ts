@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { fileRole, rankFiles, rolesAsked } from '../../../src/engine/search/files';
+import { fileRole, NO_DEFINITIONS, rankFiles, rolesAsked } from '../../../src/engine/search/files';
 import type { Span } from '../../../src/engine/search/spans';
 
 const span = (path: string, chunkId: string, score: number, startLine = 1): Span => ({
@@ -11,7 +11,7 @@ const span = (path: string, chunkId: string, score: number, startLine = 1): Span
   why: 'test span',
   chunkId,
 });
-const noNames = () => [];
+const noNames = () => NO_DEFINITIONS;
 
 describe('search results as files with spans', () => {
   it('lists each file once, with its spans best first and one chunk’s spans together', () => {
@@ -187,16 +187,16 @@ describe('search results as files with spans', () => {
   });
 
   it('tells the same role asked again, whatever the definitions say after the path', () => {
-    const names = ['test_a', 'test_b', 'helper'];
+    const tests = { names: ['test_a', 'test_b', 'helper'], typeDeclarations: 0 };
     for (let round = 0; round < 2; round++) {
-      assert.equal(fileRole('src/router.ts', names), 'test');
+      assert.equal(fileRole('src/router.ts', tests), 'test');
       assert.equal(fileRole('src/router.ts'), null);
-      assert.equal(fileRole('docs/router.ts', names), 'docs');
-      assert.equal(fileRole('docs/guide.md', []), 'docs');
+      assert.equal(fileRole('docs/router.ts', tests), 'docs');
+      assert.equal(fileRole('docs/guide.md', NO_DEFINITIONS), 'docs');
     }
   });
 
-  it('tells a file’s role from its path, or from its content for tests', () => {
+  it('tells a file’s role from its path, or from its content for tests and type declarations', () => {
     assert.equal(fileRole('src/__tests__/router.ts'), 'test');
     assert.equal(fileRole('lib/router.spec.js'), 'test');
     assert.equal(fileRole('pkg/conftest.py'), 'test');
@@ -209,8 +209,14 @@ describe('search results as files with spans', () => {
     assert.equal(fileRole('pkg/api_pb2.py'), 'generated');
     assert.equal(fileRole('src/router.ts'), null);
     assert.equal(fileRole('src/contest.py'), null);
-    assert.equal(fileRole('pkg/checks.py', ['test_login', 'test_logout', 'helper']), 'test');
-    assert.equal(fileRole('pkg/login.py', ['login', 'test_login']), null);
+    const named = (names: string[], typeDeclarations = 0) => ({ names, typeDeclarations });
+    assert.equal(fileRole('pkg/checks.py', named(['test_login', 'test_logout', 'helper'])), 'test');
+    assert.equal(fileRole('pkg/login.py', named(['login', 'test_login'])), null);
+    assert.equal(
+      fileRole('src/http/types.ts', named(['Handler', 'Options', 'parse'], 2)),
+      'type-stub',
+    );
+    assert.equal(fileRole('src/http/handler.ts', named(['Options', 'handle', 'parse'], 1)), null);
   });
 
   it('reads the roles a question asks about', () => {
