@@ -766,6 +766,7 @@ export class Engine implements Disposable {
     const write = this.calibrationWrites.then(() =>
       writeCalibration(this.store.directory, calibration),
     );
+    // the caller hears of a failure (and logs it); the writes after it still go ahead
     this.calibrationWrites = write.catch(() => undefined);
     return write;
   }

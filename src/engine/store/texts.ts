@@ -11,9 +11,9 @@ import { spareSlots } from '../util/spare';
  * of its id and its text, a CRC-32 of both, the id and the text (UTF-8). Records are only ever
  * appended. A chunk written again with another text gets a new record and its old one becomes
  * garbage, which a rewrite into the next generation's file drops; one written again with the same
- * text keeps its record. The manifest commits how many bytes count: a
- * reader reads no further, and a writer first cuts off what an unfinished write appended. Which
- * records are live is decided by the catalog: for each chunk it holds, the last record of its id.
+ * text keeps its record. The manifest commits how many bytes count: a reader reads no further, and
+ * a writer first cuts off what an unfinished write appended. Which records are live is decided by
+ * the catalog: for each chunk it holds, the last record of its id.
  */
 const MAGIC = 0x58544f43; // 'COTX'
 const FORMAT_VERSION = 1;
