@@ -49,6 +49,35 @@ function catalogOf(live: ReadonlyMap<string, string>): LiveChunkIds {
   return { size: ids.size, idOf: (id) => (ids.has(id) ? id : undefined) };
 }
 
+/** The text `live` holds of each of `ids` (undefined for a chunk it does not hold). */
+function textsOf(
+  live: ReadonlyMap<string, string>,
+  ids: Iterable<string>,
+): Map<string, string | undefined> {
+  return new Map([...ids].map((id) => [id, live.get(id)]));
+}
+
+/** The bytes of a record: its header, then its id and text. */
+function recordBytes(id: string, text: string): number {
+  return 12 + Buffer.byteLength(id) + Buffer.byteLength(text);
+}
+
+/** What a reader opening `texts` (at `file`) as written so far reads of `ids`, `live` its catalog. */
+function reopenedReads(
+  file: string,
+  texts: TextsFile,
+  live: ReadonlyMap<string, string>,
+  ids: Iterable<string>,
+): Map<string, string | undefined> {
+  texts.sync();
+  const reopened = TextsFile.load(file, texts.bytes, catalogOf(live), false);
+  try {
+    return readAll(reopened, ids);
+  } finally {
+    reopened.close();
+  }
+}
+
 describe('texts file', () => {
   const scratch = new Scratch();
   after(() => scratch.cleanup());
@@ -62,25 +91,13 @@ describe('texts file', () => {
         // read after every write too: texts read before are kept, and must not outlive a rewrite
         writes.forEach((step, i) => {
           apply(texts, step);
-          const now = expected(writes.slice(0, i + 1));
-          assert.deepEqual(
-            readAll(texts, every),
-            new Map([...every].map((id) => [id, now.get(id)])),
-          );
+          assert.deepEqual(readAll(texts, every), textsOf(expected(writes.slice(0, i + 1)), every));
         });
         const live = expected(writes);
-        const want = new Map([...every].map((id) => [id, live.get(id)]));
+        const want = textsOf(live, every);
         assert.deepEqual(readAll(texts, every), want);
         assert.equal(texts.size, live.size);
-        texts.sync();
-        const reopened = TextsFile.load(
-          path.join(folder, 'texts-0.bin'),
-          texts.bytes,
-          catalogOf(live),
-          false,
-        );
-        assert.deepEqual(readAll(reopened, every), want);
-        reopened.close();
+        assert.deepEqual(reopenedReads(path.join(folder, 'texts-0.bin'), texts, live, every), want);
         if (texts.bytes > 0) {
           texts.rewriteTo(path.join(folder, 'texts-1.bin'));
           assert.deepEqual(readAll(texts, every), want);
@@ -92,10 +109,7 @@ describe('texts file', () => {
           );
           assert.deepEqual(readAll(rewritten, every), want);
           // a rewritten file holds the live records and nothing else
-          const liveBytes = [...live].reduce(
-            (sum, [id, text]) => sum + 12 + Buffer.byteLength(id) + Buffer.byteLength(text),
-            8,
-          );
+          const liveBytes = [...live].reduce((sum, [id, text]) => sum + recordBytes(id, text), 8);
           assert.equal(rewritten.bytes, liveBytes);
           rewritten.close();
         }
@@ -127,31 +141,19 @@ describe('texts file', () => {
           const last = new Map(step.added.map(({ chunk, text }) => [idOf(chunk), text]));
           const changed = [...last].filter(([id, text]) => before.get(id) !== text);
           const grown = changed.reduce(
-            (sum, [id, text]) => sum + 12 + Buffer.byteLength(id) + Buffer.byteLength(text),
+            (sum, [id, text]) => sum + recordBytes(id, text),
             bytes === 0 && changed.length ? 8 : 0,
           );
           assert.equal(texts.bytes - bytes, grown);
           for (const [id, text] of last)
             if (before.get(id) === text) assert.equal(texts.recordOf(id), offsets.get(id));
-          const now = expected(writes.slice(0, i + 1));
-          assert.deepEqual(
-            readAll(texts, every),
-            new Map([...every].map((id) => [id, now.get(id)])),
-          );
+          assert.deepEqual(readAll(texts, every), textsOf(expected(writes.slice(0, i + 1)), every));
         });
         const live = expected(writes);
-        texts.sync();
-        const reopened = TextsFile.load(
-          path.join(folder, 'texts-0.bin'),
-          texts.bytes,
-          catalogOf(live),
-          false,
-        );
         assert.deepEqual(
-          readAll(reopened, every),
-          new Map([...every].map((id) => [id, live.get(id)])),
+          reopenedReads(path.join(folder, 'texts-0.bin'), texts, live, every),
+          textsOf(live, every),
         );
-        reopened.close();
         texts.close();
       }),
       { numRuns: 100 },
