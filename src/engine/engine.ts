@@ -47,6 +47,7 @@ import {
   type RetrieverCalibration,
 } from './search/calibration';
 import { Searcher, type SearchRequest, type SearchResult } from './search/pipeline';
+import { VectorScan } from './search/vectors';
 import { IndexStore, NEAREST_WORDS_FILE } from './store/store';
 import { Emitter, type Disposable, type Event } from './util/event';
 import { shortHash } from './util/hash';
@@ -157,6 +158,8 @@ export class Engine implements Disposable {
     readonly embedding: EmbeddingStatus,
     /** Messages for the user from opening the store (rebuilt, recovered …). */
     readonly notices: readonly string[],
+    /** The store's vectors, being read since it opened. */
+    vectors: VectorScan,
   ) {
     const maxFileBytes = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
     this.pool = new ParsePool(
@@ -185,7 +188,7 @@ export class Engine implements Disposable {
       maxFileBytes,
       ...(options.useGit !== undefined ? { useGit: options.useGit } : {}),
     });
-    this.searcher = this.newSearcher();
+    this.searcher = this.newSearcher(vectors);
     this.callsSaver = new ResolvedCallsSaver(
       store,
       graph,
@@ -213,7 +216,8 @@ export class Engine implements Disposable {
     });
   }
 
-  private newSearcher(): Searcher {
+  /** A searcher of the store as it is now; `vectors` a scan of its vectors already reading them. */
+  private newSearcher(vectors?: VectorScan): Searcher {
     return new Searcher(
       {
         catalog: this.store.catalog,
@@ -228,6 +232,7 @@ export class Engine implements Disposable {
         // as the store's other files: written only by the process holding its lock
         writable: () => this.store.texts.forWriting,
       },
+      vectors,
     );
   }
 
@@ -272,6 +277,9 @@ export class Engine implements Disposable {
     if (!opened.ok) return opened;
     const { store, notices } = opened.value;
     for (const notice of notices) log.warn('index_notice', { message: notice });
+    // The vectors are read while the graph is built: LanceDB decodes them on its own threads
+    // while this one builds, and the first question after opening waits for them otherwise.
+    const vectors = startReadingVectors(store);
     const { graph, taken } = await openGraph(store, root);
     const engine = new Engine(
       root,
@@ -281,6 +289,7 @@ export class Engine implements Disposable {
       embedder,
       embedding,
       notices,
+      vectors,
     );
     engine.useCalibration(await readCalibration(store.directory));
     engine.warmAfterOpening();
@@ -850,6 +859,18 @@ export class Engine implements Disposable {
     this.writes = next.catch(() => undefined);
     return next;
   }
+}
+
+/**
+ * A scan of `store`'s vectors, reading them from now on. A failed read is only logged: the first
+ * search reads them again.
+ */
+function startReadingVectors(store: IndexStore): VectorScan {
+  const vectors = new VectorScan(store.tables, store.catalog);
+  vectors.ready().catch((cause: unknown) => {
+    log.warn('vectors_not_read_early', { error: describeError(cause) });
+  });
+  return vectors;
 }
 
 export function defaultStorageRoot(): string {

@@ -48,7 +48,7 @@ describe('opening an index readies the first question and the first save', () =>
     assert.notEqual(warmed!.trace_id, eventsNamed(events, 'indexing_started')[0]?.trace_id);
   });
 
-  it('embeds the index words and reads the vectors once the engine idles, so the first question does neither', async () => {
+  it('reads the vectors from the opening on and embeds the index words once the engine idles, so the first question does neither', async () => {
     const root = scratch.tree({
       'auth/login.py':
         'def check_password(user, password):\n    return hash_password(password) == user.digest\n',
@@ -77,6 +77,14 @@ describe('opening an index readies the first question and the first save', () =>
         engine.dispose();
       }
     });
+    // the read began as the store opened, before the graph was built: not at the warm-up
+    const order = events.map((event) => event.event);
+    assert.ok(order.indexOf('vectors_reading') >= 0, 'the vectors were read');
+    const graphBuilt = order.findIndex(
+      (name) => name === 'calls_resolved' || name === 'resolved_calls_taken',
+    );
+    assert.ok(graphBuilt >= 0 && order.indexOf('vectors_reading') < graphBuilt);
+    assert.ok(order.indexOf('vectors_reading') < order.indexOf('search_warmed'));
     const before = (name: string) =>
       eventsNamed(events, name).filter(
         (event) => Date.parse(event.time as string) <= result.warmedAt,

@@ -209,9 +209,17 @@ export class Searcher {
   /** The facts of the files questions reached (see fileFacts), dropped when the index changes. */
   private readonly factsByFile = new Map<string, FileFacts>();
 
-  /** `savedWords`: where the nearest words' rows are kept between openings, when anywhere. */
-  constructor(index: Omit<SearchIndex, 'vectors'>, savedWords: SavedWordRows | null = null) {
-    this.index = { ...index, vectors: new VectorScan(index.tables, index.catalog) };
+  /**
+   * `savedWords`: where the nearest words' rows are kept between openings, when anywhere;
+   * `vectors`: a scan of the index's vectors already reading them (made of the same tables and
+   * catalog), when there is one.
+   */
+  constructor(
+    index: Omit<SearchIndex, 'vectors'>,
+    savedWords: SavedWordRows | null = null,
+    vectors = new VectorScan(index.tables, index.catalog),
+  ) {
+    this.index = { ...index, vectors };
     this.texts = new ChunkTexts(index.texts);
     this.tokenCounts = new StoredTokenCounts(index.texts);
     this.nearestWords = index.embedder

@@ -180,6 +180,7 @@ export class VectorScan {
       return null;
     }
     const started = performance.now();
+    log.debug('vectors_reading', { chunks: this.catalog.size, dimensions });
     const numbering = new Owners();
     // read straight into the matrix searched, with its spare rows: no second copy while loading
     const size = this.catalog.size;
