@@ -441,6 +441,7 @@ export class Searcher {
       weights,
       (chunkId) => this.definitionLine(chunkId),
       reach,
+      stages.on('class-bodies'),
     );
     const contenders = stages.on('contender-files')
       ? this.contenders(
@@ -448,6 +449,7 @@ export class Searcher {
           shaped,
           weights,
           reach,
+          stages.on('class-bodies'),
         )
       : [];
     const files = rankFiles(
@@ -577,6 +579,7 @@ export class Searcher {
     shaped: readonly Span[],
     weights: ReadonlyMap<string, number>,
     reach: TextReach,
+    classBodies: boolean,
   ): CitableChunk[] {
     const ids = closestUnlisted(
       retrieved.flatMap((list) => list.hits),
@@ -591,6 +594,7 @@ export class Searcher {
       weights,
       (chunkId) => this.definitionLine(chunkId),
       reach,
+      classBodies,
     );
   }
 

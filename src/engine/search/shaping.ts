@@ -1,3 +1,4 @@
+import type { Segment } from '../model';
 import type { ChunkMeta } from '../store/tables';
 import type { TextLookup } from './chunk-texts';
 import {
@@ -72,8 +73,10 @@ export function shapeSpans(
   /** The line a function's own definition starts on (after its doc comment and any overloads). */
   definitionLine: (chunkId: string) => number | undefined,
   reach: TextReach = UNKNOWN_REACH,
+  /** Whether a class cited by its header shows the start of its body (the `class-bodies` stage). */
+  classBodies = true,
 ): Span[] {
-  const context = shapingContext(texts, termWeights, definitionLine, reach);
+  const context = shapingContext(texts, termWeights, definitionLine, reach, classBodies);
   return dropContained(
     ranked.flatMap((chunk, rank) => {
       const meta = catalog.get(chunk.chunkId);
@@ -90,6 +93,7 @@ interface ShapingContext {
   readonly strong: number;
   readonly definitionLine: (chunkId: string) => number | undefined;
   readonly reach: TextReach;
+  readonly classBodies: boolean;
 }
 
 function shapingContext(
@@ -97,16 +101,17 @@ function shapingContext(
   termWeights: ReadonlyMap<string, number>,
   definitionLine: (chunkId: string) => number | undefined,
   reach: TextReach,
+  classBodies: boolean,
 ): ShapingContext {
   const strong = STRONG_TERM_SHARE * Math.max(0, ...termWeights.values());
-  return { texts, termWeights, strong, definitionLine, reach };
+  return { texts, termWeights, strong, definitionLine, reach, classBodies };
 }
 
 function chunkRanges(
   chunk: RankedChunk,
   rank: number,
   meta: ChunkMeta,
-  { texts, termWeights, strong, definitionLine, reach }: ShapingContext,
+  { texts, termWeights, strong, definitionLine, reach, classBodies }: ShapingContext,
 ): [number, number][] {
   return rangesOf(
     meta,
@@ -116,6 +121,7 @@ function chunkRanges(
     strong,
     rank < LEADING_CHUNKS,
     definitionLine(chunk.chunkId),
+    classBodies,
   );
 }
 
@@ -147,8 +153,9 @@ export function citableChunks(
   termWeights: ReadonlyMap<string, number>,
   definitionLine: (chunkId: string) => number | undefined,
   reach: TextReach = UNKNOWN_REACH,
+  classBodies = true,
 ): CitableChunk[] {
-  const context = shapingContext(texts, termWeights, definitionLine, reach);
+  const context = shapingContext(texts, termWeights, definitionLine, reach, classBodies);
   const out: CitableChunk[] = [];
   ranked.forEach((chunk, rank) => {
     const meta = catalog.get(chunk.chunkId);
@@ -236,6 +243,7 @@ function rangesOf(
   strong: number,
   leading: boolean,
   definitionLine: number | undefined,
+  classBodies: boolean,
 ): [number, number][] {
   // A folder has no lines to cite; its summary reaches the reader as the parent of its files' spans.
   if (meta.level === 'directory') return [];
@@ -261,14 +269,28 @@ function rangesOf(
   // A long segment (imports, a table) is cut to its header or to windows around its focus: one
   // window past the leading chunks, whose budget is better spent on the code of functions.
   return mergeRanges(
-    picked.flatMap(([start, end]): [number, number][] => {
-      if (end - start + 1 <= WHOLE_FUNCTION_LINES / 2) return [[start, end]];
+    picked.flatMap((segment): [number, number][] => {
+      const [start, end] = segment;
+      if (end - start + 1 <= WHOLE_FUNCTION_LINES / 2) {
+        const header = classBodies && meta.level === 'class' && segment === segments[0];
+        return [[start, header ? headerEnd(meta, segment) : end]];
+      }
       const inside = focus.filter((line) => start <= line && line <= end);
       return inside.length
         ? windowsAround(inside, WINDOW_RADIUS, [start, end], leading ? WINDOWS_PER_CHUNK : 1)
         : [[start, Math.min(end, start + HEADER_LINES - 1)]];
     }),
   );
+}
+
+/**
+ * Where a class's first segment (its doc comment, declaration and first attributes) is cited
+ * to: at least HEADER_LINES lines from its start, the start of the class body after it (the
+ * constructor, the first members) when it is shorter, so that a class cited by its header shows
+ * how it begins and not its declaration alone.
+ */
+function headerEnd(meta: ChunkMeta, [start, end]: Segment): number {
+  return Math.min(meta.endLine, Math.max(end, start + HEADER_LINES - 1));
 }
 
 function functionRanges(

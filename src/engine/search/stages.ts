@@ -44,6 +44,11 @@ export const STAGES = [
     what: 'calls-graph neighbours of the best hits are woven in after them',
   },
   {
+    name: 'class-bodies',
+    kind: 'shaping',
+    what: 'a class cited by its header shows the start of its body (its first members) up to the header allowance, not its declaration alone',
+  },
+  {
     name: 'file-words',
     kind: 'file-order',
     what: "files that hold more of the question's words, over all their chunks (BM25 over whole files), rise in the files list",

@@ -83,4 +83,70 @@ describe('span shaping', () => {
       [[6, 18]],
     );
   });
+
+  describe('a class cited by its header', () => {
+    // a doc comment and the declaration (lines 1-4), then the constructor and a method: nested
+    // definitions, outside the class's own segments
+    const lines = [
+      '/**',
+      ' * Makes a client.',
+      ' */',
+      'class Client {',
+      '  constructor(config) {',
+      '    this.config = config;',
+      '  }',
+      '',
+      '  request(url) {',
+      '    return send(url, this.config);',
+      '  }',
+      '',
+      '  close() {',
+      '    this.closed = true;',
+      '  }',
+      '}',
+    ];
+    const client: ChunkMeta = {
+      ...meta,
+      id: 'client.js::Client::None::class',
+      filePath: 'client.js',
+      language: 'javascript',
+      className: 'Client',
+      startLine: 1,
+      endLine: lines.length,
+      segments: [
+        [1, 4],
+        [16, 16],
+      ],
+    };
+    const cite = (
+      question: Map<string, number>,
+      classBodies: boolean,
+      shown: ChunkMeta = client,
+    ): [number, number][] =>
+      shapeSpans(
+        [{ chunkId: shown.id, score: 1, why: 'class Client', lines: [] }],
+        new Map([[shown.id, shown]]),
+        new Map([[shown.id, lines.slice(0, shown.endLine).join('\n')]]),
+        question,
+        () => undefined,
+        undefined,
+        classBodies,
+      ).map((span) => [span.startLine, span.endLine]);
+
+    it('shows the start of its body after the declaration, up to the header allowance', () => {
+      // the question's word is in the header: the header segment is the one chosen
+      assert.deepEqual(cite(new Map([['client', 1]]), true), [[1, 12]]);
+      // no line holds the question's words: the class is cited by its first segment
+      assert.deepEqual(cite(new Map([['socket', 1]]), true), [[1, 12]]);
+    });
+
+    it('shows its declaration alone with the class-bodies stage switched off', () => {
+      assert.deepEqual(cite(new Map([['client', 1]]), false), [[1, 4]]);
+    });
+
+    it('ends with the class when the class is shorter than the allowance', () => {
+      const short = { ...client, endLine: 7, segments: [[1, 4]] as [number, number][] };
+      assert.deepEqual(cite(new Map([['client', 1]]), true, short), [[1, 7]]);
+    });
+  });
 });
