@@ -120,14 +120,15 @@ export async function waitForTokenCounts(engine: Engine): Promise<number> {
 }
 
 /**
- * Waits until the engine has saved its graph's resolved calls, as a user's engine does once it
- * idles after indexing, so that the next opening takes them instead of resolving every call.
+ * Waits until the engine has saved what the next opening takes back (its graph's resolved calls,
+ * the context's token counts), as a user's engine does once it idles after indexing, so that the
+ * next opening takes them instead of redoing them.
  */
-export async function waitForSavedCalls(engine: Engine): Promise<void> {
+export async function waitForIdleSaves(engine: Engine): Promise<void> {
   // the save waits on timers that keep no process alive: this child has nothing else to do
   const alive = setInterval(() => undefined, 1000);
   try {
-    await engine.saveResolvedCalls();
+    await engine.saveForNextOpening();
   } finally {
     clearInterval(alive);
   }

@@ -31,7 +31,7 @@ import {
   round,
   runChild,
   serveChild,
-  waitForSavedCalls,
+  waitForIdleSaves,
   waitForTokenCounts,
 } from './child';
 import { available, fts5Times, summarise } from './scale-baselines';
@@ -187,7 +187,7 @@ async function buildStore(request: OpenSearchRequest): Promise<{ built: true }> 
   try {
     unwrap(await engine.index());
     // as a user's engine does once it idles after the first index: the openings take them
-    await waitForSavedCalls(engine);
+    await waitForIdleSaves(engine);
   } finally {
     engine.dispose();
   }

@@ -33,7 +33,7 @@ import {
   runChild,
   serveChild,
   timeSearch,
-  waitForSavedCalls,
+  waitForIdleSaves,
   waitForTokenCounts,
 } from './child';
 import { available, fts5Times, percentile, ripgrepTimes, summarise } from './scale-baselines';
@@ -388,7 +388,7 @@ async function coldPhase(request: ChildRequest): Promise<ColdReport> {
     };
     // a user's engine saves the resolved calls once it idles after the first index: the
     // openings below take them
-    await waitForSavedCalls(engine);
+    await waitForIdleSaves(engine);
     return report;
   } finally {
     engine.dispose();
@@ -447,7 +447,7 @@ async function warmPhase(request: ChildRequest): Promise<WarmReport> {
     // resolved calls: the opening again below then measures taking them back, not redoing what
     // this process never did
     await waitForTokenCounts(engine);
-    await waitForSavedCalls(engine);
+    await waitForIdleSaves(engine);
     report = {
       openSeconds,
       firstQueryMs,

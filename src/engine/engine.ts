@@ -33,7 +33,7 @@ import type { FixProposal } from './fix/model';
 import type { PatchFailure } from './fix/patch';
 import { proposeFix, type FixRequest } from './fix/resolver';
 import type { Answer } from './answer/model';
-import { CALLS_SAVE_QUIET_MS, openGraph, ResolvedCallsSaver } from './index/saved-graph';
+import { CALLS_SAVE_QUIET_MS, NextOpeningSaver, openGraph } from './index/saved-graph';
 import { Summarizer } from './index/summaries';
 import type { LlmClient } from './llm/client';
 import {
@@ -147,7 +147,7 @@ export class Engine implements Disposable {
   private failedCalibration: RetrieverCalibration | null = null;
   /** Files indexed or removed since the retrievers were last measured. */
   private changedSinceCalibration = 0;
-  private readonly callsSaver: ResolvedCallsSaver;
+  private readonly nextOpeningSaver: NextOpeningSaver;
 
   private constructor(
     readonly root: string,
@@ -189,12 +189,13 @@ export class Engine implements Disposable {
       ...(options.useGit !== undefined ? { useGit: options.useGit } : {}),
     });
     this.searcher = this.newSearcher(vectors);
-    this.callsSaver = new ResolvedCallsSaver(
+    this.nextOpeningSaver = new NextOpeningSaver(
       store,
       graph,
       path.basename(root),
       (needed) => this.idle(needed),
       () => this.disposed,
+      () => this.searcher.saveTokenCounts(),
     );
     // another process committed, or a failed write was rolled back: what is in memory follows
     store.onReload(async () => {
@@ -294,8 +295,9 @@ export class Engine implements Disposable {
     engine.useCalibration(await readCalibration(store.directory));
     engine.warmAfterOpening();
     void engine.countContextTokens();
-    if (taken) engine.callsSaver.takenFromDisk();
-    else void engine.callsSaver.schedule(CALLS_SAVE_QUIET_MS);
+    if (taken) engine.nextOpeningSaver.takenFromDisk();
+    // the counts this opening makes are saved too, when the calls need not be
+    void engine.nextOpeningSaver.schedule(CALLS_SAVE_QUIET_MS);
     return ok(engine);
   }
 
@@ -398,13 +400,14 @@ export class Engine implements Disposable {
   }
 
   /**
-   * Saves the graph's resolved calls beside the index as soon as the engine idles, unless those
-   * saved are of what the index holds now; resolves when they are saved (or need not be). The
-   * next opening takes them instead of resolving every call again. Without being asked, the
-   * engine saves them once it has idled CALLS_SAVE_QUIET_MS after opening or a change.
+   * Saves beside the index, as soon as the engine idles, what the next opening takes back instead
+   * of redoing: the graph's resolved calls, unless those saved are of what the index holds now,
+   * and the context's token counts made since they were saved. Resolves when they are saved (or
+   * need not be). Without being asked, the engine saves them once it has idled
+   * CALLS_SAVE_QUIET_MS after opening or a change.
    */
-  saveResolvedCalls(): Promise<void> {
-    return this.callsSaver.schedule(WARM_IDLE_MS);
+  saveForNextOpening(): Promise<void> {
+    return this.nextOpeningSaver.schedule(WARM_IDLE_MS);
   }
 
   private warming: Promise<void> = Promise.resolve();
@@ -711,7 +714,7 @@ export class Engine implements Disposable {
         this.rememberChangedFiles();
         await this.searcher.prepare();
         void this.countContextTokens();
-        void this.callsSaver.schedule(CALLS_SAVE_QUIET_MS);
+        void this.nextOpeningSaver.schedule(CALLS_SAVE_QUIET_MS);
       }
       return result;
     } catch (cause) {

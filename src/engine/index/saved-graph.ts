@@ -61,12 +61,14 @@ export async function openGraph(
 export const CALLS_SAVE_QUIET_MS = 30_000;
 
 /**
- * Saves the graph's calls once the engine has idled long enough after the index changed (and
- * after an opening that resolved them), so that the next opening takes them. Only the process
- * holding the store's lock writes; one save runs at a time, and a change during one brings
- * another after it.
+ * Saves what the next opening takes back instead of redoing, once the engine has idled long
+ * enough after the index changed (and after an opening that resolved the calls): the graph's
+ * resolved calls, when the index changed since they were saved, and the context's token counts
+ * made since they were saved (a counting pass saves them itself only once they are many, and a
+ * day of saves makes few at a time). Only the process holding the store's lock writes; one save
+ * runs at a time, and a change during one brings another after it.
  */
-export class ResolvedCallsSaver {
+export class NextOpeningSaver {
   /** The key of the calls on disk, as far as this process knows. */
   private savedKey: string | null = null;
   private running: Promise<void> | null = null;
@@ -85,12 +87,14 @@ export class ResolvedCallsSaver {
     /** Resolves once no search or write has run for `needed()` ms, or the engine closed. */
     private readonly idle: (needed: () => number) => Promise<void>,
     private readonly closed: () => boolean,
+    /** Saves the token counts made since they were last saved (see StoredTokenCounts). */
+    private readonly saveTokenCounts: () => Promise<void>,
   ) {}
 
   /**
-   * Saves the calls once no search or write has run for `quietMs`, if the index changed since
-   * they were saved; resolves once they are saved (or need not be). A save still waiting takes
-   * the change too, and waits no longer than the shortest quiet asked of it.
+   * Saves the calls (if the index changed since they were saved) and the token counts once no
+   * search or write has run for `quietMs`; resolves once they are saved (or need not be). A save
+   * still waiting takes the change too, and waits no longer than the shortest quiet asked of it.
    */
   schedule(quietMs: number): Promise<void> {
     if (this.running && this.waiting) {
@@ -121,6 +125,11 @@ export class ResolvedCallsSaver {
     this.waiting = false;
     // another process writes the store: this one never changes its files
     if (this.closed() || !this.store.texts.forWriting) return;
+    await this.saveCalls();
+    if (!this.closed()) await this.saveTokenCounts();
+  }
+
+  private async saveCalls(): Promise<void> {
     const key = savedCallsKey(this.store, this.rootPackage);
     if (key === this.savedKey) return;
     const started = performance.now();

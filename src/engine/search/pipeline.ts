@@ -274,6 +274,11 @@ export class Searcher {
     return this.tokenCounts.catchUp(pause);
   }
 
+  /** Saves the token counts made since they were last saved, for the next opening (see StoredTokenCounts). */
+  saveTokenCounts(): Promise<void> {
+    return this.tokenCounts.saveUnsaved();
+  }
+
   /** Applies a measured calibration of the retrievers (see calibration.ts); null restores the default weights. */
   calibrate(calibration: RetrieverCalibration | null): void {
     this.semanticTrust = calibration?.semanticTrust ?? 1;

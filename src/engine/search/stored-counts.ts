@@ -69,6 +69,16 @@ export class StoredTokenCounts {
     return this.pass;
   }
 
+  /**
+   * Saves the counts made since they were last saved, however few (a pass saves them itself only
+   * once they are an eighth of all), after the passes queued now: for the next opening to take
+   * back instead of counting again. Resolves once they are saved, or need not be.
+   */
+  saveUnsaved(): Promise<void> {
+    this.pass = this.pass.then(() => (this.unsaved ? this.save() : undefined));
+    return this.pass;
+  }
+
   /** Which counted record holds chunk `id`'s current text, or -1 when it is not counted yet. */
   entryOf(id: string): number {
     if (this.texts.layout !== this.layout) return -1;

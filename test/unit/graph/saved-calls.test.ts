@@ -88,7 +88,7 @@ describe("saved calls: the engine's openings", () => {
     const first = await open();
     assert.equal(first.taken, false);
     unwrap(await first.engine.index());
-    const saving = await captureLogs(() => first.engine.saveResolvedCalls());
+    const saving = await captureLogs(() => first.engine.saveForNextOpening());
     const saved = eventsNamed(saving.events, 'resolved_calls_saved');
     assert.equal(saved.length, 1);
     // a pipeline of its own: not the trace of the index run that asked for it
@@ -103,14 +103,14 @@ describe("saved calls: the engine's openings", () => {
     assert.equal(second.taken, true);
     assert.deepEqual(callerIds(second.engine), ['shop/db.py::open_db', 'shop/jobs.py::nightly']);
     // nothing changed since: nothing is written
-    const idle = await captureLogs(() => second.engine.saveResolvedCalls());
+    const idle = await captureLogs(() => second.engine.saveForNextOpening());
     assert.equal(eventsNamed(idle.events, 'resolved_calls_saved').length, 0);
     writeFileSync(
       path.join(root, 'shop/report.py'),
       'from shop.db import reset_connections\n\n\ndef report():\n    return reset_connections()\n',
     );
     unwrap(await second.engine.updateFiles(['shop/report.py']));
-    const resaving = await captureLogs(() => second.engine.saveResolvedCalls());
+    const resaving = await captureLogs(() => second.engine.saveForNextOpening());
     assert.equal(eventsNamed(resaving.events, 'resolved_calls_saved').length, 1);
     second.engine.dispose();
 
@@ -135,7 +135,7 @@ describe("saved calls: the engine's openings", () => {
       'shop/report.py::report',
     ]);
     // resolved afresh at the opening, they are saved again
-    const repaired = await captureLogs(() => fourth.engine.saveResolvedCalls());
+    const repaired = await captureLogs(() => fourth.engine.saveForNextOpening());
     assert.equal(eventsNamed(repaired.events, 'resolved_calls_saved').length, 1);
     fourth.engine.dispose();
   });

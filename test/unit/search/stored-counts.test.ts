@@ -468,6 +468,50 @@ describe("the engine's background token count", () => {
     }
   });
 
+  it('made after a few saves are saved once the engine idles, and the next opening counts nothing', async () => {
+    const root = scratch.tree(
+      Object.fromEntries(
+        Array.from({ length: 16 }, (_, i) => [
+          `pkg/mod${i}.py`,
+          `def first_${i}(x):\n    return x + ${i}\n\n\ndef second_${i}(y):\n    return y * ${i}\n`,
+        ]),
+      ),
+    );
+    const storeDir = path.join(scratch.folder('oracle-store-'), 'store');
+    let engine = await openEngine(scratch, root, { storeDir });
+    try {
+      unwrap(await engine.index());
+      await engine.countContextTokens();
+      writeFileSync(
+        path.join(root, 'pkg/mod0.py'),
+        'def first_0(x):\n    return x - 1\n\n\ndef second_0(y):\n    return y * 0\n',
+      );
+      unwrap(await engine.updateFiles(['pkg/mod0.py']));
+      const counting = await captureLogs(() => engine.countContextTokens());
+      assert.ok(Number(eventsNamed(counting.events, 'token_counts_caught_up')[0]?.records) > 0);
+      // too few of all the records for the pass to save them itself
+      assert.equal(eventsNamed(counting.events, 'token_counts_saved').length, 0);
+      const idle = await captureLogs(() => engine.saveForNextOpening());
+      assert.equal(eventsNamed(idle.events, 'token_counts_saved').length, 1);
+      const again = await captureLogs(() => engine.saveForNextOpening());
+      assert.equal(
+        eventsNamed(again.events, 'token_counts_saved').length,
+        0,
+        'nothing new to save',
+      );
+
+      engine.dispose();
+      const reopening = await captureLogs(async () => {
+        engine = await openEngine(scratch, root, { storeDir });
+        await engine.countContextTokens();
+      });
+      assert.ok(Number(eventsNamed(reopening.events, 'token_counts_taken_back')[0]?.records) > 0);
+      assert.equal(eventsNamed(reopening.events, 'token_counts_caught_up').length, 0);
+    } finally {
+      engine.dispose();
+    }
+  });
+
   it("are kept beside the store's texts file, and a counts file of another generation is removed", async () => {
     const root = scratch.tree({
       'app/a.py': 'def a():\n    return 1\n',
