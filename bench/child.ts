@@ -120,6 +120,21 @@ export async function waitForTokenCounts(engine: Engine): Promise<number> {
 }
 
 /**
+ * Waits until the engine's warm-up after opening is done, so that the questions timed next
+ * measure searching and not the warm-up running beside them (which the token count used to
+ * outlast, before the counts were saved for the next opening).
+ */
+export async function waitForWarmUp(engine: Engine): Promise<void> {
+  // the warm-up waits on timers that keep no process alive: this child has nothing else to do
+  const alive = setInterval(() => undefined, 1000);
+  try {
+    await engine.whenWarm();
+  } finally {
+    clearInterval(alive);
+  }
+}
+
+/**
  * Waits until the engine has saved what the next opening takes back (its graph's resolved calls,
  * the context's token counts), as a user's engine does once it idles after indexing, so that the
  * next opening takes them instead of redoing them.

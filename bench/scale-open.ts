@@ -4,7 +4,8 @@
  * cold index each time. The row's store is built once (cold, in a child) into .cache/bench-stores/<row>-kept
  * and kept; every run then opens it in a fresh child and times opening, the first question and the
  * rest of the row's questions (after waiting for the engine's background token count, which
- * starts once it idles after the first question, and saying how long that took), and reports the
+ * starts once it idles after the first question, and saying how long that took, and for its
+ * warm-up after opening), and reports the
  * child's memory once the engine is open (before
  * the first question) and after searching (RSS, heap, memory outside the heap) and its peak RSS. The
  * store is rebuilt when it is missing or was built with another store format or extraction version
@@ -32,6 +33,7 @@ import {
   runChild,
   serveChild,
   waitForIdleSaves,
+  waitForWarmUp,
   waitForTokenCounts,
 } from './child';
 import { available, fts5Times, summarise } from './scale-baselines';
@@ -204,6 +206,7 @@ async function openAndSearch(request: OpenSearchRequest): Promise<OpenSearchRepo
   );
   try {
     await waitForTokenCounts(engine);
+    await waitForWarmUp(engine);
     const searchTimes: number[] = [];
     const stageTimes: Record<string, number[]> = {};
     const answers: string[] = [];

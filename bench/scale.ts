@@ -34,6 +34,7 @@ import {
   serveChild,
   timeSearch,
   waitForIdleSaves,
+  waitForWarmUp,
   waitForTokenCounts,
 } from './child';
 import { available, fts5Times, percentile, ripgrepTimes, summarise } from './scale-baselines';
@@ -436,6 +437,7 @@ async function warmPhase(request: ChildRequest): Promise<WarmReport> {
   let report: Omit<WarmReport, 'firstQueryAfterWarmUpMs' | 'tokenCountReopenedSeconds'>;
   try {
     const tokenCountSeconds = await waitForTokenCounts(engine);
+    await waitForWarmUp(engine);
     const searchTimes: number[] = [];
     for (const query of rest) searchTimes.push(await timeSearch(engine, query.text));
     const rssMb = Math.round(process.memoryUsage().rss / 2 ** 20);
