@@ -202,10 +202,12 @@ describe('incremental indexing', () => {
       );
       const { events } = await captureLogs(async () => {
         unwrap(await engine.updateFiles(['lib/pricing.js']));
+        // the engine's own scan, reading since the opening, is patched too: a search waits for it
+        unwrap(await engine.search({ query: 'discount price of an item' }));
         return scan.nearest(query, 5, levels);
       });
       const refreshed = eventsNamed(events, 'vectors_refreshed');
-      assert.equal(refreshed.length, 1);
+      assert.equal(refreshed.length, 2, "this scan's and the engine's own");
       assert.equal(
         eventsNamed(events, 'vectors_loaded').length,
         0,
@@ -218,7 +220,7 @@ describe('incremental indexing', () => {
           meta.filePath === 'lib/pricing.js' ||
           (meta.level === 'directory' && folders.includes(meta.directoryPath)),
       ).length;
-      assert.equal(refreshed[0]!.read, readAgain);
+      assert.ok(refreshed.every((event) => event.read === readAgain));
       const all = engine.store.catalog.size;
       const fresh = new VectorScan(engine.store.tables, engine.store.catalog);
       assert.deepEqual(
