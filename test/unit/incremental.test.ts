@@ -191,6 +191,8 @@ describe('incremental indexing', () => {
       const query = (await engine.embedder!.embed(['discount price of an item']))[0]!;
       const levels = ['directory', 'file', 'class', 'function'] as const;
       await scan.nearest(query, 5, levels);
+      // and the engine's own scan has read them (a search waits for its read)
+      unwrap(await engine.search({ query: 'discount price of an item' }));
       const pricing = path.join(root, 'lib/pricing.js');
       const before = readFileSync(pricing, 'utf8');
       const removed = [...engine.store.catalog.values()].find(
