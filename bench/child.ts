@@ -105,13 +105,7 @@ export async function openAndAskFirst(
  */
 export async function waitForTokenCounts(engine: Engine): Promise<number> {
   const started = performance.now();
-  // the count waits on timers that keep no process alive: this child has nothing else to do
-  const alive = setInterval(() => undefined, 1000);
-  try {
-    await engine.countContextTokens();
-  } finally {
-    clearInterval(alive);
-  }
+  await keptAlive(() => engine.countContextTokens());
   const seconds = round((performance.now() - started) / 1000, 2);
   process.stderr.write(
     `bench: waited ${seconds} s for the background token count before the questions\n`,
@@ -124,14 +118,8 @@ export async function waitForTokenCounts(engine: Engine): Promise<number> {
  * measure searching and not the warm-up running beside them (which the token count used to
  * outlast, before the counts were saved for the next opening).
  */
-export async function waitForWarmUp(engine: Engine): Promise<void> {
-  // the warm-up waits on timers that keep no process alive: this child has nothing else to do
-  const alive = setInterval(() => undefined, 1000);
-  try {
-    await engine.whenWarm();
-  } finally {
-    clearInterval(alive);
-  }
+export function waitForWarmUp(engine: Engine): Promise<void> {
+  return keptAlive(() => engine.whenWarm());
 }
 
 /**
@@ -139,11 +127,18 @@ export async function waitForWarmUp(engine: Engine): Promise<void> {
  * the context's token counts), as a user's engine does once it idles after indexing, so that the
  * next opening takes them instead of redoing them.
  */
-export async function waitForIdleSaves(engine: Engine): Promise<void> {
-  // the save waits on timers that keep no process alive: this child has nothing else to do
+export function waitForIdleSaves(engine: Engine): Promise<void> {
+  return keptAlive(() => engine.saveForNextOpening());
+}
+
+/**
+ * Runs `work`, keeping the process alive meanwhile: the engine's background work waits on timers
+ * that keep no process alive, and this child has nothing else to do.
+ */
+async function keptAlive<T>(work: () => Promise<T>): Promise<T> {
   const alive = setInterval(() => undefined, 1000);
   try {
-    await engine.saveForNextOpening();
+    return await work();
   } finally {
     clearInterval(alive);
   }

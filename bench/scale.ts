@@ -476,17 +476,14 @@ async function reopened(
   question: string,
 ): Promise<Pick<WarmReport, 'firstQueryAfterWarmUpMs' | 'tokenCountReopenedSeconds'>> {
   const engine = await openEngine(request);
-  // the warm-up waits on timers that keep no process alive: this child has nothing else to do
-  const alive = setInterval(() => undefined, 1000);
   try {
     const tokenCountReopenedSeconds = await waitForTokenCounts(engine);
-    await engine.whenWarm();
+    await waitForWarmUp(engine);
     return {
       firstQueryAfterWarmUpMs: round(await timeSearch(engine, question), 1),
       tokenCountReopenedSeconds,
     };
   } finally {
-    clearInterval(alive);
     engine.dispose();
   }
 }

@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { Tiktoken } from 'js-tiktoken/lite';
 import ranks from 'js-tiktoken/ranks/cl100k_base';
 import fc from 'fast-check';
+import type { Engine } from '../../../src/engine/engine';
 import type { ChunkMeta } from '../../../src/engine/store/tables';
 import { TextsFile } from '../../../src/engine/store/texts';
 import { ChunkTexts } from '../../../src/engine/search/chunk-texts';
@@ -422,6 +423,18 @@ describe("the engine's background token count", () => {
   const scratch = new Scratch();
   after(() => scratch.cleanup());
 
+  /** The engine `open` gives, once it has counted: asserts it took the saved counts back and counted nothing. */
+  const reopenedTakingCountsBack = async (open: () => Promise<Engine>): Promise<Engine> => {
+    const { events, result } = await captureLogs(async () => {
+      const engine = await open();
+      await engine.countContextTokens();
+      return engine;
+    });
+    assert.ok(Number(eventsNamed(events, 'token_counts_taken_back')[0]?.records) > 0);
+    assert.equal(eventsNamed(events, 'token_counts_caught_up').length, 0, 'nothing counted again');
+    return result;
+  };
+
   it('answers as counting at question time does: before it, after it, after a save, reopened', async () => {
     const root = scratch.tree({
       'app/flags.py':
@@ -455,13 +468,7 @@ describe("the engine's background token count", () => {
       assert.deepEqual(await ask(), saved);
 
       engine.dispose();
-      const reopening = await captureLogs(async () => {
-        engine = await openEngine(scratch, root, { storeDir });
-        await engine.countContextTokens();
-      });
-      // the counts saved beside the texts are taken back: nothing is counted again
-      assert.ok(Number(eventsNamed(reopening.events, 'token_counts_taken_back')[0]?.records) > 0);
-      assert.equal(eventsNamed(reopening.events, 'token_counts_caught_up').length, 0);
+      engine = await reopenedTakingCountsBack(() => openEngine(scratch, root, { storeDir }));
       assert.deepEqual(await ask(), saved);
     } finally {
       engine.dispose();
@@ -501,12 +508,7 @@ describe("the engine's background token count", () => {
       );
 
       engine.dispose();
-      const reopening = await captureLogs(async () => {
-        engine = await openEngine(scratch, root, { storeDir });
-        await engine.countContextTokens();
-      });
-      assert.ok(Number(eventsNamed(reopening.events, 'token_counts_taken_back')[0]?.records) > 0);
-      assert.equal(eventsNamed(reopening.events, 'token_counts_caught_up').length, 0);
+      engine = await reopenedTakingCountsBack(() => openEngine(scratch, root, { storeDir }));
     } finally {
       engine.dispose();
     }
