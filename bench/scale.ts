@@ -387,8 +387,8 @@ async function coldPhase(request: ChildRequest): Promise<ColdReport> {
       chunks: Object.values(summary.chunks).reduce((a, b) => a + b, 0),
       peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024),
     };
-    // a user's engine saves the resolved calls once it idles after the first index: the
-    // openings below take them
+    // a user's engine saves the resolved calls and the token counts once it idles after the
+    // first index: the openings below take them
     await waitForIdleSaves(engine);
     return report;
   } finally {
