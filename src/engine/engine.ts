@@ -33,7 +33,7 @@ import type { FixProposal } from './fix/model';
 import type { PatchFailure } from './fix/patch';
 import { proposeFix, type FixRequest } from './fix/resolver';
 import type { Answer } from './answer/model';
-import { CALLS_SAVE_QUIET_MS, NextOpeningSaver, openGraph } from './index/saved-graph';
+import { NEXT_OPENING_SAVE_QUIET_MS, NextOpeningSaver, openGraph } from './index/saved-graph';
 import { Summarizer } from './index/summaries';
 import type { LlmClient } from './llm/client';
 import {
@@ -297,7 +297,7 @@ export class Engine implements Disposable {
     void engine.countContextTokens();
     if (taken) engine.nextOpeningSaver.takenFromDisk();
     // the counts this opening makes are saved too, when the calls need not be
-    void engine.nextOpeningSaver.schedule(CALLS_SAVE_QUIET_MS);
+    void engine.nextOpeningSaver.schedule(NEXT_OPENING_SAVE_QUIET_MS);
     return ok(engine);
   }
 
@@ -404,7 +404,7 @@ export class Engine implements Disposable {
    * of redoing: the graph's resolved calls, unless those saved are of what the index holds now,
    * and the context's token counts made since they were saved. Resolves when they are saved (or
    * need not be). Without being asked, the engine saves them once it has idled
-   * CALLS_SAVE_QUIET_MS after opening or a change.
+   * NEXT_OPENING_SAVE_QUIET_MS after opening or a change.
    */
   saveForNextOpening(): Promise<void> {
     return this.nextOpeningSaver.schedule(WARM_IDLE_MS);
@@ -714,7 +714,7 @@ export class Engine implements Disposable {
         this.rememberChangedFiles();
         await this.searcher.prepare();
         void this.countContextTokens();
-        void this.nextOpeningSaver.schedule(CALLS_SAVE_QUIET_MS);
+        void this.nextOpeningSaver.schedule(NEXT_OPENING_SAVE_QUIET_MS);
       }
       return result;
     } catch (cause) {

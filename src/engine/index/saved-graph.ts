@@ -9,7 +9,8 @@ import { describeError } from '../util/result';
 
 /**
  * The graph of an index being opened, built with the calls resolved when it was last saved (see
- * saved-calls.ts), and the saving of them again once the index has changed. Calls are saved
+ * saved-calls.ts), and the saving of them again once the index has changed, with the context's
+ * token counts made since they were saved (NextOpeningSaver). Calls are saved
  * under a key naming the committed state of the facts they were resolved for (the store's
  * creation and commit generation), the resolver's version and the package the graph resolves
  * imports in; calls saved under another key are resolved afresh.
@@ -54,11 +55,11 @@ export async function openGraph(
 }
 
 /**
- * How long the engine must have idled after opening or a change before it saves the calls
- * unasked: each save writes the whole file (11 MB at 10k files, ~50 MB at 100k), and a save of a
- * source file every few seconds would otherwise write it each time.
+ * How long the engine must have idled after opening or a change before it saves the calls and the
+ * token counts unasked: each save writes whole files (the calls 11 MB at 10k files, ~50 MB at
+ * 100k), and a save of a source file every few seconds would otherwise write them each time.
  */
-export const CALLS_SAVE_QUIET_MS = 30_000;
+export const NEXT_OPENING_SAVE_QUIET_MS = 30_000;
 
 /**
  * Saves what the next opening takes back instead of redoing, once the engine has idled long
