@@ -499,12 +499,29 @@ export class CodeGraph {
 
   /** Definitions with this simple name (`ensure_sync`) or qualified name (`Flask.ensure_sync`). */
   definitionsNamed(name: string): CodeFact[] {
+    return this.someDefinitionsNamed(name, () => true, Infinity);
+  }
+
+  /**
+   * The first `limit` of `definitionsNamed(name)` that `accept` takes, looked through only until
+   * they are found: at 100k files a common name (`get`, `close`) has thousands of definitions,
+   * and a caller asking whether a name is distinctive needs to see a few of them.
+   */
+  someDefinitionsNamed(
+    name: string,
+    accept: (fact: CodeFact) => boolean,
+    limit: number,
+  ): CodeFact[] {
     const simple = name.slice(name.lastIndexOf('.') + 1);
-    const matches = this.factsIn(this.byName, simple);
-    if (simple === name) return matches;
-    return matches.filter(
-      (fact) => fact.qualifiedName === name || fact.qualifiedName.endsWith(`.${name}`),
-    );
+    const found: CodeFact[] = [];
+    for (const slot of this.byName.get(this.names.find(simple))) {
+      if (found.length >= limit) break;
+      const fact = this.slots[slot]!;
+      const named =
+        simple === name || fact.qualifiedName === name || fact.qualifiedName.endsWith(`.${name}`);
+      if (named && accept(fact)) found.push(fact);
+    }
+    return found;
   }
 
   /**

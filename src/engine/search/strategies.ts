@@ -340,9 +340,12 @@ export function neighbourSeeds(
 
 /** Functions and methods named `name`, when there are few enough for a link by name to mean something. */
 function distinctiveDefinitions(graph: CodeGraph, name: string): CodeFact[] {
-  const definitions = graph
-    .definitionsNamed(name)
-    .filter((fact) => fact.kind !== 'class' && fact.kind !== 'module' && fact.chunkId);
+  // one more than the most that link is enough to know there are too many
+  const definitions = graph.someDefinitionsNamed(
+    name,
+    (fact) => fact.kind !== 'class' && fact.kind !== 'module' && !!fact.chunkId,
+    NAME_LINK_DEFINITIONS + 1,
+  );
   return definitions.length <= NAME_LINK_DEFINITIONS ? definitions : [];
 }
 
@@ -492,11 +495,16 @@ function analytical(input: StrategyInput): StrategyResult {
   const { graph } = input.index;
   const targets = analyticalTargets(input.query);
   const hits: Hit[] = [];
-  for (const fact of graph.allFacts()) {
+  // the graph knows which facts name each target in a call: the others' sites are not built
+  const calling = new Set([...targets].flatMap((name) => graph.factsCalling(name)));
+  // with no targets no fact calls or changes one: the facts are not gone through
+  for (const fact of targets.size ? graph.allFacts() : []) {
     if (!fact.chunkId || (input.scope && !fact.path.startsWith(input.scope))) continue;
-    const callLines = callSites(fact)
-      .filter((call) => targets.has(call.name))
-      .map((call) => call.line);
+    const callLines = calling.has(fact)
+      ? callSites(fact)
+          .filter((call) => targets.has(call.name))
+          .map((call) => call.line)
+      : [];
     if (callLines.length)
       hits.push({
         chunkId: fact.chunkId,
@@ -510,6 +518,7 @@ function analytical(input: StrategyInput): StrategyResult {
         ].join(', ')}`,
         lines: callLines,
       });
+    if (!fact.mutates.length) continue;
     const mutated = fact.mutates.filter(
       (name) =>
         targets.has(name.replace(/^(self|this)\./, '')) ||

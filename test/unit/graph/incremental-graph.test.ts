@@ -481,11 +481,29 @@ function assertAddedOrder(graph: CodeGraph, order: readonly CodeFact[]): void {
       ids(graph.definitionsNamed(name)),
       ids(definitions.filter((fact) => fact.name === name)),
     );
+    // the first few a filter takes, looked through only until they are found
+    const functions = (fact: CodeFact) => fact.kind === 'function' || fact.kind === 'method';
+    for (const limit of [0, 1, 2])
+      assert.deepEqual(
+        ids(graph.someDefinitionsNamed(name, functions, limit)),
+        ids(definitions.filter((fact) => fact.name === name && functions(fact)).slice(0, limit)),
+      );
     assert.deepEqual(
       ids(graph.factsCalling(name)),
       ids(order.filter((fact) => fact.calls.some((site) => site.name === name))),
     );
   }
+  for (const { qualifiedName } of definitions.filter((fact) => fact.qualifiedName.includes('.')))
+    assert.deepEqual(
+      ids(graph.definitionsNamed(qualifiedName)),
+      ids(
+        definitions.filter(
+          (fact) =>
+            fact.qualifiedName === qualifiedName ||
+            fact.qualifiedName.endsWith(`.${qualifiedName}`),
+        ),
+      ),
+    );
   for (const type of ['ValueError', 'KeyError'])
     assert.deepEqual(
       ids(graph.factsRaising(type)),
