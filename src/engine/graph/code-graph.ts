@@ -391,8 +391,11 @@ export class CodeGraph {
     return this.byFile.keys();
   }
 
-  *allFacts(): IterableIterator<CodeFact> {
-    for (const slot of this.slotById.slots()) yield this.slots[slot]!;
+  allFacts(): CodeFact[] {
+    const slots = this.slotById.slots();
+    const out = new Array<CodeFact>(slots.length);
+    for (let at = 0; at < slots.length; at++) out[at] = this.slots[slots[at]!]!;
+    return out;
   }
 
   /** Resolved calls of `id` (a function named as a value is a reference, not a call). */
@@ -416,6 +419,50 @@ export class CodeGraph {
         count++;
     }
     return count;
+  }
+
+  /**
+   * How many resolved calls (references aside) name `fact`: `callers(fact.id).length`, counted
+   * without building the calls. Analyses of the whole graph ask this of every fact.
+   */
+  callerCount(fact: CodeFact): number {
+    const slot = this.slotOfFact(fact);
+    const calls = slot === undefined ? undefined : this.incoming.get(slot);
+    let count = 0;
+    for (let at = 0; calls && at < calls.length; at += 2)
+      if (!this.callTable.isReferenceAt(calls[at]!, Math.floor(calls[at + 1]! / RESOLUTION_SPAN)))
+        count++;
+    return count;
+  }
+
+  /** The facts `fact` calls, as `callees(fact.id)` lists them, without building the calls. */
+  calledFacts(fact: CodeFact): CodeFact[] {
+    const slot = this.slotOfFact(fact);
+    const calls = slot === undefined ? undefined : this.outgoing.get(slot);
+    const out: CodeFact[] = [];
+    for (let at = 0; calls && at < calls.length; at += 2)
+      if (!this.callTable.isReferenceAt(slot!, Math.floor(calls[at + 1]! / RESOLUTION_SPAN)))
+        out.push(this.slots[calls[at]!]!);
+    return out;
+  }
+
+  /**
+   * How many different names `fact`'s call sites call (references aside): the size of the set of
+   * `callSites(fact)`'s names, counted from the call table's numbers without building the sites.
+   */
+  calledNameCount(fact: CodeFact): number {
+    const slot = this.slotOfFact(fact);
+    // a fact the graph does not hold as given has its own sites, not the table's
+    if (slot === undefined || this.slots[slot] !== fact)
+      return new Set(callSites(fact).map((call) => call.name)).size;
+    const names: number[] = [];
+    const sites = this.callTable.size(slot);
+    for (let index = 0; index < sites; index++) {
+      if (this.callTable.isReferenceAt(slot, index)) continue;
+      const name = this.callTable.nameIdAt(slot, index);
+      if (!names.includes(name)) names.push(name);
+    }
+    return names.length;
   }
 
   /** Places that name `id` as a value: passed as a callback, put in a handler table, a decorator. */

@@ -74,9 +74,15 @@ export class SlotsById {
     this.count--;
   }
 
-  /** Every held slot, in the order added. */
-  *slots(): IterableIterator<number> {
-    for (let slot = this.first; slot >= 0; slot = this.after[slot]!) yield slot;
+  /**
+   * Every held slot, in the order added, as one array: a generator made an object for each slot,
+   * and at 100k files a pass over a million facts left tens of MB for the collector.
+   */
+  slots(): Int32Array {
+    const out = new Int32Array(this.count);
+    let at = 0;
+    for (let slot = this.first; slot >= 0; slot = this.after[slot]!) out[at++] = slot;
+    return out;
   }
 
   private chain(slot: number): void {

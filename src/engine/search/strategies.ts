@@ -550,7 +550,7 @@ function analytical(input: StrategyInput): StrategyResult {
  * and their methods that redefine one of its methods, the lines where they do.
  */
 function overrides(graph: CodeGraph, targets: ReadonlySet<string>): Hit[] {
-  const classes = [...graph.allFacts()].filter((fact) => fact.kind === 'class');
+  const classes = graph.allFacts().filter((fact) => fact.kind === 'class');
   const hits: Hit[] = [];
   for (const base of classes.filter((fact) => targets.has(fact.name))) {
     const baseMethods = new Set(
@@ -622,9 +622,9 @@ function structuralFindings(
   const hits: Hit[] = [];
   const notes: string[] = [];
   const inScope = (fact: CodeFact) => !scope || fact.path.startsWith(scope);
-  const ranked = [...graph.allFacts()].filter((fact) => fact.kind !== 'module' && inScope(fact));
+  const ranked = graph.allFacts().filter((fact) => fact.kind !== 'module' && inScope(fact));
   const fanIn = ranked
-    .map((fact) => ({ fact, count: graph.callers(fact.id).length }))
+    .map((fact) => ({ fact, count: graph.callerCount(fact) }))
     .sort((a, b) => b.count - a.count);
   for (const { fact, count } of fanIn.slice(0, 5)) {
     if (count < 2) break;
@@ -639,7 +639,7 @@ function structuralFindings(
       });
   }
   const fanOut = ranked
-    .map((fact) => ({ fact, count: new Set(callSites(fact).map((call) => call.name)).size }))
+    .map((fact) => ({ fact, count: graph.calledNameCount(fact) }))
     .sort((a, b) => b.count - a.count);
   for (const { fact, count } of fanOut.slice(0, 3)) {
     if (count < GOD_FUNCTION_FAN_OUT) break;
@@ -668,44 +668,41 @@ function structuralFindings(
   return { hits, notes };
 }
 
-/** Strongly connected components of the calls graph with more than one member (Tarjan). */
+/**
+ * Strongly connected components of the calls graph with more than one member (Tarjan). Facts
+ * are the keys, and their callees are read as facts: with ids and call objects, a pass over a
+ * million facts at 100k files made millions of strings and objects.
+ */
 export function callCycles(graph: CodeGraph, facts: readonly CodeFact[]): CodeFact[][] {
-  const index = new Map<string, number>();
-  const low = new Map<string, number>();
-  const stack: string[] = [];
-  const onStack = new Set<string>();
+  const index = new Map<CodeFact, number>();
+  const low = new Map<CodeFact, number>();
+  const stack: CodeFact[] = [];
+  const onStack = new Set<CodeFact>();
   const cycles: CodeFact[][] = [];
   let counter = 0;
-  const visit = (id: string) => {
-    index.set(id, counter);
-    low.set(id, counter++);
-    stack.push(id);
-    onStack.add(id);
-    for (const call of graph.callees(id)) {
-      if (!index.has(call.targetId)) {
-        visit(call.targetId);
-        low.set(id, Math.min(low.get(id)!, low.get(call.targetId)!));
-      } else if (onStack.has(call.targetId))
-        low.set(id, Math.min(low.get(id)!, index.get(call.targetId)!));
+  const visit = (fact: CodeFact) => {
+    index.set(fact, counter);
+    low.set(fact, counter++);
+    stack.push(fact);
+    onStack.add(fact);
+    for (const target of graph.calledFacts(fact)) {
+      if (!index.has(target)) {
+        visit(target);
+        low.set(fact, Math.min(low.get(fact)!, low.get(target)!));
+      } else if (onStack.has(target)) low.set(fact, Math.min(low.get(fact)!, index.get(target)!));
     }
-    if (low.get(id) === index.get(id)) {
-      const component: string[] = [];
-      let member: string;
+    if (low.get(fact) === index.get(fact)) {
+      const component: CodeFact[] = [];
+      let member: CodeFact;
       do {
         member = stack.pop()!;
         onStack.delete(member);
         component.push(member);
-      } while (member !== id);
-      if (component.length > 1)
-        cycles.push(
-          component
-            .reverse()
-            .map((memberId) => graph.fact(memberId)!)
-            .filter(Boolean),
-        );
+      } while (member !== fact);
+      if (component.length > 1) cycles.push(component.reverse());
     }
   };
-  for (const fact of facts) if (!index.has(fact.id)) visit(fact.id);
+  for (const fact of facts) if (!index.has(fact)) visit(fact);
   return cycles;
 }
 
@@ -715,8 +712,8 @@ function moduleDiagram(graph: CodeGraph, scope: string | null): string | null {
   for (const fact of graph.allFacts()) {
     if (scope && !fact.path.startsWith(scope)) continue;
     const from = moduleOf(fact.path);
-    for (const call of graph.callees(fact.id)) {
-      const to = moduleOf(graph.fact(call.targetId)!.path);
+    for (const target of graph.calledFacts(fact)) {
+      const to = moduleOf(target.path);
       if (from !== to) edges.set(`${from}\u0000${to}`, (edges.get(`${from}\u0000${to}`) ?? 0) + 1);
     }
   }

@@ -1,6 +1,7 @@
 import * as assert from 'node:assert/strict';
 import fc from 'fast-check';
 import {
+  callSites,
   CodeGraph,
   stringHash,
   type GraphChange,
@@ -215,6 +216,16 @@ function answers(graph: CodeGraph): Record<string, unknown> {
       .sort();
     const fact = graph.fact(id)!;
     out[`fact ${id}`] = fact.startLine;
+    // what whole-graph analyses count and follow without building calls agrees with the calls
+    assert.equal(graph.callerCount(fact), graph.callers(id).length);
+    assert.deepEqual(
+      graph.calledFacts(fact).map((target) => target.id),
+      graph.callees(id).map((call) => call.targetId),
+    );
+    assert.equal(
+      graph.calledNameCount(fact),
+      new Set(callSites(fact).map((call) => call.name)).size,
+    );
     out[`named ${id}`] = graph
       .definitionsNamed(fact.name)
       .map((named) => named.id)
