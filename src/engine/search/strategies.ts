@@ -671,7 +671,9 @@ function structuralFindings(
 /**
  * Strongly connected components of the calls graph with more than one member (Tarjan). Facts
  * are the keys, and their callees are read as facts: with ids and call objects, a pass over a
- * million facts at 100k files made millions of strings and objects.
+ * million facts at 100k files made millions of strings and objects. The depth-first walk keeps
+ * its own stack of frames: as calls of a function, a chain of calls ten thousand deep overflowed
+ * the engine's stack and failed the question.
  */
 export function callCycles(graph: CodeGraph, facts: readonly CodeFact[]): CodeFact[][] {
   const index = new Map<CodeFact, number>();
@@ -679,30 +681,44 @@ export function callCycles(graph: CodeGraph, facts: readonly CodeFact[]): CodeFa
   const stack: CodeFact[] = [];
   const onStack = new Set<CodeFact>();
   const cycles: CodeFact[][] = [];
+  const frames: { fact: CodeFact; targets: CodeFact[]; next: number }[] = [];
   let counter = 0;
-  const visit = (fact: CodeFact) => {
+  const enter = (fact: CodeFact) => {
     index.set(fact, counter);
     low.set(fact, counter++);
     stack.push(fact);
     onStack.add(fact);
-    for (const target of graph.calledFacts(fact)) {
-      if (!index.has(target)) {
-        visit(target);
-        low.set(fact, Math.min(low.get(fact)!, low.get(target)!));
-      } else if (onStack.has(target)) low.set(fact, Math.min(low.get(fact)!, index.get(target)!));
-    }
-    if (low.get(fact) === index.get(fact)) {
-      const component: CodeFact[] = [];
-      let member: CodeFact;
-      do {
-        member = stack.pop()!;
-        onStack.delete(member);
-        component.push(member);
-      } while (member !== fact);
-      if (component.length > 1) cycles.push(component.reverse());
-    }
+    frames.push({ fact, targets: graph.calledFacts(fact), next: 0 });
   };
-  for (const fact of facts) if (!index.has(fact)) visit(fact);
+  const lower = (fact: CodeFact, to: number) => low.set(fact, Math.min(low.get(fact)!, to));
+  for (const root of facts) {
+    if (index.has(root)) continue;
+    enter(root);
+    while (frames.length) {
+      const frame = frames[frames.length - 1]!;
+      if (frame.next < frame.targets.length) {
+        const target = frame.targets[frame.next++]!;
+        if (!index.has(target)) enter(target);
+        else if (onStack.has(target)) lower(frame.fact, index.get(target)!);
+        continue;
+      }
+      frames.pop();
+      const { fact } = frame;
+      if (low.get(fact) === index.get(fact)) {
+        const component: CodeFact[] = [];
+        let member: CodeFact;
+        do {
+          member = stack.pop()!;
+          onStack.delete(member);
+          component.push(member);
+        } while (member !== fact);
+        if (component.length > 1) cycles.push(component.reverse());
+      }
+      // what the caller's frame did once the call returned
+      const caller = frames[frames.length - 1];
+      if (caller) lower(caller.fact, low.get(fact)!);
+    }
+  }
   return cycles;
 }
 
