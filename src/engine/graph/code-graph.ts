@@ -447,6 +447,63 @@ export class CodeGraph {
   }
 
   /**
+   * Strongly connected components of the calls graph (references aside) with two or more members,
+   * found from `facts` (Tarjan). The walk reads each fact's calls as the numbers the graph holds
+   * and keeps its marks in arrays by slot and its own stack of frames: with maps keyed by fact
+   * and a call per step, a million facts at 100k files took seconds, and a chain of calls ten
+   * thousand deep overflowed the engine's stack. Components come in the order they close, each
+   * in the order its members were reached.
+   */
+  callCycles(facts: readonly CodeFact[]): CodeFact[][] {
+    const order = new Int32Array(this.slots.length).fill(-1);
+    const low = new Int32Array(this.slots.length);
+    const onStack = new Uint8Array(this.slots.length);
+    const stack: number[] = [];
+    const frames: { slot: number; calls: Int32Array; at: number }[] = [];
+    const cycles: CodeFact[][] = [];
+    let counter = 0;
+    const enter = (slot: number) => {
+      order[slot] = low[slot] = counter++;
+      stack.push(slot);
+      onStack[slot] = 1;
+      frames.push({ slot, calls: this.outgoing.get(slot), at: 0 });
+    };
+    for (const fact of facts) {
+      const root = this.slotOfFact(fact);
+      if (root === undefined || order[root]! >= 0) continue;
+      enter(root);
+      while (frames.length) {
+        const frame = frames[frames.length - 1]!;
+        if (frame.at < frame.calls.length) {
+          const target = frame.calls[frame.at]!;
+          const site = Math.floor(frame.calls[frame.at + 1]! / RESOLUTION_SPAN);
+          frame.at += 2;
+          if (this.callTable.isReferenceAt(frame.slot, site)) continue;
+          if (order[target]! < 0) enter(target);
+          else if (onStack[target]) low[frame.slot] = Math.min(low[frame.slot]!, order[target]!);
+          continue;
+        }
+        frames.pop();
+        const { slot } = frame;
+        if (low[slot] === order[slot]) {
+          const component: CodeFact[] = [];
+          let member: number;
+          do {
+            member = stack.pop()!;
+            onStack[member] = 0;
+            component.push(this.slots[member]!);
+          } while (member !== slot);
+          if (component.length > 1) cycles.push(component.reverse());
+        }
+        // what the caller's frame does once the call returns
+        const caller = frames[frames.length - 1];
+        if (caller) low[caller.slot] = Math.min(low[caller.slot]!, low[slot]!);
+      }
+    }
+    return cycles;
+  }
+
+  /**
    * How many different names `fact`'s call sites call (references aside): the size of the set of
    * `callSites(fact)`'s names, counted from the call table's numbers without building the sites.
    */

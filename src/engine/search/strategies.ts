@@ -623,10 +623,7 @@ function structuralFindings(
   const notes: string[] = [];
   const inScope = (fact: CodeFact) => !scope || fact.path.startsWith(scope);
   const ranked = graph.allFacts().filter((fact) => fact.kind !== 'module' && inScope(fact));
-  const fanIn = ranked
-    .map((fact) => ({ fact, count: graph.callerCount(fact) }))
-    .sort((a, b) => b.count - a.count);
-  for (const { fact, count } of fanIn.slice(0, 5)) {
+  for (const { fact, count } of mostCounted(ranked, (fact) => graph.callerCount(fact), 5)) {
     if (count < 2) break;
     notes.push(
       `${count >= HOT_SPOT_FAN_IN ? 'Hot spot' : 'Most called'}: ${fact.qualifiedName} (${fact.path}:${fact.startLine}) has ${count} callers`,
@@ -638,10 +635,7 @@ function structuralFindings(
         evidence: `called from ${count} places (fan-in)`,
       });
   }
-  const fanOut = ranked
-    .map((fact) => ({ fact, count: graph.calledNameCount(fact) }))
-    .sort((a, b) => b.count - a.count);
-  for (const { fact, count } of fanOut.slice(0, 3)) {
+  for (const { fact, count } of mostCounted(ranked, (fact) => graph.calledNameCount(fact), 3)) {
     if (count < GOD_FUNCTION_FAN_OUT) break;
     notes.push(
       `God function: ${fact.qualifiedName} (${fact.path}:${fact.startLine}) calls ${count} different functions`,
@@ -653,7 +647,7 @@ function structuralFindings(
         evidence: `calls ${count} different functions (fan-out)`,
       });
   }
-  for (const cycle of callCycles(graph, ranked).slice(0, 5)) {
+  for (const cycle of graph.callCycles(ranked).slice(0, 5)) {
     notes.push(
       `Cycle: ${cycle.map((fact) => fact.qualifiedName).join(' → ')} → ${cycle[0]!.qualifiedName}`,
     );
@@ -669,77 +663,59 @@ function structuralFindings(
 }
 
 /**
- * Strongly connected components of the calls graph with more than one member (Tarjan). Facts
- * are the keys, and their callees are read as facts: with ids and call objects, a pass over a
- * million facts at 100k files made millions of strings and objects. The depth-first walk keeps
- * its own stack of frames: as calls of a function, a chain of calls ten thousand deep overflowed
- * the engine's stack and failed the question.
+ * The `k` facts `count` gives the most, most first, facts of one count in their order: the first
+ * `k` of the facts sorted by count, without sorting (or making an entry for) a million of them.
  */
-export function callCycles(graph: CodeGraph, facts: readonly CodeFact[]): CodeFact[][] {
-  const index = new Map<CodeFact, number>();
-  const low = new Map<CodeFact, number>();
-  const stack: CodeFact[] = [];
-  const onStack = new Set<CodeFact>();
-  const cycles: CodeFact[][] = [];
-  const frames: { fact: CodeFact; targets: CodeFact[]; next: number }[] = [];
-  let counter = 0;
-  const enter = (fact: CodeFact) => {
-    index.set(fact, counter);
-    low.set(fact, counter++);
-    stack.push(fact);
-    onStack.add(fact);
-    frames.push({ fact, targets: graph.calledFacts(fact), next: 0 });
-  };
-  const lower = (fact: CodeFact, to: number) => low.set(fact, Math.min(low.get(fact)!, to));
-  for (const root of facts) {
-    if (index.has(root)) continue;
-    enter(root);
-    while (frames.length) {
-      const frame = frames[frames.length - 1]!;
-      if (frame.next < frame.targets.length) {
-        const target = frame.targets[frame.next++]!;
-        if (!index.has(target)) enter(target);
-        else if (onStack.has(target)) lower(frame.fact, index.get(target)!);
-        continue;
-      }
-      frames.pop();
-      const { fact } = frame;
-      if (low.get(fact) === index.get(fact)) {
-        const component: CodeFact[] = [];
-        let member: CodeFact;
-        do {
-          member = stack.pop()!;
-          onStack.delete(member);
-          component.push(member);
-        } while (member !== fact);
-        if (component.length > 1) cycles.push(component.reverse());
-      }
-      // what the caller's frame did once the call returned
-      const caller = frames[frames.length - 1];
-      if (caller) lower(caller.fact, low.get(fact)!);
-    }
+function mostCounted(
+  facts: readonly CodeFact[],
+  count: (fact: CodeFact) => number,
+  k: number,
+): { fact: CodeFact; count: number }[] {
+  const top: { fact: CodeFact; count: number }[] = [];
+  for (const fact of facts) {
+    const counted = count(fact);
+    if (top.length === k && counted <= top[k - 1]!.count) continue;
+    let at = top.length;
+    while (at > 0 && top[at - 1]!.count < counted) at--;
+    top.splice(at, 0, { fact, count: counted });
+    if (top.length > k) top.pop();
   }
-  return cycles;
+  return top;
 }
 
 /** A mermaid graph of which folders' code calls which, weighted by call count. */
 function moduleDiagram(graph: CodeGraph, scope: string | null): string | null {
-  const edges = new Map<string, number>();
+  // each pair once, in the order first seen (the order ties keep), found by module then module
+  const edges: { from: string; to: string; count: number }[] = [];
+  const byModule = new Map<string, Map<string, { count: number }>>();
+  const moduleOfPath = new Map<string, string>();
+  const module = (path: string) => {
+    let held = moduleOfPath.get(path);
+    if (held === undefined) moduleOfPath.set(path, (held = moduleOf(path)));
+    return held;
+  };
   for (const fact of graph.allFacts()) {
     if (scope && !fact.path.startsWith(scope)) continue;
-    const from = moduleOf(fact.path);
+    const from = module(fact.path);
     for (const target of graph.calledFacts(fact)) {
-      const to = moduleOf(target.path);
-      if (from !== to) edges.set(`${from}\u0000${to}`, (edges.get(`${from}\u0000${to}`) ?? 0) + 1);
+      const to = module(target.path);
+      if (from === to) continue;
+      let targets = byModule.get(from);
+      if (!targets) byModule.set(from, (targets = new Map()));
+      const edge = targets.get(to);
+      if (edge) edge.count++;
+      else {
+        const added = { from, to, count: 1 };
+        targets.set(to, added);
+        edges.push(added);
+      }
     }
   }
-  if (!edges.size) return null;
+  if (!edges.length) return null;
   const lines = ['graph LR'];
   const id = (name: string) => name.replace(/[^\w]/g, '_') || 'root';
-  for (const [key, count] of [...edges].sort((a, b) => b[1] - a[1]).slice(0, 40)) {
-    const [from, to] = key.split('\u0000') as [string, string];
+  for (const { from, to, count } of edges.sort((a, b) => b.count - a.count).slice(0, 40))
     lines.push(`  ${id(from)}["${from}"] -->|${count}| ${id(to)}["${to}"]`);
-  }
   return lines.join('\n');
 }
 
