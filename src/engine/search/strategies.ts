@@ -698,6 +698,8 @@ function moduleDiagram(graph: CodeGraph, scope: string | null): string | null {
     if (scope && !fact.path.startsWith(scope)) continue;
     const from = module(fact.path);
     for (const target of graph.calledFacts(fact)) {
+      // a call within the file is within its module: most calls, known without a lookup
+      if (target.path === fact.path) continue;
       const to = module(target.path);
       if (from === to) continue;
       let targets = byModule.get(from);
