@@ -685,7 +685,8 @@ function mostCounted(
 
 /** A mermaid graph of which folders' code calls which, weighted by call count. */
 function moduleDiagram(graph: CodeGraph, scope: string | null): string | null {
-  // each pair once, in the order first seen (the order ties keep), found by module then module
+  // each pair of modules once, in the order first seen (the order ties keep), looked up by the
+  // calling module, then the called one
   const edges: { from: string; to: string; count: number }[] = [];
   const byModule = new Map<string, Map<string, { count: number }>>();
   const moduleOfPath = new Map<string, string>();
