@@ -409,16 +409,7 @@ export class CodeGraph {
    * building every call of every definition of the folder took ~10 ms of the first save at 10k files.
    */
   callersOutside(fact: CodeFact, path: string): number {
-    const slot = this.slotOfFact(fact);
-    const calls = slot === undefined ? undefined : this.incoming.get(slot);
-    let count = 0;
-    for (let at = 0; calls && at < calls.length; at += 2) {
-      const callerSlot = calls[at]!;
-      const site = Math.floor(calls[at + 1]! / RESOLUTION_SPAN);
-      if (this.slots[callerSlot]!.path !== path && !this.callTable.isReferenceAt(callerSlot, site))
-        count++;
-    }
-    return count;
+    return this.countCallers(fact, (callerSlot) => this.slots[callerSlot]!.path !== path);
   }
 
   /**
@@ -426,12 +417,19 @@ export class CodeGraph {
    * without building the calls. Analyses of the whole graph ask this of every fact.
    */
   callerCount(fact: CodeFact): number {
+    return this.countCallers(fact, () => true);
+  }
+
+  /** How many of `fact`'s resolved calls (references aside) come from a caller `accept` takes. */
+  private countCallers(fact: CodeFact, accept: (callerSlot: number) => boolean): number {
     const slot = this.slotOfFact(fact);
     const calls = slot === undefined ? undefined : this.incoming.get(slot);
     let count = 0;
-    for (let at = 0; calls && at < calls.length; at += 2)
-      if (!this.callTable.isReferenceAt(calls[at]!, Math.floor(calls[at + 1]! / RESOLUTION_SPAN)))
-        count++;
+    for (let at = 0; calls && at < calls.length; at += 2) {
+      const callerSlot = calls[at]!;
+      const site = Math.floor(calls[at + 1]! / RESOLUTION_SPAN);
+      if (accept(callerSlot) && !this.callTable.isReferenceAt(callerSlot, site)) count++;
+    }
     return count;
   }
 
