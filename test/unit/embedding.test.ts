@@ -57,6 +57,36 @@ describe('embeddings', () => {
         }),
         { numRuns: 2000 },
       );
+      // words made of vocabulary entries, in any case, so that long entries and the choice
+      // between an entry and its longer extensions are met, not only the short pieces random
+      // letters fall into
+      const vocabulary = Object.keys(
+        (
+          JSON.parse(readFileSync(path.join(POTION_MODEL, 'tokenizer.json'), 'utf8')) as {
+            model: { vocab: Record<string, number> };
+          }
+        ).model.vocab,
+      )
+        .map((entry) => entry.replace(/^##/, ''))
+        .filter((entry) => /^[a-z0-9]+$/.test(entry));
+      const entryWord = fc
+        .array(fc.constantFrom(...vocabulary), { minLength: 1, maxLength: 6 })
+        .chain((entries) =>
+          fc
+            .array(fc.boolean(), {
+              minLength: entries.join('').length,
+              maxLength: entries.join('').length,
+            })
+            .map((upper) =>
+              [...entries.join('')].map((c, i) => (upper[i] ? c.toUpperCase() : c)).join(''),
+            ),
+        );
+      fc.assert(
+        fc.property(entryWord, (text) => {
+          assert.deepEqual(model.tokenIds(text), model.referenceTokenIds(text));
+        }),
+        { numRuns: 3000 },
+      );
       const piece = fc.oneof(
         word,
         fc.constantFrom(' ', '_', '.', '(', '\n', 'é', '日本', '\u00a0', '##', '[', ']'),

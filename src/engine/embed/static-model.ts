@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { l2Normalize, type EmbedOptions, type Embedder } from './embedder';
 import { readSafetensors } from './safetensors';
 import { detached } from '../util/generations';
+import { WordPieceTrie } from './word-piece-trie';
 
 /**
  * A Model2Vec static embedding model in the hub layout (config.json, tokenizer.json,
@@ -67,33 +68,29 @@ interface WordPieceTokenizer {
 }
 
 /**
- * WordPiece as a BERT tokenizer applies it to a word of ASCII letters and digits: lowercased,
- * then the longest vocabulary entry from the left, again and again with the `##` prefix. Such
- * words are most of what code holds, and no normaliser, pre-tokeniser or added token changes
+ * WordPiece as a BERT tokenizer applies it to a word of ASCII letters and digits, or one ASCII
+ * punctuation mark: lowercased, then the longest vocabulary entry from the left, again and again
+ * with the `##` prefix. Such pieces are most of what code holds, and no normaliser, pre-tokeniser or added token changes
  * them, so this gives the tokenizer's ids without its per-call machinery.
  */
 class AsciiWordPiece {
-  /**
-   * The vocabulary split by kind: word starts, and continuations without their prefix, so a
-   * candidate piece is looked up without building `##piece`. The longest entry of each kind
-   * bounds the pieces worth looking up: a longer one is in neither.
-   */
-  private readonly continuations: ReadonlyMap<string, number>;
-  private readonly longestStart: number;
-  private readonly longestContinuation: number;
+  /** The vocabulary split by kind: word starts, and continuations without their prefix. */
+  private readonly starts: WordPieceTrie;
+  private readonly continuations: WordPieceTrie;
 
   private constructor(
-    private readonly starts: ReadonlyMap<string, number>,
+    vocabulary: Readonly<Record<string, number>>,
     prefix: string,
     private readonly maxCharacters: number,
     private readonly unknownId: number,
   ) {
-    const continuations = new Map<string, number>();
-    for (const [token, id] of starts)
-      if (token.startsWith(prefix)) continuations.set(token.slice(prefix.length), id);
-    this.continuations = continuations;
-    this.longestStart = longestKey(starts);
-    this.longestContinuation = longestKey(continuations);
+    const entries = Object.entries(vocabulary);
+    this.starts = new WordPieceTrie(entries);
+    this.continuations = new WordPieceTrie(
+      entries
+        .filter(([token]) => token.startsWith(prefix))
+        .map(([token, id]) => [token.slice(prefix.length), id] as const),
+    );
   }
 
   /** Null unless the tokenizer is BERT-style (the only kind this reproduces exactly). */
@@ -123,32 +120,22 @@ class AsciiWordPiece {
       (json.added_tokens ?? []).every((token) => !/^[A-Za-z0-9]+$/.test(token.content));
     if (!bert) return null;
     return new AsciiWordPiece(
-      new Map(Object.entries(model.vocab!)),
+      model.vocab!,
       model.continuing_subword_prefix ?? '##',
       model.max_input_chars_per_word ?? 100,
       model.vocab![model.unk_token!]!,
     );
   }
 
-  /** Ids of a word of ASCII letters and digits (not checked here). */
+  /** Ids of an ASCII word or punctuation mark (not checked here). */
   encode(word: string): number[] {
     if (word.length > this.maxCharacters) return [this.unknownId];
-    const lower = word.toLowerCase();
     const ids: number[] = [];
-    for (let start = 0; start < lower.length;) {
-      const pieces = start > 0 ? this.continuations : this.starts;
-      let end = Math.min(
-        lower.length,
-        start + (start > 0 ? this.longestContinuation : this.longestStart),
-      );
-      let id: number | undefined;
-      for (; end > start; end--) {
-        id = pieces.get(lower.slice(start, end));
-        if (id !== undefined) break;
-      }
-      if (id === undefined) return [this.unknownId];
-      ids.push(id);
-      start = end;
+    for (let start = 0; start < word.length;) {
+      const piece = (start > 0 ? this.continuations : this.starts).longestFrom(word, start);
+      if (!piece) return [this.unknownId];
+      ids.push(piece.id);
+      start = piece.end;
     }
     return ids;
   }
@@ -298,12 +285,6 @@ export class StaticModel implements Embedder {
   dispose(): void {
     this.wordCache.clear();
   }
-}
-
-function longestKey(map: ReadonlyMap<string, number>): number {
-  let longest = 0;
-  for (const key of map.keys()) longest = Math.max(longest, key.length);
-  return longest;
 }
 
 /** A piece of the scanner made of ASCII characters only: letters and digits (see charClass). */
