@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
-import { cosine, type Embedder } from '../../src/engine/embed/embedder';
+import { cosine, l2Normalize, type Embedder } from '../../src/engine/embed/embedder';
 import { loadEmbedder } from '../../src/engine/embed/load';
 import { StaticModel } from '../../src/engine/embed/static-model';
 import { unwrap } from '../../src/engine/util/result';
@@ -102,6 +102,49 @@ describe('embeddings', () => {
         }),
         { numRuns: 1000 },
       );
+    });
+
+    it('sums token rows as a plain row-by-row loop does, to the bit, whatever the dimensions, weights and row mapping', async () => {
+      const payload = model.toPayload();
+      const tokens = payload.table.length / payload.dimensions;
+      const random = (length: number, scale: number) =>
+        Float32Array.from({ length }, () => (Math.random() - 0.5) * scale);
+      const variants = [
+        payload,
+        // dimensions that are not a multiple of the eight summed together, below and above it
+        ...[3, 12].map((dimensions) => ({
+          ...payload,
+          dimensions,
+          table: random(64 * dimensions, 2),
+          weights: random(tokens, 3),
+          mapping: Float32Array.from({ length: tokens }, () => Math.floor(Math.random() * 64)),
+        })),
+      ];
+      const text = fc.array(fc.constantFrom('config', 'Reader', 'x', '_', 'parse', '(', 'é', ' '), {
+        maxLength: 40,
+      });
+      for (const variant of variants) {
+        const embedder = await StaticModel.fromPayload(variant);
+        fc.assert(
+          fc.property(text, (pieces) => {
+            const words = pieces.join('');
+            const ids = embedder.tokenIds(words);
+            const expected = new Float32Array(variant.dimensions);
+            for (const id of ids) {
+              const row = variant.mapping ? variant.mapping[id]! : id;
+              const weight = variant.weights ? variant.weights[id]! : 1;
+              for (let d = 0; d < variant.dimensions; d++)
+                expected[d]! += variant.table[row * variant.dimensions + d]! * weight;
+            }
+            if (ids.length) for (let d = 0; d < variant.dimensions; d++) expected[d]! /= ids.length;
+            assert.deepEqual(
+              embedder.embedOne(words),
+              ids.length && variant.normalize ? l2Normalize(expected) : expected,
+            );
+          }),
+          { numRuns: 300 },
+        );
+      }
     });
 
     it('embeds texts asked for once (kept out of the word cache) exactly as any other', async () => {

@@ -216,16 +216,11 @@ export class StaticModel implements Embedder {
   }
 
   embedOne(text: string): Float32Array {
-    const { table, dimensions, weights, mapping, normalize } = this.payload;
+    const { dimensions, normalize } = this.payload;
     const vector = new Float32Array(dimensions);
     const ids = this.tokenIds(text);
     if (!ids.length) return vector;
-    for (const id of ids) {
-      const row = mapping ? mapping[id]! : id;
-      const weight = weights ? weights[id]! : 1;
-      const offset = row * dimensions;
-      for (let d = 0; d < dimensions; d++) vector[d]! += table[offset + d]! * weight;
-    }
+    sumRows(this.payload, ids, vector);
     for (let d = 0; d < dimensions; d++) vector[d]! /= ids.length;
     return normalize ? l2Normalize(vector) : vector;
   }
@@ -284,6 +279,57 @@ export class StaticModel implements Embedder {
 
   dispose(): void {
     this.wordCache.clear();
+  }
+}
+
+/** Dimensions summed together (see sumRows): eight sums fit in registers. */
+const BLOCK = 8;
+
+/**
+ * Adds the (weighted) rows of `ids` into `into` (zeros): for each dimension, row after row in
+ * the order of `ids`, rounded to 32 bits after each addition, as `into[d] += row[d] × weight`
+ * taken row by row rounds. The dimensions are taken eight at a time with their sums in locals,
+ * each row read once per block: the sums stay out of memory, about twice as fast as a row at a
+ * time, and the same numbers.
+ */
+function sumRows(payload: StaticModelPayload, ids: readonly number[], into: Float32Array): void {
+  const { table, dimensions, weights, mapping } = payload;
+  const round = Math.fround;
+  const whole = dimensions - (dimensions % BLOCK);
+  for (let d = 0; d < whole; d += BLOCK) {
+    let s0 = 0,
+      s1 = 0,
+      s2 = 0,
+      s3 = 0,
+      s4 = 0,
+      s5 = 0,
+      s6 = 0,
+      s7 = 0;
+    for (const id of ids) {
+      const at = (mapping ? mapping[id]! : id) * dimensions + d;
+      const weight = weights ? weights[id]! : 1;
+      s0 = round(s0 + table[at]! * weight);
+      s1 = round(s1 + table[at + 1]! * weight);
+      s2 = round(s2 + table[at + 2]! * weight);
+      s3 = round(s3 + table[at + 3]! * weight);
+      s4 = round(s4 + table[at + 4]! * weight);
+      s5 = round(s5 + table[at + 5]! * weight);
+      s6 = round(s6 + table[at + 6]! * weight);
+      s7 = round(s7 + table[at + 7]! * weight);
+    }
+    into[d] = s0;
+    into[d + 1] = s1;
+    into[d + 2] = s2;
+    into[d + 3] = s3;
+    into[d + 4] = s4;
+    into[d + 5] = s5;
+    into[d + 6] = s6;
+    into[d + 7] = s7;
+  }
+  for (const id of ids) {
+    const at = (mapping ? mapping[id]! : id) * dimensions;
+    const weight = weights ? weights[id]! : 1;
+    for (let d = whole; d < dimensions; d++) into[d]! += table[at + d]! * weight;
   }
 }
 
