@@ -13,15 +13,134 @@ import type { Data, RecordBatch } from 'apache-arrow';
  * texts) are not looked up there.
  */
 export class Strings {
-  private readonly seen = new Map<string, string>();
+  /** Each kept string's place in `values` (−1 for none), by its hash, probed linearly. */
+  private slots = new Int32Array(1024).fill(EMPTY);
+  private hashes = new Int32Array(512);
+  private values: string[] = [];
+
+  get size(): number {
+    return this.values.length;
+  }
 
   /** The one kept copy of `value`. */
   intern(value: string): string {
-    const held = this.seen.get(value);
-    if (held !== undefined) return held;
-    this.seen.set(value, value);
+    const hash = hashOfString(value);
+    const mask = this.slots.length - 1;
+    for (let at = hash & mask; ; at = (at + 1) & mask) {
+      const place = this.slots[at]!;
+      if (place === EMPTY) return this.keep(at, hash, value);
+      if (this.hashes[place] === hash && this.values[place] === value) return this.values[place]!;
+    }
+  }
+
+  /**
+   * The one kept copy of the string `bytes[start, end)` holds in UTF-8. A string kept already is
+   * found from the bytes without decoding them: an opening meets most values many times over
+   * (four out of five at 10k files), and decoding each copy only to find it here was most of
+   * the work.
+   */
+  internBytes(bytes: Buffer, start: number, end: number): string {
+    const hash = hashOfBytes(bytes, start, end);
+    const mask = this.slots.length - 1;
+    for (let at = hash & mask; ; at = (at + 1) & mask) {
+      const place = this.slots[at]!;
+      if (place === EMPTY) return this.keep(at, hash, bytes.toString('utf8', start, end));
+      if (this.hashes[place] === hash && holdsBytes(this.values[place]!, bytes, start, end))
+        return this.values[place]!;
+    }
+  }
+
+  private keep(slot: number, hash: number, value: string): string {
+    const place = this.values.length;
+    this.values.push(value);
+    if (place === this.hashes.length) {
+      const hashes = new Int32Array(place * 2);
+      hashes.set(this.hashes);
+      this.hashes = hashes;
+    }
+    this.hashes[place] = hash;
+    this.slots[slot] = place;
+    // at most half full, so that probes stay short
+    if (this.values.length * 2 > this.slots.length) this.rehash(this.slots.length * 2);
     return value;
   }
+
+  private rehash(capacity: number): void {
+    const slots = new Int32Array(capacity).fill(EMPTY);
+    const mask = capacity - 1;
+    for (let place = 0; place < this.values.length; place++) {
+      let at = this.hashes[place]! & mask;
+      while (slots[at] !== EMPTY) at = (at + 1) & mask;
+      slots[at] = place;
+    }
+    this.slots = slots;
+  }
+}
+
+const EMPTY = -1;
+// as a signed 32-bit number, as the hashes are kept (an Int32Array) and Math.imul gives them
+const FNV_OFFSET = 0x811c9dc5 | 0;
+const FNV_PRIME = 0x01000193;
+
+/** Bytes hashed at each end of a longer value: its middle is left to the comparison. */
+const HASHED_ENDS = 16;
+
+/**
+ * FNV-1a over the bytes `bytes[start, end)`, and for a value longer than two HASHED_ENDS over
+ * its first and last HASHED_ENDS bytes and its length: a docstring or signature is told from
+ * the others by its ends, and one found is compared whole anyway.
+ */
+function hashOfBytes(bytes: Uint8Array, start: number, end: number): number {
+  if (end - start <= 2 * HASHED_ENDS) return fnv(FNV_OFFSET, bytes, start, end);
+  const head = fnv(
+    Math.imul(FNV_OFFSET ^ (end - start), FNV_PRIME),
+    bytes,
+    start,
+    start + HASHED_ENDS,
+  );
+  return fnv(head, bytes, end - HASHED_ENDS, end);
+}
+
+function fnv(hash: number, bytes: Uint8Array, start: number, end: number): number {
+  for (let at = start; at < end; at++) hash = Math.imul(hash ^ bytes[at]!, FNV_PRIME);
+  return hash;
+}
+
+/** hashOfBytes of the string's UTF-8 bytes (its characters, when they are all ASCII). */
+function hashOfString(value: string): number {
+  for (let at = 0; at < value.length; at++)
+    if (value.charCodeAt(at) >= 0x80) {
+      const bytes = Buffer.from(value, 'utf8');
+      return hashOfBytes(bytes, 0, bytes.length);
+    }
+  if (value.length <= 2 * HASHED_ENDS) return fnvOfCharacters(FNV_OFFSET, value, 0, value.length);
+  const head = fnvOfCharacters(
+    Math.imul(FNV_OFFSET ^ value.length, FNV_PRIME),
+    value,
+    0,
+    HASHED_ENDS,
+  );
+  return fnvOfCharacters(head, value, value.length - HASHED_ENDS, value.length);
+}
+
+function fnvOfCharacters(hash: number, value: string, start: number, end: number): number {
+  for (let at = start; at < end; at++) hash = Math.imul(hash ^ value.charCodeAt(at), FNV_PRIME);
+  return hash;
+}
+
+/** Whether `value` is the string `bytes[start, end)` holds in UTF-8. */
+function holdsBytes(value: string, bytes: Buffer, start: number, end: number): boolean {
+  if (value.length === end - start) {
+    let at = 0;
+    for (; at < value.length; at++) {
+      const code = value.charCodeAt(at);
+      if (code >= 0x80 || bytes[start + at]! >= 0x80) break;
+      if (code !== bytes[start + at]) return false;
+    }
+    if (at === value.length) return true;
+  }
+  // a character beyond ASCII, or lengths that only such characters can make differ: decoded
+  return bytes.toString('utf8', start, end) === value;
 }
 
 /** A UTF-8 column's values (null where the row has none), interned when `strings` is given. */
@@ -127,7 +246,7 @@ function internedReader(data: Data, strings: Strings): (row: number) => string |
     const start = Number(offsets[row]);
     const end = Number(offsets[row + 1]);
     if (last !== null && sameBytes(bytes, lastStart, lastEnd, start, end)) return last;
-    last = strings.intern(bytes.toString('utf8', start, end));
+    last = strings.internBytes(bytes, start, end);
     lastStart = start;
     lastEnd = end;
     return last;

@@ -64,6 +64,40 @@ describe('store columns: strings read from Arrow buffers', () => {
     );
   });
 
+  it('keeps one copy of each value, met as a string or as its UTF-8 bytes, as the table grows', () => {
+    // long values alike at both ends, which the table tells apart by comparing them whole
+    const alikeAtTheEnds = fc
+      .tuple(fc.constantFrom('a', 'b', 'é', 'è', 'ab'), fc.nat({ max: 3 }))
+      .map(([middle, times]) => `${'s'.repeat(20)}${middle.repeat(times)}${'e'.repeat(20)}`);
+    // most values new, so that the table grows past its first size more than once
+    const value = fc.oneof(
+      { arbitrary: fc.string({ minLength: 4, maxLength: 12 }), weight: 6 },
+      { arbitrary: repeating, weight: 1 },
+      { arbitrary: alikeAtTheEnds, weight: 1 },
+      { arbitrary: fc.string({ unit: 'grapheme', maxLength: 6 }), weight: 1 },
+    );
+    const met = fc.record({ value, asBytes: fc.boolean(), padding: fc.nat({ max: 3 }) });
+    fc.assert(
+      fc.property(fc.array(met, { minLength: 1200, maxLength: 1600 }), (meetings) => {
+        const strings = new Strings();
+        for (const { value, asBytes, padding } of meetings) {
+          // the value's bytes inside a longer buffer, as a column's bytes hold every row's
+          const bytes = Buffer.concat([
+            Buffer.alloc(padding, 0x61),
+            Buffer.from(value),
+            Buffer.from('é'),
+          ]);
+          const kept = asBytes
+            ? strings.internBytes(bytes, padding, bytes.length - Buffer.byteLength('é'))
+            : strings.intern(value);
+          assert.equal(kept, value);
+        }
+        assert.equal(strings.size, new Set(meetings.map(({ value }) => value)).size);
+      }),
+      { numRuns: 40 },
+    );
+  });
+
   it('names the column a table lacks', () => {
     assert.throws(() => stringColumn(batchOf(['a']), 'path'), /no path column/);
   });
