@@ -82,49 +82,28 @@ const EMPTY = -1;
 const FNV_OFFSET = 0x811c9dc5 | 0;
 const FNV_PRIME = 0x01000193;
 
-/** Bytes hashed at each end of a longer value: its middle is left to the comparison. */
-const HASHED_ENDS = 16;
-
 /**
- * FNV-1a over the bytes `bytes[start, end)`, and for a value longer than two HASHED_ENDS over
- * its first and last HASHED_ENDS bytes and its length: a docstring or signature is told from
- * the others by its ends, and one found is compared whole anyway.
+ * FNV-1a over the bytes `bytes[start, end)`, every byte of them: chunk ids and paths of a tree
+ * repeated under other names differ only in their middles, and a hash of their ends alone put
+ * them in one long run of the table (an opening at 100k files spent seconds probing it).
  */
 function hashOfBytes(bytes: Uint8Array, start: number, end: number): number {
-  if (end - start <= 2 * HASHED_ENDS) return fnv(FNV_OFFSET, bytes, start, end);
-  const head = fnv(
-    Math.imul(FNV_OFFSET ^ (end - start), FNV_PRIME),
-    bytes,
-    start,
-    start + HASHED_ENDS,
-  );
-  return fnv(head, bytes, end - HASHED_ENDS, end);
-}
-
-function fnv(hash: number, bytes: Uint8Array, start: number, end: number): number {
+  let hash = FNV_OFFSET;
   for (let at = start; at < end; at++) hash = Math.imul(hash ^ bytes[at]!, FNV_PRIME);
   return hash;
 }
 
-/** hashOfBytes of the string's UTF-8 bytes (its characters, when they are all ASCII). */
+/** hashOfBytes of the string's UTF-8 bytes: of its characters when they are all ASCII. */
 function hashOfString(value: string): number {
-  for (let at = 0; at < value.length; at++)
-    if (value.charCodeAt(at) >= 0x80) {
+  let hash = FNV_OFFSET;
+  for (let at = 0; at < value.length; at++) {
+    const code = value.charCodeAt(at);
+    if (code >= 0x80) {
       const bytes = Buffer.from(value, 'utf8');
       return hashOfBytes(bytes, 0, bytes.length);
     }
-  if (value.length <= 2 * HASHED_ENDS) return fnvOfCharacters(FNV_OFFSET, value, 0, value.length);
-  const head = fnvOfCharacters(
-    Math.imul(FNV_OFFSET ^ value.length, FNV_PRIME),
-    value,
-    0,
-    HASHED_ENDS,
-  );
-  return fnvOfCharacters(head, value, value.length - HASHED_ENDS, value.length);
-}
-
-function fnvOfCharacters(hash: number, value: string, start: number, end: number): number {
-  for (let at = start; at < end; at++) hash = Math.imul(hash ^ value.charCodeAt(at), FNV_PRIME);
+    hash = Math.imul(hash ^ code, FNV_PRIME);
+  }
   return hash;
 }
 
