@@ -5,7 +5,10 @@ import * as path from 'node:path';
 import fc from 'fast-check';
 import { CHUNK_LEVELS, type ChunkLevel } from '../../src/engine/model';
 import { bm25Search } from '../../src/engine/search/bm25';
+import { Strings } from '../../src/engine/store/columns';
 import { LexicalIndex, type LexicalDocument } from '../../src/engine/store/lexical';
+import { readSnapshotHeader } from '../../src/engine/store/lexical-header';
+import { WordFile } from '../../src/engine/store/snapshot-file';
 
 /**
  * The lexical index keeps each chunk's terms in one arena addressed by per-chunk columns, reuses
@@ -13,8 +16,9 @@ import { LexicalIndex, type LexicalDocument } from '../../src/engine/store/lexic
  * Whatever it goes through, it must answer what a plain list of the live documents answers.
  */
 
-const VOCABULARY = ['alpha', 'beta', 'gamma', 'delta', 'eps', 'zeta', 'eta', 'theta'];
-const PATHS = ['a.py', 'b.py', 'c.py', 'd.py', 'e.py'];
+// a word and a path beyond ASCII each: the snapshot writes its strings as UTF-8 bytes
+const VOCABULARY = ['alpha', 'beta', 'gamma', 'delta', 'eps', 'zeta', 'eta', 'theta', 'größe'];
+const PATHS = ['a.py', 'b.py', 'c.py', 'd.py', 'e.py', 'ü/日本.py'];
 
 const documentArbitrary = fc.record({
   path: fc.constantFrom(...PATHS),
@@ -525,13 +529,60 @@ describe('lexical index: posting lists and chunk terms read from the snapshot fi
     writer.close();
   });
 
+  it('reads a snapshot of the format before (its columns in the JSON header) as it reads its own', async () => {
+    const documents = [
+      ...largeDocuments(400),
+      {
+        chunkId: 'ü/日本.py::größe',
+        path: 'ü/日本.py',
+        level: 'function' as const,
+        terms: new Map([['größe', 2]]),
+        nameTerms: ['größe'],
+      },
+    ];
+    const current = await snapshotOf(documents);
+    const file = WordFile.open(current);
+    const { columns, layout } = readSnapshotHeader(file, new Strings());
+    file.close();
+    const json = Buffer.from(
+      JSON.stringify({
+        version: 3,
+        nextDocId: columns.nextDocId,
+        terms: columns.terms,
+        docs: {
+          ids: [...columns.ids],
+          chunkIds: columns.chunkIds,
+          paths: columns.paths,
+          levels: [...columns.levels],
+          lengths: [...columns.lengths],
+          termCounts: [...columns.termCounts],
+          nameCounts: [...columns.nameCounts],
+        },
+        postings: columns.postings,
+      }),
+      'utf8',
+    );
+    // the same body and lists after the JSON header, padded to a word
+    const prefix = Buffer.alloc(4 + json.length + ((4 - ((4 + json.length) % 4)) % 4));
+    prefix.writeUInt32LE(json.length, 0);
+    json.copy(prefix, 4);
+    const older = path.join(directory, 'lexical-3.bin');
+    writeFileSync(
+      older,
+      Buffer.concat([prefix, readFileSync(current).subarray(layout.bodyOffset)]),
+    );
+    const read = await LexicalIndex.readSnapshot(older);
+    assertSameAs(read, documents);
+    read.close();
+  });
+
   it('says an older snapshot format is not read, and reads nothing after closing', async () => {
     const file = path.join(directory, 'lexical-1.bin');
     const header = Buffer.from(JSON.stringify({ version: 2, nextDocId: 1, terms: [] }), 'utf8');
     const length = Buffer.alloc(4);
     length.writeUInt32LE(header.length);
     writeFileSync(file, Buffer.concat([length, header]));
-    await assert.rejects(LexicalIndex.readSnapshot(file), /format version 2, this version reads 3/);
+    await assert.rejects(LexicalIndex.readSnapshot(file), /format version 2, this version reads 4/);
     const index = new LexicalIndex();
     index.add(largeDocuments(5));
     await index.writeSnapshot(file);

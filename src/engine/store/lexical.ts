@@ -6,6 +6,7 @@ import { elapsedMs, getLogger } from '../log/logger';
 import { CHUNK_LEVELS, type ChunkLevel } from '../model';
 import { appendAt, writeFileAtomic } from '../util/atomic-file';
 import { Strings } from './columns';
+import { readSnapshotHeader, snapshotPrefix, type SnapshotLayout } from './lexical-header';
 import { TermTable } from './term-table';
 import { BlockWriter, ReadArena, ScratchFile, WordFile, WordReader } from './snapshot-file';
 
@@ -710,15 +711,6 @@ class ChunkTerms {
   }
 }
 
-/**
- * The snapshot's layout: the byte length of a JSON header (`SnapshotHeader`: the vocabulary, the
- * chunks' columns, the postings per level), the header, padding to a multiple of 4 bytes, then
- * 32-bit little-endian words: the body (each chunk's run, as `ChunkTerms` keeps it: term ids,
- * their counts, name ids) and per level in CHUNK_LEVELS order each term's posting list in term
- * order (its chunk ids ascending, then their payloads). Version 3 added the posting lists
- * (version 2 rebuilt them in memory from the body at every open).
- */
-const SNAPSHOT_VERSION = 3;
 const LEVEL_INDEX = new Map(CHUNK_LEVELS.map((level, index) => [level, index]));
 /**
  * A term's place in its chunk's list, packed below its id (id × PLACE_SPAN + place): a chunk's
@@ -1151,36 +1143,26 @@ export class LexicalIndex {
       termCounts[i] = this.chunkTerms.termsIn(docId);
       nameCounts[i] = this.chunkTerms.namesIn(docId);
     });
-    const header: SnapshotHeader = {
-      version: SNAPSHOT_VERSION,
+    const postings = CHUNK_LEVELS.map(
+      (level) =>
+        this.documentFrequency.get(level)!.prefixSums(this.terms.length)[this.terms.length]!,
+    );
+    const { prefix, layout } = snapshotPrefix({
       nextDocId: this.nextDocId,
       terms: this.terms,
-      docs: {
-        ids,
-        chunkIds: ids.map((docId) => this.chunkIds[docId]!),
-        paths: ids.map((docId) => this.paths[docId]!),
-        levels: ids.map((docId) => this.levels[docId]!),
-        lengths: ids.map((docId) => this.lengths[docId]!),
-        termCounts: [...termCounts],
-        nameCounts: [...nameCounts],
-      },
-      postings: CHUNK_LEVELS.map(
-        (level) =>
-          this.documentFrequency.get(level)!.prefixSums(this.terms.length)[this.terms.length]!,
-      ),
-    };
-    const headerBytes = Buffer.from(JSON.stringify(header), 'utf8');
-    const layout = snapshotLayout(headerBytes.length, header);
-    const prefix = Buffer.alloc(layout.bodyOffset);
-    prefix.writeUInt32LE(headerBytes.length);
-    headerBytes.copy(prefix, 4);
+      ids: Int32Array.from(ids),
+      levels: Int32Array.from(ids, (docId) => this.levels[docId]!),
+      lengths: Int32Array.from(ids, (docId) => this.lengths[docId]!),
+      termCounts,
+      nameCounts,
+      chunkIds: ids.map((docId) => this.chunkIds[docId]!),
+      paths: ids.map((docId) => this.paths[docId]!),
+      postings,
+    });
     const addresses = new Int32Array(ids.length);
     const starts = CHUNK_LEVELS.map(() => new Int32Array(this.terms.length + 1));
     await fs.mkdir(path.dirname(file), { recursive: true });
-    await writeFileAtomic(
-      file,
-      this.snapshotParts(prefix, ids, header.postings, addresses, starts),
-    );
+    await writeFileAtomic(file, this.snapshotParts(prefix, ids, postings, addresses, starts));
     const snapshot = WordFile.open(file);
     if (snapshot.bytes !== layout.bytes) {
       snapshot.close();
@@ -1235,35 +1217,33 @@ export class LexicalIndex {
   static async readSnapshot(file: string, strings = new Strings()): Promise<LexicalIndex> {
     const snapshot = WordFile.open(file);
     try {
-      const { header, layout } = readHeader(snapshot);
+      const { columns, layout } = readSnapshotHeader(snapshot, strings);
       const index = new LexicalIndex();
-      index.nextDocId = header.nextDocId;
-      header.terms.forEach((term, id) => {
+      index.nextDocId = columns.nextDocId;
+      columns.terms.forEach((term, id) => {
         index.terms.push(term);
         index.termIds.add(id);
       });
-      const { docs } = header;
       index.useSnapshot(snapshot, layout, (place) => {
-        for (let i = 0, at = 0; i < docs.ids.length; i++) {
-          const docId = docs.ids[i]!;
-          if (index.isLive(docId) || docId >= header.nextDocId)
+        for (let i = 0, at = 0; i < columns.ids.length; i++) {
+          const docId = columns.ids[i]!;
+          if (docId < 0 || index.isLive(docId) || docId >= columns.nextDocId)
             throw new Error('the lexical snapshot names a chunk twice or past its last');
-          place(docId, at, docs.termCounts[i]!, docs.nameCounts[i]!);
+          place(docId, at, columns.termCounts[i]!, columns.nameCounts[i]!);
           index.register(
             docId,
-            strings.intern(docs.chunkIds[i]!),
-            // one copy of each path, however many chunks its file has
-            strings.intern(docs.paths[i]!),
-            docs.levels[i]!,
-            docs.lengths[i]!,
+            columns.chunkIds[i]!,
+            columns.paths[i]!,
+            columns.levels[i]!,
+            columns.lengths[i]!,
           );
-          at += docs.termCounts[i]! * 2 + docs.nameCounts[i]!;
+          at += columns.termCounts[i]! * 2 + columns.nameCounts[i]!;
         }
         // each level's lists are laid out term after term: where a term's starts follows from
         // how many chunks hold the terms before it
         return CHUNK_LEVELS.map((level, place) => {
-          const starts = index.documentFrequency.get(level)!.prefixSums(header.terms.length);
-          if (starts[header.terms.length] !== header.postings[place])
+          const starts = index.documentFrequency.get(level)!.prefixSums(columns.terms.length);
+          if (starts[columns.terms.length] !== columns.postings[place])
             throw new Error("the lexical snapshot's postings do not match its chunks");
           return starts;
         });
@@ -1565,81 +1545,6 @@ function safeJson(line: string): unknown {
 }
 
 const Level = z.enum(['directory', 'file', 'class', 'function']);
-const numbers = z.array(z.number());
-
-/** The header's shape; the large arrays are checked for length, not element by element. */
-const SnapshotHeader = z.object({
-  version: z.literal(SNAPSHOT_VERSION),
-  nextDocId: z.number().int(),
-  terms: z.array(z.string()),
-  docs: z.object({
-    ids: numbers,
-    chunkIds: z.array(z.string()),
-    paths: z.array(z.string()),
-    levels: numbers,
-    lengths: numbers,
-    termCounts: numbers,
-    nameCounts: numbers,
-  }),
-  /** Postings per level, in CHUNK_LEVELS order. */
-  postings: numbers.length(CHUNK_LEVELS.length),
-});
-type SnapshotHeader = z.infer<typeof SnapshotHeader>;
-
-/** Where a snapshot's parts are, in bytes (the body also in words), and its length. */
-interface SnapshotLayout {
-  readonly bodyOffset: number;
-  readonly bodyWords: number;
-  readonly postingsOffset: number;
-  readonly bytes: number;
-}
-
-function snapshotLayout(headerLength: number, header: SnapshotHeader): SnapshotLayout {
-  const bodyOffset = 4 + headerLength + ((4 - ((4 + headerLength) % 4)) % 4);
-  const { termCounts, nameCounts } = header.docs;
-  let bodyWords = 0;
-  for (let i = 0; i < termCounts.length; i++) bodyWords += termCounts[i]! * 2 + nameCounts[i]!;
-  const postingsOffset = bodyOffset + bodyWords * 4;
-  const postings = header.postings.reduce((sum, count) => sum + count, 0);
-  return { bodyOffset, bodyWords, postingsOffset, bytes: postingsOffset + postings * 8 };
-}
-
-/** A snapshot's header, checked against itself and the file's length. */
-function readHeader(snapshot: WordFile): { header: SnapshotHeader; layout: SnapshotLayout } {
-  if (snapshot.bytes < 4) throw new Error('the lexical snapshot is truncated');
-  const length = Buffer.alloc(4);
-  snapshot.readBytes(length, 0, 4, 0);
-  const headerLength = length.readUInt32LE(0);
-  if (4 + headerLength > snapshot.bytes) throw new Error('the lexical snapshot is truncated');
-  const headerBytes = Buffer.alloc(headerLength);
-  snapshot.readBytes(headerBytes, 0, headerLength, 4);
-  const json = safeJson(headerBytes.toString('utf8'));
-  const version = (json as { version?: unknown } | null)?.version;
-  if (typeof version === 'number' && version !== SNAPSHOT_VERSION)
-    throw new Error(
-      `the lexical snapshot has format version ${version}, this version reads ${SNAPSHOT_VERSION}`,
-    );
-  const parsed = SnapshotHeader.safeParse(json);
-  if (!parsed.success) throw new Error('the lexical snapshot header is damaged');
-  const header = parsed.data;
-  const { docs } = header;
-  for (const column of [
-    docs.chunkIds,
-    docs.paths,
-    docs.levels,
-    docs.lengths,
-    docs.termCounts,
-    docs.nameCounts,
-  ]) {
-    if (column.length !== docs.ids.length)
-      throw new Error('the lexical snapshot has columns of different lengths');
-  }
-  const layout = snapshotLayout(headerLength, header);
-  if (layout.bytes !== snapshot.bytes)
-    throw new Error('the lexical snapshot body does not match its header');
-  return { header, layout };
-}
-
 const DeltaLine = z.object({
   remove: z.array(z.string()),
   add: z.array(
