@@ -70,8 +70,9 @@ interface WordPieceTokenizer {
 /**
  * WordPiece as a BERT tokenizer applies it to a word of ASCII letters and digits, or one ASCII
  * punctuation mark: lowercased, then the longest vocabulary entry from the left, again and again
- * with the `##` prefix. Such pieces are most of what code holds, and no normaliser, pre-tokeniser or added token changes
- * them, so this gives the tokenizer's ids without its per-call machinery.
+ * with the `##` prefix. Such pieces are most of what code holds, and no normaliser,
+ * pre-tokeniser or added token changes them, so this gives the tokenizer's ids without its
+ * per-call machinery.
  */
 class AsciiWordPiece {
   /** The vocabulary split by kind: word starts, and continuations without their prefix. */

@@ -28,7 +28,7 @@ function matchable(entry: string): boolean {
 export class WordPieceTrie {
   private readonly children = new Map<number, number>();
   /** The vocabulary id of the entry each node ends, or NO_ID. */
-  private ids: Int32Array;
+  private readonly ids: Int32Array;
   private nodes = 1;
 
   constructor(entries: Iterable<readonly [string, number]>) {
@@ -41,7 +41,8 @@ export class WordPieceTrie {
   }
 
   /**
-   * The end of the longest entry that `word` (matched as lowercased) holds from `start`, and that entry's id; null when it holds none there.
+   * The end of the longest entry that `word` (matched as lowercased) holds from `start`, and
+   * that entry's id; null when it holds none there.
    */
   longestFrom(word: string, start: number): { end: number; id: number } | null {
     let node = 0;

@@ -16,7 +16,7 @@ export class Strings {
   /** Each kept string's place in `values` (−1 for none), by its hash, probed linearly. */
   private slots = new Int32Array(1024).fill(EMPTY);
   private hashes = new Int32Array(512);
-  private values: string[] = [];
+  private readonly values: string[] = [];
 
   get size(): number {
     return this.values.length;
