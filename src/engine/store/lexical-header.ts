@@ -9,8 +9,10 @@ import type { WordFile } from './snapshot-file';
  * header, padding to a multiple of 4 bytes, then the columns as 32-bit little-endian words (per
  * chunk: doc id, level, length, term count, name count, path number) and three string columns
  * (the terms, the chunks' ids, the distinct paths), each the byte end of every value then the
- * values' UTF-8 bytes end to end, padded to a multiple of 4. The body and the posting lists
- * follow (see lexical.ts).
+ * values' UTF-8 bytes end to end, padded to a multiple of 4. Then, in 32-bit words, the body
+ * (each chunk's run, as `ChunkTerms` keeps it: term ids, their counts, name ids) and, per level in
+ * CHUNK_LEVELS order, each term's posting list in term order (its chunk ids ascending, then their
+ * payloads).
  *
  * Version 3 held the columns in the JSON header itself: 31 MB of JSON at 10k files and 156 MB at
  * 100k, decoded and parsed at every opening, a path written once per chunk, and a string that
