@@ -1,4 +1,5 @@
 import type { Data, RecordBatch } from 'apache-arrow';
+import { fnv1a, fnv1aBytes } from '../util/hash';
 
 /**
  * Whole columns of a LanceDB record batch read straight from their Arrow buffers: strings cut
@@ -40,7 +41,7 @@ export class Strings {
    * the work.
    */
   internBytes(bytes: Buffer, start: number, end: number): string {
-    const hash = hashOfBytes(bytes, start, end);
+    const hash = fnv1aBytes(bytes, start, end);
     const mask = this.slots.length - 1;
     for (let at = hash & mask; ; at = (at + 1) & mask) {
       const place = this.slots[at]!;
@@ -78,33 +79,16 @@ export class Strings {
 }
 
 const EMPTY = -1;
-// as a signed 32-bit number, as the hashes are kept (an Int32Array) and Math.imul gives them
-const FNV_OFFSET = 0x811c9dc5 | 0;
-const FNV_PRIME = 0x01000193;
+const BEYOND_ASCII = /\P{ASCII}/u;
 
 /**
- * FNV-1a over the bytes `bytes[start, end)`, every byte of them: chunk ids and paths of a tree
+ * The hash of a value's UTF-8 bytes (FNV-1a over every byte: chunk ids and paths of a tree
  * repeated under other names differ only in their middles, and a hash of their ends alone put
- * them in one long run of the table (an opening at 100k files spent seconds probing it).
+ * them in one long run of the table, an opening at 100k files spending seconds probing it). An
+ * ASCII string's characters are its bytes, so it is hashed as it is.
  */
-function hashOfBytes(bytes: Uint8Array, start: number, end: number): number {
-  let hash = FNV_OFFSET;
-  for (let at = start; at < end; at++) hash = Math.imul(hash ^ bytes[at]!, FNV_PRIME);
-  return hash;
-}
-
-/** hashOfBytes of the string's UTF-8 bytes: of its characters when they are all ASCII. */
 function hashOfString(value: string): number {
-  let hash = FNV_OFFSET;
-  for (let at = 0; at < value.length; at++) {
-    const code = value.charCodeAt(at);
-    if (code >= 0x80) {
-      const bytes = Buffer.from(value, 'utf8');
-      return hashOfBytes(bytes, 0, bytes.length);
-    }
-    hash = Math.imul(hash ^ code, FNV_PRIME);
-  }
-  return hash;
+  return BEYOND_ASCII.test(value) ? fnv1aBytes(Buffer.from(value, 'utf8')) : fnv1a(value);
 }
 
 /** Whether `value` is the string `bytes[start, end)` holds in UTF-8. */

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { CHUNK_LEVELS } from '../model';
+import { parseJsonOrNull } from '../util/json';
 import type { Strings } from './columns';
 import type { WordFile } from './snapshot-file';
 
@@ -123,7 +124,7 @@ export function readSnapshotHeader(
   if (4 + headerLength > snapshot.bytes) throw new Error('the lexical snapshot is truncated');
   const headerBytes = Buffer.alloc(headerLength);
   snapshot.readBytes(headerBytes, 0, headerLength, 4);
-  const json = safeJson(headerBytes.toString('utf8'));
+  const json = parseJsonOrNull(headerBytes.toString('utf8'));
   const version = (json as { version?: unknown } | null)?.version;
   if (version === JSON_HEADER_VERSION) return readJsonHeader(json, headerLength, snapshot, strings);
   if (typeof version === 'number' && version !== SNAPSHOT_VERSION)
@@ -257,14 +258,6 @@ function checkedLayout(
   if (layout.bytes !== snapshot.bytes)
     throw new Error('the lexical snapshot body does not match its header');
   return layout;
-}
-
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return null;
-  }
 }
 
 const isString = (value: unknown): value is string => typeof value === 'string';

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { elapsedMs, getLogger } from '../log/logger';
 import { CHUNK_LEVELS, type ChunkLevel } from '../model';
 import { appendAt, writeFileAtomic } from '../util/atomic-file';
+import { parseJsonOrNull } from '../util/json';
 import { Strings } from './columns';
 import { readSnapshotHeader, snapshotPrefix, type SnapshotLayout } from './lexical-header';
 import { TermTable } from './term-table';
@@ -1333,7 +1334,7 @@ export class LexicalIndex {
     let number = 0;
     for await (const line of lines) {
       number++;
-      const parsed = DeltaLine.safeParse(safeJson(line));
+      const parsed = DeltaLine.safeParse(parseJsonOrNull(line));
       if (!parsed.success) throw new Error(`line ${number} of the lexical delta log is damaged`);
       this.removePaths(parsed.data.remove);
       this.add(
@@ -1534,14 +1535,6 @@ function bisect(sorted: Uint32Array | Int32Array, value: number): number {
     else high = middle - 1;
   }
   return -1;
-}
-
-function safeJson(line: string): unknown {
-  try {
-    return JSON.parse(line);
-  } catch {
-    return null;
-  }
 }
 
 const Level = z.enum(['directory', 'file', 'class', 'function']);
