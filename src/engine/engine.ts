@@ -14,7 +14,7 @@ import { runFileTask, warmingTasks, type FileTask } from './index/file-task';
 import { loadGrammar, loadLanguage } from './lang/grammars';
 import { languageById } from './lang/registry';
 import { defaultPoolSize, ParsePool } from './index/parse-pool';
-import type { CodeGraph } from './graph/code-graph';
+import { CodeGraph } from './graph/code-graph';
 import { Indexer, type IndexPlan, type IndexProgress, type IndexSummary } from './index/indexer';
 import { CHUNK_LEVELS, type ChunkLevel } from './model';
 import { PathFilter, walkWorkspace, type SkipReason } from './index/walk';
@@ -270,10 +270,15 @@ export class Engine implements Disposable {
       note: loaded.ok ? loaded.value.note : null,
     };
 
+    // The graph comes first: the store reads the facts into it, each one's call sites packed into
+    // the graph's own numbers as it is read instead of held as objects until the graph takes them.
+    const rootPackage = path.basename(root);
+    const graph = new CodeGraph(rootPackage);
     const opened = await IndexStore.open(storeDir, {
       root,
       embedding: embedder ? { modelId: embedder.id, dimensions: embedder.dimensions } : null,
       embeddingReason: embedding.reason,
+      gatherFacts: () => graph.pending(),
     });
     if (!opened.ok) return opened;
     const { store, notices } = opened.value;
@@ -281,7 +286,7 @@ export class Engine implements Disposable {
     // The vectors are read while the graph is built: LanceDB decodes them on its own threads
     // while this one builds, and the first question after opening waits for them otherwise.
     const vectors = startReadingVectors(store);
-    const { graph, taken } = await openGraph(store, root);
+    const taken = await openGraph(store, graph, rootPackage);
     const engine = new Engine(
       root,
       { ...options, storeDir },

@@ -13,7 +13,7 @@ export async function storeSnapshot(engine: Engine): Promise<unknown> {
     ...store.catalog.get(id),
     text: unwrap(store.texts.read(id)),
   }));
-  const facts = (await store.tables.allFacts()).sort((a, b) => a.id.localeCompare(b.id));
+  const facts = [...(await store.tables.allFacts())].sort((a, b) => a.id.localeCompare(b.id));
   const graphCallers = facts.map(
     (fact) =>
       [

@@ -2,6 +2,7 @@ import { strict as assert } from 'node:assert';
 import * as path from 'node:path';
 import fc from 'fast-check';
 import type { CallSite, Chunk, CodeFact } from '../../src/engine/model';
+import { CodeGraph } from '../../src/engine/graph/code-graph';
 import { Tables, type ChunkMeta } from '../../src/engine/store/tables';
 // after the tables module, which sets LanceDB's environment before it loads
 import * as lancedb from '@lancedb/lancedb';
@@ -9,6 +10,18 @@ import { vectorRowBytes } from '../../src/engine/store/vector-memory';
 import { captureLogs, eventsNamed } from '../helpers/logs';
 import { Scratch } from '../helpers/workspace';
 import { chunkOf, factOf } from '../helpers/chunks';
+
+/** Every field of `fact` as a plain record (a graph's facts read theirs through getters). */
+function plainFact(fact: CodeFact): CodeFact {
+  const { id, path, language, qualifiedName, name, kind, className, parent } = fact;
+  const { startLine, endLine, signature, docstring, chunkId, calls } = fact;
+  const { raises, errorStrings, mutates, imports, bases } = fact;
+  return {
+    ...{ id, path, language, qualifiedName, name, kind, className, parent },
+    ...{ startLine, endLine, signature, docstring, chunkId, calls },
+    ...{ raises, errorStrings, mutates, imports, bases },
+  };
+}
 
 function chunk(i: number): Chunk {
   return chunkOf({
@@ -299,10 +312,14 @@ describe('LanceDB tables', () => {
         // a second, larger batch of one repeated row makes LanceDB return several record batches
         fc.nat(3000),
         async (drawnFacts, drawnChunks, repeats) => {
-          // fast-check draws records without a prototype; what is read back has one
-          const facts = structuredClone(drawnFacts).map(
-            (drawn, i) => ({ ...drawn, id: `fact${i}` }) as CodeFact,
-          );
+          // fast-check draws records without a prototype; what is read back has one. A file has
+          // one language: the graph keeps it once per path.
+          const languages = new Map<string, string>();
+          const facts = structuredClone(drawnFacts).map((drawn, i) => {
+            const language = languages.get(drawn.path) ?? drawn.language;
+            languages.set(drawn.path, language);
+            return { ...drawn, id: `fact${i}`, language } as CodeFact;
+          });
           for (let i = 0; i < (facts.length ? repeats : 0); i++)
             facts.push({ ...facts[0]!, id: `copy${i}` });
           const chunks: Chunk[] = structuredClone(drawnChunks).map((drawn, i) => ({
@@ -320,6 +337,10 @@ describe('LanceDB tables', () => {
             const byId = <T extends { id: string }>(rows: readonly T[]) =>
               [...rows].sort((a, b) => (a.id < b.id ? -1 : 1));
             assert.deepEqual(byId(await tables.allFacts()), byId(facts));
+            // read as an opening engine reads them: into its graph's gatherer, each fact's call
+            // sites packed into the graph's numbers as it comes
+            const gathered = await tables.allFacts(undefined, new CodeGraph('root').pending());
+            assert.deepEqual(byId(gathered.map(plainFact)), byId(facts));
             assert.deepEqual(
               byId(await allChunkMetadata(tables)),
               byId(

@@ -34,16 +34,15 @@ function savedCallsFile(store: IndexStore): string {
 }
 
 /**
- * The graph of `store`'s facts: their saved calls taken where they fit (`taken`), resolved
- * otherwise.
+ * Builds `graph` (new, for the package `rootPackage`) from `store`'s facts: their saved calls
+ * taken where they fit (true), resolved otherwise (false).
  */
 export async function openGraph(
   store: IndexStore,
-  root: string,
-): Promise<{ graph: CodeGraph; taken: boolean }> {
+  graph: CodeGraph,
+  rootPackage: string,
+): Promise<boolean> {
   const started = performance.now();
-  const rootPackage = path.basename(root);
-  const graph = new CodeGraph(rootPackage);
   const read = await readSavedCalls(savedCallsFile(store), savedCallsKey(store, rootPackage));
   if (!read.ok) log.warn('resolved_calls_not_read', { error: read.error.message });
   const taken = graph.open(store.takeFacts(), read.ok ? read.value : null);
@@ -51,7 +50,7 @@ export async function openGraph(
     facts: graph.size,
     duration_ms: elapsedMs(started),
   });
-  return { graph, taken };
+  return taken;
 }
 
 /**

@@ -24,7 +24,7 @@ import {
   type Manifest,
   type ManifestRead,
 } from './manifest';
-import { Tables, type ChunkMeta } from './tables';
+import { Tables, type ChunkMeta, type FactGatherer } from './tables';
 import { COUNTS_SUFFIX, TextsFile, type StoredText } from './texts';
 
 /**
@@ -68,6 +68,11 @@ export interface StoreOpenOptions {
   readonly root: string;
   readonly embedding: StoreEmbedding | null;
   readonly embeddingReason: string | null;
+  /**
+   * Where each load's facts are gathered for the graph to take (`takeFacts`); a plain list when
+   * absent. The engine's graph gives its own, which packs the facts' call sites as they are read.
+   */
+  readonly gatherFacts?: () => FactGatherer;
 }
 
 /** A writer may repair and rebuild; a reader only loads what is committed. */
@@ -111,7 +116,7 @@ interface Loaded {
   readonly texts: TextsFile;
   readonly catalog: ChunkCatalog;
   /** Every fact, read while checking the store: the engine's graph is built from them. */
-  readonly facts: CodeFact[];
+  readonly facts: readonly CodeFact[];
 }
 
 export class IndexStore {
@@ -142,7 +147,7 @@ export class IndexStore {
     private lexicalState: LexicalIndex,
     private textsState: TextsFile,
     catalog: ChunkCatalog,
-    private loadedFacts: CodeFact[],
+    private loadedFacts: readonly CodeFact[],
     stamp: string | null,
   ) {
     this.catalog.takeOver(catalog);
@@ -237,7 +242,7 @@ export class IndexStore {
       if (incompatible) reason = `${incompatible}: rebuilding the index`;
       else {
         try {
-          const loaded = await loadCommitted(directory, read.manifest, 'writer', notices);
+          const loaded = await loadCommitted(directory, read.manifest, 'writer', notices, options);
           return { store: await IndexStore.writer(directory, options, loaded, stamp), notices };
         } catch (cause) {
           reason = `The index in ${directory} was damaged (${describeError(cause)}) and is being rebuilt`;
@@ -303,7 +308,7 @@ export class IndexStore {
         break;
       }
       try {
-        const loaded = await loadCommitted(directory, read.manifest, 'reader', notices);
+        const loaded = await loadCommitted(directory, read.manifest, 'reader', notices, options);
         return { store: IndexStore.from(directory, options, loaded, stamp), notices };
       } catch (cause) {
         problem = `it is damaged (${describeError(cause)})`;
@@ -338,7 +343,7 @@ export class IndexStore {
   }
 
   /** The facts read when the store was (re)loaded, handed over once to build the graph from. */
-  takeFacts(): CodeFact[] {
+  takeFacts(): readonly CodeFact[] {
     const facts = this.loadedFacts;
     this.loadedFacts = [];
     return facts;
@@ -370,7 +375,7 @@ export class IndexStore {
     }
     if (incompatibility(read.manifest, this.options)) return false;
     try {
-      const loaded = await loadCommitted(this.directory, read.manifest, 'reader', []);
+      const loaded = await loadCommitted(this.directory, read.manifest, 'reader', [], this.options);
       await this.replace(loaded, stamp);
       log.info('index_store_reloaded', {
         directory: this.directory,
@@ -844,6 +849,7 @@ async function loadCommitted(
   manifest: Manifest,
   role: Role,
   notices: string[],
+  options: StoreOpenOptions,
 ): Promise<Loaded> {
   const started = performance.now();
   const phases = new PhaseTimes();
@@ -881,7 +887,7 @@ async function loadCommitted(
     // proves the facts table readable, and the graph needs them anyway.
     const [catalogRead, factsRead] = await Promise.allSettled([
       readCatalog(),
-      tables.allFacts(strings),
+      tables.allFacts(strings, options.gatherFacts?.()),
     ]);
     if (catalogRead.status === 'rejected') throw catalogRead.reason;
     if (factsRead.status === 'rejected') throw factsRead.reason;

@@ -417,9 +417,14 @@ export class Tables {
     }
   }
 
-  /** Every fact, read column by column; `strings` shares repeated values (paths, names, kinds). */
-  async allFacts(strings = new Strings()): Promise<CodeFact[]> {
-    const out: CodeFact[] = [];
+  /**
+   * Every fact, read column by column into `gather`, which hands them over at the end; `strings`
+   * shares repeated values (paths, names, kinds).
+   */
+  async allFacts(
+    strings = new Strings(),
+    gather: FactGatherer = new FactList(strings),
+  ): Promise<readonly CodeFact[]> {
     for await (const batch of this.facts.query()) {
       const columns = {
         id: stringColumn(batch, 'id'),
@@ -443,9 +448,9 @@ export class Tables {
         imports: stringColumn(batch, 'imports'),
         bases: stringListColumn(batch, 'bases', strings),
       };
-      for (let row = 0; row < batch.numRows; row++) out.push(factAt(columns, row, strings));
+      for (let row = 0; row < batch.numRows; row++) gather.add(factAt(columns, row));
     }
-    return out;
+    return gather.take();
   }
 
   /** Nearest chunks to `vector` by cosine distance, optionally restricted to some levels. */
@@ -826,7 +831,7 @@ type FactTextColumn =
   | 'calls'
   | 'imports';
 
-function factAt(columns: FactColumns, row: number, strings: Strings): CodeFact {
+function factAt(columns: FactColumns, row: number): CodeFact {
   return {
     id: columns.id[row]!,
     path: columns.path[row]!,
@@ -841,7 +846,7 @@ function factAt(columns: FactColumns, row: number, strings: Strings): CodeFact {
     signature: columns.signature[row]!,
     docstring: columns.docstring[row] ?? null,
     chunkId: columns.chunkId[row] ?? null,
-    calls: sharedCalls(parseList<CallSite>(columns.calls[row]!), strings),
+    calls: parseList<CallSite>(columns.calls[row]!),
     raises: columns.raises[row]!,
     errorStrings: columns.errorStrings[row]!,
     mutates: columns.mutates[row]!,
@@ -855,10 +860,33 @@ function parseList<T>(json: string): readonly T[] {
   return json === '[]' ? NO_VALUES : (JSON.parse(json) as T[]);
 }
 
-/** Call sites with their names shared: a million of them repeat a few thousand names. */
-function sharedCalls(calls: readonly CallSite[], strings: Strings): readonly CallSite[] {
-  for (const call of calls) sharedCall(call, strings);
-  return calls;
+/**
+ * Takes the facts of a read of the facts table one at a time and hands them all over at its end.
+ * The engine's graph gives one that packs each fact's call sites into its own numbers as the fact
+ * comes (see the graph's `PendingFacts`): the sites read are then garbage at once, where a list
+ * holds a million of them as objects (at 10k files) until the graph takes the facts.
+ */
+export interface FactGatherer {
+  add(fact: CodeFact): void;
+  take(): readonly CodeFact[];
+}
+
+/** The facts as read, their call sites' names shared: a million sites repeat a few thousand names. */
+class FactList implements FactGatherer {
+  private facts: CodeFact[] = [];
+
+  constructor(private readonly strings: Strings) {}
+
+  add(fact: CodeFact): void {
+    for (const call of fact.calls) sharedCall(call, this.strings);
+    this.facts.push(fact);
+  }
+
+  take(): readonly CodeFact[] {
+    const facts = this.facts;
+    this.facts = [];
+    return facts;
+  }
 }
 
 function sharedCall(call: CallSite, strings: Strings): void {
