@@ -47,7 +47,7 @@ import {
   type RetrieverCalibration,
 } from './search/calibration';
 import { Searcher, type SearchRequest, type SearchResult } from './search/pipeline';
-import { VectorScan } from './search/vectors';
+import { savedVectorsOf, VectorScan } from './search/vectors';
 import { IndexStore, NEAREST_WORDS_FILE } from './store/store';
 import { Emitter, type Disposable, type Event } from './util/event';
 import { shortHash } from './util/hash';
@@ -196,6 +196,7 @@ export class Engine implements Disposable {
       (needed) => this.idle(needed),
       () => this.disposed,
       () => this.searcher.saveTokenCounts(),
+      () => this.searcher.saveVectors(),
     );
     // another process committed, or a failed write was rolled back: what is in memory follows
     store.onReload(async () => {
@@ -218,7 +219,11 @@ export class Engine implements Disposable {
   }
 
   /** A searcher of the store as it is now; `vectors` a scan of its vectors already reading them. */
-  private newSearcher(vectors?: VectorScan): Searcher {
+  private newSearcher(
+    vectors = new VectorScan(this.store.tables, this.store.catalog, {
+      saved: savedVectorsOf(this.store),
+    }),
+  ): Searcher {
     return new Searcher(
       {
         catalog: this.store.catalog,
@@ -874,7 +879,7 @@ export class Engine implements Disposable {
  * search reads them again.
  */
 function startReadingVectors(store: IndexStore): VectorScan {
-  const vectors = new VectorScan(store.tables, store.catalog);
+  const vectors = new VectorScan(store.tables, store.catalog, { saved: savedVectorsOf(store) });
   vectors.ready().catch((cause: unknown) => {
     log.warn('vectors_not_read_early', { error: describeError(cause) });
   });

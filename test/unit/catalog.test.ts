@@ -103,7 +103,12 @@ function assertSame(catalog: ChunkCatalog, model: Map<string, ChunkMeta>): void 
   for (const id of ['a', 'é::ü', 'missing', ...model.keys()]) {
     const meta = model.get(id);
     const folder = meta?.level === 'directory';
-    const place = meta && { id, folder, path: folder ? meta.directoryPath : meta.filePath };
+    const place = meta && {
+      id,
+      folder,
+      path: folder ? meta.directoryPath : meta.filePath,
+      level: meta.level,
+    };
     assert.deepEqual(catalog.placeOf(id), place);
     // looked for in a slot first, whichever: its own, another chunk's, a removed one's, none
     for (let slot = -1; slot < 12; slot++) assert.deepEqual(catalog.placeOf(id, slot), place);

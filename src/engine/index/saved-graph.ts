@@ -63,9 +63,10 @@ export const NEXT_OPENING_SAVE_QUIET_MS = 30_000;
 /**
  * Saves what the next opening takes back instead of redoing, once the engine has idled long
  * enough after the index changed (and after an opening that resolved the calls): the graph's
- * resolved calls, when the index changed since they were saved, and the context's token counts
+ * resolved calls, when the index changed since they were saved, the context's token counts
  * made since they were saved (a counting pass saves them itself only once they are many, and a
- * day of saves makes few at a time). Only the process holding the store's lock writes; one save
+ * day of saves makes few at a time), and the search's vectors of the chunks, when the index
+ * changed since they were saved. Only the process holding the store's lock writes; one save
  * runs at a time, and a change during one brings another after it.
  */
 export class NextOpeningSaver {
@@ -89,6 +90,8 @@ export class NextOpeningSaver {
     private readonly closed: () => boolean,
     /** Saves the token counts made since they were last saved (see StoredTokenCounts). */
     private readonly saveTokenCounts: () => Promise<void>,
+    /** Saves the search's vectors, unless those on disk are of the commit (see VectorScan.save). */
+    private readonly saveVectors: () => Promise<void>,
   ) {}
 
   /**
@@ -127,6 +130,16 @@ export class NextOpeningSaver {
     if (this.closed() || !this.store.texts.forWriting) return;
     await this.saveCalls();
     if (!this.closed()) await this.saveTokenCounts();
+    if (!this.closed()) await this.saveSearchVectors();
+  }
+
+  private async saveSearchVectors(): Promise<void> {
+    try {
+      await this.saveVectors();
+    } catch (cause) {
+      // the next opening reads the vectors from the table: slower, not wrong
+      log.warn('vectors_not_saved', { error: describeError(cause) });
+    }
   }
 
   private async saveCalls(): Promise<void> {

@@ -279,6 +279,11 @@ export class Searcher {
     return this.tokenCounts.saveUnsaved();
   }
 
+  /** Saves the vectors in memory for the next opening, unless they are saved already (see VectorScan.save). */
+  saveVectors(): Promise<void> {
+    return this.index.vectors.save();
+  }
+
   /** Applies a measured calibration of the retrievers (see calibration.ts); null restores the default weights. */
   calibrate(calibration: RetrieverCalibration | null): void {
     this.semanticTrust = calibration?.semanticTrust ?? 1;

@@ -1,11 +1,15 @@
 import { CHUNK_LEVELS, type ChunkLevel } from '../model';
 import { getLogger } from '../log/logger';
+import * as path from 'node:path';
 import type { ChunkCatalog, ChunkPlace } from '../store/catalog';
+import { SAVED_VECTORS_FILE, type IndexStore } from '../store/store';
 import type { Tables, VectorBatch } from '../store/tables';
 import { VECTOR_MEMORY_BYTES, vectorsFitInMemory } from '../store/vector-memory';
 import { ancestors } from '../util/paths';
 import { spareSlots } from '../util/spare';
+import { describeError } from '../util/result';
 import { BLOCK_ROWS, int8Matrix, PlainMatrix, type Int8Matrix } from './int8-dots';
+import { readVectorRows, writeVectorRows } from './vector-rows-file';
 
 /**
  * Nearest chunks by cosine similarity, scanned in memory: the vectors are read from the table once
@@ -26,6 +30,8 @@ export interface Neighbour {
  * 2-core machine): questions asked meanwhile are answered by the table instead of waiting for it.
  */
 const WAIT_FOR_READ_MAX_ROWS = 200_000;
+/** Saved rows taken in between two turns of the event loop. */
+const YIELD_ROWS = 65_536;
 /** A change to more files than this (a branch switch) reads the whole table again. */
 const REFRESH_MAX_FILES = 500;
 const SCALE = 127;
@@ -97,6 +103,40 @@ interface Loaded extends Rows {
   dead: number;
 }
 
+interface ScanLimits {
+  /** Bytes the vectors may take in memory (see store/vector-memory.ts). */
+  readonly memoryBudget: number;
+  /** Above this many chunks a question does not wait for a whole read. */
+  readonly waitForReadMaxRows: number;
+}
+
+/**
+ * Where the vectors in memory are kept between openings (see vector-rows-file.ts): the file, the
+ * key of the commit the store holds now, and whether this process writes there.
+ */
+export interface SavedVectors {
+  readonly file: string;
+  key(): string;
+  writable(): boolean;
+}
+
+/**
+ * Where `store`'s vectors are kept between openings: vectors.bin, under the key of the commit the
+ * store holds (its creation, generation, chunks table version and model), written only by the
+ * process holding the store's lock, as its other files.
+ */
+export function savedVectorsOf(store: IndexStore): SavedVectors {
+  return {
+    file: path.join(store.directory, SAVED_VECTORS_FILE),
+    key: () => {
+      const { createdAt, generation, tableVersions, embedding } = store.manifest;
+      const chunks = tableVersions?.chunks ?? null;
+      return JSON.stringify({ createdAt, generation, chunks, model: embedding?.modelId ?? null });
+    },
+    writable: () => store.texts.forWriting,
+  };
+}
+
 const LEVEL_CODE = new Map(CHUNK_LEVELS.map((level, index) => [level, index]));
 /** A level code no search mask has a bit for (shifts take their count modulo 32). */
 const DEAD = 31;
@@ -105,17 +145,23 @@ export class VectorScan {
   private loading: Promise<Loaded | null> | null = null;
   /** Whole reads of the table in progress. */
   private reading = 0;
+  /** The key of the rows on disk, as far as this scan knows. */
+  private savedKey: string | null = null;
 
   constructor(
     private readonly tables: Tables,
     private readonly catalog: ChunkCatalog,
-    private readonly limits: {
-      /** Bytes the vectors may take in memory (see store/vector-memory.ts). */
-      readonly memoryBudget: number;
-      /** Above this many chunks a question does not wait for a whole read. */
-      readonly waitForReadMaxRows: number;
-    } = { memoryBudget: VECTOR_MEMORY_BYTES, waitForReadMaxRows: WAIT_FOR_READ_MAX_ROWS },
-  ) {}
+    {
+      limits = { memoryBudget: VECTOR_MEMORY_BYTES, waitForReadMaxRows: WAIT_FOR_READ_MAX_ROWS },
+      saved = null,
+    }: { readonly limits?: ScanLimits; readonly saved?: SavedVectors | null } = {},
+  ) {
+    this.limits = limits;
+    this.saved = saved;
+  }
+
+  private readonly limits: ScanLimits;
+  private readonly saved: SavedVectors | null;
 
   /** Forgets the vectors; the next search reads them again. */
   clear(): void {
@@ -167,6 +213,34 @@ export class VectorScan {
     return scan(loaded, vector, limit, mask);
   }
 
+  /**
+   * Saves the vectors in memory for the next opening, unless those on disk are already of the
+   * commit the store holds: called when the engine idles, when the vectors in memory are that
+   * commit's. Nothing is saved when no search has loaded them, or when their rows are not the
+   * catalog's chunks one for one.
+   */
+  async save(): Promise<void> {
+    if (!this.saved?.writable() || !this.loading) return;
+    const key = this.saved.key();
+    if (key === this.savedKey) return;
+    const loaded = await this.loading;
+    if (!loaded || loaded.used - loaded.dead !== this.catalog.size) return;
+    const started = performance.now();
+    const live = liveRows(loaded);
+    const codes = new Int8Array(live.used * loaded.dimensions);
+    for (let row = 0; row < live.used; row++)
+      codes.set(live.codes.row(row), row * loaded.dimensions);
+    await writeVectorRows(this.saved.file, key, loaded.dimensions, {
+      ids: live.ids.slice(0, live.used),
+      codes,
+    });
+    this.savedKey = key;
+    log.info('vectors_saved', {
+      chunks: live.used,
+      duration_ms: Math.round(performance.now() - started),
+    });
+  }
+
   /** Whether the catalog's vectors, of `dimensions`, are kept in memory. */
   private fits(dimensions: number): boolean {
     return vectorsFitInMemory(this.catalog.size, dimensions, this.limits.memoryBudget);
@@ -180,23 +254,70 @@ export class VectorScan {
       return null;
     }
     const started = performance.now();
+    // a whole read, from the saved rows or the table: a large catalog's questions do not wait for it
+    this.reading++;
+    const { loaded, saved } = await this.readWhole(dimensions).finally(() => this.reading--);
+    log.info('vectors_loaded', {
+      chunks: loaded.used,
+      dimensions,
+      bytes: loaded.used * dimensions,
+      ...(saved ? { saved } : {}),
+      duration_ms: Math.round(performance.now() - started),
+    });
+    return loaded;
+  }
+
+  /**
+   * Every vector, from the rows saved for the store's commit when there are (`saved`), else from
+   * the table.
+   */
+  private async readWhole(dimensions: number): Promise<{ loaded: Loaded; saved: boolean }> {
+    const saved = await this.readSaved(dimensions);
+    if (saved) return { loaded: saved, saved: true };
     log.debug('vectors_reading', { chunks: this.catalog.size, dimensions });
     const numbering = new Owners();
     // read straight into the matrix searched, with its spare rows: no second copy while loading
     const size = this.catalog.size;
-    this.reading++;
     const read = await this.read(dimensions, this.tables.vectors(), size + spareSlots(size), {
       numbering,
       matrix: int8Matrix,
-    }).finally(() => this.reading--);
-    const loaded: Loaded = { ...read, numbering, dimensions, dead: 0 };
-    log.info('vectors_loaded', {
-      chunks: read.used,
-      dimensions,
-      bytes: read.used * dimensions,
-      duration_ms: Math.round(performance.now() - started),
     });
-    return loaded;
+    return { loaded: { ...read, numbering, dimensions, dead: 0 }, saved: false };
+  }
+
+  /**
+   * The vectors saved for the commit the store holds, when there are and they are the catalog's
+   * chunks one for one; null otherwise (the table is read instead, and the rows saved again once
+   * the engine idles).
+   */
+  private async readSaved(dimensions: number): Promise<Loaded | null> {
+    if (!this.saved) return null;
+    const key = this.saved.key();
+    const read = await readVectorRows(this.saved.file, key, dimensions);
+    if (!read.ok) {
+      log.warn('saved_vectors_not_read', { error: describeError(read.error) });
+      return null;
+    }
+    if (!read.value) return null;
+    const { count, idAt, codes } = read.value;
+    if (count !== this.catalog.size) return null;
+    const numbering = new Owners();
+    const rows = emptyRows(count + spareSlots(count), dimensions, int8Matrix);
+    rows.codes.setRows(0, codes);
+    while (rows.used < count) {
+      // a question asked meanwhile is answered between batches (from the table, when it is large)
+      if (rows.used && rows.used % YIELD_ROWS === 0)
+        await new Promise<void>((resolve) => setImmediate(resolve));
+      const at = rows.used++;
+      const place = this.catalog.placeOf(idAt(at), at);
+      // a chunk the catalog lacks (a change since, or rows of other chunks): read the table
+      if (!place) return null;
+      rows.levels[at] = LEVEL_CODE.get(place.level)!;
+      rows.owners[at] = numbering.of(place);
+      rows.ids[at] = place.id;
+    }
+    this.savedKey = key;
+    return { ...rows, numbering, dimensions, dead: 0 };
   }
 
   private async patch(loaded: Loaded, changed: ReadonlySet<string>): Promise<Loaded | null> {

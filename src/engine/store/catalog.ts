@@ -100,6 +100,7 @@ export interface ChunkPlace {
   readonly folder: boolean;
   /** Its folder for a folder's chunk, else its file's path (null for none). */
   readonly path: string | null;
+  readonly level: ChunkLevel;
 }
 
 /** The catalog's slots: slot `i` is chunk `names[2i]`'s ('' for a removed chunk's slot). */
@@ -278,6 +279,7 @@ export class ChunkCatalog implements ReadonlyMap<string, ChunkMeta> {
       id: names[slot * 2]!,
       folder,
       path: strings.at(rows[row + (folder ? DIRECTORY_PATH : FILE_PATH)]!),
+      level: CHUNK_LEVELS[rows[row + LEVEL]!]!,
     };
   }
 

@@ -36,7 +36,8 @@ import { COUNTS_SUFFIX, TextsFile, type StoredText } from './texts';
  * and lexical-<generation>.delta (changes since, appended), texts-<generation>.bin (the chunks'
  * texts, appended, read by offset) and texts-<generation>.bin.counts (their token counts, which
  * the search saves beside them), nearest-words.bin (the search's rows of the index's words),
- * calls.bin (the graph's resolved calls, for the facts of one commit).
+ * calls.bin (the graph's resolved calls, for the facts of one commit), vectors.bin (the search's
+ * rows of the chunks' vectors, for the chunks of one commit).
  *
  * Only the holder of the lock changes anything on disk, repairs included. The manifest names
  * what is committed: the LanceDB version of each table, the lexical snapshot generation and how
@@ -94,11 +95,13 @@ const DELTA_SHARE = 0.5;
 const MIN_DELTA_BYTES = 256 * 1024;
 /** Files a store may hold besides its own; anything else means the folder is not a store. */
 const STORE_ENTRY =
-  /^(manifest\.json|pending\.json|index\.lock|lance|lexical-\d+\.(bin|delta)|texts-\d+\.bin(\.counts)?|files-\d+\.(json|delta)|nearest-words\.bin|calls\.bin|.*\.tmp-.*)$/;
+  /^(manifest\.json|pending\.json|index\.lock|lance|lexical-\d+\.(bin|delta)|texts-\d+\.bin(\.counts)?|files-\d+\.(json|delta)|nearest-words\.bin|calls\.bin|vectors\.bin|.*\.tmp-.*)$/;
 /** Where the search keeps the nearest words' rows: one file for every generation (see SavedWordRows). */
 export const NEAREST_WORDS_FILE = 'nearest-words.bin';
 /** Where the graph keeps its resolved calls, with the key of the facts they hold for (see SavedCalls). */
 export const SAVED_CALLS_FILE = 'calls.bin';
+/** Where the search keeps the chunks' vectors, with the key of the commit they hold for (see SavedVectors). */
+export const SAVED_VECTORS_FILE = 'vectors.bin';
 /** The store's files that a newer generation replaces. */
 const GENERATION_FILE =
   /^(lexical-\d+\.(bin|delta)|texts-\d+\.bin(\.counts)?|files-\d+\.(json|delta))$/;

@@ -130,10 +130,10 @@ describe('vector scan', () => {
       const budget = chunks.length * vectorRowBytes(DIMENSIONS);
       const query = direction(100);
       const search = (scan: VectorScan) => captureLogs(() => scan.nearest(query, 5, CHUNK_LEVELS));
-      const kept = new VectorScan(tables, catalog, limits(budget));
+      const kept = new VectorScan(tables, catalog, { limits: limits(budget) });
       const inMemory = await search(kept);
       assert.equal(eventsNamed(inMemory.events, 'vectors_loaded').length, 1);
-      const inTable = await search(new VectorScan(tables, catalog, limits(budget - 1)));
+      const inTable = await search(new VectorScan(tables, catalog, { limits: limits(budget - 1) }));
       assert.equal(eventsNamed(inTable.events, 'vectors_loaded').length, 0);
       assert.equal(eventsNamed(inTable.events, 'vectors_searched_in_table').length, 1);
       assert.deepEqual(
@@ -166,8 +166,7 @@ describe('vector scan', () => {
       const subscription = logHub.addSink(sink);
       const result = await (async () => {
         const scan = new VectorScan(tables, catalog, {
-          memoryBudget: VECTOR_MEMORY_BYTES,
-          waitForReadMaxRows: chunks.length - 1,
+          limits: { memoryBudget: VECTOR_MEMORY_BYTES, waitForReadMaxRows: chunks.length - 1 },
         });
         const first = await scan.nearest(query, 5, CHUNK_LEVELS);
         const loaded = await eventually(
