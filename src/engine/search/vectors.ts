@@ -1,6 +1,6 @@
+import * as path from 'node:path';
 import { CHUNK_LEVELS, type ChunkLevel } from '../model';
 import { getLogger } from '../log/logger';
-import * as path from 'node:path';
 import type { ChunkCatalog, ChunkPlace } from '../store/catalog';
 import { SAVED_VECTORS_FILE, type IndexStore } from '../store/store';
 import type { Tables, VectorBatch } from '../store/tables';
@@ -147,6 +147,8 @@ export class VectorScan {
   private reading = 0;
   /** The key of the rows on disk, as far as this scan knows. */
   private savedKey: string | null = null;
+  private readonly limits: ScanLimits;
+  private readonly saved: SavedVectors | null;
 
   constructor(
     private readonly tables: Tables,
@@ -159,9 +161,6 @@ export class VectorScan {
     this.limits = limits;
     this.saved = saved;
   }
-
-  private readonly limits: ScanLimits;
-  private readonly saved: SavedVectors | null;
 
   /** Forgets the vectors; the next search reads them again. */
   clear(): void {
@@ -221,22 +220,22 @@ export class VectorScan {
    */
   async save(): Promise<void> {
     if (!this.saved?.writable() || !this.loading) return;
-    const key = this.saved.key();
-    if (key === this.savedKey) return;
     const loaded = await this.loading;
-    if (!loaded || loaded.used - loaded.dead !== this.catalog.size) return;
+    const key = this.saved.key();
+    if (key === this.savedKey || !loaded || loaded.used - loaded.dead !== this.catalog.size) return;
     const started = performance.now();
-    const live = liveRows(loaded);
-    const codes = new Int8Array(live.used * loaded.dimensions);
-    for (let row = 0; row < live.used; row++)
-      codes.set(live.codes.row(row), row * loaded.dimensions);
-    await writeVectorRows(this.saved.file, key, loaded.dimensions, {
-      ids: live.ids.slice(0, live.used),
-      codes,
-    });
+    const { dimensions } = loaded;
+    const ids: string[] = [];
+    const codes = new Int8Array(this.catalog.size * dimensions);
+    for (let row = 0; row < loaded.used; row++) {
+      if (loaded.levels[row] === DEAD) continue;
+      codes.set(loaded.codes.row(row), ids.length * dimensions);
+      ids.push(loaded.ids[row]!);
+    }
+    await writeVectorRows(this.saved.file, key, dimensions, { ids, codes });
     this.savedKey = key;
     log.info('vectors_saved', {
-      chunks: live.used,
+      chunks: ids.length,
       duration_ms: Math.round(performance.now() - started),
     });
   }
