@@ -1,6 +1,11 @@
 import { crc32 } from 'node:zlib';
 import { fnv1a } from '../util/hash';
-import { readChecksummed, writeChecksummed } from '../util/checksummed-file';
+import {
+  lengthPrefixed,
+  readSavedFile,
+  writeChecksummed,
+  type SavedFileKind,
+} from '../util/checksummed-file';
 import { fail, ok, type Result } from '../util/result';
 
 /**
@@ -19,9 +24,12 @@ import { fail, ok, type Result } from '../util/result';
  * the sizes of their lists out, the lists out, the sizes of their lists in, the lists in (all
  * little-endian); and a CRC-32 of all of it.
  */
-const MAGIC = 0x4c43434f; // 'OCCL'
-const FORMAT_VERSION = 1;
 const HEADER_BYTES = 20;
+const KIND: SavedFileKind = {
+  magic: 0x4c43434f /* 'OCCL' */,
+  version: 1,
+  headerBytes: HEADER_BYTES + 4,
+};
 
 export interface SavedCalls {
   /** Each fact's id as `factHash` hashes it, fact after fact. */
@@ -48,19 +56,16 @@ export function factHash(id: string): number {
 export async function writeSavedCalls(file: string, key: string, calls: SavedCalls): Promise<void> {
   const facts = calls.outgoingSizes.length;
   const header = Buffer.allocUnsafe(HEADER_BYTES);
-  header.writeUInt32LE(MAGIC, 0);
-  header.writeUInt32LE(FORMAT_VERSION, 4);
+  header.writeUInt32LE(KIND.magic, 0);
+  header.writeUInt32LE(KIND.version, 4);
   header.writeUInt32LE(facts, 8);
   header.writeUInt32LE(calls.outgoing.length, 12);
   header.writeUInt32LE(calls.incoming.length, 16);
   const keyBytes = Buffer.from(key, 'utf8');
-  const keyLength = Buffer.allocUnsafe(4);
-  keyLength.writeUInt32LE(keyBytes.length, 0);
   const padding = Buffer.alloc(paddingAfter(HEADER_BYTES + 4 + keyBytes.length));
   await writeChecksummed(file, [
     header,
-    keyLength,
-    keyBytes,
+    ...lengthPrefixed(keyBytes),
     padding,
     ...[calls.hashes, calls.outgoingSizes, calls.outgoing, calls.incomingSizes, calls.incoming].map(
       (words) => new Uint8Array(words.buffer, words.byteOffset, words.byteLength),
@@ -76,14 +81,10 @@ export async function readSavedCalls(
   file: string,
   key: string,
 ): Promise<Result<SavedCalls | null>> {
-  const read = await readChecksummed(file, 'resolved calls');
+  const read = await readSavedFile(file, 'resolved calls', KIND);
   if (!read.ok) return read;
   if (!read.value) return ok(null);
   const body = read.value;
-  if (body.length < HEADER_BYTES + 4 || body.readUInt32LE(0) !== MAGIC)
-    return fail('index_corrupt', 'The saved resolved calls have an unknown header.');
-  if (body.readUInt32LE(4) !== FORMAT_VERSION)
-    return fail('unsupported', `The saved resolved calls are of format ${body.readUInt32LE(4)}.`);
   const facts = body.readUInt32LE(8);
   const outgoing = body.readUInt32LE(12);
   const incoming = body.readUInt32LE(16);

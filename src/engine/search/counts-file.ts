@@ -1,4 +1,4 @@
-import { readChecksummed, writeChecksummed } from '../util/checksummed-file';
+import { readSavedFile, writeChecksummed, type SavedFileKind } from '../util/checksummed-file';
 import { fail, ok, type Result } from '../util/result';
 
 /**
@@ -11,9 +11,12 @@ import { fail, ok, type Result } from '../util/result';
  * platform Node runs on here), and a CRC-32 of all of it. The format version changes whenever
  * what is counted or how does: a file of another version is counted again.
  */
-const MAGIC = 0x43544f43; // 'COTC'
-const FORMAT_VERSION = 1;
 const HEADER_BYTES = 16;
+const KIND: SavedFileKind = {
+  magic: 0x43544f43 /* 'COTC' */,
+  version: 1,
+  headerBytes: HEADER_BYTES,
+};
 
 /** Counted records in offset order; `starts` has one more entry than the others. */
 export interface SavedCounts {
@@ -28,8 +31,8 @@ export interface SavedCounts {
 export async function writeCounts(file: string, counts: SavedCounts, size: number): Promise<void> {
   const lineCount = counts.starts[size]!;
   const header = Buffer.allocUnsafe(HEADER_BYTES);
-  header.writeUInt32LE(MAGIC, 0);
-  header.writeUInt32LE(FORMAT_VERSION, 4);
+  header.writeUInt32LE(KIND.magic, 0);
+  header.writeUInt32LE(KIND.version, 4);
   header.writeUInt32LE(size, 8);
   header.writeUInt32LE(lineCount, 12);
   const parts = [
@@ -48,14 +51,10 @@ export async function writeCounts(file: string, counts: SavedCounts, size: numbe
  * damaged or of another format version (either is counted again).
  */
 export async function readCounts(file: string): Promise<Result<SavedCounts | null>> {
-  const read = await readChecksummed(file, 'token counts');
+  const read = await readSavedFile(file, 'token counts', KIND);
   if (!read.ok) return read;
   if (!read.value) return ok(null);
   const bytes = read.value;
-  if (bytes.length < HEADER_BYTES || bytes.readUInt32LE(0) !== MAGIC)
-    return fail('index_corrupt', 'The saved token counts have an unknown header.');
-  if (bytes.readUInt32LE(4) !== FORMAT_VERSION)
-    return fail('unsupported', `The saved token counts are of format ${bytes.readUInt32LE(4)}.`);
   const size = bytes.readUInt32LE(8);
   const lineCount = bytes.readUInt32LE(12);
   if (bytes.length !== HEADER_BYTES + size * (8 + 4 + 4 + 2) + 4 + lineCount)

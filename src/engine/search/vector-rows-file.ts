@@ -1,4 +1,9 @@
-import { readChecksummed, writeChecksummed } from '../util/checksummed-file';
+import {
+  lengthPrefixed,
+  readSavedFile,
+  writeChecksummed,
+  type SavedFileKind,
+} from '../util/checksummed-file';
 import { fail, ok, type Result } from '../util/result';
 
 /**
@@ -10,9 +15,12 @@ import { fail, ok, type Result } from '../util/result';
  * chunk id (the end of each id's bytes, 32-bit, then the ids' UTF-8 bytes end to end), the rows
  * (int8, one after another) and a CRC-32 of all of it.
  */
-const MAGIC = 0x52564f43; // 'COVR'
-const FORMAT_VERSION = 1;
 const HEADER_BYTES = 16;
+const KIND: SavedFileKind = {
+  magic: 0x52564f43 /* 'COVR' */,
+  version: 1,
+  headerBytes: HEADER_BYTES + 4,
+};
 
 export interface VectorRows {
   readonly ids: readonly string[];
@@ -36,8 +44,8 @@ export async function writeVectorRows(
   rows: VectorRows,
 ): Promise<void> {
   const header = Buffer.allocUnsafe(HEADER_BYTES);
-  header.writeUInt32LE(MAGIC, 0);
-  header.writeUInt32LE(FORMAT_VERSION, 4);
+  header.writeUInt32LE(KIND.magic, 0);
+  header.writeUInt32LE(KIND.version, 4);
   header.writeUInt32LE(dimensions, 8);
   header.writeUInt32LE(rows.ids.length, 12);
   const ids = rows.ids.map((id) => Buffer.from(id, 'utf8'));
@@ -45,7 +53,7 @@ export async function writeVectorRows(
   ids.reduce((end, id, row) => (ends[row] = end + id.length), 0);
   const parts = [
     header,
-    ...withLength(Buffer.from(key, 'utf8')),
+    ...lengthPrefixed(Buffer.from(key, 'utf8')),
     new Uint8Array(ends.buffer),
     ...ids,
     new Uint8Array(rows.codes.buffer, rows.codes.byteOffset, rows.codes.byteLength),
@@ -63,14 +71,10 @@ export async function readVectorRows(
   key: string,
   dimensions: number,
 ): Promise<Result<SavedVectorRows | null>> {
-  const read = await readChecksummed(file, 'chunk vectors');
+  const read = await readSavedFile(file, 'chunk vectors', KIND);
   if (!read.ok) return read;
   if (!read.value) return ok(null);
   const body = read.value;
-  if (body.length < HEADER_BYTES + 4 || body.readUInt32LE(0) !== MAGIC)
-    return fail('index_corrupt', 'The saved chunk vectors have an unknown header.');
-  if (body.readUInt32LE(4) !== FORMAT_VERSION)
-    return fail('unsupported', `The saved chunk vectors are of format ${body.readUInt32LE(4)}.`);
   const keyLength = body.readUInt32LE(HEADER_BYTES);
   const savedKey = body.toString('utf8', HEADER_BYTES + 4, HEADER_BYTES + 4 + keyLength);
   if (savedKey !== key || body.readUInt32LE(8) !== dimensions) return ok(null);
@@ -90,10 +94,4 @@ export async function readVectorRows(
   const idAt = (row: number) =>
     body.toString('utf8', idsAt + (row ? ends[row - 1]! : 0), idsAt + ends[row]!);
   return ok({ count, idAt, codes });
-}
-
-function withLength(bytes: Buffer): Buffer[] {
-  const length = Buffer.allocUnsafe(4);
-  length.writeUInt32LE(bytes.length, 0);
-  return [length, bytes];
 }

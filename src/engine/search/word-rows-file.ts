@@ -1,4 +1,9 @@
-import { readChecksummed, writeChecksummed } from '../util/checksummed-file';
+import {
+  lengthPrefixed,
+  readSavedFile,
+  writeChecksummed,
+  type SavedFileKind,
+} from '../util/checksummed-file';
 import { fail, ok, type Result } from '../util/result';
 
 /**
@@ -10,9 +15,12 @@ import { fail, ok, type Result } from '../util/result';
  * words (length, UTF-8, one per line: index words are letters only), the rows (int8, one after
  * another) and a CRC-32 of all of it. Rows of another model or dimension are not taken.
  */
-const MAGIC = 0x52574f43; // 'COWR'
-const FORMAT_VERSION = 1;
 const HEADER_BYTES = 16;
+const KIND: SavedFileKind = {
+  magic: 0x52574f43 /* 'COWR' */,
+  version: 1,
+  headerBytes: HEADER_BYTES + 8,
+};
 
 export interface WordRows {
   readonly words: readonly string[];
@@ -28,14 +36,14 @@ export async function writeWordRows(
   rows: WordRows,
 ): Promise<void> {
   const header = Buffer.allocUnsafe(HEADER_BYTES);
-  header.writeUInt32LE(MAGIC, 0);
-  header.writeUInt32LE(FORMAT_VERSION, 4);
+  header.writeUInt32LE(KIND.magic, 0);
+  header.writeUInt32LE(KIND.version, 4);
   header.writeUInt32LE(dimensions, 8);
   header.writeUInt32LE(rows.words.length, 12);
   const parts = [
     header,
-    ...withLength(Buffer.from(modelId, 'utf8')),
-    ...withLength(Buffer.from(rows.words.join('\n'), 'utf8')),
+    ...lengthPrefixed(Buffer.from(modelId, 'utf8')),
+    ...lengthPrefixed(Buffer.from(rows.words.join('\n'), 'utf8')),
     new Uint8Array(rows.codes.buffer, rows.codes.byteOffset, rows.codes.byteLength),
   ];
   await writeChecksummed(file, parts);
@@ -50,14 +58,10 @@ export async function readWordRows(
   modelId: string,
   dimensions: number,
 ): Promise<Result<WordRows | null>> {
-  const read = await readChecksummed(file, 'word vectors');
+  const read = await readSavedFile(file, 'word vectors', KIND);
   if (!read.ok) return read;
   if (!read.value) return ok(null);
   const body = read.value;
-  if (body.length < HEADER_BYTES + 8 || body.readUInt32LE(0) !== MAGIC)
-    return fail('index_corrupt', 'The saved word vectors have an unknown header.');
-  if (body.readUInt32LE(4) !== FORMAT_VERSION)
-    return fail('unsupported', `The saved word vectors are of format ${body.readUInt32LE(4)}.`);
   const savedDimensions = body.readUInt32LE(8);
   const count = body.readUInt32LE(12);
   let at = HEADER_BYTES;
@@ -73,10 +77,4 @@ export async function readWordRows(
     return fail('index_corrupt', 'The saved word vectors are damaged.');
   const codes = new Int8Array(body.buffer, body.byteOffset + at, count * dimensions).slice();
   return ok({ words, codes });
-}
-
-function withLength(bytes: Buffer): Buffer[] {
-  const length = Buffer.allocUnsafe(4);
-  length.writeUInt32LE(bytes.length, 0);
-  return [length, bytes];
 }

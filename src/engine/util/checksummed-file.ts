@@ -32,3 +32,40 @@ export async function readChecksummed(file: string, what: string): Promise<Resul
     return fail('index_corrupt', `The saved ${what} are damaged.`);
   return ok(body);
 }
+
+/**
+ * How a saved file begins: a 32-bit magic number saying what it holds, then its format version;
+ * its header takes at least `headerBytes`.
+ */
+export interface SavedFileKind {
+  readonly magic: number;
+  readonly version: number;
+  readonly headerBytes: number;
+}
+
+/**
+ * What `writeChecksummed` wrote to `file` (without the checksum), once its header says it is of
+ * `kind`: null when there is no file; an error naming `what` the file holds when it cannot be
+ * read, is damaged, holds something else or is of another format version.
+ */
+export async function readSavedFile(
+  file: string,
+  what: string,
+  kind: SavedFileKind,
+): Promise<Result<Buffer | null>> {
+  const read = await readChecksummed(file, what);
+  if (!read.ok || !read.value) return read;
+  const body = read.value;
+  if (body.length < kind.headerBytes || body.readUInt32LE(0) !== kind.magic)
+    return fail('index_corrupt', `The saved ${what} have an unknown header.`);
+  if (body.readUInt32LE(4) !== kind.version)
+    return fail('unsupported', `The saved ${what} are of format ${body.readUInt32LE(4)}.`);
+  return ok(body);
+}
+
+/** `bytes` after their length (32-bit), as the saved files keep a text of any length. */
+export function lengthPrefixed(bytes: Buffer): Buffer[] {
+  const length = Buffer.allocUnsafe(4);
+  length.writeUInt32LE(bytes.length, 0);
+  return [length, bytes];
+}
