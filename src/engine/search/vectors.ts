@@ -254,6 +254,7 @@ export class VectorScan {
     }
     const started = performance.now();
     // a whole read, from the saved rows or the table: a large catalog's questions do not wait for it
+    log.debug('vectors_reading', { chunks: this.catalog.size, dimensions });
     this.reading++;
     const { loaded, saved } = await this.readWhole(dimensions).finally(() => this.reading--);
     log.info('vectors_loaded', {
@@ -273,7 +274,6 @@ export class VectorScan {
   private async readWhole(dimensions: number): Promise<{ loaded: Loaded; saved: boolean }> {
     const saved = await this.readSaved(dimensions);
     if (saved) return { loaded: saved, saved: true };
-    log.debug('vectors_reading', { chunks: this.catalog.size, dimensions });
     const numbering = new Owners();
     // read straight into the matrix searched, with its spare rows: no second copy while loading
     const size = this.catalog.size;
