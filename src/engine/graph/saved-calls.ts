@@ -3,6 +3,7 @@ import { fnv1a } from '../util/hash';
 import {
   lengthPrefixed,
   readSavedFile,
+  savedFileHeader,
   writeChecksummed,
   type SavedFileKind,
 } from '../util/checksummed-file';
@@ -55,12 +56,7 @@ export function factHash(id: string): number {
 /** Writes `calls`, resolved for the facts `key` names, to `file`, whole or not at all. */
 export async function writeSavedCalls(file: string, key: string, calls: SavedCalls): Promise<void> {
   const facts = calls.outgoingSizes.length;
-  const header = Buffer.allocUnsafe(HEADER_BYTES);
-  header.writeUInt32LE(KIND.magic, 0);
-  header.writeUInt32LE(KIND.version, 4);
-  header.writeUInt32LE(facts, 8);
-  header.writeUInt32LE(calls.outgoing.length, 12);
-  header.writeUInt32LE(calls.incoming.length, 16);
+  const header = savedFileHeader(KIND, [facts, calls.outgoing.length, calls.incoming.length]);
   const keyBytes = Buffer.from(key, 'utf8');
   const padding = Buffer.alloc(paddingAfter(HEADER_BYTES + 4 + keyBytes.length));
   await writeChecksummed(file, [

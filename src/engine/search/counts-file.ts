@@ -1,4 +1,9 @@
-import { readSavedFile, writeChecksummed, type SavedFileKind } from '../util/checksummed-file';
+import {
+  readSavedFile,
+  savedFileHeader,
+  writeChecksummed,
+  type SavedFileKind,
+} from '../util/checksummed-file';
 import { fail, ok, type Result } from '../util/result';
 
 /**
@@ -30,11 +35,7 @@ export interface SavedCounts {
 /** Writes the first `size` records of `counts` (and their lines) to `file`, whole or not at all. */
 export async function writeCounts(file: string, counts: SavedCounts, size: number): Promise<void> {
   const lineCount = counts.starts[size]!;
-  const header = Buffer.allocUnsafe(HEADER_BYTES);
-  header.writeUInt32LE(KIND.magic, 0);
-  header.writeUInt32LE(KIND.version, 4);
-  header.writeUInt32LE(size, 8);
-  header.writeUInt32LE(lineCount, 12);
+  const header = savedFileHeader(KIND, [size, lineCount]);
   const parts = [
     header,
     bytesOf(counts.offsets.subarray(0, size)),

@@ -1,6 +1,7 @@
 import {
   lengthPrefixed,
   readSavedFile,
+  savedFileHeader,
   writeChecksummed,
   type SavedFileKind,
 } from '../util/checksummed-file';
@@ -43,11 +44,7 @@ export async function writeVectorRows(
   dimensions: number,
   rows: VectorRows,
 ): Promise<void> {
-  const header = Buffer.allocUnsafe(HEADER_BYTES);
-  header.writeUInt32LE(KIND.magic, 0);
-  header.writeUInt32LE(KIND.version, 4);
-  header.writeUInt32LE(dimensions, 8);
-  header.writeUInt32LE(rows.ids.length, 12);
+  const header = savedFileHeader(KIND, [dimensions, rows.ids.length]);
   const ids = rows.ids.map((id) => Buffer.from(id, 'utf8'));
   const ends = new Uint32Array(ids.length);
   ids.reduce((end, id, row) => (ends[row] = end + id.length), 0);

@@ -1,6 +1,7 @@
 import {
   lengthPrefixed,
   readSavedFile,
+  savedFileHeader,
   writeChecksummed,
   type SavedFileKind,
 } from '../util/checksummed-file';
@@ -35,11 +36,7 @@ export async function writeWordRows(
   dimensions: number,
   rows: WordRows,
 ): Promise<void> {
-  const header = Buffer.allocUnsafe(HEADER_BYTES);
-  header.writeUInt32LE(KIND.magic, 0);
-  header.writeUInt32LE(KIND.version, 4);
-  header.writeUInt32LE(dimensions, 8);
-  header.writeUInt32LE(rows.words.length, 12);
+  const header = savedFileHeader(KIND, [dimensions, rows.words.length]);
   const parts = [
     header,
     ...lengthPrefixed(Buffer.from(modelId, 'utf8')),

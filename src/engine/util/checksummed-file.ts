@@ -63,6 +63,18 @@ export async function readSavedFile(
   return ok(body);
 }
 
+/**
+ * The header `readSavedFile` checks: `kind`'s magic number and format version, then `fields`,
+ * each a 32-bit number.
+ */
+export function savedFileHeader(kind: SavedFileKind, fields: readonly number[]): Buffer {
+  const header = Buffer.allocUnsafe(8 + fields.length * 4);
+  header.writeUInt32LE(kind.magic, 0);
+  header.writeUInt32LE(kind.version, 4);
+  fields.forEach((field, i) => header.writeUInt32LE(field, 8 + i * 4));
+  return header;
+}
+
 /** `bytes` after their length (32-bit), as the saved files keep a text of any length. */
 export function lengthPrefixed(bytes: Buffer): Buffer[] {
   const length = Buffer.allocUnsafe(4);
