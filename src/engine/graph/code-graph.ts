@@ -662,11 +662,15 @@ export class CodeGraph {
    * imports, send the calls naming them to be resolved again.
    */
   update(removedPaths: Iterable<string>, added: readonly CodeFact[]): GraphChange {
-    const addedById = new Map(added.map((fact) => [fact.id, fact]));
+    // made once a removed fact asks for its replacement: a first index removes none (200k facts at 10k files)
+    let addedById: Map<string, CodeFact> | undefined;
+    const replacementOf = (id: string) =>
+      (addedById ??= new Map(added.map((fact) => [fact.id, fact]))).get(id);
     /** Definitions coming back unchanged in shape keep their slot, and with it their callers. */
     const keptSlots = new Map<string, number>();
     const touchedNames = new Set<string>();
-    const affectedCallers = new Set<string>();
+    /** Callers of removed definitions, by id: a caller removed and added again may change slot. */
+    const callersOfRemoved = new Set<string>();
     const tracker = new IncomingTracker();
     const unresolved = new Map<number, Set<number>>();
     const replacedModules = new Set<string>();
@@ -678,7 +682,7 @@ export class CodeGraph {
         const id = fact.id;
         const slot = this.slotOf(id);
         if (slot === undefined) continue;
-        const replacement = addedById.get(id);
+        const replacement = replacementOf(id);
         if (replacement && sameShape(fact, replacement)) keptSlots.set(id, slot);
         else {
           touchedNames.add(fact.name);
@@ -686,7 +690,7 @@ export class CodeGraph {
           // (callers already let go of their calls in this update no longer count as its callers)
           const calls = this.incoming.get(slot);
           for (let at = 0; at < calls.length; at += 2)
-            if (this.outgoing.has(calls[at]!)) affectedCallers.add(this.idOf(calls[at]!));
+            if (this.outgoing.has(calls[at]!)) callersOfRemoved.add(this.idOf(calls[at]!));
           this.incoming.clear(slot);
         }
         if (fact.qualifiedName === MODULE_QUALIFIED_NAME) {
@@ -703,31 +707,32 @@ export class CodeGraph {
     }
     this.flushRemovals();
     this.callTable.reserveSites(added.reduce((sites, fact) => sites + CallTable.sitesIn(fact), 0));
+    const addedSlots: number[] = [];
     for (const fact of added) {
-      this.addFact(fact, keptSlots.get(fact.id));
+      addedSlots.push(this.addFact(fact, keptSlots.get(fact.id)));
       if (!keptSlots.has(fact.id)) touchedNames.add(fact.name);
       // A new file's imports can complete a chain of re-exports other files' calls go through.
       if (fact.qualifiedName === MODULE_QUALIFIED_NAME && !replacedModules.has(fact.id))
         for (const name of changedImportNames([], fact.imports)) importedByNewFiles.add(name);
     }
+    // Callers by slot from here on (every fact now has its slot): kept by id, each of a first
+    // index's 200k facts (at 10k files) was put in a set by its id and found again by hashing it.
+    const affectedCallers = new Set<number>();
+    for (const id of callersOfRemoved) {
+      const slot = this.slotOf(id);
+      if (slot !== undefined) affectedCallers.add(slot);
+    }
     for (const name of touchedNames)
-      for (const slot of this.callersByName.get(this.names.find(name)))
-        affectedCallers.add(this.idOf(slot));
-    for (const fact of added) affectedCallers.add(fact.id);
+      for (const slot of this.callersByName.get(this.names.find(name))) affectedCallers.add(slot);
+    for (const slot of addedSlots) affectedCallers.add(slot);
     // after the rest, so the order callers resolve in (and are listed in) is the same as before
     for (const name of importedByNewFiles)
-      for (const slot of this.callersByName.get(this.names.find(name)))
-        affectedCallers.add(this.idOf(slot));
+      for (const slot of this.callersByName.get(this.names.find(name))) affectedCallers.add(slot);
 
     // Every affected caller lets go of its calls before any resolves again, so each target's
     // callers are filtered once, however many of them changed.
-    const callers: number[] = [];
-    for (const callerId of affectedCallers) {
-      const slot = this.slotOf(callerId);
-      if (slot === undefined) continue;
-      this.unresolveOutgoing(slot, tracker, unresolved);
-      callers.push(slot);
-    }
+    const callers = [...affectedCallers];
+    for (const slot of callers) this.unresolveOutgoing(slot, tracker, unresolved);
     // Each target's calls are written once, after every caller resolved: its kept calls, then the
     // new ones. (Written after the drop as well, a save of a file calling common functions
     // appended their whole lists to the arena twice, and the arena was packed twice as often.)
@@ -796,8 +801,11 @@ export class CodeGraph {
       index.trim();
   }
 
-  private addFact(given: CodeFact, keptSlot: number | undefined): void {
-    const slot = this.slotOf(given.id) ?? keptSlot ?? this.freeSlots.pop() ?? this.slots.length;
+  /** Adds `given` (in the slot of a fact of its id, else `keptSlot` or a free one) and says where. */
+  private addFact(given: CodeFact, keptSlot: number | undefined): number {
+    const hash = stringHash(given.id);
+    const held = this.slotById.find(hash, (slot) => this.slots[slot]!.hasId(given.id));
+    const slot = held ?? keptSlot ?? this.freeSlots.pop() ?? this.slots.length;
     let file = this.byFile.get(given.path);
     if (!file) {
       const shared = { path: given.path, language: given.language, table: this.callTable };
@@ -809,7 +817,7 @@ export class CodeGraph {
     this.callTable.setSitesOf(slot, given, fact);
     this.slots[slot] = fact;
     this.addedIds[slot] = given.id;
-    this.slotById.add(slot, stringHash(given.id));
+    this.slotById.add(slot, hash);
     file.facts.push(fact);
     const path = this.names.id(fact.path);
     const name = this.names.id(fact.name);
@@ -840,6 +848,7 @@ export class CodeGraph {
     for (let index = 0; index < sites; index++)
       this.callersByName.add(this.callTable.nameIdAt(slot, index), slot);
     for (const type of fact.raises) this.raisersByType.add(this.names.id(type), slot);
+    return slot;
   }
 
   /**

@@ -25,6 +25,8 @@ import { factOf } from '../../helpers/chunks';
 const PATHS = ['a.py', 'b.py', 'c.py', 'pkg/d.py'];
 const NAMES = ['f', 'g', 'h', 'run_job'];
 const METHODS = ['save', 'load'];
+/** A name only an import gives (`from .a import f as aliased`): its calls reach another name. */
+const ALIAS = 'aliased';
 
 interface DrawnFunction {
   readonly name: string;
@@ -41,13 +43,17 @@ interface DrawnCall {
 
 interface DrawnFile {
   readonly path: string;
-  readonly imports: readonly { readonly from: string; readonly name: string }[];
+  readonly imports: readonly {
+    readonly from: string;
+    readonly name: string;
+    readonly local: string;
+  }[];
   readonly functions: readonly DrawnFunction[];
   readonly moduleCalls: readonly DrawnCall[];
 }
 
 const callArbitrary: fc.Arbitrary<DrawnCall> = fc.record({
-  name: fc.constantFrom(...NAMES, ...METHODS),
+  name: fc.constantFrom(...NAMES, ...METHODS, ALIAS),
   receiver: fc.constantFrom('none', 'self', 'Model', 'obj'),
   reference: fc.boolean(),
 });
@@ -58,6 +64,7 @@ const fileArbitrary: fc.Arbitrary<DrawnFile> = fc.record({
     fc.record({
       from: fc.constantFrom('.a', '.b', '.c', 'pkg.d', 'os'),
       name: fc.constantFrom(...NAMES),
+      local: fc.constantFrom(...NAMES, ALIAS),
     }),
     { maxLength: 3 },
   ),
@@ -90,7 +97,7 @@ function baseFact(path: string, qualifiedName: string, name: string): CodeFact {
 /** A drawn file as the facts extraction would give: a module fact, a class, its methods, functions. */
 function factsOf(file: DrawnFile): CodeFact[] {
   const imports: ImportBinding[] = file.imports.map((binding, index) => ({
-    local: binding.name,
+    local: binding.local,
     module: binding.from,
     imported: binding.name,
     kind: 'named',
