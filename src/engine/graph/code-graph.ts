@@ -662,7 +662,8 @@ export class CodeGraph {
    * imports, send the calls naming them to be resolved again.
    */
   update(removedPaths: Iterable<string>, added: readonly CodeFact[]): GraphChange {
-    // made once a removed fact asks for its replacement: a first index removes none (200k facts at 10k files)
+    // made once a removed fact asks for its replacement: a first index (200k facts at 10k files)
+    // removes none
     let addedById: Map<string, CodeFact> | undefined;
     const replacementOf = (id: string) =>
       (addedById ??= new Map(added.map((fact) => [fact.id, fact]))).get(id);
