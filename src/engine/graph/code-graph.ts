@@ -3,6 +3,7 @@ import { MODULE_QUALIFIED_NAME, type CallSite, type CodeFact, type ImportBinding
 import { languageById } from '../lang/registry';
 import type { LanguageSpec } from '../lang/spec';
 import { CallTable, PendingFacts, StoredFact, type FactFile } from './call-table';
+import { ImportAliases } from './import-aliases';
 import { IntLists } from './int-lists';
 import { KeyTable } from './key-table';
 import { ModuleMap } from './modules';
@@ -279,6 +280,8 @@ export class CodeGraph {
   /** By name without case or separators: `getuserbyid` for `get_user_by_id` and `getUserById`. */
   private readonly byLooseName = new SlotsByKey();
   private readonly callersByName = new SlotsByKey();
+  /** The other names imports give defined names: their callers are listed under those. */
+  private readonly aliases = new ImportAliases();
   /** Definitions by the exception types they raise (as written, without a module). */
   private readonly raisersByType = new SlotsByKey();
   /** Each caller's resolved calls by its slot: pairs of target slot and stored call. */
@@ -724,11 +727,11 @@ export class CodeGraph {
       if (slot !== undefined) affectedCallers.add(slot);
     }
     for (const name of touchedNames)
-      for (const slot of this.callersByName.get(this.names.find(name))) affectedCallers.add(slot);
+      for (const slot of this.callersNamed(name)) affectedCallers.add(slot);
     for (const slot of addedSlots) affectedCallers.add(slot);
     // after the rest, so the order callers resolve in (and are listed in) is the same as before
     for (const name of importedByNewFiles)
-      for (const slot of this.callersByName.get(this.names.find(name))) affectedCallers.add(slot);
+      for (const slot of this.callersNamed(name)) affectedCallers.add(slot);
 
     // Every affected caller lets go of its calls before any resolves again, so each target's
     // callers are filtered once, however many of them changed.
@@ -802,6 +805,13 @@ export class CodeGraph {
       index.trim();
   }
 
+  /** The callers of `name`: those calling it by name and those calling a name imports give it. */
+  private *callersNamed(name: string): Generator<number> {
+    yield* this.callersByName.get(this.names.find(name));
+    for (const alias of this.aliases.of(name))
+      yield* this.callersByName.get(this.names.find(alias));
+  }
+
   /** Adds `given` (in the slot of a fact of its id, else `keptSlot` or a free one) and says where. */
   private addFact(given: CodeFact, keptSlot: number | undefined): number {
     const hash = stringHash(given.id);
@@ -824,8 +834,10 @@ export class CodeGraph {
     const name = this.names.id(fact.name);
     // A later definition of a name replaces an earlier one, as it does when the module runs.
     this.setQualifiedName(path, fact.qualifiedName, slot);
-    if (fact.qualifiedName === MODULE_QUALIFIED_NAME) file.module = fact;
-    else if (fact.kind === 'method' && fact.className)
+    if (fact.qualifiedName === MODULE_QUALIFIED_NAME) {
+      file.module = fact;
+      this.aliases.add(fact.imports);
+    } else if (fact.kind === 'method' && fact.className)
       this.members.set(path, this.names.id(fact.className), name, slot);
     else if (fact.parent === null && fact.className === null) {
       const earlier = this.topLevels.get(path, name);
@@ -868,6 +880,7 @@ export class CodeGraph {
     for (let index = 0; index < this.callTable.size(slot); index++)
       this.callersByName.remove(this.callTable.nameIdAt(slot, index), slot);
     for (const type of fact.raises) this.raisersByType.remove(this.names.id(type), slot);
+    if (fact.qualifiedName === MODULE_QUALIFIED_NAME) this.aliases.remove(fact.imports);
   }
 
   /**

@@ -403,6 +403,27 @@ describe('code graph: incremental updates', () => {
     ]);
     assert.equal(graph.fact(callee.id)!.endLine, 40);
   });
+
+  it('resolves a call through an aliased import once the module it names is added, and lets it go when removed', () => {
+    const graph = new CodeGraph('root');
+    const importer: CodeFact = {
+      ...baseFact('a.py', MODULE_QUALIFIED_NAME, 'a.py'),
+      kind: 'module',
+      calls: [{ name: 'h', receiver: null, line: 2 }],
+      imports: [{ local: 'h', module: 'pkg.d', imported: 'g', kind: 'named', line: 1 }],
+    };
+    const target: CodeFact = { ...baseFact('pkg/d.py', 'g', 'g'), kind: 'function' };
+    graph.update([], [importer]);
+    graph.update(
+      ['pkg/d.py'],
+      [{ ...baseFact('pkg/d.py', MODULE_QUALIFIED_NAME, 'pkg/d.py'), kind: 'module' }, target],
+    );
+    assert.deepEqual(described(graph.callers(target.id)), [
+      'a.py::<module>>pkg/d.py::g@2:h:import',
+    ]);
+    graph.update(['pkg/d.py'], []);
+    assert.deepEqual(graph.callees(importer.id), []);
+  });
 });
 
 describe('code graph: saved calls', () => {
