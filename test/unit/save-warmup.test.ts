@@ -1,7 +1,10 @@
 import { strict as assert } from 'node:assert';
 import { writeFileSync } from 'node:fs';
 import * as path from 'node:path';
+import type { SearchResult } from '../../src/engine/search/pipeline';
 import { unwrap } from '../../src/engine/util/result';
+import { logHub } from '../../src/engine/log/logger';
+import { MemorySink } from '../../src/engine/log/sinks';
 import { captureLogs, eventsNamed } from '../helpers/logs';
 import { openEngine, POTION_MODEL, Scratch } from '../helpers/workspace';
 
@@ -46,6 +49,82 @@ describe('opening an index readies the first question and the first save', () =>
     assert.deepEqual(warmed!.languages, ['python', 'typescript']);
     assert.ok(Date.parse(warmed!.time as string) >= searchedAt, 'not before the question ended');
     assert.notEqual(warmed!.trace_id, eventsNamed(events, 'indexing_started')[0]?.trace_id);
+  });
+
+  it('asks the index its own questions once the engine idles after a question, under the warm-up trace', async () => {
+    const root = scratch.tree({
+      'auth/login.py':
+        'def check_password(user, password):\n    """Checks a password against the stored digest."""\n' +
+        '    if not user:\n        raise ValueError("no user was given to check")\n' +
+        '    return hash_password(password) == user.digest\n',
+      'auth/hashing.py':
+        'def hash_password(password):\n    return sha256(password.encode()).hexdigest()\n',
+    });
+    const first = await openEngine(scratch, root);
+    const storeDir = first.storeDir;
+    try {
+      unwrap(await first.index());
+    } finally {
+      first.dispose();
+    }
+    const question = { query: 'where is a password checked' };
+    const { events, result: answers } = await captureLogs(async () => {
+      const engine = await openEngine(scratch, root, { storeDir });
+      try {
+        const before = unwrap(await engine.search(question));
+        await engine.whenWarm();
+        return { before, after: unwrap(await engine.search(question)) };
+      } finally {
+        engine.dispose();
+      }
+    });
+    const [warmed] = eventsNamed(events, 'questions_warmed');
+    assert.ok(warmed, 'the questions were asked');
+    // each function's name and callers, one docstring line and one message
+    assert.equal(warmed!.questions, 6);
+    const [userSearch, ...warmUp] = eventsNamed(events, 'search_completed').slice(0, -1);
+    assert.equal(warmUp.length, 6, 'each warm-up question searched once');
+    assert.ok(warmUp.every((event) => event.trace_id === warmed!.trace_id));
+    assert.notEqual(userSearch!.trace_id, warmed!.trace_id);
+    // they started once the user's question had been answered and the engine had idled
+    const firstWarmUp = eventsNamed(events, 'search_started')[1]!;
+    assert.ok(
+      Date.parse(firstWarmUp.time as string) - Date.parse(userSearch!.time as string) >= 900,
+    );
+    assert.deepEqual(eventsNamed(events, 'search_warm_failed'), []);
+    // the question asked again after them has the same answer
+    const spans = (answer: SearchResult) =>
+      answer.spans.map((span) => [span.path, span.startLine, span.endLine, span.score, span.why]);
+    assert.deepEqual(spans(answers.after), spans(answers.before));
+  });
+
+  it('asks its warm-up questions after the first index of a new folder too, once', async () => {
+    const root = scratch.tree({
+      'app/server.py':
+        'def start_server(port):\n    """Starts the server on the given port."""\n    return listen(port)\n',
+    });
+    const sink = new MemorySink('debug');
+    const subscription = logHub.addSink(sink);
+    const engine = await openEngine(scratch, root);
+    try {
+      unwrap(await engine.index());
+      for (let waited = 0; !sink.named('questions_warmed').length; waited += 50) {
+        assert.ok(waited < 10_000, 'the questions were asked within 10 s');
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      // a save after them asks none again
+      writeFileSync(path.join(root, 'app/server.py'), 'def stop_server():\n    return 0\n');
+      unwrap(await engine.updateFiles(['app/server.py']));
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+    } finally {
+      engine.dispose();
+      subscription.dispose();
+    }
+    const [warmed, ...again] = sink.named('questions_warmed');
+    // the name, the docstring line and the callers of start_server
+    assert.equal(warmed!.questions, 3);
+    assert.deepEqual(again, []);
+    assert.notEqual(warmed!.trace_id, sink.named('indexing_started')[0]?.trace_id);
   });
 
   it('reads the vectors from the opening on and embeds the index words once the engine idles, so the first question does neither', async () => {
