@@ -322,11 +322,11 @@ export class Engine implements Disposable {
    * then what a save's small update runs on this thread and would otherwise load or compile
    * during the first one: git is asked whether the folder is a work tree, the tables' indexes a
    * save filters by are read in, then each language the index holds (most files first) has its
-   * grammar loaded, its query compiled and a small file of it run
-   * through the whole file task. Each step waits until no search or write has run for
-   * WARM_IDLE_MS, so the first questions after opening never wait for it, and a save waits at
-   * most for the one step under way. It runs under a trace of its own; a failure
-   * only leaves the first save slower.
+   * grammar loaded, its query compiled and a small file of it run through the whole file task;
+   * last, the index's warm-up questions are asked (askWarmUpQuestions). Each step waits until no
+   * search or write has run for WARM_IDLE_MS, so the first questions after opening never wait for
+   * it, and a save waits at most for the one step under way. It runs under a trace of its own; a
+   * failure only leaves the first save or question slower.
    */
   private warmAfterOpening(): void {
     const indexed = Object.entries(this.store.manifest.files)
@@ -372,15 +372,14 @@ export class Engine implements Disposable {
     } catch (cause) {
       warmupLog.warn('save_path_warm_failed', { languages, error: describeError(cause) });
     }
+    // last: a save soon after opening finds its path ready before the questions are asked
+    await this.warmQuestions();
   }
 
   /**
    * Loads, once the engine idles, what the first question would otherwise wait for: at 10k files
    * about 3 s of a first question went to embedding the index's words for the nearest words and
-   * reading the vectors. Then asks the index's own questions (warmUpQuestions), one at a time
-   * while the engine idles, so that the user's first questions run on compiled code; their
-   * answers are dropped, and the caches they fill give the same answers as empty ones. A question
-   * asked meanwhile waits only for what is left of the step under way.
+   * reading the vectors. A question asked meanwhile waits only for what is left of it.
    */
   private async warmSearch(): Promise<void> {
     const started = performance.now();
@@ -389,7 +388,6 @@ export class Engine implements Disposable {
       if (this.disposed) return;
       await this.searcher.warm();
       warmupLog.info('search_warmed', { duration_ms: elapsedMs(started) });
-      await this.askWarmUpQuestions();
     } catch (cause) {
       // closing the engine stops a warm-up under way: nothing failed then
       if (!this.disposed) warmupLog.warn('search_warm_failed', { error: describeError(cause) });
@@ -397,8 +395,12 @@ export class Engine implements Disposable {
   }
 
   /**
-   * Asks the index's warm-up questions once per engine: after opening, or after the first run that
-   * gives the index definitions to ask about (a first index opens an empty one).
+   * Asks the index's own questions (warmUpQuestions), one at a time while the engine idles, so
+   * that the user's first questions run on compiled code; their answers are dropped, and the
+   * caches they fill give the same answers as empty ones. Once per engine: at the end of the
+   * warm-up after opening, or after the first run that gives the index definitions to ask about
+   * (a first index opens an empty one). A question or save sent meanwhile waits only for the
+   * question under way.
    */
   private async askWarmUpQuestions(): Promise<void> {
     if (this.questionsAsked) return;
@@ -419,14 +421,17 @@ export class Engine implements Disposable {
     });
   }
 
+  private async warmQuestions(): Promise<void> {
+    try {
+      await this.askWarmUpQuestions();
+    } catch (cause) {
+      // closing the engine stops a warm-up under way: nothing failed then
+      if (!this.disposed) warmupLog.warn('search_warm_failed', { error: describeError(cause) });
+    }
+  }
+
   private warmQuestionsAfterRun(): void {
-    void withTrace(
-      () =>
-        this.askWarmUpQuestions().catch((cause: unknown) => {
-          if (!this.disposed) warmupLog.warn('search_warm_failed', { error: describeError(cause) });
-        }),
-      newTraceId(),
-    );
+    void withTrace(() => this.warmQuestions(), newTraceId());
   }
 
   /**

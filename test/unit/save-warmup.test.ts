@@ -91,6 +91,10 @@ describe('opening an index readies the first question and the first save', () =>
     assert.ok(
       Date.parse(firstWarmUp.time as string) - Date.parse(userSearch!.time as string) >= 900,
     );
+    // after the save path's warm-up: a save soon after opening does not wait for them
+    assert.ok(
+      events.indexOf(eventsNamed(events, 'save_path_warmed')[0]!) < events.indexOf(firstWarmUp),
+    );
     assert.deepEqual(eventsNamed(events, 'search_warm_failed'), []);
     // the question asked again after them has the same answer
     const spans = (answer: SearchResult) =>
