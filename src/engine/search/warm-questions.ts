@@ -1,6 +1,6 @@
 import { MODULE_QUALIFIED_NAME, type CodeFact } from '../model';
 
-/**
+/*
  * Questions an index can ask itself after opening, so that the first questions a user asks run
  * on compiled code: until the JIT has seen the search's code run a few dozen times, a question
  * takes several times as long (at 10k files the first five after opening took 15–88 ms, against
@@ -8,6 +8,8 @@ import { MODULE_QUALIFIED_NAME, type CodeFact } from '../model';
  * over its files, one of each kind the search routes differently: a definition's name, the first
  * line of a docstring, a message the code raises, and who calls a function.
  */
+
+/** Where the questions come from: the calls graph's files and each one's definitions. */
 export interface FactSource {
   files(): Iterable<string>;
   factsInFile(path: string): readonly CodeFact[];
