@@ -6,11 +6,23 @@ import { unwrap } from '../../src/engine/util/result';
 import { logHub } from '../../src/engine/log/logger';
 import { MemorySink } from '../../src/engine/log/sinks';
 import { captureLogs, eventsNamed } from '../helpers/logs';
+import type { EngineOptions } from '../../src/engine/engine';
 import { openEngine, POTION_MODEL, Scratch } from '../helpers/workspace';
 
 describe('opening an index readies the first question and the first save', () => {
   const scratch = new Scratch();
   after(() => scratch.cleanup());
+
+  /** The store of a first index of `root`, built by an engine closed since. */
+  async function indexedStore(root: string, options: Partial<EngineOptions> = {}): Promise<string> {
+    const engine = await openEngine(scratch, root, options);
+    try {
+      unwrap(await engine.index());
+      return engine.storeDir;
+    } finally {
+      engine.dispose();
+    }
+  }
 
   it('runs a small file of each indexed language through the file task once the engine idles', async () => {
     const root = scratch.tree({
@@ -19,13 +31,7 @@ describe('opening an index readies the first question and the first save', () =>
       'web/page.ts': 'export function page(): number {\n  return 1;\n}\n',
       'notes/readme.txt': 'not code\n',
     });
-    const first = await openEngine(scratch, root);
-    const storeDir = first.storeDir;
-    try {
-      unwrap(await first.index());
-    } finally {
-      first.dispose();
-    }
+    const storeDir = await indexedStore(root);
 
     const { events, result: searchedAt } = await captureLogs(async () => {
       const engine = await openEngine(scratch, root, { storeDir });
@@ -60,13 +66,7 @@ describe('opening an index readies the first question and the first save', () =>
       'auth/hashing.py':
         'def hash_password(password):\n    return sha256(password.encode()).hexdigest()\n',
     });
-    const first = await openEngine(scratch, root);
-    const storeDir = first.storeDir;
-    try {
-      unwrap(await first.index());
-    } finally {
-      first.dispose();
-    }
+    const storeDir = await indexedStore(root);
     const question = { query: 'where is a password checked' };
     const { events, result: answers } = await captureLogs(async () => {
       const engine = await openEngine(scratch, root, { storeDir });
@@ -141,13 +141,7 @@ describe('opening an index readies the first question and the first save', () =>
         'def render_template(name, context):\n    return load(name).render(context)\n',
     });
     const options = { model: { kind: 'directory', path: POTION_MODEL } } as const;
-    const first = await openEngine(scratch, root, options);
-    const storeDir = first.storeDir;
-    try {
-      unwrap(await first.index());
-    } finally {
-      first.dispose();
-    }
+    const storeDir = await indexedStore(root, options);
     const question = { query: 'where is a password checked' };
     const { events, result } = await captureLogs(async () => {
       const engine = await openEngine(scratch, root, { ...options, storeDir });
