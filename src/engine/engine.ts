@@ -130,10 +130,16 @@ const WARM_IDLE_MS = 1000;
 /** … checked at most this often. */
 const WARM_POLL_MS = 100;
 /**
- * Warm-up questions of each kind (see warmUpQuestions): thirty-two took about a second at 10k
- * files, after which the first questions took 10–32 ms instead of 15–88 ms.
+ * Warm-up questions of each kind (see warmUpQuestions): thirty-two took about a second of CPU at
+ * 10k files, after which the first questions took 10–32 ms instead of 15–88 ms.
  */
 const WARM_QUESTIONS_PER_KIND = 8;
+/**
+ * The pause before each of them (a question takes 10–100 ms), so that the engine takes at most
+ * about a third of a core meanwhile: asked back to back, about a second of CPU, they lengthened
+ * the editor's keypress-to-render more (see askWarmUpQuestions).
+ */
+const WARM_QUESTION_PAUSE_MS = 200;
 
 export class Engine implements Disposable {
   private readonly progressEmitter = new Emitter<IndexProgress>();
@@ -333,10 +339,12 @@ export class Engine implements Disposable {
       .filter(([, entry]) => !entry.skipped)
       .map(([file, entry]) => ({ path: file, size: entry.size }));
     const tasks = warmingTasks(this.root, indexed, this.maxFileBytes);
-    this.warming = withTrace(() => this.warmWhenIdle(tasks), newTraceId());
+    // an index opened empty is about to be built: see askWarmUpQuestions
+    const ask = indexed.length > 0;
+    this.warming = withTrace(() => this.warmWhenIdle(tasks, ask), newTraceId());
   }
 
-  private async warmWhenIdle(tasks: readonly FileTask[]): Promise<void> {
+  private async warmWhenIdle(tasks: readonly FileTask[], ask: boolean): Promise<void> {
     const started = performance.now();
     const embedder = this.embedder instanceof StaticModel ? this.embedder : null;
     const languages: string[] = [];
@@ -373,7 +381,7 @@ export class Engine implements Disposable {
       warmupLog.warn('save_path_warm_failed', { languages, error: describeError(cause) });
     }
     // last: a save soon after opening finds its path ready before the questions are asked
-    await this.warmQuestions();
+    if (ask) await this.warmQuestions();
   }
 
   /**
@@ -397,20 +405,20 @@ export class Engine implements Disposable {
   /**
    * Asks the index's own questions (warmUpQuestions), one at a time while the engine idles, so
    * that the user's first questions run on compiled code; their answers are dropped, and the
-   * caches they fill give the same answers as empty ones. Once per engine: at the end of the
-   * warm-up after opening, or after the first run that gives the index definitions to ask about
-   * (a first index opens an empty one). A question or save sent meanwhile waits only for the
-   * question under way.
+   * caches they fill give the same answers as empty ones. At the end of the warm-up after
+   * opening an index that holds files, not after the first index of an empty one: while they
+   * ran right after a first index, the e2e suite's keypress-to-render there rose (medians 70–93
+   * ms with the pauses, 75–119 ms without, against 45–68 ms when they came after its keys; three
+   * runs of each). A question or save sent meanwhile waits only for the question under way.
    */
   private async askWarmUpQuestions(): Promise<void> {
-    if (this.questionsAsked) return;
     const started = performance.now();
     const questions = warmUpQuestions(this.graph, WARM_QUESTIONS_PER_KIND);
     if (!questions.length) return;
-    this.questionsAsked = true;
     for (const query of questions) {
-      // a turn of the event loop first: a question or save sent meanwhile starts before this one
-      await new Promise((resolve) => setImmediate(resolve));
+      // a pause first: a question or save sent meanwhile starts before this one, and the editor
+      // has the processor between questions
+      await new Promise((resolve) => setTimeout(resolve, WARM_QUESTION_PAUSE_MS).unref());
       await this.idle();
       if (this.disposed) return;
       await this.searcher.search({ query });
@@ -428,10 +436,6 @@ export class Engine implements Disposable {
       // closing the engine stops a warm-up under way: nothing failed then
       if (!this.disposed) warmupLog.warn('search_warm_failed', { error: describeError(cause) });
     }
-  }
-
-  private warmQuestionsAfterRun(): void {
-    void withTrace(() => this.warmQuestions(), newTraceId());
   }
 
   /**
@@ -469,8 +473,6 @@ export class Engine implements Disposable {
   }
 
   private warming: Promise<void> = Promise.resolve();
-  /** Whether the index's warm-up questions were asked (see askWarmUpQuestions). */
-  private questionsAsked = false;
   /** The writes of the measure (calibration.json), one after another. */
   private calibrationWrites: Promise<void> = Promise.resolve();
   /** Searches in progress, and when the last search or write started or ended. */
@@ -773,7 +775,6 @@ export class Engine implements Disposable {
         await this.recalibrate(result.value.chunks.function, result.value.files);
         this.rememberChangedFiles();
         await this.searcher.prepare();
-        if (!this.questionsAsked) this.warmQuestionsAfterRun();
         void this.countContextTokens();
         void this.nextOpeningSaver.schedule(NEXT_OPENING_SAVE_QUIET_MS);
       }
