@@ -4,7 +4,7 @@ import type { StaticModel } from '../embed/static-model';
 import { loadGrammar } from '../lang/grammars';
 import { languageById, languageForPath } from '../lang/registry';
 import { describeError } from '../util/result';
-import { countTerms, indexTerms } from '../text/tokenize';
+import { indexTermCounts, indexTerms } from '../text/tokenize';
 import { buildFileChunks } from './chunks';
 import { extractDefinitions } from './extract';
 import type { Chunk, CodeFact, LanguageId, ParseAnomaly } from '../model';
@@ -179,7 +179,7 @@ export function chunkTerms(chunk: Chunk): { counts: Map<string, number>; nameTer
     .filter(Boolean)
     .join(' ');
   return {
-    counts: countTerms(indexTerms(chunk.content)),
+    counts: indexTermCounts(chunk.content),
     nameTerms: [...new Set(indexTerms(names))],
   };
 }
