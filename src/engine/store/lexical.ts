@@ -359,9 +359,9 @@ class LevelPostings {
         docs[kept] = docs[at]!;
         payload[kept++] = payload[at]!;
       }
-      out.put(docs.subarray(0, kept));
-      out.put(payload.subarray(0, kept));
-      yield* out.drain();
+      out.put(docs, 0, kept);
+      out.put(payload, 0, kept);
+      if (out.filled) yield* out.drain();
     }
     starts[termLimit] = (out.written - before) / 2;
   }
@@ -392,9 +392,9 @@ class LevelPostings {
       this.copyMemory(term, docs, payload, 0);
       termIds[place] = term;
       starts[place++] = out.written / 2;
-      out.put(docs.subarray(0, size));
-      out.put(payload.subarray(0, size));
-      for (const block of out.drain()) file.append(block);
+      out.put(docs, 0, size);
+      out.put(payload, 0, size);
+      if (out.filled) for (const block of out.drain()) file.append(block);
     }
     starts[place] = out.written / 2;
     for (const block of out.finish()) file.append(block);
@@ -1224,7 +1224,7 @@ export class LexicalIndex {
       out.put(termIds);
       out.put(counts);
       out.put(nameIds);
-      yield* out.drain();
+      if (out.filled) yield* out.drain();
     }
     const isLive = (docId: number) => this.isLive(docId);
     for (let level = 0; level < CHUNK_LEVELS.length; level++) {
@@ -1410,11 +1410,12 @@ export class LexicalIndex {
     const keys = this.sortKeys.subarray(0, size);
     let place = 0;
     let length = 0;
-    for (const [term, count] of terms) {
+    // forEach, not the entries: an array per entry was a tenth of a first index's garbage
+    terms.forEach((count, term) => {
       keys[place] = this.intern(term) * PLACE_SPAN + place;
       this.givenCounts[place++] = count;
       length += count;
-    }
+    });
     keys.sort();
     for (let at = 0; at < size; at++) {
       const id = Math.floor(keys[at]! / PLACE_SPAN);

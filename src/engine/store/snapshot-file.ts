@@ -157,6 +157,9 @@ export class WordReader {
  * Collects 32-bit words into blocks for a file written as a sequence of them: a writer puts
  * words and hands the full blocks (`drain`) to the file, so no more than a block is held.
  */
+/** Words up to this many are put one by one, more through a view. */
+const SHORT_PUT = 16;
+
 export class BlockWriter {
   private block = new Uint32Array(SEQUENTIAL_BLOCK_WORDS);
   private used = 0;
@@ -164,16 +167,25 @@ export class BlockWriter {
   /** Words put so far. */
   written = 0;
 
-  put(words: Uint32Array | Int32Array): void {
-    let from = 0;
-    while (from < words.length) {
-      const count = Math.min(words.length - from, this.block.length - this.used);
-      this.block.set(words.subarray(from, from + count), this.used);
+  /** Puts `words[start, end)`. */
+  put(words: Uint32Array | Int32Array, start = 0, end = words.length): void {
+    let from = start;
+    while (from < end) {
+      const count = Math.min(end - from, this.block.length - this.used);
+      // a snapshot puts a few words per term and per chunk, hundreds of thousands of times: a
+      // view to copy each through was most of the garbage writing one made
+      if (count > SHORT_PUT) this.block.set(words.subarray(from, from + count), this.used);
+      else for (let i = 0; i < count; i++) this.block[this.used + i] = words[from + i]!;
       this.used += count;
       from += count;
       if (this.used === this.block.length) this.seal();
     }
-    this.written += words.length;
+    this.written += end - start;
+  }
+
+  /** Whether blocks were filled since the last `drain` (a writer drains only then, without a generator). */
+  get filled(): boolean {
+    return this.full.length > 0;
   }
 
   /** The blocks filled since the last call. */
