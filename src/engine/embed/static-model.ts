@@ -5,6 +5,7 @@ import { l2Normalize, type EmbedOptions, type Embedder } from './embedder';
 import { readSafetensors } from './safetensors';
 import { detached } from '../util/generations';
 import { WordPieceTrie } from './word-piece-trie';
+import { PIECE_HASH_START, PieceCache, pieceHashStep } from './piece-cache';
 
 /**
  * A Model2Vec static embedding model in the hub layout (config.json, tokenizer.json,
@@ -146,7 +147,7 @@ export class StaticModel implements Embedder {
   readonly kind = 'static' as const;
   readonly dimensions: number;
   readonly id: string;
-  private readonly wordCache = new Map<string, readonly number[]>();
+  private readonly pieces = new PieceCache(WORD_CACHE_LIMIT);
   /** False while texts asked for once are embedded: their words are not cached. */
   private caching = true;
   private readonly unknownId: number | undefined;
@@ -247,40 +248,44 @@ export class StaticModel implements Embedder {
     this.idCount = 0;
     const end = Math.min(text.length, MAX_TOKENS * CHARACTERS_PER_TOKEN_BOUND);
     let start = -1;
+    let hash = PIECE_HASH_START;
     for (let i = 0; i <= end && this.idCount < MAX_TOKENS; i++) {
-      const kind = i === end ? SPACE : charClass(text.charCodeAt(i));
+      const code = i === end ? 0 : text.charCodeAt(i);
+      const kind = i === end ? SPACE : charClass(code);
       if (kind === WORD) {
-        if (start < 0) start = i;
+        if (start < 0) {
+          start = i;
+          hash = PIECE_HASH_START;
+        }
+        hash = pieceHashStep(hash, code);
         continue;
       }
       if (start >= 0) {
-        this.appendPiece(text.slice(start, i));
+        this.appendPiece(text, start, i, hash);
         start = -1;
       }
-      if (kind === PUNCT) this.appendPiece(text[i]!);
+      if (kind === PUNCT) this.appendPiece(text, i, i + 1, pieceHashStep(PIECE_HASH_START, code));
     }
     return this.idCount;
   }
 
-  /** Appends the piece's ids to `ids`, none past the first MAX_TOKENS. */
-  private appendPiece(piece: string): void {
-    for (const id of this.pieceIds(piece))
+  /** Appends the ids of `text[start, end)` (of pieceHash `hash`) to `ids`, none past MAX_TOKENS. */
+  private appendPiece(text: string, start: number, end: number, hash: number): void {
+    const ids =
+      this.pieces.find(text, start, end, hash) ?? this.encodePiece(text.slice(start, end), hash);
+    for (const id of ids)
       if (id !== this.unknownId && this.idCount < MAX_TOKENS) this.ids[this.idCount++] = id;
   }
 
-  private pieceIds(piece: string): readonly number[] {
-    let ids = this.wordCache.get(piece);
-    if (!ids) {
-      ids =
-        this.asciiWords && isAsciiWord(piece)
-          ? this.asciiWords.encode(piece)
-          : this.tokenizer.encode(piece, { add_special_tokens: false }).ids;
-      if (!this.caching) return ids;
-      if (this.wordCache.size >= WORD_CACHE_LIMIT) this.wordCache.clear();
-      // a piece cut from a chunk's text may be a view on the whole text: kept as the key, it would
-      // keep the text for as long as the cache holds the piece
-      this.wordCache.set(detached(piece), ids);
-    }
+  /** The ids of a piece met for the first time, kept unless the text is embedded once. */
+  private encodePiece(piece: string, hash: number): readonly number[] {
+    const ids =
+      this.asciiWords && isAsciiWord(piece)
+        ? this.asciiWords.encode(piece)
+        : this.tokenizer.encode(piece, { add_special_tokens: false }).ids;
+    // a piece cut from a chunk's text may be a view on the whole text: kept, it would keep the
+    // text for as long as the cache holds the piece
+    if (this.caching) this.pieces.keep(detached(piece), hash, ids);
     return ids;
   }
 
@@ -293,7 +298,7 @@ export class StaticModel implements Embedder {
   }
 
   dispose(): void {
-    this.wordCache.clear();
+    this.pieces.clear();
   }
 }
 

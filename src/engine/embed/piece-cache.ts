@@ -1,0 +1,87 @@
+/**
+ * The token ids of the pieces of text (words, punctuation marks) a static model has encoded,
+ * found from the text a piece is in: by its place there and a hash of its characters that the
+ * model takes while it scans the text, so a piece is cut out of the text only when it is new.
+ * Cut out to be looked up in a Map, the pieces of every chunk were the largest garbage a first
+ * index made after the term counts (about 450 MB at 10k files).
+ *
+ * Open addressing, at most half full, grown by doubling up to `limit` pieces; past that it
+ * starts again empty (code repeats its words, so the pieces a workspace uses come back soon).
+ */
+export class PieceCache {
+  private keys: (string | undefined)[] = new Array<string | undefined>(INITIAL_SLOTS);
+  private values: (readonly number[] | undefined)[] = new Array<readonly number[] | undefined>(
+    INITIAL_SLOTS,
+  );
+  private hashes = new Int32Array(INITIAL_SLOTS);
+  private count = 0;
+
+  constructor(private readonly limit: number) {}
+
+  get size(): number {
+    return this.count;
+  }
+
+  /** The ids kept for `text[start, end)`, whose pieceHash is `hash`; undefined when none are. */
+  find(text: string, start: number, end: number, hash: number): readonly number[] | undefined {
+    const mask = this.keys.length - 1;
+    const length = end - start;
+    for (let at = slotOf(hash) & mask; ; at = (at + 1) & mask) {
+      const key = this.keys[at];
+      if (key === undefined) return undefined;
+      if (this.hashes[at] === hash && key.length === length && text.startsWith(key, start))
+        return this.values[at];
+    }
+  }
+
+  /**
+   * Keeps `ids` for `piece` (whose pieceHash is `hash`; not kept yet). The piece should be a
+   * string of its own, not a view on a longer text, which it would keep alive.
+   */
+  keep(piece: string, hash: number, ids: readonly number[]): void {
+    if (this.count >= this.limit) this.clear();
+    if ((this.count + 1) * 2 > this.keys.length) this.grow();
+    this.place(piece, hash, ids);
+    this.count++;
+  }
+
+  clear(): void {
+    this.keys = new Array<string | undefined>(INITIAL_SLOTS);
+    this.values = new Array<readonly number[] | undefined>(INITIAL_SLOTS);
+    this.hashes = new Int32Array(INITIAL_SLOTS);
+    this.count = 0;
+  }
+
+  private grow(): void {
+    const { keys, values, hashes } = this;
+    this.keys = new Array<string | undefined>(keys.length * 2);
+    this.values = new Array<readonly number[] | undefined>(keys.length * 2);
+    this.hashes = new Int32Array(keys.length * 2);
+    for (let at = 0; at < keys.length; at++)
+      if (keys[at] !== undefined) this.place(keys[at]!, hashes[at]!, values[at]!);
+  }
+
+  private place(piece: string, hash: number, ids: readonly number[]): void {
+    const mask = this.keys.length - 1;
+    let at = slotOf(hash) & mask;
+    while (this.keys[at] !== undefined) at = (at + 1) & mask;
+    this.keys[at] = piece;
+    this.values[at] = ids;
+    this.hashes[at] = hash;
+  }
+}
+
+const INITIAL_SLOTS = 1024;
+
+/** The pieceHash of no characters: FNV-1a's offset basis. */
+export const PIECE_HASH_START = 0x811c9dc5 | 0;
+
+/** The pieceHash of a piece `hash` is that of, with UTF-16 code unit `code` appended (FNV-1a). */
+export function pieceHashStep(hash: number, code: number): number {
+  return Math.imul(hash ^ code, 0x01000193);
+}
+
+/** Spreads a hash's high bits into the low ones the slots are chosen by. */
+function slotOf(hash: number): number {
+  return (hash ^ (hash >>> 15)) >>> 0;
+}
