@@ -2,8 +2,8 @@
  * The token ids of the pieces of text (words, punctuation marks) a static model has encoded,
  * found from the text a piece is in: by its place there and a hash of its characters that the
  * model takes while it scans the text, so a piece is cut out of the text only when it is new.
- * Cut out to be looked up in a Map, the pieces of every chunk were the largest garbage a first
- * index made after the term counts (about 450 MB at 10k files).
+ * Every piece was cut out to be looked up in a Map: with the pieces met for the first time, 450
+ * MB of a first index's garbage at 10k files; without the ones met before, 350 MB.
  *
  * Open addressing, at most half full, grown by doubling up to `limit` pieces; past that it
  * starts again empty (code repeats its words, so the pieces a workspace uses come back soon).

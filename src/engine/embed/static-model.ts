@@ -306,11 +306,11 @@ export class StaticModel implements Embedder {
 const BLOCK = 8;
 
 /**
- * Adds the (weighted) rows of the first `count` of `ids` into `into` (zeros): for each dimension,
- * row after row in the order of `ids`, rounded to 32 bits after each addition, as `into[d] += row[d] × weight`
- * taken row by row rounds. The dimensions are taken eight at a time with their sums in locals,
- * each row read once per block: the sums stay out of memory, about twice as fast as a row at a
- * time, and the same numbers.
+ * Adds the (weighted) rows of the first `count` of `ids` into `into` (zeros): for each
+ * dimension, row after row in the order of `ids`, rounded to 32 bits after each addition, as
+ * `into[d] += row[d] × weight` taken row by row rounds. The dimensions are taken eight at a time
+ * with their sums in locals, each row read once per block: the sums stay out of memory, about
+ * twice as fast as a row at a time, and the same numbers.
  */
 function sumRows(
   payload: StaticModelPayload,

@@ -153,13 +153,13 @@ export class WordReader {
   }
 }
 
+/** Words up to this many are put one by one, more through a view. */
+const SHORT_PUT = 16;
+
 /**
  * Collects 32-bit words into blocks for a file written as a sequence of them: a writer puts
  * words and hands the full blocks (`drain`) to the file, so no more than a block is held.
  */
-/** Words up to this many are put one by one, more through a view. */
-const SHORT_PUT = 16;
-
 export class BlockWriter {
   private block = new Uint32Array(SEQUENTIAL_BLOCK_WORDS);
   private used = 0;
