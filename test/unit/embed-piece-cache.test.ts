@@ -1,12 +1,7 @@
 import * as assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { PIECE_HASH_START, PieceCache, pieceHashStep } from '../../src/engine/embed/piece-cache';
-
-function hashOf(piece: string): number {
-  let hash = PIECE_HASH_START;
-  for (let i = 0; i < piece.length; i++) hash = pieceHashStep(hash, piece.charCodeAt(i));
-  return hash;
-}
+import { PieceCache } from '../../src/engine/embed/piece-cache';
+import { fnv1a } from '../../src/engine/util/hash';
 
 describe('piece cache', () => {
   it('finds what a map of the pieces finds, from anywhere in a text, through growth and clearing', () => {
@@ -22,17 +17,12 @@ describe('piece cache', () => {
           const reference = new Map<string, readonly number[]>();
           uses.forEach(([word, before, after], at) => {
             const text = `${before}${word}${after}`;
-            const found = cache.find(
-              text,
-              before.length,
-              before.length + word.length,
-              hashOf(word),
-            );
+            const found = cache.find(text, before.length, before.length + word.length, fnv1a(word));
             assert.equal(found, reference.get(word), `"${word}" in "${text}"`);
             if (found) return;
             if (reference.size >= limit) reference.clear();
             const ids = [at, word.length];
-            cache.keep(word, hashOf(word), ids);
+            cache.keep(word, fnv1a(word), ids);
             reference.set(word, ids);
             assert.equal(cache.size, reference.size);
           });

@@ -1,7 +1,7 @@
 /**
  * The token ids of the pieces of text (words, punctuation marks) a static model has encoded,
- * found from the text a piece is in: by its place there and a hash of its characters that the
- * model takes while it scans the text, so a piece is cut out of the text only when it is new.
+ * found from the text a piece is in: by its place there and its characters' `fnv1a` (taken
+ * where they stand), so a piece is cut out of the text only when it is new.
  * Every piece was cut out to be looked up in a Map: with the pieces met for the first time, 450
  * MB of a first index's garbage at 10k files; without the ones met before, 350 MB.
  *
@@ -22,7 +22,7 @@ export class PieceCache {
     return this.count;
   }
 
-  /** The ids kept for `text[start, end)`, whose pieceHash is `hash`; undefined when none are. */
+  /** The ids kept for `text[start, end)`, whose fnv1a is `hash`; undefined when none are. */
   find(text: string, start: number, end: number, hash: number): readonly number[] | undefined {
     const mask = this.keys.length - 1;
     const length = end - start;
@@ -35,7 +35,7 @@ export class PieceCache {
   }
 
   /**
-   * Keeps `ids` for `piece` (whose pieceHash is `hash`; not kept yet). The piece should be a
+   * Keeps `ids` for `piece` (whose fnv1a is `hash`; not kept yet). The piece should be a
    * string of its own, not a view on a longer text, which it would keep alive.
    */
   keep(piece: string, hash: number, ids: readonly number[]): void {
@@ -72,14 +72,6 @@ export class PieceCache {
 }
 
 const INITIAL_SLOTS = 1024;
-
-/** The pieceHash of no characters: FNV-1a's offset basis. */
-export const PIECE_HASH_START = 0x811c9dc5 | 0;
-
-/** The pieceHash of a piece `hash` is that of, with UTF-16 code unit `code` appended (FNV-1a). */
-export function pieceHashStep(hash: number, code: number): number {
-  return Math.imul(hash ^ code, 0x01000193);
-}
 
 /** Spreads a hash's high bits into the low ones the slots are chosen by. */
 function slotOf(hash: number): number {

@@ -5,7 +5,8 @@ import { l2Normalize, type EmbedOptions, type Embedder } from './embedder';
 import { readSafetensors } from './safetensors';
 import { detached } from '../util/generations';
 import { WordPieceTrie } from './word-piece-trie';
-import { PIECE_HASH_START, PieceCache, pieceHashStep } from './piece-cache';
+import { PieceCache } from './piece-cache';
+import { fnv1a } from '../util/hash';
 
 /**
  * A Model2Vec static embedding model in the hub layout (config.json, tokenizer.json,
@@ -248,29 +249,24 @@ export class StaticModel implements Embedder {
     this.idCount = 0;
     const end = Math.min(text.length, MAX_TOKENS * CHARACTERS_PER_TOKEN_BOUND);
     let start = -1;
-    let hash = PIECE_HASH_START;
     for (let i = 0; i <= end && this.idCount < MAX_TOKENS; i++) {
-      const code = i === end ? 0 : text.charCodeAt(i);
-      const kind = i === end ? SPACE : charClass(code);
+      const kind = i === end ? SPACE : charClass(text.charCodeAt(i));
       if (kind === WORD) {
-        if (start < 0) {
-          start = i;
-          hash = PIECE_HASH_START;
-        }
-        hash = pieceHashStep(hash, code);
+        if (start < 0) start = i;
         continue;
       }
       if (start >= 0) {
-        this.appendPiece(text, start, i, hash);
+        this.appendPiece(text, start, i);
         start = -1;
       }
-      if (kind === PUNCT) this.appendPiece(text, i, i + 1, pieceHashStep(PIECE_HASH_START, code));
+      if (kind === PUNCT) this.appendPiece(text, i, i + 1);
     }
     return this.idCount;
   }
 
-  /** Appends the ids of `text[start, end)` (of pieceHash `hash`) to `ids`, none past MAX_TOKENS. */
-  private appendPiece(text: string, start: number, end: number, hash: number): void {
+  /** Appends the ids of `text[start, end)` to `ids`, none past MAX_TOKENS. */
+  private appendPiece(text: string, start: number, end: number): void {
+    const hash = fnv1a(text, start, end);
     const ids =
       this.pieces.find(text, start, end, hash) ?? this.encodePiece(text.slice(start, end), hash);
     for (const id of ids)
