@@ -2,7 +2,14 @@ import { fnv1a } from '../util/hash';
 import { MODULE_QUALIFIED_NAME, type CallSite, type CodeFact, type ImportBinding } from '../model';
 import { languageById } from '../lang/registry';
 import type { LanguageSpec } from '../lang/spec';
-import { CallTable, PendingFacts, StoredFact, type FactFile } from './call-table';
+import {
+  CallTable,
+  forgetGatheredIds,
+  gatheredTable,
+  PendingFacts,
+  StoredFact,
+  type FactFile,
+} from './call-table';
 import { ImportAliases } from './import-aliases';
 import { IntLists } from './int-lists';
 import { KeyTable } from './key-table';
@@ -292,7 +299,8 @@ export class CodeGraph {
    */
   private readonly incoming = new IntLists();
   private readonly modules: ModuleMap;
-  private readonly callTable = new CallTable(this.names);
+  /** Every fact's call sites; a new graph opened on gathered facts takes theirs (see `open`). */
+  private callTable = new CallTable(this.names);
 
   constructor(rootPackage: string) {
     this.modules = new ModuleMap(rootPackage);
@@ -768,11 +776,19 @@ export class CodeGraph {
       this.update([], facts);
       return false;
     }
-    this.callTable.reserveSites(facts.reduce((sites, fact) => sites + CallTable.sitesIn(fact), 0));
-    for (const fact of facts) this.addFact(fact, undefined);
+    // facts gathered for this graph are taken as they are, each already in its slot of the table
+    // it becomes this graph's; others are copied in
+    const gathered = gatheredTable(facts, this.names);
+    if (gathered) this.callTable = gathered;
+    else
+      this.callTable.reserveSites(
+        facts.reduce((sites, fact) => sites + CallTable.sitesIn(fact), 0),
+      );
+    for (const fact of facts) this.addFact(fact, undefined, gathered !== null);
     adoptLists(this.outgoing, slots, saved.outgoingSizes, saved.outgoing);
     adoptLists(this.incoming, slots, saved.incomingSizes, saved.incoming);
     this.endUpdate();
+    if (gathered) forgetGatheredIds(facts);
     return true;
   }
 
@@ -812,20 +828,26 @@ export class CodeGraph {
       yield* this.callersByName.get(this.names.find(alias));
   }
 
-  /** Adds `given` (in the slot of a fact of its id, else `keptSlot` or a free one) and says where. */
-  private addFact(given: CodeFact, keptSlot: number | undefined): number {
+  /**
+   * Adds `given` (in the slot of a fact of its id, else `keptSlot` or a free one) and says where.
+   * `taken`: `given` is a fact of this graph's call table already, in the slot it gets here, and is
+   * held as it is (see `open`).
+   */
+  private addFact(given: CodeFact, keptSlot: number | undefined, taken = false): number {
     const hash = stringHash(given.id);
     const held = this.slotById.find(hash, (slot) => this.slots[slot]!.hasId(given.id));
     const slot = held ?? keptSlot ?? this.freeSlots.pop() ?? this.slots.length;
     let file = this.byFile.get(given.path);
     if (!file) {
-      const shared = { path: given.path, language: given.language, table: this.callTable };
+      const shared = taken
+        ? StoredFact.fileOf(given as StoredFact)
+        : { path: given.path, language: given.language, table: this.callTable };
       file = { shared, facts: [], sameNamed: undefined, module: undefined, firstTopLevel: -1 };
       this.byFile.set(given.path, file);
       this.modules.add(given.path, given.language);
     }
-    const fact = new StoredFact(given, file.shared, slot);
-    this.callTable.setSitesOf(slot, given, fact);
+    const fact = taken ? (given as StoredFact) : new StoredFact(given, file.shared, slot);
+    if (!taken) this.callTable.setSitesOf(slot, given, fact);
     this.slots[slot] = fact;
     this.addedIds[slot] = given.id;
     this.slotById.add(slot, hash);

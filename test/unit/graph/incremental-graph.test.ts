@@ -438,6 +438,46 @@ describe('code graph: saved calls', () => {
         ),
       );
 
+  it('opened on facts it gathered itself, holds those very facts (their ids as given) and answers what the graph that saved the calls answers, through more saves; facts another graph gathered are copied', () => {
+    fc.assert(
+      fc.property(
+        fc.array(stepArbitrary, { minLength: 1, maxLength: 12 }),
+        fc.array(stepArbitrary, { maxLength: 3 }),
+        fc.boolean(),
+        (steps, later, own) => {
+          const graph = new CodeGraph('root');
+          const files = new Map<string, CodeFact[]>();
+          for (const step of steps) apply(graph, files, step);
+          const facts = [...files.values()].flat();
+          const opened = new CodeGraph('root');
+          // as an opening gathers them: into the graph's own pending facts, or another graph's
+          const pending = (own ? opened : new CodeGraph('root')).pending();
+          for (const fact of facts) pending.add(fact);
+          const gathered = pending.take();
+          assert.equal(opened.open(gathered, graph.resolvedCalls()), true);
+          const held = facts.map((fact) => opened.fact(fact.id));
+          assert.deepEqual(
+            held.map((fact, at) => fact === gathered[at]),
+            facts.map(() => own),
+          );
+          assert.deepEqual(
+            held.map((fact) => [fact?.id, fact?.calls]),
+            facts.map((fact) => [fact.id, fact.calls]),
+          );
+          assert.deepEqual(answers(opened), answers(graph));
+          assert.deepEqual(heldLists(opened), heldLists(graph));
+          const openedFiles = new Map(files);
+          for (const step of later) {
+            apply(graph, files, step);
+            apply(opened, openedFiles, step);
+            assert.deepEqual(answers(opened), answers(graph));
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
   it('opened with the calls of a graph after any saves, in any order of the facts, answers what that graph answers, and after more saves too', () => {
     fc.assert(
       fc.property(
