@@ -193,13 +193,15 @@ export class StoredFact implements CodeFact {
   /**
    * How the id follows from the path and qualified name: 0 `path::qualifiedName`, n `…#n` (a
    * name defined again in one file), or the id itself when it has another form. Ids are made
-   * when asked: kept, 200k of them held 16 MB of heap at 10k files.
+   * when asked: kept, 200k of them held 16 MB of heap at 10k files. A fact gathered in
+   * `PendingFacts` keeps its id as given until a graph has taken it (see `settleId`): the graph
+   * taking it reads the id several times, and an id made each time is a new string to hash.
    */
-  readonly #idForm: number | string;
+  #idForm: number | string;
 
-  /** `file` must hold the fact's own path and language. */
-  constructor(fact: CodeFact, file: FactFile, slot: number) {
-    this.#idForm = idForm(fact);
+  /** `file` must hold the fact's own path and language; `keepId`: see `#idForm`. */
+  constructor(fact: CodeFact, file: FactFile, slot: number, keepId = false) {
+    this.#idForm = keepId ? fact.id : idForm(fact);
     this.qualifiedName = fact.qualifiedName;
     this.name = fact.name;
     this.kind = fact.kind;
@@ -246,6 +248,11 @@ export class StoredFact implements CodeFact {
   /** The graph slot `fact` was stored in. */
   static slotOf(fact: StoredFact): number {
     return fact.#slot;
+  }
+
+  /** Makes `fact` keep its id as every fact a graph holds keeps it, not as given (see `#idForm`). */
+  static settleId(fact: StoredFact): void {
+    fact.#idForm = idForm(fact);
   }
 
   /** The file record `fact` shares with its file's other facts (path, language, call table). */
@@ -315,7 +322,7 @@ export class PendingFacts {
       this.files.set(fact.path, file);
     }
     const slot = this.held.length;
-    const stored = new GatheredFact(fact, file, slot);
+    const stored = new StoredFact(fact, file, slot, true);
     this.table.set(slot, fact.calls, stored);
     this.held.push(stored);
   }
@@ -334,28 +341,6 @@ export class PendingFacts {
 }
 
 /**
- * A fact in `PendingFacts`: it keeps its id as given, since the graph taking it reads the id of
- * each fact several times, and an id made each time is a new string to hash each time. A graph
- * that takes the facts as they are (see `gatheredTable`) lets go of the ids once it has them.
- */
-class GatheredFact extends StoredFact {
-  #id: string | undefined;
-
-  constructor(fact: CodeFact, file: FactFile, slot: number) {
-    super(fact, file, slot);
-    this.#id = fact.id;
-  }
-
-  override get id(): string {
-    return this.#id ?? super.id;
-  }
-
-  static forgetId(fact: GatheredFact): void {
-    fact.#id = undefined;
-  }
-}
-
-/**
  * The call table `facts` were gathered in (see `PendingFacts`), when every one of them is a
  * gathered fact of that one table, on the name table `names`, fact `at` in slot `at` of it; null
  * otherwise. A new graph given such facts takes them and their table as they are: copying them
@@ -364,23 +349,15 @@ class GatheredFact extends StoredFact {
  */
 export function gatheredTable(facts: readonly CodeFact[], names: NameTable): CallTable | null {
   const first = facts[0];
-  if (!(first instanceof GatheredFact)) return null;
+  if (!(first instanceof StoredFact)) return null;
   const table = StoredFact.fileOf(first).table;
   if (!table.numbersNamesIn(names)) return null;
   for (let at = 0; at < facts.length; at++) {
     const fact = facts[at]!;
-    if (!(fact instanceof GatheredFact) || StoredFact.fileOf(fact).table !== table) return null;
+    if (!(fact instanceof StoredFact) || StoredFact.fileOf(fact).table !== table) return null;
     if (StoredFact.slotOf(fact) !== at || !table.ownedBy(at, fact)) return null;
   }
   return table;
-}
-
-/**
- * Lets the gathered facts among `facts` make their ids when asked, as every fact a graph holds
- * does: once a graph has taken them, their kept ids (a million strings at 100k files) are waste.
- */
-export function forgetGatheredIds(facts: readonly CodeFact[]): void {
-  for (const fact of facts) if (fact instanceof GatheredFact) GatheredFact.forgetId(fact);
 }
 
 /** A fact's id as `StoredFact` keeps it: see `StoredFact.#idForm`. */

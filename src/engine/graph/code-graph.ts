@@ -2,14 +2,7 @@ import { fnv1a } from '../util/hash';
 import { MODULE_QUALIFIED_NAME, type CallSite, type CodeFact, type ImportBinding } from '../model';
 import { languageById } from '../lang/registry';
 import type { LanguageSpec } from '../lang/spec';
-import {
-  CallTable,
-  forgetGatheredIds,
-  gatheredTable,
-  PendingFacts,
-  StoredFact,
-  type FactFile,
-} from './call-table';
+import { CallTable, gatheredTable, PendingFacts, StoredFact, type FactFile } from './call-table';
 import { ImportAliases } from './import-aliases';
 import { IntLists } from './int-lists';
 import { KeyTable } from './key-table';
@@ -788,7 +781,8 @@ export class CodeGraph {
     adoptLists(this.outgoing, slots, saved.outgoingSizes, saved.outgoing);
     adoptLists(this.incoming, slots, saved.incomingSizes, saved.incoming);
     this.endUpdate();
-    if (gathered) forgetGatheredIds(facts);
+    // the ids kept for the take-in (a million strings at 100k files) are made when asked from now on
+    if (gathered) for (const fact of facts) StoredFact.settleId(fact as StoredFact);
     return true;
   }
 

@@ -478,6 +478,33 @@ describe('code graph: saved calls', () => {
     );
   });
 
+  it('opened on facts it gathered itself, gives each its id as given: repeated names and ids of another form too', () => {
+    const callee = baseFact('a.py', 'f', 'f');
+    const again = { ...baseFact('a.py', 'f', 'f'), id: 'a.py::f#2', startLine: 20 };
+    const other = { ...baseFact('b.py', 'g', 'g'), id: 'an id of its own' };
+    const caller = {
+      ...baseFact('b.py', 'h', 'h'),
+      calls: [{ name: 'f', receiver: null, line: 3 }],
+    };
+    const facts = [callee, again, other, caller];
+    const graph = new CodeGraph('root');
+    graph.update([], facts);
+    const opened = new CodeGraph('root');
+    const pending = opened.pending();
+    for (const fact of facts) pending.add(fact);
+    const gathered = pending.take();
+    assert.equal(opened.open(gathered, graph.resolvedCalls()), true);
+    assert.deepEqual(
+      gathered.map((fact) => fact.id),
+      facts.map((fact) => fact.id),
+    );
+    assert.deepEqual(
+      facts.map((fact) => opened.fact(fact.id) === gathered[facts.indexOf(fact)]),
+      [true, true, true, true],
+    );
+    assert.deepEqual(answers(opened), answers(graph));
+  });
+
   it('opened with the calls of a graph after any saves, in any order of the facts, answers what that graph answers, and after more saves too', () => {
     fc.assert(
       fc.property(
