@@ -438,6 +438,26 @@ describe('code graph: saved calls', () => {
         ),
       );
 
+  /**
+   * Asserts that `opened` (a graph opened on the facts of `files` with `graph`'s calls) answers as
+   * `graph` does and holds its lists in its order, and answers alike after each of `later`.
+   */
+  function assertOpenedAlike(
+    graph: CodeGraph,
+    opened: CodeGraph,
+    files: Map<string, CodeFact[]>,
+    later: readonly Step[],
+  ): void {
+    assert.deepEqual(answers(opened), answers(graph));
+    assert.deepEqual(heldLists(opened), heldLists(graph));
+    const openedFiles = new Map(files);
+    for (const step of later) {
+      apply(graph, files, step);
+      apply(opened, openedFiles, step);
+      assert.deepEqual(answers(opened), answers(graph));
+    }
+  }
+
   it('opened on facts it gathered itself, holds those very facts (their ids as given) and answers what the graph that saved the calls answers, through more saves; facts another graph gathered are copied', () => {
     fc.assert(
       fc.property(
@@ -464,14 +484,7 @@ describe('code graph: saved calls', () => {
             held.map((fact) => [fact?.id, fact?.calls]),
             facts.map((fact) => [fact.id, fact.calls]),
           );
-          assert.deepEqual(answers(opened), answers(graph));
-          assert.deepEqual(heldLists(opened), heldLists(graph));
-          const openedFiles = new Map(files);
-          for (const step of later) {
-            apply(graph, files, step);
-            apply(opened, openedFiles, step);
-            assert.deepEqual(answers(opened), answers(graph));
-          }
+          assertOpenedAlike(graph, opened, files, later);
         },
       ),
       { numRuns: 300 },
@@ -499,7 +512,7 @@ describe('code graph: saved calls', () => {
       facts.map((fact) => fact.id),
     );
     assert.deepEqual(
-      facts.map((fact) => opened.fact(fact.id) === gathered[facts.indexOf(fact)]),
+      facts.map((fact, at) => opened.fact(fact.id) === gathered[at]),
       [true, true, true, true],
     );
     assert.deepEqual(answers(opened), answers(graph));
@@ -521,14 +534,7 @@ describe('code graph: saved calls', () => {
             opened.open(reversed ? facts.reverse() : facts, graph.resolvedCalls()),
             true,
           );
-          assert.deepEqual(answers(opened), answers(graph));
-          assert.deepEqual(heldLists(opened), heldLists(graph));
-          const openedFiles = new Map(files);
-          for (const step of later) {
-            apply(graph, files, step);
-            apply(opened, openedFiles, step);
-            assert.deepEqual(answers(opened), answers(graph));
-          }
+          assertOpenedAlike(graph, opened, files, later);
         },
       ),
       { numRuns: 300 },
