@@ -1,5 +1,6 @@
 import * as assert from 'node:assert/strict';
 import fc from 'fast-check';
+import { Worker } from 'node:worker_threads';
 import { embeddingText } from '../../src/engine/embed/embedder';
 import { StaticModel } from '../../src/engine/embed/static-model';
 import type { FileOutcome } from '../../src/engine/index/file-task';
@@ -112,12 +113,42 @@ describe('parse handoff', function () {
     }
   });
 
-  it('says this thread has room while it idles, and not after it was kept busy', async () => {
-    const hasRoom = threadLoadGauge(500);
-    const busyUntil = performance.now() + 700;
+  it('gives the finishing to whichever thread was less busy: this one or its workers', async () => {
+    // a worker that spins while posted 'spin', and idles otherwise
+    const worker = new Worker(
+      `const { parentPort } = require('node:worker_threads');
+       parentPort.on('message', (ms) => { const until = Date.now() + ms; while (Date.now() < until); parentPort.postMessage('done'); });`,
+      { eval: true },
+    );
+    const spin = (ms: number) =>
+      new Promise((resolve) => {
+        worker.once('message', resolve);
+        worker.postMessage(ms);
+      });
+    try {
+      await new Promise((resolve) => worker.once('online', resolve));
+      const hasRoom = threadLoadGauge(() => [worker], 500);
+      // this thread busy for half the window, the worker idle: the worker finishes its files
+      const busyUntil = performance.now() + 350;
+      while (performance.now() < busyUntil) Math.sqrt(busyUntil);
+      await new Promise((resolve) => setTimeout(resolve, 350));
+      assert.equal(hasRoom(), false);
+      // the worker busy, this thread waiting on it: this thread finishes them
+      await spin(700);
+      assert.equal(hasRoom(), true);
+      // within a window the answer holds
+      const busyAgain = performance.now() + 100;
+      while (performance.now() < busyAgain) Math.sqrt(busyAgain);
+      assert.equal(hasRoom(), true);
+    } finally {
+      await worker.terminate();
+    }
+  });
+
+  it('has room with no worker to compare with', () => {
+    const hasRoom = threadLoadGauge(() => [], 0);
+    const busyUntil = performance.now() + 50;
     while (performance.now() < busyUntil) Math.sqrt(busyUntil);
-    assert.equal(hasRoom(), false);
-    await new Promise((resolve) => setTimeout(resolve, 700));
     assert.equal(hasRoom(), true);
   });
 });
