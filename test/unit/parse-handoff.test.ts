@@ -114,7 +114,7 @@ describe('parse handoff', function () {
   });
 
   it('gives the finishing to whichever thread was less busy: this one or its workers', async () => {
-    // a worker that spins while posted 'spin', and idles otherwise
+    // a worker that spins for as many milliseconds as it is posted, and idles otherwise
     const worker = new Worker(
       `const { parentPort } = require('node:worker_threads');
        parentPort.on('message', (ms) => { const until = Date.now() + ms; while (Date.now() < until); parentPort.postMessage('done'); });`,
